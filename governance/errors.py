@@ -1,0 +1,71 @@
+"""Domain errors: each has a machine-readable code, an HTTP status and a sentence a person understands.
+The messages are constants so tests and clients can rely on them."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    code = "domain_error"
+    status = 400
+    message = "The request could not be applied."
+
+    def __init__(self, message: str | None = None, **extra):
+        self.message = message or self.message
+        self.extra = extra
+        super().__init__(self.message)
+
+    def as_dict(self) -> dict:
+        return {"error": self.code, "message": self.message, **self.extra}
+
+
+class InvalidInput(DomainError):
+    code = "invalid_input"
+    status = 400
+
+
+class PermissionDenied(DomainError):
+    code = "permission_denied"
+    status = 403
+    message = "You do not have a grant that allows this here."
+
+
+class NotFound(DomainError):
+    code = "not_found"
+    status = 404
+    message = "No such object in the scopes you can see."
+
+
+class Conflict(DomainError):
+    code = "conflict"
+    status = 409
+
+
+class KeyRevisionConflict(Conflict):
+    code = "key_revision_conflict"
+    message = "This key already has a different text at this revision; write a new revision or supersede."
+
+
+class ActiveKeyExists(Conflict):
+    code = "active_key_exists"
+    message = "This key already has an active memory in this scope; supersede it instead of writing a second one."
+
+
+class InvalidTransition(Conflict):
+    code = "invalid_transition"
+    message = "This memory cannot move to that status from its current one."
+
+
+class StaleRevision(Conflict):
+    code = "stale_revision"
+    message = "A later revision of this key exists; an older revision can never become active again."
+
+
+class FourEyesRequired(Conflict):
+    code = "four_eyes_required"
+    message = "This scope needs a second, different reviewer to confirm long-term commitments."
+
+
+class PinnedOverBudget(DomainError):
+    code = "pinned_over_budget"
+    status = 422
+    message = "The pinned blocks (constraints in force, the current task, pending tool calls) do not fit the budget."

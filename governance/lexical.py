@@ -1,0 +1,41 @@
+"""Terms for the keyword index: lowercased words and, for Chinese/Japanese text, character unigrams and
+bigrams (PostgreSQL's parsers do not segment CJK, so we do it once here, for memories and queries alike)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+", re.UNICODE)
+_IS_CJK = re.compile(rf"^[{_CJK}]+$")
+STOPWORDS = frozenset(
+    "a an the and or of to in on for is are was were be been it this that with as at by from do does did "
+    "we you i he she they my our your me us not no yes so but if then than there here what which who how "
+    "的 了 是 在 和 也 就 都 而 及 与 着 或 一个 我们 你们 他们".split()
+)
+
+
+def _stem(word: str) -> str:
+    # A light English stemmer: enough to match plural/verb forms without a dependency.
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def terms(text: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    for match in _TOKEN.finditer(text):
+        token = match.group(0)
+        if _IS_CJK.match(token):
+            out.extend(ch for ch in token if ch not in STOPWORDS)
+            out.extend(token[i : i + 2] for i in range(len(token) - 1))
+        elif token not in STOPWORDS:
+            out.append(_stem(token))
+    return out
+
+
+def lexical_text(text: str) -> str:
+    return " ".join(terms(text))

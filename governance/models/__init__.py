@@ -1,0 +1,50 @@
+from governance.models.audit import AuditEvent
+from governance.models.memory import (
+    DECAY_PER_DAY,
+    IN_FORCE,
+    RECALLABLE,
+    TRANSITIONS,
+    Kind,
+    Memory,
+    ReinforcementEvent,
+    SourceKind,
+    Status,
+    Tier,
+    content_hash,
+)
+from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery
+from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
+from governance.models.relation import Relation, RelationKind
+from governance.models.scope import Scope, Workspace
+from governance.models.turn import Turn, TurnMemory
+
+__all__ = [
+    "ApiToken",
+    "AuditEvent",
+    "DECAY_PER_DAY",
+    "DERIVED_STORES",
+    "Grant",
+    "IN_FORCE",
+    "Kind",
+    "Memory",
+    "Outbox",
+    "OutboxDelivery",
+    "Principal",
+    "PrincipalKind",
+    "RECALLABLE",
+    "ROLE_RANK",
+    "ReinforcementEvent",
+    "Relation",
+    "RelationKind",
+    "Role",
+    "Scope",
+    "SourceKind",
+    "Status",
+    "TRANSITIONS",
+    "Tier",
+    "Turn",
+    "TurnMemory",
+    "Workspace",
+    "content_hash",
+    "hash_token",
+]

@@ -1,0 +1,47 @@
+import hashlib
+import json
+
+from django.db import models
+
+GENESIS_HASH = "0" * 64
+
+
+class AuditEvent(models.Model):
+    """Append-only, hash-chained record of every change of state or grant. Each row carries the
+    previous row's hash; UPDATE and DELETE are refused by a trigger. Never holds a memory's text."""
+
+    at = models.DateTimeField()
+    actor = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL, related_name="+")
+    actor_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=50)
+    target_type = models.CharField(max_length=30)
+    target_id = models.CharField(max_length=64)
+    scope_path = models.CharField(max_length=512, blank=True, default="")
+    before_status = models.CharField(max_length=20, blank=True, default="")
+    after_status = models.CharField(max_length=20, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    data = models.JSONField(default=dict, blank=True)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, unique=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["target_type", "target_id"]),
+            models.Index(fields=["-at"]),
+            models.Index(fields=["action"]),
+        ]
+
+    def compute_hash(self) -> str:
+        body = {
+            "at": self.at.isoformat(),
+            "actor": self.actor_name,
+            "action": self.action,
+            "target": f"{self.target_type}:{self.target_id}",
+            "scope": self.scope_path,
+            "before": self.before_status,
+            "after": self.after_status,
+            "reason": self.reason,
+            "data": self.data,
+            "prev": self.prev_hash,
+        }
+        return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,201 @@
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+
+class Kind(models.TextChoices):
+    WORKING = "working", "Working"
+    EPISODIC = "episodic", "Episodic"
+    SEMANTIC = "semantic", "Semantic"
+    PREFERENCE = "preference", "Preference"
+    CONVENTION = "convention", "Convention"
+    METHOD = "method", "Method"
+    STAGE_FACT = "stage_fact", "Stage fact"
+    EXTERNAL = "external", "External"
+
+
+class Status(models.TextChoices):
+    CANDIDATE = "candidate", "Candidate"
+    PROPOSED = "proposed", "Proposed"
+    ACTIVE = "active", "Active"
+    SUPERSEDED = "superseded", "Superseded"
+    RETIRED = "retired", "Retired"
+    FORGOTTEN = "forgotten", "Forgotten"
+    REJECTED = "rejected", "Rejected"
+
+
+class SourceKind(models.TextChoices):
+    USER = "user", "User said"
+    TOOL_RESULT = "tool_result", "Tool result"
+    SUMMARY = "summary", "Summary"
+    EXTERNAL_DOCUMENT = "external_document", "External document"
+    MODEL_INFERENCE = "model_inference", "Model inference"
+    REVIEWER = "reviewer", "Reviewer"
+    ASSISTANT = "assistant", "Assistant said"
+
+
+class Tier(models.TextChoices):
+    SHORT = "short", "Short-term trace"
+    MID = "mid", "Mid-term abstraction"
+    LONG = "long", "Long-term commitment"
+
+
+# Allowed status changes; the same table is enforced by a trigger in migration 0002, so no code path
+# (not even a raw UPDATE) can bring a superseded, retired or forgotten memory back.
+TRANSITIONS: dict[str, set[str]] = {
+    Status.CANDIDATE: {Status.PROPOSED, Status.ACTIVE, Status.REJECTED, Status.RETIRED, Status.FORGOTTEN},
+    Status.PROPOSED: {Status.ACTIVE, Status.REJECTED, Status.RETIRED, Status.FORGOTTEN},
+    Status.ACTIVE: {Status.SUPERSEDED, Status.RETIRED, Status.FORGOTTEN},
+    Status.SUPERSEDED: {Status.RETIRED, Status.FORGOTTEN},
+    Status.RETIRED: {Status.FORGOTTEN},
+    Status.REJECTED: {Status.FORGOTTEN},
+    Status.FORGOTTEN: set(),
+}
+
+# Statuses a context packet may present as in force / may cite at all.
+IN_FORCE = (Status.ACTIVE,)
+RECALLABLE = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED)
+
+# Decay rate λ per kind, per day (half-life = ln 2 / λ). Working memory fades in hours, conventions
+# last for months. Tuned by hand; see docs/architecture.md.
+DECAY_PER_DAY: dict[str, float] = {
+    Kind.WORKING: 2.0,
+    Kind.EPISODIC: 0.1,
+    Kind.SEMANTIC: 0.01,
+    Kind.PREFERENCE: 0.02,
+    Kind.CONVENTION: 0.01,
+    Kind.METHOD: 0.02,
+    Kind.STAGE_FACT: 0.05,
+    Kind.EXTERNAL: 0.03,
+}
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Memory(models.Model):
+    """One immutable version of one remembered thing. A change of content is a new row (revision);
+    a change of state goes through a service and leaves an audit event."""
+
+    scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="memories")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    key = models.CharField(max_length=200, null=True, blank=True)
+    revision = models.PositiveIntegerField(default=1)
+    text = models.TextField()
+    # Normalised words and CJK bigrams for the full-text index (PostgreSQL's parsers do not split Chinese).
+    lexical = models.TextField(default="", blank=True)
+
+    source_kind = models.CharField(max_length=20, choices=SourceKind.choices)
+    source_ref = models.CharField(max_length=500, blank=True, default="")
+    session = models.CharField(max_length=200, blank=True, default="")
+    speaker = models.CharField(max_length=200, blank=True, default="")
+    call_id = models.CharField(max_length=200, blank=True, default="")
+    task_type = models.CharField(max_length=100, blank=True, default="")
+    occurred_at = models.DateTimeField(null=True, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices)
+    confidence = models.FloatField(default=0.5)
+    importance = models.FloatField(default=0.5)
+    tier = models.CharField(max_length=5, choices=Tier.choices, default=Tier.SHORT)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64)
+
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
+    # Hash of the text the embedding was computed from: the reconciler re-embeds when it differs.
+    embedding_hash = models.CharField(max_length=64, blank=True, default="")
+
+    # Activation A(t) = exp(-λ·t)·K with t in days since ACTIVATION_EPOCH; log K kept so SQL can rank.
+    activation_a0 = models.FloatField(default=1.0)
+    decay_rate = models.FloatField(default=0.1)
+    activation_log_k = models.FloatField(default=0.0)
+    last_reinforced_at = models.DateTimeField(null=True, blank=True)
+    reinforcement_count = models.PositiveIntegerField(default=0)
+
+    created_by = models.ForeignKey(
+        "governance.Principal", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
+    )
+    meta = models.JSONField(default=dict, blank=True)
+    purged_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "memories"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope", "key"],
+                condition=models.Q(status="active", key__isnull=False),
+                name="memory_one_active_per_key",
+            ),
+            models.UniqueConstraint(
+                fields=["scope", "key", "revision"],
+                condition=models.Q(key__isnull=False),
+                name="memory_unique_key_revision",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=[s.value for s in Status]), name="memory_status_valid"
+            ),
+            models.CheckConstraint(condition=models.Q(kind__in=[k.value for k in Kind]), name="memory_kind_valid"),
+            models.CheckConstraint(condition=models.Q(tier__in=[t.value for t in Tier]), name="memory_tier_valid"),
+            models.CheckConstraint(
+                condition=models.Q(source_kind__in=[s.value for s in SourceKind]), name="memory_source_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0, confidence__lte=1), name="memory_confidence_range"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(importance__gte=0, importance__lte=1), name="memory_importance_range"
+            ),
+            models.CheckConstraint(condition=models.Q(revision__gte=1), name="memory_revision_positive"),
+            models.CheckConstraint(
+                condition=models.Q(valid_until__isnull=True)
+                | models.Q(valid_from__isnull=True)
+                | models.Q(valid_until__gt=models.F("valid_from")),
+                name="memory_validity_window",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["scope", "status", "kind"], name="memory_scope_status_kind"),
+            models.Index(fields=["scope", "key", "-revision"], name="memory_scope_key_rev"),
+            models.Index(fields=["scope", "session", "-occurred_at"], name="memory_scope_session"),
+            models.Index(fields=["status", "-created_at"], name="memory_status_created"),
+            models.Index(
+                fields=["id"], name="memory_embedding_backlog", condition=models.Q(embedding__isnull=True)
+            ),
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        label = f"{self.key} r{self.revision}" if self.key else f"#{self.pk}"
+        return f"{label} [{self.status}] {self.text[:60]}"
+
+
+class ReinforcementEvent(models.Model):
+    """One reinforcement of a memory: a recall that used it, or a reviewer's boost. Append-only."""
+
+    class Reason(models.TextChoices):
+        RECALL = "recall", "Used in a context packet"
+        REVIEW = "review", "Confirmed or boosted by a reviewer"
+        WRITE = "write", "Written again (same content)"
+
+    memory = models.ForeignKey(Memory, on_delete=models.CASCADE, related_name="reinforcements")
+    at = models.DateTimeField()
+    weight = models.FloatField()
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    turn = models.ForeignKey("governance.Turn", null=True, blank=True, on_delete=models.SET_NULL)
+    actor = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        indexes = [models.Index(fields=["memory", "at"])]
+        constraints = [models.CheckConstraint(condition=models.Q(weight__gt=0), name="reinforcement_weight_positive")]

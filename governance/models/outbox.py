@@ -1,0 +1,53 @@
+from django.db import models
+
+# Every derived copy of memory data that a change must reach. Each outbox row gets one delivery per store.
+DERIVED_STORES = ("embedding", "keyword", "cache", "summaries", "turns")
+
+
+class Outbox(models.Model):
+    """One change that derived stores must learn of, written in the same transaction as the change."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+
+    topic = models.CharField(max_length=40)  # memory.created, memory.status, memory.forgotten, grant.changed …
+    memory = models.ForeignKey("governance.Memory", null=True, blank=True, on_delete=models.CASCADE)
+    payload = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "outbox"
+        indexes = [models.Index(fields=["created_at"], name="outbox_pending", condition=models.Q(state="pending"))]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(state__in=["pending", "done"]), name="outbox_state_valid")
+        ]
+
+
+class OutboxDelivery(models.Model):
+    """That one derived store has applied one outbox row (claimed with a conditional UPDATE)."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed (will be retried by the reconciler)"
+
+    outbox = models.ForeignKey(Outbox, on_delete=models.CASCADE, related_name="deliveries")
+    store = models.CharField(max_length=20)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    # A worker claims a delivery for a lease; a worker that dies leaves the lease to expire.
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["outbox", "store"], name="delivery_unique"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=["pending", "done", "failed"]), name="delivery_state_valid"
+            ),
+        ]

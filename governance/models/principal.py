@@ -1,0 +1,98 @@
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+class PrincipalKind(models.TextChoices):
+    USER = "user", "User"
+    GROUP = "group", "Group (team)"
+    AGENT = "agent", "Agent"
+
+
+class Principal(models.Model):
+    """Whoever acts: a person (linked to a Django user), a team, or an agent holding API tokens.
+    Grants are given to principals; a user also holds the grants of every group it belongs to."""
+
+    kind = models.CharField(max_length=10, choices=PrincipalKind.choices)
+    name = models.CharField(max_length=150, unique=True)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="principal"
+    )
+    groups = models.ManyToManyField(
+        "self", symmetrical=False, blank=True, related_name="members", limit_choices_to={"kind": "group"}
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["user", "group", "agent"]), name="principal_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+    def principal_ids(self) -> list[int]:
+        """This principal and the groups it belongs to: whose grants apply to it."""
+        return [self.pk, *self.groups.values_list("pk", flat=True)]
+
+
+def hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """An agent's (or person's) API token. Only its SHA-256 is stored; the raw key is shown once."""
+
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="tokens")
+    prefix = models.CharField(max_length=8)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    @staticmethod
+    def generate() -> str:
+        return "mem_" + secrets.token_urlsafe(32)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.principal.name})"
+
+
+class Role(models.TextChoices):
+    AGENT = "agent", "Agent"
+    VIEWER = "viewer", "Viewer"
+    REVIEWER = "reviewer", "Reviewer"
+    CURATOR = "curator", "Curator"
+    OWNER = "owner", "Owner"
+
+
+# Higher roles include the rights of lower ones, except that `agent` and `viewer` are side by side:
+# an agent writes candidates and asks for context; a viewer reads. Both rank below reviewer.
+ROLE_RANK = {Role.AGENT: 1, Role.VIEWER: 1, Role.REVIEWER: 2, Role.CURATOR: 3, Role.OWNER: 4}
+
+
+class Grant(models.Model):
+    """A role for a principal on a scope subtree. Who may revoke what is decided by grants, not code."""
+
+    principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="grants")
+    scope = models.ForeignKey("governance.Scope", on_delete=models.CASCADE, related_name="grants")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    granted_by = models.ForeignKey(
+        Principal, null=True, blank=True, on_delete=models.SET_NULL, related_name="grants_given"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(role__in=[r.value for r in Role]), name="grant_role_valid"
+            ),
+            models.UniqueConstraint(fields=["principal", "scope", "role"], name="grant_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.principal} {self.role} @ {self.scope}"

@@ -1,0 +1,41 @@
+from django.db import models
+
+
+class Turn(models.Model):
+    """One assembled context packet, stored with its inputs, what was included and skipped and why,
+    and per-stage timings, so it can be shown and replayed."""
+
+    scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="turns")
+    principal = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL)
+    session = models.CharField(max_length=200, blank=True, default="")
+    query = models.TextField()
+    strategy = models.CharField(max_length=20, default="full")
+    as_of = models.DateTimeField(null=True, blank=True)
+    request = models.JSONField(default=dict)
+    packet = models.JSONField(default=dict)
+    text = models.TextField(blank=True, default="")
+    budget_limit = models.PositiveIntegerField(default=0)
+    budget_used = models.PositiveIntegerField(default=0)
+    token_counter = models.CharField(max_length=50, blank=True, default="")
+    trace = models.JSONField(default=dict)
+    replay_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["scope", "session", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"turn {self.pk} @ {self.scope_id}"
+
+
+class TurnMemory(models.Model):
+    """Which memories a stored turn cites, in which slot: lets a forget find every packet to redact."""
+
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="cited")
+    memory = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="cited_by_turns")
+    slot = models.CharField(max_length=20)
+    included = models.BooleanField(default=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["turn", "memory", "slot"], name="turn_memory_unique")]
+        indexes = [models.Index(fields=["memory"])]

@@ -1,0 +1,110 @@
+"""Who may do what where: the one place the API, the dashboard and the services ask.
+
+A principal holds the grants given to it and to the groups it belongs to. A grant on a scope covers
+that scope's whole subtree. Each action names the roles that allow it; nothing else decides."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from django.db.models import QuerySet
+
+from governance.errors import NotFound, PermissionDenied
+from governance.models import ROLE_RANK, Grant, Principal, Role, Scope
+
+
+class Action(StrEnum):
+    READ = "read"  # see memories, turns, audit of the scope
+    ASK_CONTEXT = "ask_context"  # recall / context packets
+    WRITE_CANDIDATE = "write_candidate"  # record events, candidates, proposals
+    CONFIRM = "confirm"  # confirm or reject proposals and promotions; write `active` directly
+    SUPERSEDE = "supersede"
+    RETIRE = "retire"
+    FORGET_SOFT = "forget_soft"
+    FORGET_HARD = "forget_hard"
+    MANAGE_GRANTS = "manage_grants"
+    MANAGE_POLICY = "manage_policy"
+
+
+_ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
+ACTION_ROLES: dict[Action, set[str]] = {
+    Action.READ: _ALL,
+    Action.ASK_CONTEXT: {Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER},
+    Action.WRITE_CANDIDATE: {Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER},
+    Action.CONFIRM: {Role.REVIEWER, Role.CURATOR, Role.OWNER},
+    Action.SUPERSEDE: {Role.CURATOR, Role.OWNER},
+    Action.RETIRE: {Role.CURATOR, Role.OWNER},
+    Action.FORGET_SOFT: {Role.CURATOR, Role.OWNER},
+    Action.FORGET_HARD: {Role.OWNER},
+    Action.MANAGE_GRANTS: {Role.OWNER},
+    Action.MANAGE_POLICY: {Role.OWNER},
+}
+
+DENIAL_REASONS: dict[Action, str] = {
+    Action.READ: "Reading this scope needs a grant on it or on a scope above it.",
+    Action.ASK_CONTEXT: "Asking for context needs the agent, reviewer, curator or owner role on this scope.",
+    Action.WRITE_CANDIDATE: "Writing memories needs the agent, reviewer, curator or owner role on this scope.",
+    Action.CONFIRM: "Confirming or rejecting (or writing an active memory) needs the reviewer role or above.",
+    Action.SUPERSEDE: "Superseding a memory needs the curator or owner role on its scope.",
+    Action.RETIRE: "Retiring a memory needs the curator or owner role on its scope.",
+    Action.FORGET_SOFT: "Forgetting a memory needs the curator or owner role on its scope.",
+    Action.FORGET_HARD: "A hard forget (purging the text) needs the owner role on the memory's scope.",
+    Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
+    Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
+}
+
+
+def grants_for(principal: Principal) -> QuerySet[Grant]:
+    return Grant.objects.filter(principal_id__in=principal.principal_ids()).select_related("scope")
+
+
+def roles_at(principal: Principal, scope: Scope) -> set[str]:
+    """Every role the principal holds on `scope` through a grant on it or on an ancestor."""
+    return set(
+        Grant.objects.filter(principal_id__in=principal.principal_ids(), scope__tree__ancestor_of=scope.tree)
+        .values_list("role", flat=True)
+        .distinct()
+    )
+
+
+def highest_rank(roles: set[str]) -> int:
+    return max((ROLE_RANK[Role(r)] for r in roles), default=0)
+
+
+def can(principal: Principal | None, scope: Scope, action: Action) -> bool:
+    if principal is None:  # the system itself (tasks, reconciler): audited as "system"
+        return True
+    return bool(roles_at(principal, scope) & ACTION_ROLES[action])
+
+
+def require(principal: Principal | None, scope: Scope, action: Action) -> None:
+    """Raise NotFound when the caller cannot see the scope at all (no existence leak), PermissionDenied
+    with a reason when it can see but not act."""
+    if principal is None:
+        return
+    roles = roles_at(principal, scope)
+    if not roles:
+        raise NotFound()
+    if not roles & ACTION_ROLES[action]:
+        raise PermissionDenied(DENIAL_REASONS[action], action=str(action))
+
+
+def visible_scope_ids(principal: Principal, scope: Scope) -> list[int]:
+    """Scopes whose memories a read in `scope` may see: `scope` and its ancestors, provided the caller
+    holds a grant that covers `scope`. Never a sibling, never another workspace."""
+    if principal is not None and not roles_at(principal, scope):
+        return []
+    return list(Scope.objects.ancestors_of(scope).values_list("pk", flat=True))
+
+
+def readable_scopes(principal: Principal) -> QuerySet[Scope]:
+    """Every scope the principal may read (the subtrees of its grants): for lists and dashboards."""
+    trees = list(grants_for(principal).values_list("scope__tree", flat=True))
+    if not trees:
+        return Scope.objects.none()
+    from django.db.models import Q
+
+    q = Q()
+    for tree in trees:
+        q |= Q(tree__descendant_of=tree)
+    return Scope.objects.filter(q)

@@ -1,0 +1,458 @@
+"""Writes of memories: record (fast), propose, confirm, reject, supersede, retire, forget, reinforce."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from governance import activation, lexical
+from governance.errors import (
+    ActiveKeyExists,
+    FourEyesRequired,
+    InvalidInput,
+    InvalidTransition,
+    KeyRevisionConflict,
+    NotFound,
+    StaleRevision,
+)
+from governance.models import (
+    DECAY_PER_DAY,
+    TRANSITIONS,
+    Kind,
+    Memory,
+    Principal,
+    ReinforcementEvent,
+    Relation,
+    RelationKind,
+    Scope,
+    SourceKind,
+    Status,
+    Tier,
+    content_hash,
+)
+from governance.permissions import Action, require
+from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.outbox import outbox_emit
+
+MAX_TEXT_CHARS = 20_000
+TEXT_EMPTY = "A memory needs a non-empty text."
+TEXT_TOO_LONG = f"A memory's text is limited to {MAX_TEXT_CHARS} characters; split it into several memories."
+
+
+@dataclass
+class MemoryInput:
+    """What a caller gives to record one memory; validated by `_validate`."""
+
+    scope: Scope
+    kind: str
+    text: str
+    source_kind: str
+    source_ref: str = ""
+    key: str | None = None
+    revision: int | None = None
+    status: str | None = None
+    confidence: float = 0.5
+    importance: float = 0.5
+    tier: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    session: str = ""
+    speaker: str = ""
+    call_id: str = ""
+    task_type: str = ""
+    occurred_at: datetime | None = None
+    meta: dict = field(default_factory=dict)
+
+
+def _validate(item: MemoryInput) -> None:
+    if not item.text or not item.text.strip():
+        raise InvalidInput(TEXT_EMPTY, field="text")
+    if len(item.text) > MAX_TEXT_CHARS:
+        raise InvalidInput(TEXT_TOO_LONG, field="text")
+    if item.kind not in Kind.values:
+        raise InvalidInput(f"kind must be one of: {', '.join(Kind.values)}.", field="kind")
+    if item.source_kind not in SourceKind.values:
+        raise InvalidInput(f"source.kind must be one of: {', '.join(SourceKind.values)}.", field="source")
+    if item.status is not None and item.status not in (Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE):
+        raise InvalidInput("A new memory's status is candidate, proposed or active.", field="status")
+    if item.tier is not None and item.tier not in Tier.values:
+        raise InvalidInput(f"tier must be one of: {', '.join(Tier.values)}.", field="tier")
+    for name in ("confidence", "importance"):
+        value = getattr(item, name)
+        if not (isinstance(value, int | float) and 0 <= value <= 1 and not math.isnan(value)):
+            raise InvalidInput(f"{name} is a number from 0 to 1.", field=name)
+    if item.key is not None and (not item.key.strip() or len(item.key) > 200):
+        raise InvalidInput("key is a non-empty name of at most 200 characters.", field="key")
+    if item.revision is not None and item.revision < 1:
+        raise InvalidInput("revision starts at 1.", field="revision")
+    if item.valid_from and item.valid_until and item.valid_until <= item.valid_from:
+        raise InvalidInput("valid_until must be after valid_from.", field="valid_until")
+
+
+def default_status(kind: str, source_kind: str) -> str:
+    """Episodic traces are records of what happened, so they are active; everything inferred is a candidate."""
+    if kind in (Kind.EPISODIC, Kind.WORKING):
+        return Status.ACTIVE
+    return Status.CANDIDATE
+
+
+def default_tier(kind: str) -> str:
+    if kind in (Kind.EPISODIC, Kind.WORKING):
+        return Tier.SHORT
+    if kind in (Kind.CONVENTION, Kind.PREFERENCE, Kind.METHOD):
+        return Tier.MID
+    return Tier.MID
+
+
+def _build(item: MemoryInput, actor: Principal | None, now: datetime) -> Memory:
+    status = item.status or default_status(item.kind, item.source_kind)
+    decay = DECAY_PER_DAY[item.kind]
+    at = item.occurred_at or now
+    a0 = 0.5 + item.importance  # importance 0..1 → initial activation 0.5..1.5
+    return Memory(
+        scope=item.scope,
+        kind=item.kind,
+        key=item.key,
+        revision=item.revision or 1,
+        text=item.text,
+        lexical=lexical.lexical_text(item.text),
+        source_kind=item.source_kind,
+        source_ref=item.source_ref or "",
+        session=item.session or "",
+        speaker=item.speaker or "",
+        call_id=item.call_id or "",
+        task_type=item.task_type or "",
+        occurred_at=at,
+        status=status,
+        confidence=float(item.confidence),
+        importance=float(item.importance),
+        tier=item.tier or default_tier(item.kind),
+        valid_from=item.valid_from,
+        valid_until=item.valid_until,
+        content_hash=content_hash(item.text),
+        activation_a0=a0,
+        decay_rate=decay,
+        activation_log_k=activation.initial_log_k(a0, decay, at),
+        created_by=actor,
+        meta=item.meta or {},
+    )
+
+
+def _needed_action(item: MemoryInput) -> Action:
+    """Writing an inferred memory as `active` needs the right to confirm; anything else is a candidate write."""
+    status = item.status or default_status(item.kind, item.source_kind)
+    if status == Status.ACTIVE and item.kind not in (Kind.EPISODIC, Kind.WORKING):
+        return Action.CONFIRM
+    return Action.WRITE_CANDIDATE
+
+
+def _check_write_rights(item: MemoryInput, actor: Principal | None) -> None:
+    require(actor, item.scope, _needed_action(item))
+
+
+def _created_entry(memory: Memory) -> AuditEntry:
+    return AuditEntry(
+        action="memory.record",
+        target_type="memory",
+        target_id=str(memory.pk),
+        scope_path=memory.scope.path,
+        after_status=memory.status,
+        data={"kind": memory.kind, "key": memory.key, "revision": memory.revision, "hash": memory.content_hash},
+    )
+
+
+def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
+    """Write one memory (an episodic trace, a candidate, a proposal or — with the right — an active fact).
+    With a key and no revision it becomes the next revision; the same text at the same revision is a no-op."""
+    _validate(item)
+    _check_write_rights(item, actor)
+    try:
+        with transaction.atomic():
+            if item.key is not None:
+                same = _existing_keyed(item)
+                if same is not None:
+                    return same
+            memory = _build(item, actor, timezone.now())
+            memory.save()
+            audit_record(actor=actor, entry=_created_entry(memory))
+            outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
+            return memory
+    except IntegrityError as exc:
+        raise _integrity_to_domain(exc) from exc
+
+
+def _existing_keyed(item: MemoryInput) -> Memory | None:
+    """Resolve the revision of a keyed write; return the existing row when this exact write was already made."""
+    # Lock the key's rows so two writers cannot pick the same next revision.
+    rows = Memory.objects.select_for_update().filter(scope=item.scope, key=item.key)
+    latest = rows.aggregate(m=Max("revision"))["m"] or 0
+    if item.revision is None:
+        item.revision = latest + 1
+        return None
+    existing = rows.filter(revision=item.revision).first()
+    if existing is None:
+        if item.revision < latest and (item.status or default_status(item.kind, item.source_kind)) == Status.ACTIVE:
+            raise StaleRevision(current_revision=latest)
+        return None
+    if existing.content_hash == content_hash(item.text):
+        return existing
+    raise KeyRevisionConflict(existing_id=existing.pk, revision=item.revision)
+
+
+def _integrity_to_domain(exc: IntegrityError) -> Exception:
+    text = str(exc)
+    if "memory_one_active_per_key" in text:
+        return ActiveKeyExists()
+    if "memory_unique_key_revision" in text:
+        return KeyRevisionConflict()
+    if "memory_no_resurrection" in text:
+        return StaleRevision()
+    if "memory_status_transition" in text:
+        return InvalidTransition()
+    return exc
+
+
+def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) -> list[Memory]:
+    """Bulk write (imports, event ingestion): one transaction, one audit event per memory, one outbox row
+    for the batch; embedding is deferred to the worker. Keyed items take the single path."""
+    for item in items:
+        _validate(item)
+    checked: set[tuple[int, str]] = set()
+    for item in items:
+        needed = _needed_action(item)
+        if (item.scope.pk, needed) not in checked:
+            require(actor, item.scope, needed)
+            checked.add((item.scope.pk, needed))
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            plain = [i for i in items if i.key is None]
+            created = Memory.objects.bulk_create([_build(i, actor, now) for i in plain], batch_size=1000)
+            for item in (i for i in items if i.key is not None):
+                created.append(memory_record(item=item, actor=actor))
+            audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
+            if created:
+                outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]})
+            return created
+    except IntegrityError as exc:
+        raise _integrity_to_domain(exc) from exc
+
+
+def _locked(memory_id: int) -> Memory:
+    try:
+        return Memory.objects.select_for_update().select_related("scope").get(pk=memory_id)
+    except Memory.DoesNotExist as exc:
+        raise NotFound() from exc
+
+
+def _transition(
+    memory: Memory, to: str, *, actor: Principal | None, action: str, reason: str, data: dict | None = None
+) -> Memory:
+    before = memory.status
+    if to not in TRANSITIONS[Status(before)]:
+        raise InvalidTransition(
+            f"This memory is {before}; it cannot become {to}.", current_status=before, requested_status=to
+        )
+    memory.status = to
+    memory.save(update_fields=["status", "updated_at"])
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(action, "memory", str(memory.pk), memory.scope.path, before, to, reason, data or {}),
+    )
+    outbox_emit(topic="memory.status", memory=memory, payload={"memory_ids": [memory.pk], "status": to})
+    return memory
+
+
+def memory_propose(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
+    """Put a candidate in the review queue."""
+    with transaction.atomic():
+        memory = _locked(memory_id)
+        require(actor, memory.scope, Action.WRITE_CANDIDATE)
+        return _transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+
+
+def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
+    """A reviewer confirms a candidate or proposal: it becomes active (four-eyes where the scope asks)."""
+    with transaction.atomic():
+        memory = _locked(memory_id)
+        require(actor, memory.scope, Action.CONFIRM)
+        if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
+            raise InvalidTransition(f"Only candidates and proposals can be confirmed; this one is {memory.status}.")
+        if _needs_second_reviewer(memory, actor):
+            approvals = memory.meta.get("approvals", [])
+            memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk if actor else None]}
+            memory.save(update_fields=["meta", "updated_at"])
+            audit_record(
+                actor=actor,
+                entry=AuditEntry("memory.approve", "memory", str(memory.pk), memory.scope.path,
+                                 memory.status, memory.status, reason, {"approvals": len(approvals) + 1}),
+            )
+            return memory
+        if memory.key:
+            _supersede_active_for_key(memory, actor, reason)
+        memory = _transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason)
+        _reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
+        return memory
+
+
+def _needs_second_reviewer(memory: Memory, actor: Principal | None) -> bool:
+    if actor is None or memory.tier != Tier.LONG or not memory.scope.require_two_reviewers:
+        return False
+    approvals = [a for a in memory.meta.get("approvals", []) if a is not None]
+    if actor.pk in approvals:
+        raise FourEyesRequired()
+    return len(approvals) == 0
+
+
+def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: str) -> None:
+    current = (
+        Memory.objects.select_for_update()
+        .filter(scope=memory.scope, key=memory.key, status=Status.ACTIVE)
+        .exclude(pk=memory.pk)
+        .first()
+    )
+    if current is None:
+        return
+    if current.revision > memory.revision:
+        raise StaleRevision(current_revision=current.revision)
+    _transition(current, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason,
+                data={"by": memory.pk})
+    Relation.objects.get_or_create(
+        source=memory, target=current, kind=RelationKind.SUPERSEDES, defaults={"reason": reason, "actor": actor}
+    )
+
+
+def memory_reject(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    with transaction.atomic():
+        memory = _locked(memory_id)
+        require(actor, memory.scope, Action.CONFIRM)
+        if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
+            raise InvalidTransition(f"Only candidates and proposals can be rejected; this one is {memory.status}.")
+        return _transition(memory, Status.REJECTED, actor=actor, action="memory.reject", reason=reason)
+
+
+def memory_supersede(
+    *,
+    memory_id: int,
+    text: str,
+    reason: str,
+    source_kind: str,
+    source_ref: str = "",
+    actor: Principal | None,
+    confidence: float | None = None,
+) -> Memory:
+    """Write the next revision, link it (supersedes) and retire the old one to `superseded`, atomically.
+    Two concurrent supersedes of one memory: the second waits on the row lock, then finds it superseded."""
+    if not reason or not reason.strip():
+        raise InvalidInput("A supersede needs a reason.", field="reason")
+    try:
+        with transaction.atomic():
+            old = _locked(memory_id)
+            require(actor, old.scope, Action.SUPERSEDE)
+            if old.status != Status.ACTIVE:
+                raise InvalidTransition(
+                    f"Only an active memory can be superseded; this one is {old.status}.", current_status=old.status
+                )
+            revision = old.revision + 1
+            if old.key:
+                latest = Memory.objects.filter(scope=old.scope, key=old.key).aggregate(m=Max("revision"))["m"]
+                revision = (latest or 0) + 1
+            item = MemoryInput(
+                scope=old.scope, kind=old.kind, text=text, source_kind=source_kind, source_ref=source_ref,
+                key=old.key, revision=revision, status=Status.ACTIVE,
+                confidence=old.confidence if confidence is None else confidence,
+                importance=old.importance, tier=old.tier, task_type=old.task_type,
+            )
+            _validate(item)
+            _transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
+            new = _build(item, actor, timezone.now())
+            new.save()
+            audit_record(actor=actor, entry=AuditEntry(
+                "memory.supersede", "memory", str(new.pk), new.scope.path, "", Status.ACTIVE, reason,
+                {"supersedes": old.pk, "revision": new.revision, "hash": new.content_hash},
+            ))
+            Relation.objects.create(source=new, target=old, kind=RelationKind.SUPERSEDES, reason=reason, actor=actor)
+            outbox_emit(topic="memory.created", memory=new, payload={"memory_ids": [new.pk]})
+            return new
+    except IntegrityError as exc:
+        raise _integrity_to_domain(exc) from exc
+
+
+def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    with transaction.atomic():
+        memory = _locked(memory_id)
+        require(actor, memory.scope, Action.RETIRE)
+        return _transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason)
+
+
+def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard: bool = False) -> Memory:
+    """Soft: the memory is deactivated (text kept for owners). Hard: text, lexical terms and embedding are
+    purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers."""
+    with transaction.atomic():
+        memory = _locked(memory_id)
+        require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
+        before = memory.status
+        if before == Status.FORGOTTEN and (not hard or memory.purged_at):
+            return memory  # forgetting twice changes nothing
+        if before != Status.FORGOTTEN:
+            memory.status = Status.FORGOTTEN
+        fields = ["status", "updated_at"]
+        if hard:
+            memory.text = ""
+            memory.lexical = ""
+            memory.embedding = None
+            memory.embedding_hash = ""
+            memory.purged_at = timezone.now()
+            fields += ["text", "lexical", "embedding", "embedding_hash", "purged_at"]
+        memory.save(update_fields=fields)
+        audit_record(actor=actor, entry=AuditEntry(
+            "memory.forget_hard" if hard else "memory.forget", "memory", str(memory.pk), memory.scope.path,
+            before, Status.FORGOTTEN, reason, {"mode": "hard" if hard else "soft", "hash": memory.content_hash},
+        ))
+        outbox_emit(topic="memory.forgotten", memory=memory,
+                    payload={"memory_ids": [memory.pk], "mode": "hard" if hard else "soft"})
+        return memory
+
+
+def _reinforce_rows(
+    memories: list[Memory], *, weight: float, reason: str, actor: Principal | None, at: datetime | None = None,
+    turn_id: int | None = None,
+) -> None:
+    at = at or timezone.now()
+    for memory in memories:
+        memory.activation_log_k = activation.reinforced_log_k(memory.activation_log_k, memory.decay_rate, weight, at)
+        memory.last_reinforced_at = at
+        memory.reinforcement_count += 1
+        memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
+    ReinforcementEvent.objects.bulk_create(
+        ReinforcementEvent(memory=m, at=at, weight=weight, reason=reason, actor=actor, turn_id=turn_id)
+        for m in memories
+    )
+
+
+def memory_reinforce(
+    *, memory_ids: list[int], weight: float, reason: str, actor: Principal | None,
+    at: datetime | None = None, turn_id: int | None = None,
+) -> int:
+    """Add wᵢ·e^(−λ(t−tᵢ)) to the memories' activation and log each reinforcement. Returns how many."""
+    if not (weight > 0 and math.isfinite(weight)):
+        raise InvalidInput("weight is a positive number.", field="weight")
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.select_for_update().select_related("scope")
+            .filter(pk__in=memory_ids).exclude(status=Status.FORGOTTEN).order_by("pk")
+        )
+        if reason == ReinforcementEvent.Reason.REVIEW:
+            for memory in rows:
+                require(actor, memory.scope, Action.CONFIRM)
+            audit_record_many(actor=actor, entries=[
+                AuditEntry("memory.boost", "memory", str(m.pk), m.scope.path, m.status, m.status, "",
+                           {"weight": weight}) for m in rows
+            ])
+        _reinforce_rows(rows, weight=weight, reason=reason, actor=actor, at=at, turn_id=turn_id)
+        return len(rows)

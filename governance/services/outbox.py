@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from governance.models import Memory, Outbox, OutboxDelivery
+
+logger = logging.getLogger(__name__)
+
+# Which derived stores each topic must reach. Creation needs an embedding and fresh caches; a status
+# change touches caches, summaries and the hot set; a forget touches every copy of the data.
+TOPIC_STORES: dict[str, tuple[str, ...]] = {
+    "memory.created": ("embedding", "cache"),
+    "memory.status": ("cache",),
+    "memory.forgotten": ("embedding", "keyword", "cache"),
+    "memory.reembed": ("embedding",),
+    "grant.changed": ("cache",),
+}
+
+
+def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | None = None) -> Outbox:
+    """Write the outbox row and its per-store deliveries; dispatch after commit (the reconciler
+    re-dispatches anything a lost message or dead worker left pending)."""
+    assert transaction.get_connection().in_atomic_block, "outbox rows belong to the change's transaction"
+    row = Outbox.objects.create(topic=topic, memory=memory, payload=payload or {})
+    OutboxDelivery.objects.bulk_create(OutboxDelivery(outbox=row, store=store) for store in TOPIC_STORES[topic])
+    transaction.on_commit(lambda: _dispatch(row.pk))
+    return row
+
+
+def _dispatch(outbox_id: int) -> None:
+    from governance.tasks import propagate_outbox
+
+    try:
+        propagate_outbox.delay(outbox_id)
+    except Exception:  # broker down: the change is committed, the reconciler will dispatch it later
+        logger.warning("could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True)

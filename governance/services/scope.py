@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+
+from governance.errors import InvalidInput
+from governance.models import Principal, Scope, Workspace
+from governance.models.scope import SLUG_RE
+from governance.services.audit import AuditEntry, audit_record
+
+import re
+
+_SLUG = re.compile(SLUG_RE)
+INVALID_SCOPE_PATH = (
+    "A scope path is its workspace and names below it separated by '/', each in lowercase letters, "
+    "digits, '-' and '_' (e.g. 'acme/slides/export')."
+)
+
+
+def parse_scope_path(path: str) -> list[str]:
+    parts = [p for p in (path or "").strip().strip("/").split("/")]
+    if not parts or any(not _SLUG.match(p) for p in parts) or len(parts) > 12:
+        raise InvalidInput(INVALID_SCOPE_PATH, field="scope")
+    return parts
+
+
+def scope_ensure(*, path: str, actor: Principal | None) -> Scope:
+    """Return the scope at `path`, creating its workspace and any missing ancestors (audited)."""
+    parts = parse_scope_path(path)
+    existing = Scope.objects.filter(path="/".join(parts)).first()
+    if existing:
+        return existing
+    try:
+        with transaction.atomic():
+            return _create_chain(parts, actor)
+    except IntegrityError:
+        # Another request created it between our read and our write.
+        return Scope.objects.get(path="/".join(parts))
+
+
+def _create_chain(parts: list[str], actor: Principal | None) -> Scope:
+    workspace, ws_created = Workspace.objects.get_or_create(slug=parts[0], defaults={"name": parts[0]})
+    if ws_created:
+        audit_record(actor=actor, entry=AuditEntry("workspace.create", "workspace", str(workspace.pk), parts[0]))
+    parent: Scope | None = None
+    for depth in range(1, len(parts) + 1):
+        path = "/".join(parts[:depth])
+        scope = Scope.objects.filter(path=path).first()
+        if scope is None:
+            scope = Scope.objects.create(workspace=workspace, parent=parent, name=parts[depth - 1], path=path)
+            scope.tree = f"{parent.tree}.{scope.pk}" if parent else str(scope.pk)
+            scope.save(update_fields=["tree"])
+            audit_record(actor=actor, entry=AuditEntry("scope.create", "scope", str(scope.pk), path))
+        parent = scope
+    assert parent is not None
+    return parent

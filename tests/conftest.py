@@ -1,0 +1,101 @@
+"""Shared fixtures: the principal trio (owner, reviewer in one scope, outsider), scopes, and a real
+Celery worker (threads, consuming from the real Redis) for tests that cross the queue."""
+
+from __future__ import annotations
+
+import pytest
+
+from governance.models import Role
+from governance.services.principal import grant_add, principal_ensure, user_ensure
+from governance.services.scope import scope_ensure
+
+
+@pytest.fixture
+def workspace_scope(db):
+    return scope_ensure(path="acme", actor=None)
+
+
+@pytest.fixture
+def project_scope(workspace_scope):
+    return scope_ensure(path="acme/slides", actor=None)
+
+
+@pytest.fixture
+def sibling_scope(workspace_scope):
+    return scope_ensure(path="acme/payments", actor=None)
+
+
+@pytest.fixture
+def other_workspace_scope(db):
+    return scope_ensure(path="globex/slides", actor=None)
+
+
+@pytest.fixture
+def owner(workspace_scope):
+    principal = user_ensure(username="olivia", password="pw-olivia", actor=None)
+    grant_add(principal=principal, scope=workspace_scope, role=Role.OWNER, actor=None)
+    return principal
+
+
+@pytest.fixture
+def reviewer(project_scope):
+    principal = user_ensure(username="rami", password="pw-rami", actor=None)
+    grant_add(principal=principal, scope=project_scope, role=Role.REVIEWER, actor=None)
+    return principal
+
+
+@pytest.fixture
+def curator(project_scope):
+    principal = user_ensure(username="cora", password="pw-cora", actor=None)
+    grant_add(principal=principal, scope=project_scope, role=Role.CURATOR, actor=None)
+    return principal
+
+
+@pytest.fixture
+def agent(project_scope):
+    principal = principal_ensure(name="slides-agent", kind="agent", actor=None)
+    grant_add(principal=principal, scope=project_scope, role=Role.AGENT, actor=None)
+    return principal
+
+
+@pytest.fixture
+def outsider(other_workspace_scope):
+    principal = user_ensure(username="otto", password="pw-otto", actor=None)
+    grant_add(principal=principal, scope=other_workspace_scope, role=Role.OWNER, actor=None)
+    return principal
+
+
+@pytest.fixture(scope="session")
+def celery_worker_session(django_db_setup, django_db_blocker):
+    """A real Celery worker consuming from the test Redis database, in this process (thread pool)."""
+    from celery.contrib.testing.worker import start_worker
+
+    from memoryui.celery import app
+
+    app.conf.task_always_eager = False
+    with django_db_blocker.unblock():
+        # Drop messages an earlier, interrupted run left in the test queue.
+        with app.connection_for_write() as conn:
+            conn.default_channel.queue_purge("celery")
+        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING",
+                          shutdown_timeout=30):
+            yield app
+
+
+@pytest.fixture
+def celery_worker(celery_worker_session, transactional_db):
+    """Use with tests that need the worker; implies a transactional database (the worker sees commits)."""
+    return celery_worker_session
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
+    """Poll until predicate() is truthy; fail with a clear message on timeout."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s: {predicate}")
