@@ -1,0 +1,3 @@
+"""Dashboard routes. Owned by the dashboard work."""
+
+urlpatterns: list = []
