@@ -1,4 +1,5 @@
 from governance.models.audit import AuditEvent
+from governance.models.evaluation import EvaluationRun
 from governance.models.memory import (
     DECAY_PER_DAY,
     IN_FORCE,
@@ -15,7 +16,9 @@ from governance.models.memory import (
 from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Relation, RelationKind
+from governance.models.retention import RetentionPolicy
 from governance.models.scope import Scope, Workspace
+from governance.models.summary import Summary
 from governance.models.turn import Turn, TurnMemory
 
 __all__ = [
@@ -23,6 +26,7 @@ __all__ = [
     "AuditEvent",
     "DECAY_PER_DAY",
     "DERIVED_STORES",
+    "EvaluationRun",
     "Grant",
     "IN_FORCE",
     "Kind",
@@ -35,11 +39,13 @@ __all__ = [
     "ROLE_RANK",
     "ReinforcementEvent",
     "Relation",
+    "RetentionPolicy",
     "RelationKind",
     "Role",
     "Scope",
     "SourceKind",
     "Status",
+    "Summary",
     "TRANSITIONS",
     "Tier",
     "Turn",
