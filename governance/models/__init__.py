@@ -17,9 +17,7 @@ from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Relation, RelationKind
 from governance.models.retention import RetentionPolicy
-from governance.models.retention import RetentionPolicy
 from governance.models.scope import Scope, Workspace
-from governance.models.summary import Summary
 from governance.models.summary import Summary
 from governance.models.turn import Turn, TurnMemory
 
@@ -42,13 +40,11 @@ __all__ = [
     "ReinforcementEvent",
     "Relation",
     "RetentionPolicy",
-    "RetentionPolicy",
     "RelationKind",
     "Role",
     "Scope",
     "SourceKind",
     "Status",
-    "Summary",
     "Summary",
     "TRANSITIONS",
     "Tier",
