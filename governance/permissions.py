@@ -108,3 +108,27 @@ def readable_scopes(principal: Principal) -> QuerySet[Scope]:
     for tree in trees:
         q |= Q(tree__descendant_of=tree)
     return Scope.objects.filter(q)
+
+
+# --- Review rules (four-eyes) and revocation -----------------------------------------------------------
+
+
+def requires_four_eyes(scope: Scope) -> bool:
+    """A scope asks for two different reviewers when it, or any scope above it, says so: a workspace-wide
+    rule cannot be side-stepped by writing in a sub-scope."""
+    return Scope.objects.ancestors_of(scope).filter(require_two_reviewers=True).exists()
+
+
+def approvals_needed(memory) -> int:
+    """How many distinct reviewers must confirm this memory before it becomes active."""
+    from governance.models import Tier
+
+    return 2 if memory.tier == Tier.LONG and requires_four_eyes(memory.scope) else 1
+
+
+def can_grant(principal: Principal | None, scope: Scope, role: str) -> bool:
+    """Owners give and take back roles up to their own rank (never above it) on their subtree."""
+    if principal is None:
+        return True
+    roles = roles_at(principal, scope)
+    return bool(roles & ACTION_ROLES[Action.MANAGE_GRANTS]) and ROLE_RANK[Role(role)] <= highest_rank(roles)

@@ -16,7 +16,14 @@ from governance.models import Memory, Outbox, OutboxDelivery, Status
 
 logger = logging.getLogger(__name__)
 
-LEASE = timedelta(seconds=120)
+LEASE = timedelta(seconds=120)  # default; settings.OUTBOX_LEASE_SECONDS overrides (tests use a short one)
+
+
+def lease() -> timedelta:
+    from django.conf import settings
+
+    seconds = getattr(settings, "OUTBOX_LEASE_SECONDS", None)
+    return timedelta(seconds=seconds) if seconds else LEASE
 EMBED_STATUSES = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED, Status.RETIRED)
 
 Handler = Callable[[Outbox], None]
@@ -93,8 +100,168 @@ def _cache_store(outbox: Outbox) -> None:
     scope_ids = set(Memory.objects.filter(pk__in=_ids(outbox)).values_list("scope_id", flat=True))
     if outbox.payload.get("scope_id"):
         scope_ids.add(outbox.payload["scope_id"])
-    for workspace_id in set(Scope.objects.filter(pk__in=scope_ids).values_list("workspace_id", flat=True)):
+    workspace_ids = set(Scope.objects.filter(pk__in=scope_ids).values_list("workspace_id", flat=True))
+    for workspace_id in workspace_ids:
         bump_cache_generation(workspace_id)
+    if outbox.topic in ("memory.forgotten", "memory.status", "memory.archived"):
+        from governance.models import RECALLABLE
+
+        gone = list(Memory.objects.filter(pk__in=_ids(outbox)).exclude(status__in=RECALLABLE).values_list("pk", flat=True))
+        gone += list(
+            Memory.objects.filter(pk__in=_ids(outbox), meta__archived_at__isnull=False).values_list("pk", flat=True)
+        )
+        hot_set_remove(gone)
+    if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
+        # A bumped generation makes old entries unreachable, but they would still hold the text until
+        # they expire: a hard forget deletes the workspace's cached recalls and packets outright.
+        for workspace_id in workspace_ids:
+            cache_purge_workspace(workspace_id)
+
+
+# --- The Redis hot set and cached packets ---------------------------------------------------------------
+# Key layout (inside the Django cache's prefix): `hot:<scope_id>` is a sorted set of memory ids (the hot
+# index of a scope); `ws:<workspace_id>:g<generation>:<kind>:<digest>` holds a cached recall or packet.
+# Recall code builds keys with these helpers so governance can find and drop them.
+
+
+def hot_set_key(scope_id: int) -> str:
+    return f"hot:{scope_id}"
+
+
+def workspace_cache_key(workspace_id: int, kind: str, digest: str) -> str:
+    generation = cache.get(cache_generation_key(workspace_id)) or 0
+    return f"ws:{workspace_id}:g{generation}:{kind}:{digest}"
+
+
+def _redis():
+    return cache._cache.get_client(write=True)
+
+
+def _scan(pattern: str):
+    return _redis().scan_iter(match=cache.make_key(pattern), count=500)
+
+
+def hot_set_remove(memory_ids: list[int]) -> int:
+    """Take memories out of every hot set (sets are per scope, but a memory may be hot in several)."""
+    if not memory_ids:
+        return 0
+    client = _redis()
+    removed = 0
+    for key in _scan("hot:*"):
+        if client.type(key) == b"zset":
+            removed += client.zrem(key, *[str(i) for i in memory_ids])
+    return removed
+
+
+def cache_purge_workspace(workspace_id: int) -> int:
+    client = _redis()
+    keys = list(_scan(f"ws:{workspace_id}:*"))
+    for start in range(0, len(keys), 500):
+        client.delete(*keys[start : start + 500])
+    return len(keys)
+
+
+@handler("summaries")
+def _summaries_store(outbox: Outbox) -> None:
+    from governance.services.summary import summaries_mark_stale, summaries_redact
+
+    ids = _ids(outbox)
+    if not ids:
+        return
+    if outbox.topic == "memory.forgotten":
+        summaries_redact(memory_ids=ids)  # rebuilt now: a forgotten source must not wait for a reader
+    summaries_mark_stale(memory_ids=ids, reason=outbox.topic)
+
+
+# --- Stored turns -------------------------------------------------------------------------------------
+REDACTED = "[forgotten]"
+# Fields of a block that name structure, not content: kept so the packet still shows where a memory was.
+KEEP_FIELDS = frozenset({"memory_id", "kind", "slot", "status", "key", "revision", "role", "call_id", "tier",
+                         "scope", "occurred_at", "created_at", "tokens", "score", "rank", "reason", "paths"})
+
+
+def redact_json(value, ids: set[int], hashes: set[str]):
+    """Return (value with the forgotten memories' content replaced, changed?). A dict whose memory_id is
+    forgotten loses every content field; any string anywhere whose SHA-256 is a forgotten memory's content
+    hash is replaced too (the memory's text copied verbatim into a request or trace)."""
+    from governance.models import content_hash
+
+    if isinstance(value, dict):
+        changed = False
+        out = {}
+        own = value.get("memory_id") in ids
+        for k, v in value.items():
+            if own and isinstance(v, str) and k not in KEEP_FIELDS and v != REDACTED:
+                out[k], changed = REDACTED, True
+                continue
+            out[k], c = redact_json(v, ids, hashes)
+            changed |= c
+        return out, changed
+    if isinstance(value, list):
+        items = [redact_json(v, ids, hashes) for v in value]
+        return [v for v, _ in items], any(c for _, c in items)
+    if isinstance(value, str) and hashes and len(value) <= 20_000 and content_hash(value) in hashes:
+        return REDACTED, True
+    return value, False
+
+
+def render_turn_text(packet: dict) -> str:
+    from governance.recall.render import render_packet_text
+
+    return render_packet_text(packet)
+
+
+def redact_turns(memory_ids: list[int], *, batch_size: int = 200) -> int:
+    """Redact the purged memories from every stored turn that cites them and re-render its text."""
+    from governance.models import Turn
+
+    purged = dict(Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=False).values_list("pk", "content_hash"))
+    if not purged:
+        return 0
+    ids, hashes = set(purged), set(purged.values())
+    turn_ids = list(Turn.objects.filter(cited__memory_id__in=ids).distinct().order_by("pk").values_list("pk", flat=True))
+    changed = 0
+    for start in range(0, len(turn_ids), batch_size):
+        rows = list(Turn.objects.filter(pk__in=turn_ids[start : start + batch_size])
+                    .only("pk", "packet", "trace", "request", "query", "text"))
+        dirty = []
+        for turn in rows:
+            packet, c1 = redact_json(turn.packet, ids, hashes)
+            trace, c2 = redact_json(turn.trace, ids, hashes)
+            request, c3 = redact_json(turn.request, ids, hashes)
+            query, c4 = redact_json(turn.query, ids, hashes)
+            if c1 or c2 or c3 or c4:
+                turn.packet, turn.trace, turn.request, turn.query = packet, trace, request, query
+                turn.text = render_turn_text(packet)
+                dirty.append(turn)
+        Turn.objects.bulk_update(dirty, ["packet", "trace", "request", "query", "text"])
+        changed += len(dirty)
+    return changed
+
+
+@handler("turns")
+def _turns_store(outbox: Outbox) -> None:
+    if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
+        redact_turns(_ids(outbox))
+
+
+def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
+    """Drift check: (turn id, memory id) pairs where a stored packet still shows a purged memory's content."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT tm.turn_id, tm.memory_id FROM governance_turnmemory tm
+            JOIN governance_memory m ON m.id = tm.memory_id AND m.purged_at IS NOT NULL
+            JOIN governance_turn t ON t.id = tm.turn_id
+            WHERE jsonb_path_exists(t.packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
+                                    jsonb_build_object('mid', tm.memory_id, 'red', %s::text))
+            LIMIT %s
+            """,
+            [REDACTED, limit],
+        )
+        return [(row[0], row[1]) for row in cur.fetchall()]
 
 
 def claim(delivery_id: int) -> bool:
@@ -104,7 +271,7 @@ def claim(delivery_id: int) -> bool:
         OutboxDelivery.objects.filter(pk=delivery_id)
         .exclude(state=OutboxDelivery.State.DONE)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + LEASE, attempts=F("attempts") + 1)
+        .update(claimed_until=now + lease(), attempts=F("attempts") + 1)
     )
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.db import OperationalError
+from django.core.cache import cache
 from django.db.models import F, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
@@ -42,8 +43,12 @@ def embed_memories(memory_ids: list[int]) -> int:
 
 
 @shared_task(**RETRY)
-def reconcile(*, stale_after_seconds: int = 30, limit: int = 500) -> dict:
+def reconcile(*, stale_after_seconds: int | None = None, limit: int = 500) -> dict:
     """Finish what a lost message, a dead worker or a Redis restart left undone, and repair drift."""
+    if stale_after_seconds is None:
+        from django.conf import settings
+
+        stale_after_seconds = getattr(settings, "RECONCILE_STALE_AFTER_SECONDS", 30)
     cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
     pending = list(
         Outbox.objects.filter(state=Outbox.State.PENDING, created_at__lt=cutoff).order_by("pk")
@@ -62,7 +67,78 @@ def reconcile(*, stale_after_seconds: int = 30, limit: int = 500) -> dict:
     )
     if stale_ids:
         embed_memories.delay(stale_ids)
-    from django.core.cache import cache
-
     cache.set("reconciler:last_run", timezone.now().isoformat(), timeout=None)
-    return {"redispatched": len(pending), "purged_vectors": purged, "reembed": len(stale_ids)}
+    drift = repair_derived_drift()
+    return {"redispatched": len(pending), "purged_vectors": purged, "reembed": len(stale_ids), **drift}
+
+
+def repair_derived_drift() -> dict:
+    """Derived copies that disagree with the source: hot-set members that are no longer recallable,
+    cached entries of an old generation (they may hold a forgotten text), stored packets still showing a
+    purged memory, purged text left in the keyword column."""
+    from governance.models import RECALLABLE
+    from governance.services.summary import summaries_redact
+
+    client = propagation._redis()
+    hot_removed = 0
+    for key in propagation._scan("hot:*"):
+        if client.type(key) != b"zset":
+            continue
+        members = [int(m) for m in client.zrange(key, 0, -1) if m.isdigit()]
+        live = set(
+            Memory.objects.filter(pk__in=members, status__in=RECALLABLE, meta__archived_at__isnull=True)
+            .values_list("pk", flat=True)
+        )
+        dead = [str(m) for m in members if m not in live]
+        if dead:
+            hot_removed += client.zrem(key, *dead)
+    old_entries = 0
+    for key in propagation._scan("ws:*"):
+        # <prefix>:<version>:ws:<workspace>:g<generation>:...
+        parts = key.decode().split(":")
+        try:
+            at = parts.index("ws")
+            workspace_id, generation = int(parts[at + 1]), int(parts[at + 2].lstrip("g"))
+        except (ValueError, IndexError):
+            continue
+        current = cache.get(propagation.cache_generation_key(workspace_id)) or 0
+        if generation != int(current):
+            old_entries += client.delete(key)
+    drifted = propagation.turns_still_holding_purged()
+    if drifted:
+        propagation.redact_turns(sorted({m for _, m in drifted}))
+    lexical = Memory.objects.filter(purged_at__isnull=False).exclude(lexical="").update(lexical="")
+    from governance.models import Summary
+
+    purged_ids = list(Memory.objects.filter(purged_at__isnull=False).values_list("pk", flat=True)[:5000])
+    cited = Summary.objects.filter(cited_ids__overlap=purged_ids).exists() if purged_ids else False
+    redacted = summaries_redact(memory_ids=purged_ids) if cited else 0
+    return {"hot_removed": hot_removed, "old_cache_entries": old_entries, "turns_redacted": len(drifted),
+            "lexical_cleared": lexical, "summaries_redacted": redacted}
+
+
+@shared_task(**RETRY)
+def apply_retention() -> dict:
+    """Run every enabled retention policy (beat)."""
+    from governance.services.retention import retention_apply_all
+
+    return retention_apply_all()
+
+
+@shared_task(**RETRY)
+def scan_promotions() -> int:
+    """Turn repeated, consistent candidates into promotion proposals (beat)."""
+    from governance.models import Scope, Status
+    from governance.services.promotion import PROMOTABLE_KINDS, promotion_scan
+
+    scope_ids = set(
+        Memory.objects.filter(status=Status.CANDIDATE, kind__in=PROMOTABLE_KINDS).values_list("scope_id", flat=True)
+    )
+    return sum(len(promotion_scan(scope=scope)) for scope in Scope.objects.filter(pk__in=scope_ids))
+
+
+@shared_task(**RETRY)
+def rebuild_stale_summaries() -> int:
+    from governance.services.summary import rebuild_stale_summaries as rebuild
+
+    return rebuild()

@@ -35,7 +35,7 @@ from governance.models import (
     Tier,
     content_hash,
 )
-from governance.permissions import Action, require
+from governance.permissions import Action, approvals_needed, require, requires_four_eyes
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.outbox import outbox_emit
 
@@ -153,6 +153,15 @@ def _needed_action(item: MemoryInput) -> Action:
 
 def _check_write_rights(item: MemoryInput, actor: Principal | None) -> None:
     require(actor, item.scope, _needed_action(item))
+    _check_four_eyes_write(item, actor)
+
+
+def _check_four_eyes_write(item: MemoryInput, actor: Principal | None) -> None:
+    # Writing a long-term commitment straight to `active` would skip the second reviewer: propose it instead.
+    status = item.status or default_status(item.kind, item.source_kind)
+    tier = item.tier or default_tier(item.kind)
+    if actor is not None and status == Status.ACTIVE and tier == Tier.LONG and requires_four_eyes(item.scope):
+        raise FourEyesRequired()
 
 
 def _created_entry(memory: Memory) -> AuditEntry:
@@ -181,9 +190,16 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
+            _queue_conflicts(memory, actor)
             return memory
     except IntegrityError as exc:
         raise _integrity_to_domain(exc) from exc
+
+
+def _queue_conflicts(memory: Memory, actor: Principal | None) -> None:
+    from governance.services.conflict import conflict_detect
+
+    conflict_detect(memory=memory, actor=actor)
 
 
 def _lock_key(scope_id: int, key: str) -> None:
@@ -244,6 +260,9 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
             for item in (i for i in items if i.key is not None):
                 created.append(memory_record(item=item, actor=actor))
             audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
+            for memory in created:
+                if memory.key is None:
+                    _queue_conflicts(memory, actor)
             if created:
                 outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]})
             return created
@@ -291,14 +310,18 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
         require(actor, memory.scope, Action.CONFIRM)
         if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
             raise InvalidTransition(f"Only candidates and proposals can be confirmed; this one is {memory.status}.")
+        from governance.services.promotion import promotion_check_support
+
+        promotion_check_support(memory)
         if _needs_second_reviewer(memory, actor):
             approvals = memory.meta.get("approvals", [])
-            memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk if actor else None]}
+            memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk]}
             memory.save(update_fields=["meta", "updated_at"])
             audit_record(
                 actor=actor,
                 entry=AuditEntry("memory.approve", "memory", str(memory.pk), memory.scope.path,
-                                 memory.status, memory.status, reason, {"approvals": len(approvals) + 1}),
+                                 memory.status, memory.status, reason,
+                                 {"approvals": len(approvals) + 1, "needed": approvals_needed(memory)}),
             )
             return memory
         if memory.key:
@@ -309,12 +332,15 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
 
 
 def _needs_second_reviewer(memory: Memory, actor: Principal | None) -> bool:
-    if actor is None or memory.tier != Tier.LONG or not memory.scope.require_two_reviewers:
+    """True when this confirmation is only an approval (more distinct reviewers are needed); the same
+    reviewer confirming twice is refused. The system actor (tasks) is not a reviewer and is not counted."""
+    needed = approvals_needed(memory)
+    if actor is None or needed < 2:
         return False
     approvals = [a for a in memory.meta.get("approvals", []) if a is not None]
     if actor.pk in approvals:
         raise FourEyesRequired()
-    return len(approvals) == 0
+    return len(approvals) + 1 < needed
 
 
 def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: str) -> None:
@@ -362,6 +388,8 @@ def memory_supersede(
         with transaction.atomic():
             old = _locked(memory_id)
             require(actor, old.scope, Action.SUPERSEDE)
+            if actor is not None and old.tier == Tier.LONG and requires_four_eyes(old.scope):
+                raise FourEyesRequired()  # write the new revision as a proposal; two reviewers confirm it
             if old.status != Status.ACTIVE:
                 raise InvalidTransition(
                     f"Only an active memory can be superseded; this one is {old.status}.", current_status=old.status

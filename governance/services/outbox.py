@@ -11,9 +11,10 @@ logger = logging.getLogger(__name__)
 # Which derived stores each topic must reach. Creation needs an embedding and fresh caches; a status
 # change touches caches, summaries and the hot set; a forget touches every copy of the data.
 TOPIC_STORES: dict[str, tuple[str, ...]] = {
-    "memory.created": ("embedding", "cache"),
-    "memory.status": ("cache",),
-    "memory.forgotten": ("embedding", "keyword", "cache"),
+    "memory.created": ("embedding", "cache", "summaries"),
+    "memory.status": ("cache", "summaries"),
+    "memory.forgotten": ("embedding", "keyword", "cache", "summaries", "turns"),
+    "memory.archived": ("cache",),
     "memory.reembed": ("embedding",),
     "grant.changed": ("cache",),
 }

