@@ -1,0 +1,137 @@
+"""Stage 3, adjudicate: read the relations between what was recalled.
+
+- supersedes: the old version goes to negative context ("no longer in force: …, replaced by …"), never
+  to the evidence, and an in-force fact brings the versions it replaced along as negative context;
+- contradicts: both are flagged and the packet says which one wins and why (in force beats unconfirmed,
+  then higher confidence, then the newer one);
+- supports: evidence is grouped (each block lists what supports it).
+"""
+
+from __future__ import annotations
+
+from governance.models import Relation, RelationKind, Status
+from governance.recall.recall import fetch
+from governance.recall.state import Hit, RecallState
+
+MAX_CHAIN = 10
+
+
+def _replacement(state: RecallState, old_id: int, edges: dict[int, list[int]], rows: dict[int, dict]) -> dict | None:
+    """Follow supersedes links from an old memory to the version now in force (or the newest one)."""
+    current, seen = old_id, set()
+    for _ in range(MAX_CHAIN):
+        newer = [n for n in edges.get(current, []) if n in rows and n not in seen]
+        if not newer:
+            break
+        seen.add(current)
+        current = max(newer, key=lambda n: rows[n]["revision"])
+        if rows[current]["status"] == Status.ACTIVE:
+            break
+    return rows.get(current) if current != old_id else None
+
+
+def adjudicate(state: RecallState) -> tuple[int, int]:
+    pool: dict[int, Hit] = dict(state.hits)
+    for hit in state.constraints + state.preferences:
+        pool.setdefault(hit.id, hit)
+    n_in = len(pool)
+    relations = list(
+        Relation.objects.filter(kind__in=[RelationKind.SUPERSEDES, RelationKind.CONTRADICTS, RelationKind.SUPPORTS])
+        .filter(_touching(pool.keys())).values("source_id", "target_id", "kind", "reason")
+    )
+    supersedes = [r for r in relations if r["kind"] == RelationKind.SUPERSEDES]
+    # New → old edges; walk from old to new needs old → [new].
+    newer_of: dict[int, list[int]] = {}
+    for rel in supersedes:
+        newer_of.setdefault(rel["target_id"], []).append(rel["source_id"])
+    chain_ids = _chain_ids(supersedes)
+    rows = fetch(state, sorted(chain_ids | set(pool)), statuses=(Status.ACTIVE, Status.SUPERSEDED))
+    negatives: dict[int, Hit] = {}
+    for hit in list(pool.values()):
+        if hit.row["status"] == Status.SUPERSEDED:
+            _to_negative(state, hit, newer_of, rows, negatives)
+            state.hits.pop(hit.id, None)
+    # An in-force fact we present brings the versions it replaced, so the agent knows what changed.
+    for rel in supersedes:
+        if rel["source_id"] in pool and pool[rel["source_id"]].row["status"] == Status.ACTIVE:
+            old = rows.get(rel["target_id"])
+            if old is not None and old["status"] == Status.SUPERSEDED and old["id"] not in negatives:
+                _to_negative(state, Hit(id=old["id"], row=old, paths={"superseded_by"}), newer_of, rows, negatives)
+    state.negative = list(negatives.values())
+    _contradictions(state, relations, pool)
+    _supports(state, relations, pool)
+    return n_in, len(state.hits) + len(state.negative)
+
+
+def _touching(ids):
+    from django.db.models import Q
+
+    ids = list(ids)
+    return Q(source_id__in=ids) | Q(target_id__in=ids)
+
+
+def _chain_ids(supersedes: list[dict]) -> set[int]:
+    ids: set[int] = set()
+    for rel in supersedes:
+        ids.update((rel["source_id"], rel["target_id"]))
+    # One more hop each way covers a chain r1 → r2 → r3 recalled at r1.
+    more = Relation.objects.filter(kind=RelationKind.SUPERSEDES).filter(_touching(ids)).values_list("source_id", "target_id")
+    for source, target in more:
+        ids.update((source, target))
+    return ids
+
+
+def _to_negative(state: RecallState, hit: Hit, newer_of, rows, negatives: dict[int, Hit]) -> None:
+    if hit.id not in newer_of:
+        more = Relation.objects.filter(kind=RelationKind.SUPERSEDES, target_id=hit.id).values_list("source_id", flat=True)
+        newer_of[hit.id] = list(more)
+        missing = [n for n in newer_of[hit.id] if n not in rows]
+        rows.update(fetch(state, missing, statuses=(Status.ACTIVE, Status.SUPERSEDED)))
+    replacement = _replacement(state, hit.id, newer_of, rows)
+    hit.extra["replaced_by"] = (
+        {"memory_id": replacement["id"], "revision": replacement["revision"], "text": replacement["text"],
+         "status": replacement["status"]}
+        if replacement else None
+    )
+    negatives[hit.id] = hit
+
+
+def _winner(a: dict, b: dict) -> tuple[dict, str]:
+    if (a["status"] == Status.ACTIVE) != (b["status"] == Status.ACTIVE):
+        return (a, "it is confirmed and in force") if a["status"] == Status.ACTIVE else (b, "it is confirmed and in force")
+    if abs(a["confidence"] - b["confidence"]) > 1e-9:
+        return (a, "higher confidence") if a["confidence"] > b["confidence"] else (b, "higher confidence")
+    return (a, "more recent") if (a["occurred_at"] or a["created_at"]) >= (b["occurred_at"] or b["created_at"]) \
+        else (b, "more recent")
+
+
+def _contradictions(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> None:
+    for rel in relations:
+        if rel["kind"] != RelationKind.CONTRADICTS:
+            continue
+        a, b = pool.get(rel["source_id"]), pool.get(rel["target_id"])
+        if a is None or b is None:
+            continue
+        winner, why = _winner(a.row, b.row)
+        loser = b if winner["id"] == a.id else a
+        for hit in (a, b):
+            hit.flags.append(f"contradicts {(b if hit is a else a).id}")
+        loser.flags.append(f"loses to {winner['id']}: {why}")
+        state.relations.append({
+            "memory_id": winner["id"], "kind": "contradicts", "key": winner["key"], "revision": winner["revision"],
+            "status": winner["status"], "text": f"{winner['text']} (contradicts: {loser.row['text']})",
+            "source": {"kind": "relation", "ref": ""}, "score": 1.0,
+            "reason": f"memories {a.id} and {b.id} contradict each other; {winner['id']} wins: {why}",
+            "contradicts": loser.id,
+        })
+
+
+def _supports(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> None:
+    for rel in relations:
+        if rel["kind"] != RelationKind.SUPPORTS:
+            continue
+        supporter, supported = pool.get(rel["source_id"]), pool.get(rel["target_id"])
+        if supported is not None:
+            supported.extra.setdefault("supported_by", []).append(rel["source_id"])
+        if supporter is not None and supported is not None:
+            supporter.extra["supports"] = rel["target_id"]

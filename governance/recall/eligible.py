@@ -1,0 +1,56 @@
+"""Stage 1, eligible: the structured filter every other stage's SQL carries. Visible scopes (the request
+scope and its ancestors, only when the caller holds a grant covering it), status, validity window, task
+type and — for replays — nothing that happened after `as_of`. Status is part of every query, so a
+memory retired or forgotten a millisecond ago is never returned, whether or not propagation has run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from governance.models import Status
+from governance.permissions import visible_scope_ids
+from governance.recall.state import RecallState
+from governance.recall.strategies import ADJUDICATE
+
+# Superseded memories are fetched only when adjudication can turn them into negative context;
+# retired, forgotten and rejected ones never leave the database.
+WITH_SUPERSEDED = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED)
+WITHOUT_SUPERSEDED = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED)
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    scope_ids: tuple[int, ...]
+    statuses: tuple[str, ...]
+    at: datetime
+    as_of: datetime | None = None
+    task_type: str = ""
+
+    def where(self, alias: str = "m", statuses: tuple[str, ...] | None = None) -> tuple[str, list]:
+        """A SQL predicate over governance_memory `alias` and its parameters (psycopg %s style)."""
+        a = alias
+        sql = [
+            f"{a}.scope_id = ANY(%s)",
+            f"{a}.status = ANY(%s)",
+            f"{a}.purged_at IS NULL",
+            f"({a}.valid_from IS NULL OR {a}.valid_from <= %s)",
+            f"({a}.valid_until IS NULL OR {a}.valid_until > %s)",
+            # A memory scoped to one kind of task is shown only for that kind of task.
+            f"({a}.task_type = '' OR {a}.task_type = %s)",
+        ]
+        params: list = [list(self.scope_ids), [str(s) for s in (statuses or self.statuses)], self.at, self.at,
+                        self.task_type]
+        if self.as_of is not None:
+            sql.append(f"({a}.occurred_at IS NULL OR {a}.occurred_at <= %s)")
+            params.append(self.as_of)
+        return " AND ".join(f"({s})" for s in sql), params
+
+
+def eligible(state: RecallState) -> tuple[int, int]:
+    scope_ids = tuple(visible_scope_ids(state.principal, state.scope))
+    statuses = WITH_SUPERSEDED if ADJUDICATE in state.stages else WITHOUT_SUPERSEDED
+    state.eligibility = Eligibility(
+        scope_ids=scope_ids, statuses=statuses, at=state.at, as_of=state.as_of, task_type=state.task_type
+    )
+    return 1, len(scope_ids)

@@ -1,0 +1,193 @@
+"""Stage 5, pack: put blocks into the packet's slots within the token budget.
+
+Pinned blocks (the current task, the constraints in force, tool calls still waiting for their result) go
+first; if they alone do not fit, the request fails with PinnedOverBudget — never a silent cut. Optional
+blocks then go in by slot priority (negative context, preferences, recent turns, evidence, relations,
+external evidence), each whole or not at all; a tool call and its result form one unit. What did not
+fit is listed in `skipped`. The final count is made on the rendered text itself, so `used` is exact."""
+
+from __future__ import annotations
+
+from governance.errors import PinnedOverBudget
+from governance.models import Kind, SourceKind, Status
+from governance.recall.render import render_block, render_packet_text, slot_header
+from governance.recall.state import Hit, RecallState
+from governance.recall.tokens import count_tokens
+
+OPTIONAL_ORDER = ("negative", "preferences", "recent", "evidence", "relations", "external")
+PINNED_REASON = "pinned: {why}"
+
+
+def block(hit: Hit, slot: str, reason: str) -> dict:
+    row = hit.row
+    out = {
+        "memory_id": hit.id,
+        "kind": row["kind"],
+        "key": row["key"],
+        "revision": row["revision"],
+        "status": row["status"],
+        "text": row["text"],
+        "source": {"kind": row["source_kind"], "ref": row["source_ref"]},
+        "score": round(hit.score, 6),
+        "reason": reason,
+    }
+    role = (row.get("meta") or {}).get("role")
+    if role:
+        out["role"] = role
+    if row.get("call_id"):
+        out["call_id"] = row["call_id"]
+    if row.get("session"):
+        out["session"] = row["session"]
+    if hit.flags:
+        out["flags"] = list(hit.flags)
+    out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports")})
+    return out
+
+
+def _evidence_reason(hit: Hit) -> str:
+    paths = ", ".join(sorted(hit.paths)) or "search"
+    reason = f"matched by {paths}"
+    if hit.row["status"] != Status.ACTIVE:
+        reason += f"; {hit.row['status']}: not confirmed, shown as unconfirmed"
+    return reason
+
+
+def _is_external(hit: Hit) -> bool:
+    return hit.row["kind"] == Kind.EXTERNAL or hit.row["source_kind"] == SourceKind.EXTERNAL_DOCUMENT
+
+
+class Packer:
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+        self.packet: dict[str, list[dict]] = {name: [] for name in
+                                              ("task", "constraints", "recent", "evidence", "preferences",
+                                               "relations", "external", "negative")}
+        self.skipped: list[dict] = []
+        self.placed: set[int] = set()
+
+    def cost(self, unit: list[tuple[str, dict]]) -> int:
+        new_slots = {slot for slot, _ in unit if not self.packet[slot]}
+        return sum(count_tokens(render_block(slot, b)) + 1 for slot, b in unit) + sum(
+            count_tokens(slot_header(s)) + 1 for s in new_slots)
+
+    def add(self, unit: list[tuple[str, dict]], *, pinned: bool = False) -> bool:
+        unit = [(s, b) for s, b in unit if b.get("memory_id") is None or b["memory_id"] not in self.placed]
+        if not unit:
+            return True
+        cost = self.cost(unit)
+        if not pinned and self.used + cost > self.limit:
+            for slot, b in unit:
+                self.skipped.append({**b, "slot": slot, "tokens": count_tokens(render_block(slot, b)),
+                                     "reason": "did not fit the token budget"})
+            return False
+        for slot, b in unit:
+            self.packet[slot].append(b)
+            if b.get("memory_id") is not None:
+                self.placed.add(b["memory_id"])
+        self.used += cost
+        return True
+
+
+def _task_block(task: dict | None) -> dict | None:
+    if not task:
+        return None
+    parts = [f"Goal: {task.get('goal', '')}".strip()]
+    if task.get("state"):
+        parts.append(f"State: {task['state']}")
+    return {"memory_id": None, "kind": "task", "key": None, "revision": None, "status": "active",
+            "text": " | ".join(parts), "source": {"kind": "request", "ref": ""}, "score": 1.0,
+            "reason": PINNED_REASON.format(why="the current task")}
+
+
+def _units(hits: list[Hit], slot: str, reason_of, by_call: dict[str, list[Hit]]) -> list[list[tuple[str, dict]]]:
+    """Blocks as packing units: a hit with a call_id brings every turn of that call into the same unit."""
+    units = []
+    for hit in hits:
+        members = by_call.get(hit.row.get("call_id") or "", [hit]) if hit.row.get("call_id") else [hit]
+        units.append([(slot, block(m, slot, reason_of(m))) for m in members])
+    return units
+
+
+def pack(state: RecallState, limit: int) -> tuple[dict, int]:
+    """Fill the slots; returns (packet, used tokens). Raises PinnedOverBudget."""
+    p = Packer(limit)
+    pool = {h.id: h for h in list(state.hits.values()) + state.recent}
+    by_call: dict[str, list[Hit]] = {}
+    for hit in sorted(pool.values(), key=lambda h: (h.row.get("occurred_at") is None, h.row.get("occurred_at"), h.id)):
+        if hit.row.get("call_id"):
+            by_call.setdefault(hit.row["call_id"], []).append(hit)
+
+    task = _task_block(state.task)
+    if task:
+        p.add([("task", task)], pinned=True)
+    for hit in state.constraints:
+        p.add([("constraints", block(hit, "constraints", PINNED_REASON.format(why="a constraint in force")))],
+              pinned=True)
+    recent_ids = {h.id for h in state.recent}
+    pending = [hs for hs in by_call.values() if _is_pending(hs, state.session, recent_ids)]
+    for hs in pending:
+        p.add([("recent", block(h, "recent", PINNED_REASON.format(why="a tool call waiting for its result")))
+               for h in hs], pinned=True)
+    if p.used > limit:
+        raise PinnedOverBudget(needed=p.used, budget=limit)
+
+    evidence = [h for h in state.evidence if h.id not in {r.id for r in state.recent}]
+    external = [h for h in evidence if _is_external(h)]
+    evidence = [h for h in evidence if not _is_external(h)][: state.k]
+    optional = {
+        "negative": _units(state.negative, "negative", lambda h: "superseded: no longer in force", {}),
+        "preferences": _units(state.preferences, "preferences", lambda h: "a preference in force", {}),
+        "recent": _units(list(reversed(state.recent)), "recent", lambda h: "recent turn", by_call),
+        "evidence": _units(evidence, "evidence", _evidence_reason, by_call),
+        "external": _units(external[: state.k], "external", _evidence_reason, by_call),
+    }
+    for slot in OPTIONAL_ORDER:
+        if slot == "relations":
+            for rel in state.relations:
+                p.add([("relations", rel)])
+            continue
+        for unit in optional.get(slot, []):
+            p.add(unit)
+    # Recent turns read in order; the packer took them newest first.
+    p.packet["recent"].sort(key=lambda b: _order_key(pool, b))
+    for dropped in state.dropped:
+        p.skipped.append(dict(dropped))
+    packet = {**p.packet, "skipped": p.skipped}
+    used = count_tokens(render_packet_text(packet))
+    # Token merges across line breaks can make the exact count differ from the sum; trim optional blocks.
+    while used > limit and _drop_last_optional(packet):
+        used = count_tokens(render_packet_text(packet))
+    return packet, used
+
+
+def _order_key(pool: dict[int, Hit], b: dict):
+    hit = pool.get(b.get("memory_id"))
+    at = hit.row.get("occurred_at") if hit else None
+    return (at is None, at, b.get("memory_id") or 0)
+
+
+def _is_pending(hits: list[Hit], session: str, recent_ids: set[int]) -> bool:
+    """A call of this conversation (this session, or the latest turns when no session is named) whose
+    result has not been recorded yet."""
+    roles = {(h.row.get("meta") or {}).get("role") for h in hits}
+    if session:
+        in_session = any(h.row.get("session") == session for h in hits)
+    else:
+        in_session = any(h.id in recent_ids for h in hits)
+    return in_session and "tool_call" in roles and "tool_result" not in roles
+
+
+def _drop_last_optional(packet: dict) -> bool:
+    for slot in reversed(OPTIONAL_ORDER):
+        blocks = packet.get(slot) or []
+        for i in range(len(blocks) - 1, -1, -1):
+            if "pinned" not in blocks[i].get("reason", ""):
+                b = blocks.pop(i)
+                gone = [b]
+                if b.get("call_id"):  # the other half of a call/result pair leaves with it
+                    gone += [x for x in blocks if x.get("call_id") == b["call_id"]]
+                    blocks[:] = [x for x in blocks if x.get("call_id") != b["call_id"]]
+                packet["skipped"].extend({**g, "slot": slot, "reason": "did not fit the token budget"} for g in gone)
+                return True
+    return False

@@ -1,0 +1,188 @@
+"""The read path for a turn: run the stages of a strategy, pack the packet, store the Turn, queue the
+reinforcement. `assemble_context` is what POST /api/v1/context returns; `recall_memories` is /recall."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from governance.embedding import get_embedder
+from governance.errors import InvalidInput, NotFound
+from governance.models import Principal, Scope, Status, Turn, TurnMemory
+from governance.permissions import Action, require
+from governance.recall import adjudicate as adjudicate_mod
+from governance.recall import rank as rank_mod
+from governance.recall import recall as recall_mod
+from governance.recall.eligible import eligible
+from governance.recall.pack import pack
+from governance.recall.reinforce import queue_reinforcement
+from governance.recall.render import render_packet_text
+from governance.recall.state import Hit, RecallState
+from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
+from governance.recall.tokens import counter_name
+
+MAX_QUERY_CHARS = 4000
+MAX_BUDGET = 200_000
+MAX_K = 100
+BAD_STRATEGY = f"strategy must be one of: {', '.join(STRATEGIES)}."
+BAD_BUDGET = f"budget_tokens is a whole number from 1 to {MAX_BUDGET}."
+BAD_QUERY = f"query is a non-empty text of at most {MAX_QUERY_CHARS} characters."
+BAD_K = f"k is a whole number from 1 to {MAX_K}."
+BAD_TASK = "task is an object with a text `goal` and optionally `state` and `type`."
+BAD_AS_OF = "as_of is a date-time with a time zone, not in the future."
+
+
+def _resolve_scope(scope: Scope | str) -> Scope:
+    if isinstance(scope, Scope):
+        return scope
+    found = Scope.objects.filter(path=str(scope).strip().strip("/")).first()
+    if found is None:
+        raise NotFound()
+    return found
+
+
+def _validate(query, strategy, as_of, task=None) -> None:
+    if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(BAD_QUERY, field="query")
+    if strategy not in STRATEGIES:
+        raise InvalidInput(BAD_STRATEGY, field="strategy")
+    if as_of is not None and (not isinstance(as_of, datetime) or as_of.tzinfo is None
+                              or as_of > timezone.now() + timedelta(minutes=5)):
+        raise InvalidInput(BAD_AS_OF, field="as_of")
+    if task is not None:
+        ok = isinstance(task, dict) and isinstance(task.get("goal", ""), str) and all(
+            isinstance(task.get(f, ""), str) for f in ("state", "type"))
+        if not ok:
+            raise InvalidInput(BAD_TASK, field="task")
+
+
+def _run_stages(state: RecallState) -> None:
+    if VECTOR in state.stages:
+        state.run("embed", _embed)
+    state.run("eligible", eligible)
+    if VECTOR in state.stages:
+        state.run("vector", recall_mod.vector_stage)
+    if LEXICAL in state.stages:
+        state.run("lexical", recall_mod.lexical_stage)
+    if RECENT in state.stages:
+        state.run("recent", recall_mod.recent_stage)
+    if KEYED in state.stages:
+        state.run("keyed", recall_mod.keyed_stage)
+    state.run("fuse", recall_mod.fuse_stage)
+    if ADJUDICATE in state.stages:
+        state.run("adjudicate", adjudicate_mod.adjudicate)
+    state.run("rank", rank_mod.rank)
+
+
+def _embed(state: RecallState) -> tuple[int, int]:
+    state.query_vector = get_embedder().embed_query(state.query)
+    return 1, 1
+
+
+def _state(principal, scope, query, strategy, as_of, k, session="", task=None) -> RecallState:
+    scope = _resolve_scope(scope)
+    require(principal, scope, Action.ASK_CONTEXT)
+    return RecallState(
+        principal=principal, scope=scope, query=query, stages=STRATEGIES[strategy], at=as_of or timezone.now(),
+        as_of=as_of, k=k, session=session or "", task=task, task_type=(task or {}).get("type", "") or "",
+    )
+
+
+def result_item(hit: Hit) -> dict:
+    row = hit.row
+    return {
+        "memory_id": hit.id, "text": row["text"], "kind": row["kind"], "key": row["key"],
+        "revision": row["revision"], "status": row["status"],
+        "source": {"kind": row["source_kind"], "ref": row["source_ref"]},
+        "score": round(hit.score, 6),
+        "scores": {
+            "semantic": None if hit.semantic is None else round(hit.semantic, 6),
+            "lexical": None if hit.lexical is None else round(hit.lexical, 6),
+            "activation": round(hit.activation, 6),
+            "recency": round(hit.recency, 6),
+        },
+    }
+
+
+def recall_memories(
+    *, principal: Principal | None, scope: Scope | str, query: str, k: int = 10, strategy: str = "full",
+    as_of: datetime | None = None,
+) -> list[dict]:
+    """The k best eligible memories for `query` in `scope` (never superseded, retired or forgotten ones)."""
+    _validate(query, strategy, as_of)
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
+        raise InvalidInput(BAD_K, field="k")
+    state = _state(principal, scope, query, strategy, as_of, k)
+    _run_stages(state)
+    hits = state.evidence if state.stages != STRATEGIES["recent"] else list(reversed(state.recent))
+    return [result_item(h) for h in hits if h.row["status"] != Status.SUPERSEDED][:k]
+
+
+def assemble_context(
+    *, principal: Principal | None, scope: Scope | str, query: str, budget_tokens: int, strategy: str = "full",
+    task: dict | None = None, as_of: datetime | None = None, session: str = "", store: bool = True,
+) -> dict:
+    """Assemble, store and return the context packet for one turn (see docs/api.md for the shape)."""
+    _validate(query, strategy, as_of, task)
+    if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
+        raise InvalidInput(BAD_BUDGET, field="budget_tokens")
+    state = _state(principal, scope, query, strategy, as_of, 10, session, task)
+    _run_stages(state)
+    holder: dict = {}
+
+    def _pack(s: RecallState) -> tuple[int, int]:
+        holder["packet"], holder["used"] = pack(s, budget_tokens)
+        n_in = len(s.evidence) + len(s.recent) + len(s.constraints) + len(s.preferences) + len(s.negative)
+        return n_in, sum(len(v) for k, v in holder["packet"].items() if k != "skipped")
+
+    state.run("pack", _pack)
+    packet, used = holder["packet"], holder["used"]
+    result = {
+        "turn_id": None,
+        "packet": packet,
+        "budget": {"limit": budget_tokens, "used": used, "counter": counter_name()},
+        "trace": {"stages": state.trace},
+        "text": render_packet_text(packet),
+    }
+    if store:
+        result["turn_id"] = _store_turn(state, result, strategy, budget_tokens)
+    return result
+
+
+def used_memory_ids(packet: dict) -> list[int]:
+    """Memories the packet presents as usable (not the negative context, not what was skipped)."""
+    return [b["memory_id"] for slot in ("constraints", "recent", "evidence", "preferences", "external")
+            for b in packet.get(slot, []) if b.get("memory_id") is not None]
+
+
+def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) -> int:
+    packet = result["packet"]
+    request = {
+        "scope": state.scope.path, "query": state.query, "budget_tokens": budget, "strategy": strategy,
+        "task": state.task, "as_of": state.as_of.isoformat() if state.as_of else None, "session": state.session,
+    }
+    with transaction.atomic():
+        turn = Turn.objects.create(
+            scope=state.scope, principal=state.principal, session=state.session, query=state.query,
+            strategy=strategy, as_of=state.as_of, request=request, packet=packet, text=result["text"],
+            budget_limit=budget, budget_used=result["budget"]["used"], token_counter=counter_name(),
+            trace=result["trace"],
+        )
+        cited: dict[tuple[int, str], bool] = {}
+        for slot, blocks in packet.items():
+            for b in blocks:
+                memory_id = b.get("memory_id")
+                if memory_id is None or not isinstance(memory_id, int):
+                    continue
+                real_slot = b.get("slot", slot) if slot == "skipped" else slot
+                cited.setdefault((memory_id, real_slot), slot != "skipped")
+        TurnMemory.objects.bulk_create(
+            [TurnMemory(turn=turn, memory_id=m, slot=s, included=inc) for (m, s), inc in cited.items()],
+            ignore_conflicts=True,
+        )
+        queue_reinforcement(turn_id=turn.pk, memory_ids=used_memory_ids(packet), at=state.at)
+    return turn.pk
+
+

@@ -1,0 +1,159 @@
+"""Stage 2, recall: candidate lists from each path (pgvector similarity, full text/trigram, the latest
+turns, keyed facts in force), fused with reciprocal rank fusion, then fetched in one query that applies
+the eligibility predicate again, so what is presented is what the database says right now."""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+
+from governance import activation
+from governance.models import Kind, Status
+from governance.recall import search, vector
+from governance.recall.state import Hit, RecallState
+from governance.recall.strategies import LEXICAL, VECTOR
+
+# RRF: score = Σ w / (K + rank). K=60 is the usual constant; it keeps one path's top hit from
+# drowning the other path. Weights tuned on tests/data/retrieval (see docs/api.md).
+RRF_K = 60
+PATH_WEIGHTS = {VECTOR: 1.0, LEXICAL: 0.8}
+CANDIDATES_PER_PATH = 50
+RECENT_TURNS = 8
+KEYED_LIMIT = 200
+CONSTRAINT_KINDS = (Kind.CONVENTION, Kind.STAGE_FACT, Kind.SEMANTIC, Kind.METHOD)
+
+COLUMNS = (
+    "m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
+    " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
+    " nlevel(s.tree) AS depth"
+)
+
+
+def _rows(cursor) -> list[dict]:
+    names = [c.name for c in cursor.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    for row in rows:
+        # Django leaves jsonb undecoded on raw cursors.
+        if isinstance(row.get("meta"), str):
+            row["meta"] = json.loads(row["meta"])
+    return rows
+
+
+def fetch(state: RecallState, ids: list[int], *, statuses: tuple[str, ...] | None = None) -> dict[int, dict]:
+    """Rows of the given ids that are still eligible, with their activation at the request time."""
+    if not ids:
+        return {}
+    where, params = state.eligibility.where("m", statuses)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
+            " FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id"
+            f" WHERE m.id = ANY(%s) AND {where}",
+            [state.at, list(ids), *params],
+        )
+        return {row["id"]: row for row in _rows(cursor)}
+
+
+def _select(state: RecallState, extra_where: str, extra_params: list, order: str, limit: int,
+            statuses: tuple[str, ...] | None = None) -> list[dict]:
+    where, params = state.eligibility.where("m", statuses)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
+            " FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id"
+            f" WHERE {where} AND {extra_where} ORDER BY {order} LIMIT %s",
+            [state.at, *params, *extra_params, limit],
+        )
+        return _rows(cursor)
+
+
+def vector_stage(state: RecallState) -> tuple[int, int]:
+    if state.query_vector is None:
+        state.lists[VECTOR] = []
+        return 0, 0
+    limit = max(CANDIDATES_PER_PATH, state.k)
+    state.lists[VECTOR] = vector.nearest(state.eligibility, state.query_vector, limit, mode=state.vector_mode)
+    return 1, len(state.lists[VECTOR])
+
+
+def lexical_stage(state: RecallState) -> tuple[int, int]:
+    state.lists[LEXICAL] = search.keyword_search(state.eligibility, state.query, max(CANDIDATES_PER_PATH, state.k))
+    return 1, len(state.lists[LEXICAL])
+
+
+def recent_stage(state: RecallState) -> tuple[int, int]:
+    """The latest turns of this session (or of the scope when no session is given), oldest first."""
+    extra, params = "m.kind = %s AND m.status = %s", [Kind.EPISODIC, Status.ACTIVE]
+    if state.session:
+        extra += " AND m.session = %s"
+        params.append(state.session)
+    rows = _select(state, extra, params, "m.occurred_at DESC NULLS LAST, m.id DESC", RECENT_TURNS)
+    state.recent = [Hit(id=r["id"], row=r, paths={"recent"}) for r in reversed(rows)]
+    return 1, len(state.recent)
+
+
+def keyed_stage(state: RecallState) -> tuple[int, int]:
+    """Facts in force: active keyed memories, conventions and preferences of the visible scopes. Where a
+    key is set at several levels, the narrowest scope wins and the others are listed as overridden."""
+    rows = _select(
+        state,
+        "(m.key IS NOT NULL OR m.kind = ANY(%s))",
+        [[Kind.CONVENTION, Kind.PREFERENCE, Kind.STAGE_FACT]],
+        "nlevel(s.tree) DESC, m.importance DESC, m.id DESC",
+        KEYED_LIMIT,
+        statuses=(Status.ACTIVE,),
+    )
+    seen_keys: dict[str, int] = {}
+    for row in rows:
+        hit = Hit(id=row["id"], row=row, paths={"keyed"}, activation=float(row["activation"]))
+        if row["key"] is not None:
+            if row["key"] in seen_keys:
+                state.dropped.append({"memory_id": row["id"], "slot": "constraints",
+                                      "reason": f"overridden by memory {seen_keys[row['key']]} in a narrower scope"})
+                continue
+            seen_keys[row["key"]] = row["id"]
+        if row["kind"] == Kind.PREFERENCE:
+            state.preferences.append(hit)
+        elif row["kind"] in CONSTRAINT_KINDS or row["key"] is not None:
+            state.constraints.append(hit)
+    return len(rows), len(state.constraints) + len(state.preferences)
+
+
+def fuse_stage(state: RecallState) -> tuple[int, int]:
+    """Reciprocal rank fusion of the search paths, then one fetch of the fused top rows."""
+    fused: dict[int, float] = {}
+    scores: dict[int, dict[str, float]] = {}
+    for path, ranked in state.lists.items():
+        weight = PATH_WEIGHTS.get(path, 1.0)
+        for rank, (memory_id, score) in enumerate(ranked, start=1):
+            fused[memory_id] = fused.get(memory_id, 0.0) + weight / (RRF_K + rank)
+            scores.setdefault(memory_id, {})[path] = score
+    top = sorted(fused, key=lambda i: (-fused[i], i))[: max(CANDIDATES_PER_PATH, state.k * 3)]
+    rows = fetch(state, top)
+    best = max(fused.values(), default=1.0)
+    for memory_id in top:
+        row = rows.get(memory_id)
+        if row is None:  # changed status between the search and the fetch: the fetch wins
+            continue
+        got = scores[memory_id]
+        state.hits[memory_id] = Hit(
+            id=memory_id, row=row, semantic=got.get(VECTOR), lexical=got.get(LEXICAL),
+            fused=fused[memory_id] / best, activation=float(row["activation"]), paths=set(got),
+        )
+    _add_call_partners(state)
+    return sum(len(v) for v in state.lists.values()), len(state.hits)
+
+
+def _add_call_partners(state: RecallState) -> None:
+    """A tool call and its result travel together: fetch the other half of every pair we hold."""
+    held = list(state.hits.values()) + state.recent
+    call_ids = sorted({h.row["call_id"] for h in held if h.row.get("call_id")})
+    if not call_ids:
+        return
+    known = {h.id for h in held}
+    rows = _select(state, "m.call_id = ANY(%s)", [call_ids], "m.occurred_at, m.id", 4 * len(call_ids))
+    for row in rows:
+        if row["id"] not in known:
+            partner = Hit(id=row["id"], row=row, paths={"call_partner"}, activation=float(row["activation"]))
+            state.hits[row["id"]] = partner

@@ -1,0 +1,30 @@
+"""Stage 6, reinforce: the memories a packet used are reinforced after the response, by a Celery task
+queued when the turn's transaction commits (a rolled-back request reinforces nothing)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+RECALL_WEIGHT = 0.3  # a use counts less than a reviewer's boost (0.5)
+
+
+def queue_reinforcement(*, turn_id: int | None, memory_ids: list[int], at: datetime) -> int:
+    if not memory_ids:
+        return 0
+    ids = sorted(set(memory_ids))
+
+    def send() -> None:
+        from governance.recall.tasks import reinforce_used_memories
+
+        try:
+            reinforce_used_memories.delay(turn_id=turn_id, memory_ids=ids, at=at.isoformat())
+        except Exception:  # broker down: losing one reinforcement is acceptable, failing the turn is not
+            logger.warning("could not queue reinforcement for turn %s", turn_id, exc_info=True)
+
+    transaction.on_commit(send)
+    return len(ids)

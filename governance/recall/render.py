@@ -1,0 +1,62 @@
+"""The packet as text for the model. Rendered only from the packet's blocks, so a packet whose blocks
+were redacted (a hard forget) renders again without the forgotten text."""
+
+from __future__ import annotations
+
+SLOTS: tuple[tuple[str, str], ...] = (
+    ("task", "Current task"),
+    ("constraints", "Constraints in force"),
+    ("negative", "No longer in force"),
+    ("preferences", "Preferences"),
+    ("recent", "Recent interaction"),
+    ("evidence", "Evidence"),
+    ("relations", "Relations"),
+    ("external", "External evidence"),
+)
+SLOT_NAMES = tuple(name for name, _ in SLOTS)
+UNCONFIRMED = "unconfirmed {status}, not a confirmed fact"
+
+
+def _one_line(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def render_block(slot: str, block: dict) -> str:
+    text = _one_line(block.get("text", ""))
+    if slot == "constraints" and block.get("key"):
+        return f"- {text} [{block['key']} r{block.get('revision', 1)}]"
+    if slot == "negative":
+        line = f"- NO LONGER IN FORCE: {text}"
+        replaced = block.get("replaced_by")
+        if replaced:
+            line += f" → replaced by: {_one_line(replaced.get('text', ''))}"
+        return line
+    if slot == "recent":
+        who = block.get("role") or block.get("source", {}).get("kind", "")
+        if block.get("call_id"):
+            who = f"{who} {block['call_id']}"
+        return f"- {who}: {text}"
+    if slot == "external":
+        ref = block.get("source", {}).get("ref")
+        return f"- {text}" + (f" (source: {ref})" if ref else "")
+    line = f"- {text}"
+    if block.get("status") not in (None, "active"):
+        line += f" ({UNCONFIRMED.format(status=block['status'])})"
+    if block.get("call_id") and slot == "evidence":
+        line = f"- {block.get('role', 'tool')} {block['call_id']}: {text}"
+    return line
+
+
+def slot_header(slot: str) -> str:
+    return f"## {dict(SLOTS)[slot]}"
+
+
+def render_packet_text(packet: dict) -> str:
+    lines: list[str] = []
+    for slot, _title in SLOTS:
+        blocks = packet.get(slot) or []
+        if not blocks:
+            continue
+        lines.append(slot_header(slot))
+        lines.extend(render_block(slot, block) for block in blocks)
+    return "\n".join(lines)

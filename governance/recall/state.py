@@ -1,0 +1,72 @@
+"""What flows through the stages of one recall or context request, and the per-stage trace."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from governance.models import Principal, Scope
+
+
+@dataclass
+class Hit:
+    """One memory as the pipeline sees it: its row, the scores each path gave it and where it goes."""
+
+    id: int
+    row: dict
+    semantic: float | None = None
+    lexical: float | None = None
+    fused: float = 0.0
+    activation: float = 0.0
+    recency: float = 0.0
+    score: float = 0.0
+    paths: set[str] = field(default_factory=set)
+    flags: list[str] = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        # Row columns read like attributes (hit.status, hit.key) without copying them onto the hit.
+        row = self.__dict__.get("row")
+        if row is not None and name in row:
+            return row[name]
+        raise AttributeError(name)
+
+
+@dataclass
+class RecallState:
+    principal: Principal | None
+    scope: Scope
+    query: str
+    stages: frozenset[str]
+    at: datetime
+    as_of: datetime | None = None
+    k: int = 10
+    session: str = ""
+    task: dict | None = None
+    task_type: str = ""
+    query_vector: Any = None
+    eligibility: Any = None
+    vector_mode: str = "auto"
+    # Ranked lists from each recall path (memory ids), then the fetched hits by id.
+    lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    hits: dict[int, Hit] = field(default_factory=dict)
+    evidence: list[Hit] = field(default_factory=list)
+    recent: list[Hit] = field(default_factory=list)
+    constraints: list[Hit] = field(default_factory=list)
+    preferences: list[Hit] = field(default_factory=list)
+    external: list[Hit] = field(default_factory=list)
+    negative: list[Hit] = field(default_factory=list)
+    relations: list[dict] = field(default_factory=list)
+    dropped: list[dict] = field(default_factory=list)
+    trace: list[dict] = field(default_factory=list)
+
+    def run(self, name: str, fn: Callable[["RecallState"], tuple[int, int] | None]) -> None:
+        """Run one stage and record its time and how many items went in and came out."""
+        start = time.perf_counter()
+        counts = fn(self) or (0, 0)
+        self.trace.append(
+            {"name": name, "ms": round((time.perf_counter() - start) * 1000, 3), "in": counts[0], "out": counts[1]}
+        )

@@ -1,0 +1,28 @@
+"""The ablations of DESIGN.md as sets of stages: every strategy runs the same pipeline with some stages
+switched off, so a comparison between them measures the stages and nothing else.
+
+- recent: only the latest turns of the session (no memory at all: the baseline).
+- vector: dense similarity only, ranked by similarity.
+- structured_vector: + keyed facts in force and adjudication (supersedes → negative context).
+- temporal: + activation and recency in the ranking.
+- full: + lexical (full-text/trigram) search fused with the vector list, recent turns, relations.
+"""
+
+from __future__ import annotations
+
+VECTOR = "vector"
+LEXICAL = "lexical"
+RECENT = "recent"
+KEYED = "keyed"
+ADJUDICATE = "adjudicate"
+ACTIVATION = "activation"
+RELATIONS = "relations"
+
+STRATEGIES: dict[str, frozenset[str]] = {
+    "recent": frozenset({RECENT}),
+    "vector": frozenset({VECTOR}),
+    "structured_vector": frozenset({VECTOR, KEYED, ADJUDICATE}),
+    "temporal": frozenset({VECTOR, KEYED, ADJUDICATE, ACTIVATION, RECENT}),
+    "full": frozenset({VECTOR, LEXICAL, RECENT, KEYED, ADJUDICATE, ACTIVATION, RELATIONS}),
+}
+DEFAULT_STRATEGY = "full"

@@ -1,0 +1,96 @@
+"""Ingesting an interaction: episodic memories per turn (keeping ref and the tool call/result pairing)
+and candidate memories found by the extractor, in one transaction."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from governance.errors import InvalidInput
+from governance.extraction import Extractor, get_extractor
+from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind
+from governance.services.memory import MemoryInput, memory_record_batch
+
+ROLES = {
+    "user": SourceKind.USER,
+    "assistant": SourceKind.ASSISTANT,
+    "system": SourceKind.ASSISTANT,
+    "tool_call": SourceKind.ASSISTANT,
+    "tool_result": SourceKind.TOOL_RESULT,
+    "tool": SourceKind.TOOL_RESULT,
+}
+MAX_TURNS = 200
+BAD_ROLE = f"role must be one of: {', '.join(ROLES)}."
+NO_TURNS = f"An event has 1 to {MAX_TURNS} turns."
+EMPTY_CONTENT = "Every turn needs a non-empty content."
+CALL_NEEDS_ID = "A tool_call or tool_result turn needs a call_id that pairs the call with its result."
+
+
+def _validate(turns: list[dict]) -> None:
+    if not isinstance(turns, list) or not 1 <= len(turns) <= MAX_TURNS:
+        raise InvalidInput(NO_TURNS, field="turns")
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, dict) or turn.get("role") not in ROLES:
+            raise InvalidInput(BAD_ROLE, field=f"turns[{i}].role")
+        if not isinstance(turn.get("content"), str) or not turn["content"].strip():
+            raise InvalidInput(EMPTY_CONTENT, field=f"turns[{i}].content")
+        if turn["role"] in ("tool_call", "tool_result", "tool") and not turn.get("call_id"):
+            raise InvalidInput(CALL_NEEDS_ID, field=f"turns[{i}].call_id")
+
+
+def event_ingest(
+    *, scope: Scope, session: str, at: datetime | None, turns: list[dict], actor: Principal | None,
+    extractor: Extractor | None = None,
+) -> list[Memory]:
+    """Record one interaction. A turn already stored (same scope, session and ref) is not stored again,
+    so re-sending or re-importing an interaction adds nothing. Returns the memories created."""
+    _validate(turns)
+    at = at or timezone.now()
+    refs = [t.get("ref") for t in turns if t.get("ref")]
+    with transaction.atomic():
+        seen = set(
+            Memory.objects.filter(scope=scope, session=session or "", kind=Kind.EPISODIC, source_ref__in=refs)
+            .values_list("source_ref", flat=True)
+        ) if refs else set()
+        fresh = [t for t in turns if not (t.get("ref") and t["ref"] in seen)]
+        if not fresh:
+            return []
+        items = []
+        for i, turn in enumerate(fresh):
+            role = "tool_result" if turn["role"] == "tool" else turn["role"]
+            items.append(MemoryInput(
+                scope=scope, kind=Kind.EPISODIC, text=turn["content"], source_kind=ROLES[turn["role"]],
+                source_ref=turn.get("ref") or "", session=session or "", speaker=turn.get("speaker") or "",
+                call_id=turn.get("call_id") or "",
+                # Turns of one event keep their order even when they share a timestamp.
+                occurred_at=(turn.get("at") or at) + timedelta(microseconds=i),
+                meta={"role": role},
+            ))
+        extractor = extractor or get_extractor()
+        found = extractor.extract(fresh)
+        candidates = [
+            MemoryInput(scope=scope, kind=e.kind, text=e.text, source_kind=SourceKind.USER,
+                        source_ref=e.meta.get("from_ref", ""), session=session or "", status="candidate",
+                        confidence=e.confidence, occurred_at=at, key=e.key,
+                        meta={**e.meta, "extracted_by": extractor.name, "rule": e.rule})
+            for e in found
+        ]
+        created = memory_record_batch(items=items + candidates, actor=actor)
+        _link_candidates(created[: len(items)], created[len(items):], actor)
+        return created
+
+
+def _link_candidates(episodes: list[Memory], candidates: list[Memory], actor: Principal | None) -> None:
+    """Each candidate is derived_from the turn it was read from (provenance for reviewers)."""
+    by_ref = {m.source_ref: m for m in episodes if m.source_ref}
+    links = []
+    for cand in candidates:
+        origin = by_ref.get(cand.meta.get("from_ref") or "")
+        if origin is None:
+            origin = next((m for m in episodes if m.source_kind == SourceKind.USER and cand.text in m.text), None)
+        if origin is not None:
+            links.append(Relation(source=cand, target=origin, kind=RelationKind.DERIVED_FROM, actor=actor,
+                                  reason="extracted from this turn"))
+    Relation.objects.bulk_create(links, ignore_conflicts=True)
