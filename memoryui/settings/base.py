@@ -152,6 +152,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "memoryui.staticfinders.PlotlyFinder",  # plotly.js from the plotly package, no copy in the repo
+]
 
 LOGGING = {
     "version": 1,

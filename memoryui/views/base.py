@@ -1,0 +1,88 @@
+"""What every dashboard page shares: sign-in, the acting principal, the user's time zone, the focused
+scope, and domain errors rendered as a page with their 4xx status (never a 500 for bad input)."""
+
+from __future__ import annotations
+
+import functools
+import zoneinfo
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils import timezone
+
+from governance.errors import DomainError
+from governance.selectors import dashboard as sel
+from governance.services.principal import principal_for_user
+
+TZ_COOKIE = "tz"
+
+
+def activate_user_timezone(request: HttpRequest) -> None:
+    """Times are shown in the browser's zone (static/js/common.js stores it in a cookie); UTC until known."""
+    name = request.COOKIES.get(TZ_COOKIE, "")
+    try:
+        timezone.activate(zoneinfo.ZoneInfo(name)) if name else timezone.deactivate()
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        timezone.deactivate()
+
+
+def dashboard_view(json: bool = False):
+    """Wrap a view: sign-in required, `request.principal` and `request.scope` set, errors rendered."""
+
+    def wrap(view):
+        @login_required
+        @functools.wraps(view)
+        def inner(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            activate_user_timezone(request)
+            request.principal = principal_for_user(request.user)
+            try:
+                request.scope = sel.scope_for_path(request.principal, request.GET.get("scope"))
+                return view(request, *args, **kwargs)
+            except DomainError as exc:
+                if json:
+                    return JsonResponse(exc.as_dict(), status=exc.status)
+                return render_error(request, exc)
+
+        return inner
+
+    return wrap
+
+
+def render_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
+    template = "dashboard/_error.html" if getattr(request, "htmx", False) else "dashboard/error.html"
+    return render(request, template, {"error": exc, **nav_context(request)}, status=exc.status)
+
+
+def scope_query(request: HttpRequest, **extra) -> str:
+    """The query string that keeps the focused scope on links between pages."""
+    params = {"scope": request.scope.path} if getattr(request, "scope", None) else {}
+    params.update({k: v for k, v in extra.items() if v not in (None, "")})
+    return ("?" + urlencode(params)) if params else ""
+
+
+def nav_context(request: HttpRequest) -> dict:
+    principal = getattr(request, "principal", None)
+    return {
+        "scope": getattr(request, "scope", None),
+        "scope_qs": scope_query(request) if principal else "",
+        "scopes": sel.scope_tree(principal) if principal else [],
+    }
+
+
+def page(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
+    return render(request, template, {**nav_context(request), **context}, status=status)
+
+
+def page_links(request: HttpRequest, page_obj) -> dict:
+    """Previous/next links that keep every current filter."""
+    params = request.GET.copy()
+    links = {}
+    if page_obj.has_previous():
+        params["page"] = page_obj.previous_page_number()
+        links["prev"] = "?" + params.urlencode()
+    if page_obj.has_next():
+        params["page"] = page_obj.next_page_number()
+        links["next"] = "?" + params.urlencode()
+    return links

@@ -1,0 +1,106 @@
+"""Governance: grants per scope (and who may change them), the audit log with the chain's state, and the
+propagation of recent changes to each derived store."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.cache import cache
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from governance.errors import DomainError, InvalidInput
+from governance.models import ROLE_RANK, AuditEvent, Principal, Role, Scope
+from governance.permissions import Action
+from governance.selectors import dashboard as sel
+from governance.services.audit import audit_verify_chain
+from governance.services.principal import grant_add, grant_revoke
+from memoryui.views.base import dashboard_view, page, page_links, scope_query
+
+UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
+UNKNOWN_SCOPE = "Choose one of the scopes you own."
+BAD_GRANT_ID = "grant is a whole number."
+VERIFY_CACHE_SECONDS = 600
+
+
+def _audit_filters(request) -> sel.AuditFilters:
+    g = request.GET
+    return sel.AuditFilters(action=g.get("action", "")[:50], actor=g.get("actor", "")[:150],
+                            target=g.get("target", "")[:64])
+
+
+def _grant_rows(request, roles: sel.MyRoles) -> list[dict]:
+    rows = []
+    for grant in sel.grants_in(request.principal, request.scope):
+        may_revoke = roles.can(grant.scope, Action.MANAGE_GRANTS) and ROLE_RANK[Role(grant.role)] <= roles.rank(grant.scope)
+        rows.append({"grant": grant, "may_revoke": may_revoke})
+    return rows
+
+
+@dashboard_view()
+def governance(request):
+    return _render(request)
+
+
+def _render(request, error: DomainError | None = None, status: int = 200):
+    roles = sel.MyRoles.of(request.principal)
+    scopes = sel.visible_scopes(request.principal, request.scope).order_by("path")
+    owned = [s for s in scopes if roles.can(s, Action.MANAGE_GRANTS)]
+    filters = _audit_filters(request)
+    audit = sel.audit_page(request.principal, request.scope, filters, request.GET.get("page", 1))
+    context = {
+        "grants": _grant_rows(request, roles), "owned_scopes": owned,
+        "grantable_roles": [r for r in Role if owned and ROLE_RANK[r] <= max(roles.rank(s) for s in owned)],
+        "audit": audit, "links": page_links(request, audit), "filters": filters, "actions": sel.audit_actions(),
+        "propagation": sel.recent_propagation(request.principal, request.scope), "error": error,
+        "nav": "governance",
+    }
+    if request.htmx and request.htmx.target == "audit-log":
+        return page(request, "dashboard/governance/_audit.html", context, status=status)
+    return page(request, "dashboard/governance/index.html", context, status=status)
+
+
+@dashboard_view()
+def audit_verify(request):
+    """The chain's state, verified at most once per new event (walking it costs time on a long log)."""
+    last = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    key = f"dash:audit-verify:{last}"
+    report = cache.get(key)
+    if report is None:
+        result = audit_verify_chain()
+        report = {"ok": result.ok, "checked": result.checked, "first_bad_id": result.first_bad_id,
+                  "problem": result.problem, "last": last}
+        cache.set(key, report, VERIFY_CACHE_SECONDS)
+    return page(request, "dashboard/governance/_verify.html", {"report": report})
+
+
+@require_POST
+@dashboard_view()
+def grant_create(request):
+    try:
+        name = request.POST.get("principal", "").strip()
+        principal = Principal.objects.filter(name=name).first()
+        if principal is None:
+            raise InvalidInput(UNKNOWN_PRINCIPAL, field="principal")
+        scope = Scope.objects.filter(path=request.POST.get("grant_scope", "")).first()
+        if scope is None:
+            raise InvalidInput(UNKNOWN_SCOPE, field="grant_scope")
+        grant_add(principal=principal, scope=scope, role=request.POST.get("role", ""), actor=request.principal)
+    except DomainError as exc:
+        return _render(request, error=exc, status=exc.status)
+    messages.success(request, f"Granted {request.POST.get('role')} on {scope.path} to {principal.name}.")
+    return redirect("/governance/" + scope_query(request))
+
+
+@require_POST
+@dashboard_view()
+def grant_delete(request):
+    try:
+        try:
+            grant_id = int(request.POST.get("grant", ""))
+        except ValueError as exc:
+            raise InvalidInput(BAD_GRANT_ID, field="grant") from exc
+        grant_revoke(grant_id=grant_id, actor=request.principal, reason=request.POST.get("reason", "").strip())
+    except DomainError as exc:
+        return _render(request, error=exc, status=exc.status)
+    messages.success(request, "Grant revoked.")
+    return redirect("/governance/" + scope_query(request))

@@ -1,0 +1,23 @@
+"""Overview: what is in memory here, what waits for people, whether propagation keeps up."""
+
+from __future__ import annotations
+
+from django.http import JsonResponse
+
+from governance.selectors import dashboard as sel
+from memoryui.views.base import dashboard_view, page
+
+
+@dashboard_view()
+def overview(request):
+    return page(request, "dashboard/overview.html", {
+        "counts": sel.overview_counts(request.principal, request.scope),
+        "health": sel.propagation_health(),
+        "recent": sel.recent_audit(request.principal, request.scope),
+        "nav": "overview",
+    })
+
+
+@dashboard_view(json=True)
+def activation_histogram_json(request):
+    return JsonResponse(sel.activation_histogram(request.principal, request.scope))

@@ -1,0 +1,134 @@
+"""Turns: the stored context packets, one turn by slot, its diff with the previous turn, and a replay."""
+
+from __future__ import annotations
+
+from django.views.decorators.http import require_POST
+
+from governance.errors import DomainError
+from governance.models import Status
+from governance.selectors import dashboard as sel
+from memoryui.views.base import dashboard_view, page, page_links
+
+SLOTS = [
+    ("task", "Current task"),
+    ("constraints", "Constraints in force"),
+    ("recent", "Recent interaction"),
+    ("evidence", "Evidence"),
+    ("preferences", "Preferences"),
+    ("relations", "Relations"),
+    ("external", "External evidence"),
+    ("negative", "Negative context (no longer in force)"),
+]
+REPLAY_UNAVAILABLE = "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
+FORGOTTEN_TEXT = "(forgotten since this turn; the text is not shown)"
+
+
+def _blocks(packet: dict, slot: str) -> list[dict]:
+    value = (packet or {}).get(slot) or []
+    return [b for b in value if isinstance(b, dict)] if isinstance(value, list) else []
+
+
+def _block_key(block: dict) -> str:
+    return f"m{block['memory_id']}" if block.get("memory_id") else f"t{hash(block.get('text', ''))}"
+
+
+def annotate(packet: dict) -> dict:
+    """The packet's slots, each block with today's status of its memory; a forgotten memory's text is
+    withheld even though the stored packet may still hold it (the redaction worker may lag)."""
+    ids = {b["memory_id"] for slot, _ in [*SLOTS, ("skipped", "")] for b in _blocks(packet, slot)
+           if isinstance(b.get("memory_id"), int)}
+    states = sel.memory_states(ids)
+    out = {}
+    for slot, _ in [*SLOTS, ("skipped", "")]:
+        rows = []
+        for block in _blocks(packet, slot):
+            state = states.get(block.get("memory_id"))
+            now = state["status"] if state else ("" if not block.get("memory_id") else "deleted")
+            gone = now in (Status.FORGOTTEN, "deleted")
+            rows.append({**block, "status_now": now, "text": FORGOTTEN_TEXT if gone else block.get("text", ""),
+                         "changed": bool(now) and now != block.get("status")})
+        out[slot] = rows
+    return out
+
+
+def diff(old: dict | None, new: dict) -> list[dict]:
+    """Per slot: which blocks came in, which went out, how many stayed (matched by memory id)."""
+    rows = []
+    for slot, label in SLOTS:
+        before = {_block_key(b): b for b in _blocks(old or {}, slot)}
+        after = {_block_key(b): b for b in _blocks(new, slot)}
+        added = [after[k] for k in after if k not in before]
+        removed = [before[k] for k in before if k not in after]
+        if added or removed or before or after:
+            rows.append({"slot": slot, "label": label, "added": added, "removed": removed,
+                         "kept": len(set(after) & set(before))})
+    return rows
+
+
+def _slot_view(packet: dict) -> list[dict]:
+    annotated = annotate(packet)
+    return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
+
+
+@dashboard_view()
+def turn_list(request):
+    session = request.GET.get("session", "")[:200]
+    page_obj = sel.turn_page(request.principal, request.scope, session, request.GET.get("page", 1))
+    return page(request, "dashboard/turns/list.html", {
+        "page_obj": page_obj, "links": page_links(request, page_obj), "session": session, "nav": "turns",
+    })
+
+
+def _budget(turn) -> dict:
+    limit = turn.budget_limit or (turn.packet or {}).get("budget", {}).get("limit", 0) or 0
+    used = turn.budget_used or (turn.packet or {}).get("budget", {}).get("used", 0) or 0
+    return {"limit": limit, "used": used, "pct": round(100 * used / limit, 1) if limit else 0,
+            "counter": turn.token_counter}
+
+
+def _stages(trace: dict) -> list[dict]:
+    stages = [s for s in (trace or {}).get("stages", []) if isinstance(s, dict)]
+    longest = max((float(s.get("ms") or 0) for s in stages), default=0) or 1
+    return [{**s, "pct": round(100 * float(s.get("ms") or 0) / longest, 1)} for s in stages]
+
+
+@dashboard_view()
+def turn_detail(request, turn_id: int):
+    turn = sel.turn_for_reader(request.principal, turn_id)
+    previous = sel.previous_turn(turn)
+    annotated = annotate(turn.packet)
+    return page(request, "dashboard/turns/detail.html", {
+        "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
+        "skipped": annotated["skipped"], "budget": _budget(turn), "stages": _stages(turn.trace),
+        "previous": previous, "diff": diff(annotate(previous.packet), annotated) if previous else [],
+        "nav": "turns",
+    })
+
+
+@require_POST
+@dashboard_view()
+def turn_replay(request, turn_id: int):
+    """Assemble the same request against today's memory, as the viewer (their grants apply), unstored."""
+    turn = sel.turn_for_reader(request.principal, turn_id)
+    context = {"turn": turn}
+    try:
+        from governance.recall import assemble_context
+    except ImportError:
+        context["error"] = REPLAY_UNAVAILABLE
+        return page(request, "dashboard/turns/_replay.html", context, status=503)
+    req = turn.request or {}
+    try:
+        result = assemble_context(
+            principal=request.principal, scope=turn.scope, query=turn.query,
+            budget_tokens=int(req.get("budget_tokens") or turn.budget_limit or 2000),
+            strategy=turn.strategy or "full", task=req.get("task"), session=turn.session, store=False,
+        )
+    except DomainError as exc:
+        context["error"] = exc.message
+        return page(request, "dashboard/turns/_replay.html", context, status=exc.status)
+    packet = result.get("packet", {})
+    context.update({
+        "diff": diff(annotate(turn.packet), annotate(packet)), "slots": _slot_view(packet),
+        "budget": result.get("budget", {}), "trace": _stages(result.get("trace", {})),
+    })
+    return page(request, "dashboard/turns/_replay.html", context)

@@ -1,0 +1,45 @@
+// Shared by every page: the user's time zone for server-rendered times, the scope picker, chart loading.
+(function () {
+  "use strict";
+  var zone = Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  var current = (document.cookie.match(/(?:^|; )tz=([^;]*)/) || [])[1];
+  if (decodeURIComponent(current || "") !== zone) {
+    document.cookie = "tz=" + encodeURIComponent(zone) + "; path=/; max-age=31536000; SameSite=Lax";
+    // Times on this first page were rendered in UTC: reload once so they are in the user's zone.
+    // (Only pages that show times, and only once, so a browser refusing cookies never loops.)
+    if (!current && document.querySelector("time") && !sessionStorage.getItem("tzReloaded")) {
+      sessionStorage.setItem("tzReloaded", "1");
+      window.location.reload();
+    }
+  }
+  document.addEventListener("change", function (event) {
+    var el = event.target;
+    if (el.matches && el.matches("select[data-autosubmit]")) { el.form.submit(); }
+  });
+})();
+
+// Fetch a chart's JSON (the element's data-src) and draw it; a failed fetch says so in the chart box.
+window.dashboardChart = function (id, draw) {
+  var el = document.getElementById(id);
+  if (!el) { return; }
+  fetch(el.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
+    .then(function (res) {
+      if (!res.ok) { el.textContent = res.body.message || "The chart could not be loaded."; return; }
+      draw(el, res.body);
+      el.dataset.ready = "1";
+    })
+    .catch(function () { el.textContent = "The chart could not be loaded."; });
+};
+
+window.dashboardLayout = function (extra) {
+  var base = {
+    margin: { l: 60, r: 20, t: 10, b: 50 }, height: 320, hovermode: "closest",
+    font: { family: "system-ui, sans-serif", size: 12 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fff",
+  };
+  return Object.assign(base, extra || {});
+};
+window.STATUS_COLORS = {
+  active: "#1a7f37", candidate: "#9a6700", proposed: "#0969da", superseded: "#8c959f",
+  retired: "#57606a", forgotten: "#cf222e", rejected: "#a40e26",
+};

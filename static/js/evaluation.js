@@ -1,0 +1,14 @@
+// Evaluation: overall score per strategy and score per category (grouped bars).
+document.addEventListener("DOMContentLoaded", function () {
+  window.dashboardChart("evaluation-chart", function (el, d) {
+    var names = d.rows.map(function (r) { return r.name; });
+    var traces = [{ type: "bar", name: "overall", x: names, y: d.rows.map(function (r) { return r.overall; }) }];
+    d.categories.forEach(function (c, i) {
+      traces.push({ type: "bar", name: c, x: names, y: d.rows.map(function (r) { return r.categories[i]; }) });
+    });
+    Plotly.newPlot(el, traces, window.dashboardLayout({
+      barmode: "group", xaxis: { title: { text: "strategy (ablation)" } },
+      yaxis: { title: { text: "score (0–1)" }, range: [0, 1] }, legend: { orientation: "h" },
+    }), { responsive: true, displaylogo: false });
+  });
+});

@@ -1,0 +1,40 @@
+// Graph: server-laid-out relation graph; nodes coloured by status, symbol by kind; click opens the memory.
+document.addEventListener("DOMContentLoaded", function () {
+  var EDGE = { supersedes: "#8c959f", contradicts: "#cf222e", supports: "#1a7f37", derived_from: "#8250df" };
+  var SYMBOL = { working: "circle", episodic: "circle-open", semantic: "square", preference: "diamond",
+                 convention: "star", method: "triangle-up", stage_fact: "hexagon", external: "cross" };
+  window.dashboardChart("graph-chart", function (el, d) {
+    var summary = document.getElementById("graph-summary");
+    if (!d.nodes.length) { document.getElementById("graph-empty").hidden = false; el.hidden = true; return; }
+    summary.textContent = d.nodes.length + " memories, " + d.edge_count + " relations" +
+      (d.truncated ? " (the most recent ones; narrow the scope to see all)" : "") + ".";
+    var traces = Object.keys(d.edges).map(function (kind) {
+      return { type: "scattergl", mode: "lines", name: kind.replace("_", " "), x: d.edges[kind].x, y: d.edges[kind].y,
+               line: { color: EDGE[kind] || "#999", width: 1 }, hoverinfo: "skip" };
+    });
+    var byStatus = {};
+    d.nodes.forEach(function (n) { (byStatus[n.status] = byStatus[n.status] || []).push(n); });
+    Object.keys(byStatus).forEach(function (status) {
+      var ns = byStatus[status];
+      traces.push({ type: "scattergl", mode: "markers", name: status,
+        x: ns.map(function (n) { return n.x; }), y: ns.map(function (n) { return n.y; }),
+        marker: { size: 9, color: window.STATUS_COLORS[status] || "#444", symbol: ns.map(function (n) { return SYMBOL[n.kind] || "circle"; }),
+                  line: { width: 1, color: "#fff" } },
+        customdata: ns.map(function (n) { return n.url; }),
+        text: ns.map(function (n) { return "<b>" + n.label + "</b> (" + n.kind + ", " + n.status + ")<br>" + n.scope + "<br>" + n.text.replace(/[<>&]/g, ""); }),
+        hovertemplate: "%{text}<extra></extra>" });
+    });
+    Plotly.newPlot(el, traces, window.dashboardLayout({
+      height: 620, dragmode: "pan", showlegend: true, legend: { orientation: "h" },
+      xaxis: { visible: false }, yaxis: { visible: false, scaleanchor: "x" },
+    }), { responsive: true, displaylogo: false, scrollZoom: true });
+    el.on("plotly_click", function (ev) { var p = ev.points[0]; if (p && p.customdata) { window.location = p.customdata; } });
+    // The same memories as a list of links, so the graph can be used from the keyboard.
+    var list = document.getElementById("graph-list");
+    d.nodes.slice(0, 500).forEach(function (n) {
+      var li = document.createElement("li"); var a = document.createElement("a");
+      a.href = n.url; a.textContent = n.label + " (" + n.status + ")"; a.dataset.memory = n.id;
+      li.appendChild(a); list.appendChild(li);
+    });
+  });
+});
