@@ -132,3 +132,25 @@ def can_grant(principal: Principal | None, scope: Scope, role: str) -> bool:
         return True
     roles = roles_at(principal, scope)
     return bool(roles & ACTION_ROLES[Action.MANAGE_GRANTS]) and ROLE_RANK[Role(role)] <= highest_rank(roles)
+
+
+AUDIT_VERIFY_DENIED = "Verifying the audit chain needs the owner role on some scope."
+GROUP_MANAGE_DENIED = (
+    "Changing who belongs to a group (or holds an agent's tokens) needs the owner role over every scope "
+    "where that group or agent holds a role, at that role's rank or above."
+)
+
+
+def can_verify_audit(principal: Principal | None) -> bool:
+    return principal is None or grants_for(principal).filter(role=Role.OWNER).exists()
+
+
+def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
+    """Adding a member to a group hands the member every role of the group, and a token acts with every
+    role of its agent: so it is allowed only to whoever could grant each of those roles directly."""
+    if actor is None:
+        return True
+    held = list(Grant.objects.filter(principal=target).select_related("scope"))
+    if not held:
+        return can_verify_audit(actor)  # nothing to pass on: any owner may organise it
+    return all(can_grant(actor, g.scope, g.role) for g in held)

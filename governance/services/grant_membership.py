@@ -1,0 +1,63 @@
+"""Teams and agent tokens as governed objects: group membership and token issue/revoke, checked by the
+rule in permissions.can_manage_principal (nobody passes on a role they could not grant), and audited."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from governance.errors import InvalidInput, NotFound, PermissionDenied
+from governance.models import ApiToken, Principal, PrincipalKind
+from governance.permissions import GROUP_MANAGE_DENIED, can_manage_principal
+from governance.services.audit import AuditEntry, audit_record
+from governance.services.outbox import outbox_emit
+from governance.services.principal import token_issue, token_revoke
+
+NOT_A_GROUP = "Members can only be added to a principal of kind group."
+GROUP_IN_GROUP = "A group cannot be a member of a group."
+
+
+def _check(actor: Principal | None, target: Principal) -> None:
+    if not can_manage_principal(actor, target):
+        raise PermissionDenied(GROUP_MANAGE_DENIED)
+
+
+def group_member_add(*, group: Principal, member: Principal, actor: Principal | None) -> None:
+    if group.kind != PrincipalKind.GROUP:
+        raise InvalidInput(NOT_A_GROUP, field="group")
+    if member.kind == PrincipalKind.GROUP:
+        raise InvalidInput(GROUP_IN_GROUP, field="member")
+    with transaction.atomic():
+        _check(actor, group)
+        if group.members.filter(pk=member.pk).exists():
+            return
+        member.groups.add(group)
+        audit_record(actor=actor, entry=AuditEntry("group.member_add", "principal", str(group.pk), "", "", "member",
+                                                   "", {"group": group.name, "member": member.name}))
+        outbox_emit(topic="grant.changed", payload={"principal_id": member.pk})
+
+
+def group_member_remove(*, group: Principal, member: Principal, actor: Principal | None, reason: str = "") -> None:
+    with transaction.atomic():
+        _check(actor, group)
+        if not group.members.filter(pk=member.pk).exists():
+            raise NotFound()
+        member.groups.remove(group)
+        audit_record(actor=actor, entry=AuditEntry("group.member_remove", "principal", str(group.pk), "", "member",
+                                                   "", reason, {"group": group.name, "member": member.name}))
+        outbox_emit(topic="grant.changed", payload={"principal_id": member.pk})
+
+
+def agent_token_issue(*, agent: Principal, actor: Principal | None) -> str:
+    """A new token for an agent; the raw key is returned once."""
+    if agent.kind != PrincipalKind.AGENT:
+        raise InvalidInput("Tokens are issued to agents here; people sign in.", field="principal")
+    _check(actor, agent)
+    return token_issue(principal=agent, actor=actor)
+
+
+def agent_token_revoke(*, token_id: int, actor: Principal | None) -> None:
+    token = ApiToken.objects.select_related("principal").filter(pk=token_id).first()
+    if token is None:
+        raise NotFound()
+    _check(actor, token.principal)
+    token_revoke(token_id=token_id, actor=actor)
