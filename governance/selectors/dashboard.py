@@ -430,4 +430,4 @@ def latest_evaluation():
         model = apps.get_model("governance", "EvaluationRun")
     except LookupError:
         return None
-    return model.objects.order_by("-created_at").first()
+    return model.objects.order_by("-created_at", "-pk").first()

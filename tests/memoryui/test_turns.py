@@ -1,0 +1,66 @@
+import pytest
+from django.urls import reverse
+
+from governance.models import Turn
+from governance.services.memory import memory_forget
+from memoryui.views.turns import FORGOTTEN_TEXT
+
+
+def test_turn_list_shows_turns_of_readable_scopes_only(reviewer_client, outsider_client, turn):
+    assert [t.pk for t in reviewer_client.get(reverse("dashboard:turns")).context["page_obj"]] == [turn.pk]
+    assert list(outsider_client.get(reverse("dashboard:turns")).context["page_obj"]) == []
+    assert outsider_client.get(reverse("dashboard:turn", args=[turn.pk])).status_code == 404
+
+
+def test_turn_page_shows_slots_skipped_budget_and_stages(reviewer_client, turn):
+    response = reviewer_client.get(reverse("dashboard:turn", args=[turn.pk]))
+    body = response.content.decode()
+    slots = {s["slot"]: s["blocks"] for s in response.context["slots"]}
+    assert [b["key"] for b in slots["constraints"]] == ["export_format"]
+    assert "keyed fact in force" in body and "over budget" in body
+    assert "no longer in force: Export slides as PDF" in body
+    assert response.context["budget"]["pct"] == 24.0
+    assert [s["name"] for s in response.context["stages"]] == ["eligible", "pack"]
+
+
+def test_turn_page_withholds_text_of_memories_forgotten_since(reviewer_client, turn, history):
+    memory_forget(memory_id=history["episode"].pk, actor=None, reason="asked to")
+    body = reviewer_client.get(reverse("dashboard:turn", args=[turn.pk])).content.decode()
+    assert "make the deck shorter" not in body
+    assert FORGOTTEN_TEXT in body
+
+
+def test_diff_with_the_previous_turn_of_the_session(reviewer_client, turn, history, project_scope):
+    later = Turn.objects.create(
+        scope=project_scope, session="s1", query="again", budget_limit=500, budget_used=50,
+        packet={"constraints": turn.packet["constraints"],
+                "evidence": [{"memory_id": history["proposal"].pk, "text": "dark", "status": "proposed"}]},
+    )
+    response = reviewer_client.get(reverse("dashboard:turn", args=[later.pk]))
+    assert response.context["previous"].pk == turn.pk
+    rows = {d["slot"]: d for d in response.context["diff"]}
+    assert rows["constraints"]["kept"] == 1 and not rows["constraints"]["added"]
+    assert [b["memory_id"] for b in rows["evidence"]["added"]] == [history["proposal"].pk]
+    assert [b["memory_id"] for b in rows["recent"]["removed"]] == [history["episode"].pk]
+
+
+def test_replay_needs_a_post_and_read_rights(reviewer_client, outsider_client, turn):
+    url = reverse("dashboard:turn-replay", args=[turn.pk])
+    assert reviewer_client.get(url).status_code == 405
+    assert outsider_client.post(url).status_code == 404
+
+
+def test_replay_assembles_against_todays_memory(reviewer_client, turn, history):
+    pytest.importorskip("governance.recall", reason="the recall pipeline (issue 3) is not installed")
+    from governance import recall
+
+    if not hasattr(recall, "assemble_context"):
+        pytest.skip("governance.recall.assemble_context is not there yet")
+    memory_forget(memory_id=history["second"].pk, actor=None, reason="asked to")
+    response = reviewer_client.post(reverse("dashboard:turn-replay", args=[turn.pk]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 200, response.content
+    rows = {d["slot"]: d for d in response.context["diff"]}
+    removed = [b["memory_id"] for d in rows.values() for b in d["removed"]]
+    assert history["second"].pk in removed
+    today = [b.get("memory_id") for s in response.context["slots"] for b in s["blocks"]]
+    assert history["second"].pk not in today
