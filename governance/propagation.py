@@ -211,6 +211,15 @@ def render_turn_text(packet: dict) -> str:
     return render_packet_text(packet)
 
 
+def _related_ids(ids: set[int]) -> set[int]:
+    """Memories linked to the forgotten ones: a packet can quote a memory inside another's block (the
+    "replaced by" of a superseded memory) without citing it, so turns citing the neighbours are checked too."""
+    from governance.models import Relation
+
+    rel = Relation.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values_list("source_id", "target_id")
+    return {i for pair in rel for i in pair} - ids
+
+
 def redact_turns(memory_ids: list[int], *, batch_size: int = 200) -> int:
     """Redact the purged memories from every stored turn that cites them and re-render its text."""
     from governance.models import Turn
@@ -219,7 +228,10 @@ def redact_turns(memory_ids: list[int], *, batch_size: int = 200) -> int:
     if not purged:
         return 0
     ids, hashes = set(purged), set(purged.values())
-    turn_ids = list(Turn.objects.filter(cited__memory_id__in=ids).distinct().order_by("pk").values_list("pk", flat=True))
+    turn_ids = list(
+        Turn.objects.filter(cited__memory_id__in=ids | _related_ids(ids)).distinct().order_by("pk")
+        .values_list("pk", flat=True)
+    )
     changed = 0
     for start in range(0, len(turn_ids), batch_size):
         rows = list(Turn.objects.filter(pk__in=turn_ids[start : start + batch_size])
