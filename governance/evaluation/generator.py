@@ -26,16 +26,25 @@ LANGS = ("en", "zh")
 # Tasks per (category, language).
 SUITES: dict[str, int] = {"smoke": 1, "standard": 15, "large": 50}
 UNKNOWN_SUITE = "Unknown suite; choose one of: " + ", ".join(SUITES) + "."
+UNKNOWN_CATEGORY = "Unknown category; choose from: " + ", ".join(CATEGORIES) + "."
 
 
-def generate(name: str = "standard", seed: int = 0, per_cell: int | None = None) -> Suite:
-    """All categories × both languages, `per_cell` tasks each (the suite's size by default)."""
+def generate(
+    name: str = "standard", seed: int = 0, per_cell: int | None = None, categories: tuple[str, ...] | None = None
+) -> Suite:
+    """All categories (or the given ones) × both languages, `per_cell` tasks each (the suite's size by
+    default). A task depends only on (suite, seed, its id), so a subset draws the same tasks as the whole."""
+    unknown = set(categories or ()) - set(CATEGORIES)
+    if unknown:
+        raise ValueError(UNKNOWN_CATEGORY)
     if per_cell is None:
         if name not in SUITES:
             raise ValueError(UNKNOWN_SUITE)
         per_cell = SUITES[name]
     tasks = []
     for category in CATEGORIES:
+        if categories and category not in categories:
+            continue
         for lang in LANGS:
             for i in range(per_cell):
                 tid = f"{category[:4]}-{lang}-{i:03d}"
@@ -221,8 +230,15 @@ def _evidence_attribution(c: _Ctx) -> EvalTask:
                                        source_ref=f"https://docs.example.com/{c.tid}/{j}",
                                        ago_min=c.rng.randint(30, 6 * DAY)))
         label, kind, refs, question = "fact0", "external_document", (f"https://docs.example.com/{c.tid}/0",), facts[0][1]
+    # Near-duplicates of the answer with other numbers, one scope over and one workspace over.
+    dups = [
+        MemorySpec(label=f"dup-{place}", place=place, kind="episodic" if kind == "tool_result" else "external",
+                   text=facts[0][0].format(n=n + 40 + i), source_kind=kind, source_ref=c.ref(f"dup-{place}"),
+                   ago_min=c.rng.randint(10, 3 * DAY))
+        for i, place in enumerate(("sibling", "foreign"))
+    ]
     return c.task("evidence_attribution", question, events=(*events, *c.noise(10, 25)),
-                  memories=(*memories, *c.duplicates()),
+                  memories=(*memories, *dups),
                   expect=Expect(include=(label,), sources=((label, kind, refs),), evidence=(label,),
                                 absent=("dup-sibling", "dup-foreign")))
 

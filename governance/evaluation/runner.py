@@ -9,6 +9,7 @@ import os
 import platform
 import secrets
 import statistics
+import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -217,18 +218,24 @@ def environment() -> dict:
     with connection.cursor() as cursor:
         cursor.execute("SHOW server_version")
         pg = cursor.fetchone()[0]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=settings.BASE_DIR, timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
     return {
-        "cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
+        "commit": commit, "cpus": os.cpu_count(), "machine": platform.machine(), "python": platform.python_version(),
         "platform": platform.platform(terse=True), "postgres": pg, "embedder": settings.EMBEDDING_BACKEND,
         "token_counter": settings.TOKEN_COUNTER,
     }
 
 
 def evaluate(*, suite: str = "standard", seed: int = 0, strategy: str = "all", keep: bool = False,
-             per_cell: int | None = None, progress: Callable[[int, int, str], None] | None = None) -> EvaluationRun:
+             per_cell: int | None = None, categories: tuple[str, ...] | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> EvaluationRun:
     """Generate, run, summarise and store one evaluation run (shown by the dashboard)."""
     strategies = resolve_strategies(strategy)
-    generated = generate(suite, seed, per_cell=per_cell)
+    generated = generate(suite, seed, per_cell=per_cell, categories=categories)
     result = run_suite(generated, strategies, keep=keep, progress=progress)
     summary = summarise(result)
     return EvaluationRun.objects.create(

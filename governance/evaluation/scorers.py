@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from governance.evaluation.suite import EvalTask, Expect
+from governance.recall.strategies import ACTIVATION, ADJUDICATE, VECTOR
 
 SLOTS = ("task", "constraints", "recent", "evidence", "preferences", "relations", "external", "negative", "skipped")
 # Slots whose blocks the agent may act on. `negative` says what is no longer in force; `skipped` did not fit.
@@ -197,6 +198,20 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "evidence_attribution": (check_include, check_sources, check_absent),
     "conflict_handling": (check_include, check_conflicts, check_absent),
     "temporal_commitment": (check_include, check_not_in_force, check_absent),
+}
+
+
+# The pipeline stage a category cannot be passed without (governance/recall/strategies.py): a strategy
+# without it should fail the category; that is what makes the ablation table an ablation.
+CATEGORY_NEEDS: dict[str, str] = {
+    "delayed_recall": VECTOR,  # anything older than the last turns must be searched for
+    "scope_boundary": VECTOR,
+    "source_distinction": VECTOR,
+    "revision": ADJUDICATE,  # supersedes → negative context naming the replacement
+    "stale_suppression": VECTOR,  # superseded/retired/forgotten are filtered by status in every strategy
+    "evidence_attribution": VECTOR,
+    "conflict_handling": ADJUDICATE,  # contradicts → flagged, winner said
+    "temporal_commitment": ACTIVATION,  # a short-term trace decays out of a later session
 }
 
 

@@ -22,12 +22,13 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
         parser.add_argument("--per-cell", type=int, default=None,
                             help="tasks per category and language (overrides the suite's size)")
+        parser.add_argument("--categories", default="", help="comma-separated categories (default: all)")
         parser.add_argument("--json", dest="json_out", default=None, help="write the results to this file")
         parser.add_argument("--keep", action="store_true",
                             help="commit the tasks' memories and turns (to inspect them in the dashboard)")
         parser.add_argument("--show-failures", type=int, default=10, help="print up to N failed checks")
 
-    def handle(self, *args, suite, strategy, seed, per_cell, json_out, keep, show_failures, **options):
+    def handle(self, *args, suite, strategy, seed, per_cell, categories, json_out, keep, show_failures, **options):
         if suite not in SUITES:
             raise CommandError(f"Unknown suite {suite!r}; choose one of: {', '.join(SUITES)}.")
         if per_cell is not None and per_cell < 1:
@@ -39,8 +40,9 @@ class Command(BaseCommand):
                 self.stderr.write(f"  {done}/{total} tasks ({task_id})")
 
         try:
+            chosen = tuple(c.strip() for c in categories.split(",") if c.strip()) or None
             run = evaluate(suite=suite, seed=seed, strategy=strategy, keep=keep, per_cell=per_cell,
-                           progress=progress)
+                           categories=chosen, progress=progress)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         results = run.results
