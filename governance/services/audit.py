@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
+from governance.bulk import copy_insert
 from governance.models import AuditEvent, Principal
 from governance.models.audit import GENESIS_HASH
 
@@ -60,7 +61,7 @@ def audit_record_many(*, actor: Principal | None, entries: Iterable[AuditEntry])
         event.hash = event.compute_hash()
         prev = event.hash
         events.append(event)
-    return AuditEvent.objects.bulk_create(events)
+    return copy_insert(AuditEvent, events)
 
 
 @dataclass

@@ -36,6 +36,7 @@ from governance.models import (
     content_hash,
 )
 from governance.permissions import Action, approvals_needed, require, requires_four_eyes
+from governance.bulk import copy_insert
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.outbox import outbox_emit
 
@@ -256,7 +257,7 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
     try:
         with transaction.atomic():
             plain = [i for i in items if i.key is None]
-            created = Memory.objects.bulk_create([_build(i, actor, now) for i in plain], batch_size=1000)
+            created = copy_insert(Memory, [_build(i, actor, now) for i in plain])
             for item in (i for i in items if i.key is not None):
                 created.append(memory_record(item=item, actor=actor))
             audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from governance.models import AuditEvent
+from governance.models import AuditEvent, Memory
 from governance.services.audit import audit_verify_chain
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_retire
 
@@ -84,3 +84,21 @@ def test_forgotten_memory_text_never_enters_the_audit_log(history):
     for event in AuditEvent.objects.all():
         assert forgotten_text not in event.reason
         assert forgotten_text not in str(event.data)
+
+
+def test_bulk_write_appends_one_chained_event_per_memory_in_order(project_scope, agent):
+    from governance.services.memory import memory_record_batch
+
+    created = memory_record_batch(
+        items=[MemoryInput(scope=project_scope, kind="episodic", text=f"turn {i} 第{i}轮", source_kind="user")
+               for i in range(50)],
+        actor=agent,
+    )
+    ids = [str(m.pk) for m in created]
+    events = AuditEvent.objects.filter(action="memory.record", target_id__in=ids).order_by("id")
+    assert [e.target_id for e in events] == ids
+    assert [m.pk for m in created] == sorted(m.pk for m in created)
+    stored = Memory.objects.get(pk=created[7].pk)
+    assert (stored.text, stored.status, stored.lexical != "", stored.created_at is not None) == (
+        "turn 7 第7轮", "active", True, True)
+    assert audit_verify_chain().ok
