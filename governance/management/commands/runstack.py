@@ -226,8 +226,8 @@ class Command(BaseCommand):
         if demo:
             lines += [
                 "  Sign in:      user demo, password demo (owner of the demo workspace)",
-                "  Agent token:  python manage.py create_token --help  (e.g. for the principal demo-agent,",
-                "                which holds the agent role on the demo workspace)",
+                "  Agent token:  python manage.py create_token demo-agent --scope demo --role agent",
+                "                (prints a token for the demo agent; send it as `Authorization: Token <key>`)",
             ]
         lines += [
             f"  API:          {base}api/v1/docs/",
