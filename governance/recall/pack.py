@@ -72,7 +72,9 @@ class Packer:
             count_tokens(slot_header(s)) + 1 for s in new_slots)
 
     def add(self, unit: list[tuple[str, dict]], *, pinned: bool = False) -> bool:
-        unit = [(s, b) for s, b in unit if b.get("memory_id") is None or b["memory_id"] not in self.placed]
+        # A memory appears once; relation blocks describe links between memories and may repeat an id.
+        unit = [(s, b) for s, b in unit
+                if s == "relations" or b.get("memory_id") is None or b["memory_id"] not in self.placed]
         if not unit:
             return True
         cost = self.cost(unit)
@@ -83,7 +85,7 @@ class Packer:
             return False
         for slot, b in unit:
             self.packet[slot].append(b)
-            if b.get("memory_id") is not None:
+            if b.get("memory_id") is not None and slot != "relations":
                 self.placed.add(b["memory_id"])
         self.used += cost
         return True
