@@ -29,7 +29,7 @@ document.addEventListener("DOMContentLoaded", function () {
       yaxis: { title: { text: "activation A(t) (log scale, unitless)" }, type: "log" },
       shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: d.threshold, y1: d.threshold, line: { dash: "dash", color: "#cf222e" } }],
       annotations: [{ xref: "paper", x: 0, y: Math.log10(d.threshold), text: "cold threshold", showarrow: false, yanchor: "bottom", xanchor: "left", font: { color: "#cf222e" } }],
-      legend: { font: { size: 11 } },
+      showlegend: true, legend: { font: { size: 11 } },
     }), { responsive: true, displaylogo: false });
     el.on("plotly_click", function (ev) { var p = ev.points[0]; if (p && p.customdata) { window.location = p.customdata; } });
   });
