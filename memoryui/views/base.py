@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import zoneinfo
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -21,7 +21,7 @@ TZ_COOKIE = "tz"
 
 def activate_user_timezone(request: HttpRequest) -> None:
     """Times are shown in the browser's zone (static/js/common.js stores it in a cookie); UTC until known."""
-    name = request.COOKIES.get(TZ_COOKIE, "")
+    name = unquote(request.COOKIES.get(TZ_COOKIE, ""))[:64]
     try:
         timezone.activate(zoneinfo.ZoneInfo(name)) if name else timezone.deactivate()
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -53,6 +53,11 @@ def dashboard_view(json: bool = False):
 def render_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     template = "dashboard/_error.html" if getattr(request, "htmx", False) else "dashboard/error.html"
     return render(request, template, {"error": exc, **nav_context(request)}, status=exc.status)
+
+
+def chart_time(value) -> str:
+    """A time for Plotly, which ignores UTC offsets: the wall-clock time in the user's zone."""
+    return timezone.localtime(value).replace(tzinfo=None).isoformat()
 
 
 def scope_query(request: HttpRequest, **extra) -> str:

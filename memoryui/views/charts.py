@@ -10,10 +10,12 @@ SAMPLES = 120
 
 
 def activation_at(a0: float, decay: float, start: datetime, events: list[tuple[datetime, float]], at: datetime) -> float | None:
-    if at < start:
+    # A backdated history (an import, the demo) can log reinforcements before the recorded start: the
+    # memory existed then, so the curve begins at whichever came first.
+    if at < start and not any(when <= at for when, _ in events):
         return None
     day = 86400.0
-    value = a0 * math.exp(-decay * (at - start).total_seconds() / day)
+    value = a0 * math.exp(-decay * (at - start).total_seconds() / day) if at >= start else 0.0
     for when, weight in events:
         if when <= at:
             value += weight * math.exp(-decay * (at - when).total_seconds() / day)

@@ -13,7 +13,7 @@ from governance.models import TRANSITIONS, Kind, SourceKind, Status, Tier
 from governance.permissions import Action
 from governance.selectors import dashboard as sel
 from governance.services import memory as memory_services
-from memoryui.views.base import dashboard_view, page, page_links, render_error
+from memoryui.views.base import chart_time, dashboard_view, page, page_links, render_error
 from memoryui.views.charts import curve
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
@@ -109,13 +109,14 @@ def memory_activation_json(request, memory_id: int):
     events = [(e.at, e.weight) for e in sel.memory_reinforcements(memory)]
     start = memory.occurred_at or memory.created_at
     until = timezone.now()
-    since = min(start, until) - (until - start) * 0.02
+    first = min([start, *(at for at, _ in events)])
+    since = min(first, until) - (until - first) * 0.02
     data = curve(a0=memory.activation_a0, decay=memory.decay_rate, start=start, events=events, since=since, until=until)
     changes = sel.status_changes([memory.pk]).get(memory.pk, [])
     return JsonResponse({
-        "x": [t.isoformat() for t in data["x"]], "y": data["y"],
-        "reinforcements": [{"at": t.isoformat(), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
-        "changes": [{"at": e.at.isoformat(), "to": e.after_status, "action": e.action} for e in changes],
+        "x": [chart_time(t) for t in data["x"]], "y": data["y"],
+        "reinforcements": [{"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
+        "changes": [{"at": chart_time(e.at), "to": e.after_status, "action": e.action} for e in changes],
         "threshold": _threshold(), "label": str(memory.key or f"memory {memory.pk}"),
     })
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from governance.errors import InvalidInput
 from governance.selectors import dashboard as sel
-from memoryui.views.base import dashboard_view, page
+from memoryui.views.base import chart_time, dashboard_view, page
 from memoryui.views.charts import curve
 
 PERIODS = {"1": "the last day", "7": "the last 7 days", "30": "the last 30 days", "90": "the last 90 days",
@@ -58,9 +58,9 @@ def timeline_json(request):
         label = f"{m.key} r{m.revision}" if m.key else f"#{m.pk} {m.kind}"
         series.append({
             "id": m.pk, "label": label, "text": m.text[:140], "url": reverse("dashboard:memory", args=[m.pk]),
-            "x": [t.isoformat() for t in data["x"]], "y": data["y"],
-            "reinforcements": [{"at": t.isoformat(), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
-            "changes": [{"at": e.at.isoformat(), "to": e.after_status} for e in changes.get(m.pk, [])],
+            "x": [chart_time(t) for t in data["x"]], "y": data["y"],
+            "reinforcements": [{"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
+            "changes": [{"at": chart_time(e.at), "to": e.after_status} for e in changes.get(m.pk, [])],
         })
     return JsonResponse({"series": series, "threshold": settings.MEMORY_COLD_THRESHOLD,
-                         "since": since.isoformat(), "until": until.isoformat()})
+                         "since": chart_time(since), "until": chart_time(until)})

@@ -14,15 +14,20 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     var byStatus = {};
     d.nodes.forEach(function (n) { (byStatus[n.status] = byStatus[n.status] || []).push(n); });
+    // SVG with labels while the graph is small enough to read them; WebGL without labels beyond that.
+    var small = d.nodes.length <= 150, kind = d.nodes.length <= 1500 ? "scatter" : "scattergl";
+    traces.forEach(function (tr) { tr.type = kind; });
     Object.keys(byStatus).forEach(function (status) {
       var ns = byStatus[status];
-      traces.push({ type: "scattergl", mode: "markers", name: status,
+      traces.push({ type: kind, mode: small ? "markers+text" : "markers", name: status, textposition: "top center",
+        textfont: { size: 11, color: "#57606a" }, hoverinfo: "text",
         x: ns.map(function (n) { return n.x; }), y: ns.map(function (n) { return n.y; }),
-        marker: { size: 9, color: window.STATUS_COLORS[status] || "#444", symbol: ns.map(function (n) { return SYMBOL[n.kind] || "circle"; }),
+        marker: { size: small ? 14 : 9, color: window.STATUS_COLORS[status] || "#444", symbol: ns.map(function (n) { return SYMBOL[n.kind] || "circle"; }),
                   line: { width: 1, color: "#fff" } },
         customdata: ns.map(function (n) { return n.url; }),
-        text: ns.map(function (n) { return "<b>" + n.label + "</b> (" + n.kind + ", " + n.status + ")<br>" + n.scope + "<br>" + n.text.replace(/[<>&]/g, ""); }),
-        hovertemplate: "%{text}<extra></extra>" });
+        text: ns.map(function (n) { return n.label; }),
+        hovertext: ns.map(function (n) { return "<b>" + n.label + "</b> (" + n.kind + ", " + n.status + ")<br>" + n.scope + "<br>" + n.text.replace(/[<>&]/g, ""); }),
+        hovertemplate: "%{hovertext}<extra></extra>" });
     });
     Plotly.newPlot(el, traces, window.dashboardLayout({
       height: 620, dragmode: "pan", showlegend: true, legend: { orientation: "h" },

@@ -1,0 +1,53 @@
+"""Screenshots of the main pages with the demo workspace, saved to docs/screenshots/ (used in the README).
+Also a smoke test: every page loads in Chromium without a JavaScript error and its charts draw."""
+
+from pathlib import Path
+
+from django.conf import settings
+
+from governance.demo import ensure_demo_user, load_demo
+from governance.models import Memory, Outbox, Scope
+from governance.recall import assemble_context
+from tests.browser.conftest import sign_in
+from tests.conftest import wait_for
+
+OUT = Path(settings.BASE_DIR) / "docs" / "screenshots"
+
+
+def test_screenshots_of_the_main_pages(page, celery_worker):
+    load_demo()
+    demo = ensure_demo_user()
+    slides = Scope.objects.get(path="demo/slides")
+    for query in ("export the deck for the client", "export the deck again, final version"):
+        turn = assemble_context(principal=demo, scope=slides, query=query, budget_tokens=300, session="demo-s1")
+    # The real worker carries every change to the derived stores, so the pages show a settled system.
+    wait_for(lambda: not Outbox.objects.filter(state="pending").exists(), timeout=120)
+    fact = Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    sign_in(page, "demo", "demo")
+    OUT.mkdir(parents=True, exist_ok=True)
+    shots = {
+        "overview": "/",
+        "memories": "/memories/?scope=demo",
+        "memory": f"/memories/{fact.pk}/",
+        "timeline": "/timeline/?scope=demo&days=30",
+        "graph": "/graph/?scope=demo",
+        "turns": "/turns/?scope=demo",
+        "turn": f"/turns/{turn['turn_id']}/",
+        "review": "/review/?scope=demo",
+        "governance": "/governance/?scope=demo",
+        "evaluation": "/evaluation/",
+    }
+    for name, url in shots.items():
+        page.goto(url)
+        page.wait_for_load_state("networkidle")
+        for chart in page.locator(".chart[data-src]").all():
+            if chart.is_visible():
+                chart.page.wait_for_function("el => el.dataset.ready === '1' || el.hidden", arg=chart.element_handle())
+        if name == "turn":
+            page.get_by_role("button", name="Replay now").click()
+            page.locator("#replay .replay-result").wait_for()
+        page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+        assert (OUT / f"{name}.png").stat().st_size > 10_000
+    assert errors == []
