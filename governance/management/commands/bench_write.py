@@ -41,6 +41,57 @@ ZH = ["把季度汇报导出为 PPTX，不要覆盖原文件。", "支付模块�
       "宣传册需要带裁切标记的 PDF。", "在法务审核前不要发布。"]
 
 
+# A small question → memory set of our own (English and Chinese, paraphrased, cross-lingual, with
+# near-miss distractors): which memory should come first for each question.
+PASSAGES = [
+    "Export the Q3 review deck as PPTX (the client edits it in PowerPoint).",                 # 0
+    "Do not overwrite the original file: save every export as a new file next to it.",        # 1
+    "Do not publish the deck yet: it waits for legal review.",                               # 2
+    "Refactoring the payment module is allowed, but tests first.",                            # 3
+    "Daily reports: at most five bullet points, plain language, no headings.",                # 4
+    "Long articles: full paragraphs with section headings, and the sources listed at the end.",  # 5
+    "日报用中文写，英文技术术语保留原文。",                                                       # 6
+    "Export the product brochure as print-ready PDF with crop marks.",                        # 7
+    "The payment module lives in services/payments and is covered by 212 tests.",            # 8
+    "Refunds go through the refunds service API; never edit payment rows by hand.",           # 9
+    "The client seems to prefer dark slide backgrounds.",                                     # 10
+    "客户希望所有幻灯片使用公司的蓝色模板。",                                                    # 11
+    "The team meets on Tuesdays at ten to plan the sprint.",                                  # 12
+    "The staging server is rebuilt every night at 2 am.",                                     # 13
+]
+QUESTIONS = [
+    ("In which file format should I send the slides?", 0),
+    ("幻灯片应该导出成什么格式？", 0),
+    ("Can I save the export over the source file?", 1),
+    ("导出时可以覆盖原始文件吗？", 1),
+    ("Is it OK to release the presentation publicly now?", 2),
+    ("现在可以发布这份演示文稿吗？", 2),
+    ("May I restructure the payments code?", 3),
+    ("我可以重构支付模块吗？", 3),
+    ("How should today's status update be formatted?", 4),
+    ("写日报要用什么语言？", 6),
+    ("How do I structure a long blog post?", 5),
+    ("What format does the printer need for the brochure?", 7),
+    ("Where is the payment code and how well is it tested?", 8),
+    ("How do I issue a refund?", 9),
+    ("退款应该怎么处理？", 9),
+    ("What colour background does the client like for slides?", 10),
+]
+
+
+def retrieval_scores(embedder) -> dict:
+    """recall@1 and recall@3 of QUESTIONS against PASSAGES (cosine on normalised vectors)."""
+    import numpy as np
+
+    passages = np.asarray(embedder.embed_memories(PASSAGES))
+    hits1 = hits3 = 0
+    for question, expected in QUESTIONS:
+        order = np.argsort(-(passages @ np.asarray(embedder.embed_query(question))))
+        hits1 += int(order[0] == expected)
+        hits3 += int(expected in order[:3])
+    return {"recall_at_1": hits1 / len(QUESTIONS), "recall_at_3": hits3 / len(QUESTIONS), "questions": len(QUESTIONS)}
+
+
 def make_texts(n: int, seed: int) -> list[str]:
     """Varied, realistic event texts (English and Chinese) so hashing and term extraction do real work."""
     rng = random.Random(seed)
@@ -208,10 +259,14 @@ class Command(BaseCommand):
             embedder.embed_query(q)
             query_ms.append((time.perf_counter() - t) * 1000)
         out = {"model": cls.name, "dimensions": cls.dimensions, "load_s": load_s, "texts_per_s": per_s,
-               "query_ms_median": statistics.median(query_ms), "query_ms_p95": percentile(query_ms, 0.95)}
+               "query_ms_median": statistics.median(query_ms), "query_ms_p95": percentile(query_ms, 0.95),
+               "load_avg_1m": os.getloadavg()[0], **retrieval_scores(embedder)}
         self.stdout.write(f"embedder {backend} ({cls.name}, {cls.dimensions}-d): {per_s:.1f} texts/s "
                           f"(n={n}, batches of {settings.EMBEDDING_BATCH_SIZE}); query median "
-                          f"{out['query_ms_median']:.1f} ms, p95 {out['query_ms_p95']:.1f} ms; load {load_s:.1f} s")
+                          f"{out['query_ms_median']:.1f} ms, p95 {out['query_ms_p95']:.1f} ms; load {load_s:.1f} s; "
+                          f"1-min load average {out['load_avg_1m']:.1f}")
+        self.stdout.write(f"  question → memory (EN/ZH, {out['questions']} questions, {len(PASSAGES)} memories): "
+                          f"recall@1 {out['recall_at_1']:.2f}, recall@3 {out['recall_at_3']:.2f}")
         return out
 
     # --- cleanup ----------------------------------------------------------------------------------------
