@@ -64,7 +64,12 @@ def visible_scopes(principal: Principal, scope: Scope | None = None) -> QuerySet
 
 
 def visible_scope_ids(principal: Principal, scope: Scope | None = None) -> list[int]:
-    return list(visible_scopes(principal, scope).values_list("pk", flat=True))
+    """Memoised on the principal object, which lives for one request: a page asks several times."""
+    memo = principal.__dict__.setdefault("_dashboard_scope_ids", {})
+    key = scope.pk if scope is not None else None
+    if key not in memo:
+        memo[key] = list(visible_scopes(principal, scope).values_list("pk", flat=True))
+    return memo[key]
 
 
 def scope_tree(principal: Principal) -> list[dict]:
