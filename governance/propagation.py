@@ -180,29 +180,55 @@ KEEP_FIELDS = frozenset({"memory_id", "kind", "slot", "status", "key", "revision
                          "scope", "occurred_at", "created_at", "tokens", "score", "rank", "reason", "paths"})
 
 
-def redact_json(value, ids: set[int], hashes: set[str]):
-    """Return (value with the forgotten memories' content replaced, changed?). A dict whose memory_id is
-    forgotten loses every content field; any string anywhere whose SHA-256 is a forgotten memory's content
-    hash is replaced too (the memory's text copied verbatim into a request or trace)."""
-    from governance.models import content_hash
+class Redactor:
+    """Replaces the content of forgotten memories inside JSON, in place. A dict whose memory_id is forgotten
+    loses every content field; any string anywhere whose SHA-256 is a forgotten memory's content hash is
+    replaced too (the memory's text copied verbatim into a request or trace). Hash results are memoised:
+    the packets that cite one memory share most of their strings."""
 
-    if isinstance(value, dict):
+    def __init__(self, ids: set[int], hashes: set[str]):
+        self.ids, self.hashes = ids, hashes
+        self._seen: dict[str, bool] = {}
+
+    def _purged_text(self, value: str) -> bool:
+        from governance.models import content_hash
+
+        hit = self._seen.get(value)
+        if hit is None:
+            hit = self._seen[value] = len(value) <= 20_000 and content_hash(value) in self.hashes
+        return hit
+
+    def redact(self, value) -> tuple[object, bool]:
+        """Return (value, changed); containers are changed in place, a top-level string is returned replaced."""
+        if isinstance(value, str):
+            return (REDACTED, True) if self._purged_text(value) else (value, False)
         changed = False
-        out = {}
-        own = value.get("memory_id") in ids
-        for k, v in value.items():
-            if own and isinstance(v, str) and k not in KEEP_FIELDS and v != REDACTED:
-                out[k], changed = REDACTED, True
-                continue
-            out[k], c = redact_json(v, ids, hashes)
-            changed |= c
-        return out, changed
-    if isinstance(value, list):
-        items = [redact_json(v, ids, hashes) for v in value]
-        return [v for v, _ in items], any(c for _, c in items)
-    if isinstance(value, str) and hashes and len(value) <= 20_000 and content_hash(value) in hashes:
-        return REDACTED, True
-    return value, False
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                own = node.get("memory_id") in self.ids
+                for k, v in node.items():
+                    if isinstance(v, str):
+                        if v != REDACTED and ((own and k not in KEEP_FIELDS) or self._purged_text(v)):
+                            node[k], changed = REDACTED, True
+                    elif isinstance(v, dict | list):
+                        stack.append(v)
+            elif isinstance(node, list):
+                for i, v in enumerate(node):
+                    if isinstance(v, str):
+                        if self._purged_text(v):
+                            node[i], changed = REDACTED, True
+                    elif isinstance(v, dict | list):
+                        stack.append(v)
+        return value, changed
+
+
+def redact_json(value, ids: set[int], hashes: set[str]):
+    """Return (a redacted copy of value, changed?) — see Redactor."""
+    import copy
+
+    return Redactor(ids, hashes).redact(copy.deepcopy(value))
 
 
 def render_turn_text(packet: dict) -> str:
@@ -232,23 +258,46 @@ def redact_turns(memory_ids: list[int], *, batch_size: int = 200) -> int:
         Turn.objects.filter(cited__memory_id__in=ids | _related_ids(ids)).distinct().order_by("pk")
         .values_list("pk", flat=True)
     )
+    redactor = Redactor(ids, hashes)
     changed = 0
     for start in range(0, len(turn_ids), batch_size):
         rows = list(Turn.objects.filter(pk__in=turn_ids[start : start + batch_size])
-                    .only("pk", "packet", "trace", "request", "query", "text"))
+                    .values_list("pk", "packet", "trace", "request", "query"))
         dirty = []
-        for turn in rows:
-            packet, c1 = redact_json(turn.packet, ids, hashes)
-            trace, c2 = redact_json(turn.trace, ids, hashes)
-            request, c3 = redact_json(turn.request, ids, hashes)
-            query, c4 = redact_json(turn.query, ids, hashes)
+        for pk, packet, trace, request, query in rows:
+            packet, c1 = redactor.redact(packet)
+            trace, c2 = redactor.redact(trace)
+            request, c3 = redactor.redact(request)
+            query, c4 = redactor.redact(query)
             if c1 or c2 or c3 or c4:
-                turn.packet, turn.trace, turn.request, turn.query = packet, trace, request, query
-                turn.text = render_turn_text(packet)
-                dirty.append(turn)
-        Turn.objects.bulk_update(dirty, ["packet", "trace", "request", "query", "text"])
+                dirty.append((pk, packet, trace, request, query, render_turn_text(packet)))
+        _write_turns(dirty)
         changed += len(dirty)
     return changed
+
+
+def _write_turns(rows: list[tuple]) -> None:
+    """One UPDATE … FROM jsonb_to_recordset(…) per batch: Django's bulk_update builds a CASE per row and field, which
+    costs seconds for a thousand packets (see docs/governance.md, benchmark)."""
+    import json
+
+    from django.db import connection
+
+    if not rows:
+        return
+    batch = [{"id": r[0], "packet": r[1], "trace": r[2], "request": r[3], "query": r[4], "text": r[5]} for r in rows]
+    with connection.cursor() as cur:
+        # The whole batch as one JSON parameter: adapting thousands of array elements is slow in the driver.
+        cur.execute(
+            """
+            UPDATE governance_turn AS t
+               SET packet = v.packet, trace = v.trace, request = v.request, query = v.query, text = v.text
+              FROM jsonb_to_recordset(%s::jsonb)
+                   AS v(id bigint, packet jsonb, trace jsonb, request jsonb, query text, text text)
+             WHERE t.id = v.id
+            """,
+            [json.dumps(batch)],
+        )
 
 
 @handler("turns")
