@@ -1,6 +1,6 @@
 """`manage.py runstack` comes up on a fresh data folder with its own PostgreSQL and Redis, serves the
-sign-in page, loads the demo, embeds through its worker, refuses a second instance and a busy port, and
-on Ctrl-C leaves no process behind; a second run reuses the data."""
+sign-in page, lets the demo user sign in, embeds through its worker, refuses a second instance and a busy
+port, and on Ctrl-C (or SIGTERM) leaves no process behind; a second run reuses the data."""
 
 from __future__ import annotations
 
@@ -93,8 +93,26 @@ def alive(pids: set[int]) -> list[int]:
     return out
 
 
-def stop(proc: subprocess.Popen, timeout: float = 60) -> str:
-    proc.send_signal(signal.SIGINT)
+def sign_in(port: int, username: str, password: str) -> tuple[str, str]:
+    """Sign in through the real login form (CSRF cookie and token included); return the final URL and page."""
+    import http.cookiejar
+    import re
+    import urllib.parse
+
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    login = f"http://127.0.0.1:{port}/accounts/login/"
+    form = opener.open(login, timeout=30).read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+    data = urllib.parse.urlencode({"username": username, "password": password, "csrfmiddlewaretoken": token,
+                                   "next": "/"}).encode()
+    request = urllib.request.Request(login, data=data, headers={"Referer": login})
+    with opener.open(request, timeout=60) as response:
+        return response.geturl(), response.read().decode()
+
+
+def stop(proc: subprocess.Popen, timeout: float = 60, sig: int = signal.SIGINT) -> str:
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=timeout)
     return out
 
@@ -124,6 +142,9 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
         "WHERE s.path = 'demo/slides' AND m.key = 'export_format' AND m.status = 'active'"
     )
     assert "PPTX" in query(var_dir, active_export)
+    # The demo sign-in works through the served login form and lands on the dashboard, not back on the form.
+    url, page = sign_in(port, "demo", "demo")
+    assert "/accounts/login/" not in url and "demo" in page
     # The worker the command started embeds the demo memories.
     deadline = time.monotonic() + 90
     while query(var_dir, "SELECT count(*) FROM governance_memory WHERE embedding IS NOT NULL") == 0:
@@ -140,12 +161,11 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
     out, _ = second.communicate(timeout=60)
     assert second.returncode == 3 and "already used by another running instance" in out
 
-    # A busy port, with another (fresh) folder: refused, and its freshly started servers are stopped again.
-    other = var_dirs()
-    busy = manage(other, "runstack", "--port", str(port))
-    out, _ = busy.communicate(timeout=120)
+    # A busy port: refused before anything is started or locked.
+    busy = manage(var_dir, "runstack", "--port", str(port))
+    out, _ = busy.communicate(timeout=60)
     assert busy.returncode == 2 and f"Port {port}" in out and "in use" in out
-    assert processes_using(other) == []
+    assert first.poll() is None  # the running instance is untouched
 
     out = stop(first)
     assert first.returncode == 0, out
@@ -157,6 +177,6 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
     # A second run reuses the data: nothing new is loaded.
     again = manage(var_dir, "runstack", "--port", str(port), start_new_session=True)
     assert wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", again, timeout=120) == 200
-    out = stop(again)
+    out = stop(again, sig=signal.SIGTERM)  # SIGTERM (a service manager) stops it as cleanly as Ctrl-C
     assert again.returncode == 0 and "demo: 0 memories created" in out, out
     assert processes_using(var_dir) == []

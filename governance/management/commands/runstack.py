@@ -46,6 +46,10 @@ def _die_with_parent() -> None:
         pass  # not Linux/glibc: the normal shutdown path still stops the children
 
 
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def port_in_use(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -115,31 +119,38 @@ class Command(BaseCommand):
         self.keep_services = opts["keep_services"]
         self.children: list[Child] = []
         self.stop_event = threading.Event()
+        host, port = opts["host"], opts["port"]
+        if port_in_use(host, port):
+            embedded.stop_started_here()
+            raise CommandError(
+                f"Port {port} on {host} is already in use (another server, or another runstack). "
+                f"Stop it or choose another port: manage.py runstack --port {port + 1}",
+                returncode=EXIT_PORT_IN_USE,
+            )
         lock = embedded.InstanceLock()
         try:
             lock.acquire()
         except embedded.EmbeddedStackError as exc:
             embedded.stop_started_here()
             raise CommandError(str(exc), returncode=EXIT_FOLDER_IN_USE) from None
+        # Until the supervisor loop takes over, SIGTERM interrupts start-up like Ctrl-C does, so the
+        # cleanup below runs instead of the process just vanishing.
+        signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            host, port = opts["host"], opts["port"]
-            if port_in_use(host, port):
-                raise CommandError(
-                    f"Port {port} on {host} is already in use (another server, or another runstack). "
-                    f"Stop it or choose another port: manage.py runstack --port {port + 1}",
-                    returncode=EXIT_PORT_IN_USE,
-                )
             self._prepare(no_demo=opts["no_demo"])
             self._start_children(host, port, opts["concurrency"])
             self._wait_until_serving(host, port)
             self._banner(host, port, demo=not opts["no_demo"])
             self._supervise()
+        except KeyboardInterrupt:
+            self._shutdown(after_failure=False)  # Ctrl-C or SIGTERM during start-up: a stop, not a failure
         except BaseException:
             self._shutdown(after_failure=True)
             raise
+        else:
+            self._shutdown(after_failure=False)
         finally:
-            lock.release()
-        self._shutdown(after_failure=False)
+            lock.release()  # only once everything is stopped: a new run must not start on a stopping stack
 
     # --- steps ------------------------------------------------------------------------------------------
 
@@ -187,7 +198,7 @@ class Command(BaseCommand):
         ], env, logs))
         self.children.append(Child("beat", [
             py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
-            f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}", f"--pidfile={logs / 'beat.pid'}",
+            f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}",
         ], env, logs))
         self._step(f"starting the web server on {host}:{port}")
         # No --preload: the app (and any embedder) is created in the worker process, never before a fork.
