@@ -32,30 +32,38 @@ def tsquery(terms: list[str]) -> str:
 
 
 def keyword_search(eligibility: Eligibility, query: str, limit: int) -> list[tuple[int, float]]:
-    """Eligible memories matching the query's terms as (id, score in 0..1), best first."""
+    """Eligible memories matching the query's terms as (id, coverage), best first. Coverage is the share
+    of the query's terms the memory contains: an absolute strength (ts_rank is only relative), so fusion
+    can tell a memory holding the query's identifier apart from one sharing a single common word."""
     terms = query_terms(query)
     if not terms:
         return []
     where, params = eligibility.where("m")
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT m.id, ts_rank(to_tsvector('simple', m.lexical), q, 1) AS r"
+            "SELECT m.id, ts_rank(to_tsvector('simple', m.lexical), q, 1) AS r, m.lexical"
             " FROM governance_memory m, to_tsquery('simple', %s) q"
             f" WHERE {where} AND to_tsvector('simple', m.lexical) @@ q"
             " ORDER BY r DESC, m.id LIMIT %s",
             [tsquery(terms), *params, limit],
         )
-        rows = [(int(i), float(r)) for i, r in cursor.fetchall()]
+        wanted = set(terms)
+        scored = []
+        for memory_id, rank, text in cursor.fetchall():
+            coverage = len(wanted & set(text.split())) / len(wanted)
+            scored.append((int(memory_id), coverage, float(rank)))
+        scored.sort(key=lambda x: (-x[1], -x[2], x[0]))
+        rows = [(i, c) for i, c, _ in scored]
         if len(rows) < limit:
             rows += _trigram(cursor, eligibility, " ".join(terms), limit - len(rows), {i for i, _ in rows})
-    top = max((r for _, r in rows), default=0.0) or 1.0
-    return [(i, r / top) for i, r in rows]
+    return rows
 
 
 def _trigram(cursor, eligibility: Eligibility, text: str, limit: int, seen: set[int]) -> list[tuple[int, float]]:
     where, params = eligibility.where("m")
     cursor.execute(
-        "SELECT m.id, word_similarity(%s, m.lexical) * 0.05 AS r FROM governance_memory m"
+        # A fuzzy match is weaker evidence than any exact term: scaled into 0..0.5.
+        "SELECT m.id, word_similarity(%s, m.lexical) * 0.5 AS r FROM governance_memory m"
         f" WHERE {where} AND %s <%% m.lexical ORDER BY r DESC, m.id LIMIT %s",
         [text, *params, text, limit + len(seen)],
     )
