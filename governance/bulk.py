@@ -12,11 +12,14 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Model
 
+# Below this many rows a plain INSERT … RETURNING (one round trip) beats nextval + COPY (two).
+COPY_MIN_ROWS = 32
+
 
 def copy_insert(model: type[Model], objs: list[Model]) -> list[Model]:
     """Insert unsaved `objs` of `model` with COPY; sets their pk (ascending, in list order)."""
-    if not objs:
-        return objs
+    if len(objs) < COPY_MIN_ROWS:
+        return model._default_manager.bulk_create(objs) if objs else objs
     meta = model._meta
     connection = transaction.get_connection()  # the real wrapper, not the per-access proxy (hot loop below)
     quote = connection.ops.quote_name
