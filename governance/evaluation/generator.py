@@ -109,8 +109,10 @@ class _Ctx:
 
     def task(self, category: str, query: str, **kw) -> EvalTask:
         goal = {"en": "Prepare the next deliverable", "zh": "准备下一份交付物"}[self.lang]
+        # The question continues the latest conversation, so `recent` sees its last turns (a fair baseline).
+        latest = min(kw.get("events", ()), key=lambda e: e.ago_min, default=None)
         return EvalTask(id=self.tid, category=category, lang=self.lang, query=query, goal=goal,
-                        session="s-now", **kw)
+                        session=latest.session if latest else "s-now", **kw)
 
 
 def _delayed_recall(c: _Ctx) -> EvalTask:

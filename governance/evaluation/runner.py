@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from governance.errors import DomainError
 from governance.evaluation import scorers
-from governance.evaluation.generator import generate
+from governance.evaluation.generator import SUITES, generate
 from governance.evaluation.loader import LoadedTask, Principals, ensure_principals, load_task
 from governance.evaluation.suite import CATEGORIES, Suite
 from governance.models import EvaluationRun
@@ -237,7 +237,8 @@ def evaluate(*, suite: str = "standard", seed: int = 0, strategy: str = "all", k
     strategies = resolve_strategies(strategy)
     generated = generate(suite, seed, per_cell=per_cell, categories=categories)
     result = run_suite(generated, strategies, keep=keep, progress=progress)
-    summary = summarise(result)
+    summary = {**summarise(result), "per_cell": per_cell or SUITES[suite],
+               "categories_run": list(categories or CATEGORIES)}
     return EvaluationRun.objects.create(
         suite=suite, seed=seed, strategies=strategies, task_count=len(generated.tasks),
         duration_s=result.duration_s, environment=environment(), results=summary,
