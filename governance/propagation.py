@@ -45,9 +45,15 @@ def _ids(outbox: Outbox) -> list[int]:
     return ids
 
 
-def embed_memories(memory_ids: list[int], *, batch_size: int = 64) -> int:
+def embed_memories(
+    memory_ids: list[int], *, batch_size: int | None = None, heartbeat: Callable[[], None] | None = None
+) -> int:
     """Embed the memories whose stored embedding is missing or was made from another text or model.
-    Each row is written only if its text is still the one embedded (a purge in between wins)."""
+    Each row is written only if its text is still the one embedded (a purge in between wins).
+    `heartbeat` is called after each batch, so a long run can keep its claim on the work."""
+    from django.conf import settings
+
+    batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
     embedder = get_embedder()
     todo = (
         Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=True, status__in=EMBED_STATUSES)
@@ -64,7 +70,18 @@ def embed_memories(memory_ids: list[int], *, batch_size: int = 64) -> int:
             done += Memory.objects.filter(pk=pk, content_hash=digest, purged_at__isnull=True).update(
                 embedding=vector, embedding_hash=digest, embedding_model=embedder.name
             )
+        if heartbeat is not None:
+            heartbeat()
     return done
+
+
+def renew_lease(outbox_id: int, store: str) -> None:
+    """Extend a delivery's claim while its work goes on. A batch of 1,000 embeddings outlasts the lease on
+    a busy machine; without renewal the reconciler would hand the same delivery to a second worker and
+    both would embed the same rows."""
+    OutboxDelivery.objects.filter(outbox_id=outbox_id, store=store).exclude(
+        state=OutboxDelivery.State.DONE
+    ).update(claimed_until=timezone.now() + lease())
 
 
 @handler("embedding")
@@ -74,7 +91,7 @@ def _embedding_store(outbox: Outbox) -> None:
     Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
     )
-    embed_memories(ids)
+    embed_memories(ids, heartbeat=lambda: renew_lease(outbox.pk, "embedding"))
 
 
 @handler("keyword")

@@ -120,3 +120,23 @@ def test_a_new_dimension_resizes_the_column_and_rebuilds_the_index(db, project_s
         assert "hnsw" in cursor.fetchone()[0]
     Memory.objects.filter(pk=memory.pk).update(embedding=np.ones(8, dtype=np.float32) / np.sqrt(8))
     assert embedding_backlog("any")["other_model"] == 1
+
+
+def test_a_long_embedding_run_keeps_its_claim_so_no_second_worker_takes_it(db, project_scope, agent):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    created = memory_record_batch(items=[_trace(project_scope, f"note {i}") for i in range(3)], actor=agent)
+    outbox = Outbox.objects.get(topic="memory.created", payload__memory_ids__contains=[created[0].pk])
+    delivery = OutboxDelivery.objects.get(outbox=outbox, store="embedding")
+    assert propagation.claim(delivery.pk)
+    # As if the first batches had taken longer than the lease: the claim has run out.
+    OutboxDelivery.objects.filter(pk=delivery.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
+
+    propagation.HANDLERS["embedding"](outbox)
+
+    delivery.refresh_from_db()
+    assert delivery.claimed_until > timezone.now()  # renewed after each batch
+    assert not propagation.claim(delivery.pk)  # so the reconciler cannot hand it to another worker
+    assert Memory.objects.filter(pk__in=[m.pk for m in created], embedding__isnull=False).count() == 3
