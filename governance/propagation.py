@@ -186,7 +186,10 @@ def _summaries_store(outbox: Outbox) -> None:
     if not ids:
         return
     if outbox.topic == "memory.forgotten":
-        summaries_redact(memory_ids=ids)  # rebuilt now: a forgotten source must not wait for a reader
+        # Rebuilt now, not marked stale: a forgotten source must not wait for a reader. A summary that did
+        # not cite it cannot contain it, and its other lines are unchanged.
+        summaries_redact(memory_ids=ids)
+        return
     summaries_mark_stale(memory_ids=ids, reason=outbox.topic)
 
 
