@@ -100,6 +100,35 @@ def load_demo(*, now: datetime | None = None) -> LoadSummary:
         return loader.summary
 
 
+# Turns the demo agent "asked" for, so the turns page shows stored packets from the first minute:
+# (scope, session, query, task type).
+DEMO_TURNS = [
+    ("slides", "slides-3", "Export the Q3 review deck for the client and tell me where the file is.", "continue"),
+    ("payments", "pay-8", "Can I clean up the payment module now?", "planning"),
+    ("alex", "alex-3", "Write today's daily report about the deck export.", "daily_report"),
+]
+
+
+def store_demo_turns(*, budget_tokens: int = 600) -> int:
+    """Assemble and store one context packet per DEMO_TURNS entry, once. Kept apart from load_demo: it
+    runs the whole read path (the query embedder included), and the memories stand on their own if it
+    cannot. Returns how many turns were stored."""
+    from governance.models import Turn
+    from governance.recall import assemble_context
+
+    agent = Principal.objects.get(name=AGENT)
+    stored = 0
+    for scope_name, session, query, task_type in DEMO_TURNS:
+        scope = Scope.objects.get(path=f"{WORKSPACE}/{scope_name}")
+        if Turn.objects.filter(scope=scope, session=session).exists():
+            continue
+        with transaction.atomic():
+            assemble_context(principal=agent, scope=scope, query=query, budget_tokens=budget_tokens,
+                             task={"goal": query, "type": task_type}, session=session)
+        stored += 1
+    return stored
+
+
 def ensure_demo_user() -> Principal:
     """The `demo`/`demo` sign-in, owner of the demo workspace. Only `runstack` calls this: a known
     password must never appear on a deployed instance."""

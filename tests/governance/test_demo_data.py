@@ -125,3 +125,17 @@ def test_demo_user_signs_in_and_owns_the_demo_workspace(loaded):
     demo.ensure_demo_user()  # idempotent too
     assert authenticate(username="demo", password="demo") is not None
     assert Grant.objects.filter(principal=principal, role=Role.OWNER, scope__path="demo").count() == 1
+
+
+def test_example_turns_show_the_old_export_format_as_no_longer_in_force(loaded):
+    from governance.models import Turn
+
+    assert demo.store_demo_turns() == len(demo.DEMO_TURNS)
+    assert demo.store_demo_turns() == 0  # once only
+    turn = Turn.objects.get(scope__path="demo/slides", session="slides-3")
+    r1, r2 = _keyed("demo/slides", "export_format")
+    negative_ids = {b["memory_id"] for b in turn.packet["negative"]}
+    in_force_ids = {b["memory_id"] for slot in ("constraints", "evidence") for b in turn.packet[slot]}
+    assert r1.pk in negative_ids and r1.pk not in in_force_ids
+    assert r2.pk in in_force_ids
+    assert "do not overwrite the original file" in turn.text.lower()

@@ -10,6 +10,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **opts):
         summary = demo.load_demo()
+        turns = demo.store_demo_turns()
         self.stdout.write(
-            f"demo workspace: {summary.created} memories created, {summary.existing} already there"
+            f"demo workspace: {summary.created} memories created, {summary.existing} already there; "
+            f"{turns} example turns stored"
         )

@@ -172,6 +172,10 @@ class Command(BaseCommand):
             summary = demo.load_demo()
             demo.ensure_demo_user()
             self._step(f"demo: {summary.created} memories created, {summary.existing} already there")
+            try:
+                demo.store_demo_turns()
+            except Exception as exc:  # the read path is someone else's moving part: say so, keep going
+                self.stderr.write(f"  (the demo's example turns could not be stored: {type(exc).__name__}: {exc})")
         # The children open their own connections; ours would only hold a slot until shutdown.
         connections.close_all()
 
