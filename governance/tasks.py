@@ -6,8 +6,8 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from django.db import OperationalError
 from django.core.cache import cache
+from django.db import OperationalError
 from django.db.models import F, Q
 from django.utils import timezone
 from redis.exceptions import RedisError

@@ -26,7 +26,9 @@ from governance.errors import InvalidInput, NotFound, PermissionDenied
 from governance.models import Grant, Outbox, Principal, Scope
 from governance.permissions import AUDIT_VERIFY_DENIED, Action, can_verify_audit, readable_scopes, require
 from governance.selectors.review import review_queue
-from governance.services import grant_membership, memory as memory_services, principal as principal_services
+from governance.services import grant_membership
+from governance.services import memory as memory_services
+from governance.services import principal as principal_services
 from governance.services.audit import audit_verify_chain
 from governance.services.retention import retention_policy_set
 from governance.services.summary import summary_get

@@ -43,7 +43,7 @@ def summary_build(*, scope: Scope, actor: Principal | None, reason: str = "") ->
     return summary
 
 
-def summaries_affected(memory_ids: list[int]) -> "QuerySet[Summary]":  # noqa: F821
+def summaries_affected(memory_ids: list[int]) -> QuerySet[Summary]:  # noqa: F821
     """Summaries that cite any of the memories, or whose scope sees them (the memory's scope or below)."""
     trees = set(Memory.objects.filter(pk__in=memory_ids).values_list("scope__tree", flat=True))
     q = Q(cited_ids__overlap=list(memory_ids))

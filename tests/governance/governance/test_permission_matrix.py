@@ -7,8 +7,22 @@ from rest_framework.test import APIClient
 
 from governance.errors import NotFound, PermissionDenied
 from governance.models import Grant, Memory, Role, Status
-from governance.services.memory import MemoryInput, memory_confirm, memory_forget, memory_record, memory_reject, memory_retire
-from governance.services.principal import GRANT_ABOVE_OWN, grant_add, grant_revoke, principal_ensure, token_issue, user_ensure
+from governance.services.memory import (
+    MemoryInput,
+    memory_confirm,
+    memory_forget,
+    memory_record,
+    memory_reject,
+    memory_retire,
+)
+from governance.services.principal import (
+    GRANT_ABOVE_OWN,
+    grant_add,
+    grant_revoke,
+    principal_ensure,
+    token_issue,
+    user_ensure,
+)
 from governance.services.scope import scope_ensure
 
 ALLOWED = {

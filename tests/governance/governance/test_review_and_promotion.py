@@ -3,7 +3,13 @@ import pytest
 from governance.errors import FourEyesRequired, PermissionDenied
 from governance.models import AuditEvent, Memory, Relation, Role, Status
 from governance.selectors.review import review_queue
-from governance.services.memory import MemoryInput, memory_confirm, memory_forget, memory_record, memory_supersede
+from governance.services.memory import (
+    MemoryInput,
+    memory_confirm,
+    memory_forget,
+    memory_record,
+    memory_supersede,
+)
 from governance.services.principal import grant_add, user_ensure
 from governance.services.promotion import PromotionUnsupported, promotion_propose, promotion_scan
 
