@@ -50,7 +50,7 @@ def memory_list(request):
     context = {
         "page_obj": page_obj, "links": page_links(request, page_obj), "filters": filters,
         "statuses": Status.choices, "kinds": Kind.choices, "sources": SourceKind.choices, "tiers": Tier.choices,
-        "now": timezone.now(), "nav": "memories",
+        "now": timezone.now(), "nav": "memories", "scopes": sel.scope_tree(request.principal),
     }
     if request.htmx and request.htmx.target == "memory-table":
         return page(request, "dashboard/memories/_table.html", context)

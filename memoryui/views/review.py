@@ -9,11 +9,13 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput
+from governance.selectors import dashboard as sel
 from governance.selectors.review import review_queue
 from governance.services.memory import memory_confirm, memory_reject
 from memoryui.views.base import dashboard_view, page, scope_query
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE, REASON_REQUIRED
 
+QUEUE_PAGE = 60
 NOTHING_SELECTED = "Select at least one item of the queue."
 BAD_DECISION = "decision is confirm or reject."
 BAD_ID = "Memory ids are whole numbers."
@@ -25,11 +27,13 @@ def review(request):
 
 
 def _render(request, error: DomainError | None = None, status: int = 200):
-    items = review_queue(principal=request.principal, scope=request.scope)
+    # The oldest items first, a screenful at a time: deciding them brings the next ones up.
+    items = review_queue(principal=request.principal, scope=request.scope, limit=QUEUE_PAGE)
+    waiting = sel.overview_counts(request.principal, request.scope)["review_queue"] if len(items) == QUEUE_PAGE else len(items)
     groups = [(kind, label, [i for i in items if i.kind == kind]) for kind, label in (
         ("conflict", "Conflicts"), ("promotion", "Promotions"), ("proposal", "Proposals"))]
     return page(request, "dashboard/review.html", {
-        "groups": groups, "count": len(items), "can_act": any(i.can_confirm for i in items),
+        "groups": groups, "count": len(items), "waiting": waiting, "can_act": any(i.can_confirm for i in items),
         "error": error, "nav": "review",
     }, status=status)
 

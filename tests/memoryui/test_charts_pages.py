@@ -44,3 +44,17 @@ def test_layout_separates_components_and_handles_a_few_thousand_nodes():
     pos = layout(nodes, edges)
     assert set(pos) == set(nodes)
     assert len(set(pos.values())) == len(nodes)
+
+
+def test_graph_of_a_narrow_scope_finds_its_relations_past_the_newest_foreign_ones(
+    reviewer, history, project_scope, sibling_scope, monkeypatch
+):
+    from governance.selectors import dashboard as sel
+
+    foreign = [remember(sibling_scope, f"payments fact {i}") for i in range(4)]
+    for a, b in zip(foreign, foreign[1:], strict=False):
+        relation_add(source_id=a.pk, target_id=b.pk, kind="supports", actor=None)
+    # With a first chunk of two relations (both foreign), the selector must look further through the scopes.
+    monkeypatch.setattr(sel, "GRAPH_CHUNK", 2)
+    graph = sel.relation_graph(reviewer, None)
+    assert [(s, t, k) for s, t, k in graph["edges"]] == [(history["second"].pk, history["first"].pk, "supersedes")]
