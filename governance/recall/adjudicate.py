@@ -39,6 +39,9 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
         Relation.objects.filter(kind__in=[RelationKind.SUPERSEDES, RelationKind.CONTRADICTS, RelationKind.SUPPORTS])
         .filter(_touching(pool.keys())).values("source_id", "target_id", "kind", "reason")
     )
+    superseded_hits = [h for h in pool.values() if h.row["status"] == Status.SUPERSEDED]
+    if not relations and not superseded_hits:
+        return n_in, len(state.hits)  # nothing to adjudicate: spare the fetches (the common case)
     supersedes = [r for r in relations if r["kind"] == RelationKind.SUPERSEDES]
     # New → old edges; walk from old to new needs old → [new].
     newer_of: dict[int, list[int]] = {}
@@ -47,10 +50,9 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     chain_ids = _chain_ids(supersedes)
     rows = fetch(state, sorted(chain_ids | set(pool)), statuses=(Status.ACTIVE, Status.SUPERSEDED))
     negatives: dict[int, Hit] = {}
-    for hit in list(pool.values()):
-        if hit.row["status"] == Status.SUPERSEDED:
-            _to_negative(state, hit, newer_of, rows, negatives)
-            state.hits.pop(hit.id, None)
+    for hit in superseded_hits:
+        _to_negative(state, hit, newer_of, rows, negatives)
+        state.hits.pop(hit.id, None)
     # An in-force fact we present brings the versions it replaced, so the agent knows what changed.
     for rel in supersedes:
         if rel["source_id"] in pool and pool[rel["source_id"]].row["status"] == Status.ACTIVE:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -87,6 +88,8 @@ def _state(principal, scope, query, strategy, as_of, k, session="", task=None) -
     return RecallState(
         principal=principal, scope=scope, query=query, stages=STRATEGIES[strategy], at=as_of or timezone.now(),
         as_of=as_of, k=k, session=session or "", task=task, task_type=(task or {}).get("type", "") or "",
+        # auto lets the planner choose; bench_context sets exact/hnsw to compare the two paths.
+        vector_mode=getattr(settings, "RECALL_VECTOR_MODE", "auto"),
     )
 
 

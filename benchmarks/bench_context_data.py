@@ -1,0 +1,102 @@
+"""Synthetic data for bench_context, generated inside PostgreSQL (no multi-GB COPY stream from Python).
+
+A `bench` workspace: 50 projects × 20 tasks. 5% of memories sit at the workspace root, 15% at project
+level, 80% at task level, so a read in a task scope sees ≈5.4% of all memories (root + its project + its
+task): the scope filter is selective enough that a post-filtered HNSW scan would starve, which is what
+iterative scans are for. Vectors are clustered (256 random unit centroids plus noise) like real
+embeddings; a query is a memory's vector plus noise. ~92% active, 3% candidate, 5% retired."""
+
+from __future__ import annotations
+
+import time
+
+from django.db import connection
+
+from governance.activation import EPOCH
+from governance.services.scope import scope_ensure
+
+PROJECTS, TASKS = 50, 20
+DIMS = 384
+CENTROIDS = 256
+INDEXES = {
+    "memory_embedding_hnsw": "CREATE INDEX memory_embedding_hnsw ON governance_memory "
+                             "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)",
+    "memory_lexical_fts": "CREATE INDEX memory_lexical_fts ON governance_memory "
+                          "USING gin (to_tsvector('simple', lexical))",
+    "memory_text_trgm": "CREATE INDEX memory_text_trgm ON governance_memory USING gin (lexical gin_trgm_ops)",
+}
+
+
+def ensure_scopes() -> dict:
+    root = scope_ensure(path="bench", actor=None)
+    projects, tasks = [], []
+    for p in range(PROJECTS):
+        project = scope_ensure(path=f"bench/p{p}", actor=None)
+        projects.append(project.pk)
+        for t in range(TASKS):
+            tasks.append(scope_ensure(path=f"bench/p{p}/t{t}", actor=None).pk)
+    return {"root": root.pk, "projects": projects, "tasks": tasks}
+
+
+def count(scopes: dict) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id "
+                       "WHERE s.path = 'bench' OR s.path LIKE 'bench/%%'")
+        return cursor.fetchone()[0]
+
+
+def load(scopes: dict, start: int, stop: int, log) -> dict:
+    """Add memories number start..stop-1; drops and rebuilds the search indexes around the load."""
+    timings = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '2GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 2")
+        t = time.perf_counter()
+        for name in INDEXES:
+            cursor.execute(f"DROP INDEX IF EXISTS {name}")
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS bench_centroid AS SELECT i, l2_normalize(ARRAY(SELECT random() - 0.5 + 0 * i "
+            f"FROM generate_series(1, {DIMS}))::vector) AS v FROM generate_series(0, {CENTROIDS - 1}) i"
+        )
+        step = 50_000
+        for lo in range(start, stop, step):
+            hi = min(lo + step, stop)
+            _insert(cursor, scopes, lo, hi)
+            log(f"    inserted {hi - start}/{stop - start} rows ({time.perf_counter() - t:.0f} s)")
+        timings["insert_s"] = round(time.perf_counter() - t, 1)
+        for name, sql in INDEXES.items():
+            t = time.perf_counter()
+            cursor.execute(sql)
+            timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
+            log(f"    built {name} in {timings[f'{name}_s']} s")
+        cursor.execute("ANALYZE governance_memory")
+    return timings
+
+
+def _insert(cursor, scopes: dict, lo: int, hi: int) -> None:
+    root, projects, tasks = scopes["root"], scopes["projects"], scopes["tasks"]
+    # Where a row lives: g %% 20 == 0 → root (5%), 1..3 → a project (15%), else a task (80%).
+    cursor.execute(
+        f"""
+        INSERT INTO governance_memory (scope_id, kind, key, revision, text, lexical, source_kind, source_ref,
+            session, speaker, call_id, task_type, occurred_at, status, confidence, importance, tier,
+            content_hash, embedding, embedding_model, embedding_hash, activation_a0, decay_rate,
+            activation_log_k, reinforcement_count, meta, created_at, updated_at)
+        SELECT CASE WHEN g %% 20 = 0 THEN %s
+                    WHEN g %% 20 < 4 THEN (%s::bigint[])[1 + (g / 20) %% {PROJECTS}]
+                    ELSE (%s::bigint[])[1 + (g / 20) %% {PROJECTS * TASKS}] END,
+               'episodic', NULL, 1, w.words, w.words, 'user', 'bench:' || g, 'bench', '', '', '',
+               ts, CASE WHEN g %% 100 < 92 THEN 'active' WHEN g %% 100 < 95 THEN 'candidate' ELSE 'retired' END,
+               0.5, 0.5, 'short', md5(w.words), v.vec, 'bench/random-clustered', md5(w.words), 1.0, 0.1,
+               0.1 * (extract(epoch from ts - '{EPOCH.isoformat()}'::timestamptz) / 86400.0), 0, '{{}}'::jsonb,
+               now(), now()
+        FROM generate_series(%s, %s) g
+        CROSS JOIN LATERAL (SELECT now() - (random() * interval '90 days') - 0 * g * interval '1 second' AS ts) t
+        CROSS JOIN LATERAL (SELECT 'bench memory ' || g || ' ' || string_agg('w' || (random() * 3000)::int, ' ')
+                            AS words FROM generate_series(1, 8 + 0 * g)) w
+        CROSS JOIN LATERAL (SELECT l2_normalize(c.v + ARRAY(SELECT (random() - 0.5) * 0.12 + 0 * g
+                            FROM generate_series(1, {DIMS}))::vector) AS vec
+                            FROM bench_centroid c WHERE c.i = (g * 7919) %% {CENTROIDS}) v
+        """,
+        [root, projects, tasks, lo, hi - 1],
+    )
