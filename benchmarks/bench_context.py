@@ -15,9 +15,9 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from governance.models import Scope
+from governance.permissions import visible_scope_ids
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
 from governance.recall.vector import nearest
-from governance.permissions import visible_scope_ids
 
 
 def pct(values: list[float], p: float) -> float:

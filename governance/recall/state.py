@@ -63,7 +63,7 @@ class RecallState:
     dropped: list[dict] = field(default_factory=list)
     trace: list[dict] = field(default_factory=list)
 
-    def run(self, name: str, fn: Callable[["RecallState"], tuple[int, int] | None]) -> None:
+    def run(self, name: str, fn: Callable[[RecallState], tuple[int, int] | None]) -> None:
         """Run one stage and record its time and how many items went in and came out."""
         start = time.perf_counter()
         counts = fn(self) or (0, 0)

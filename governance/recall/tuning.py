@@ -14,10 +14,10 @@ from django.utils import timezone
 from governance.embedding import get_embedder
 from governance.models import Principal, Scope
 from governance.propagation import embed_memories
-from governance.recall.eligible import eligible
-from governance.recall.packet import _embed
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
+from governance.recall.eligible import eligible
+from governance.recall.packet import _embed
 from governance.recall.state import RecallState
 from governance.recall.strategies import LEXICAL, STRATEGIES, VECTOR
 from governance.services.memory import MemoryInput, memory_record_batch

@@ -154,8 +154,8 @@ def test_every_bad_input_gets_a_4xx_with_a_code(agent_client, project_scope, met
 
 
 def test_budget_error_message_is_the_constant(agent_client, project_scope):
-    from governance.recall import assemble_context
     from governance.errors import InvalidInput
+    from governance.recall import assemble_context
 
     with pytest.raises(InvalidInput) as exc:
         assemble_context(principal=None, scope=project_scope, query="x", budget_tokens=0)
