@@ -153,8 +153,8 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
             p.add(unit)
     # Recent turns read in order; the packer took them newest first.
     p.packet["recent"].sort(key=lambda b: _order_key(pool, b))
-    for dropped in state.dropped:
-        p.skipped.append(dict(dropped))
+    for hit, slot, reason in state.dropped:
+        p.skipped.append({**block(hit, slot, reason), "slot": slot})
     packet = {**p.packet, "skipped": p.skipped}
     used = count_tokens(render_packet_text(packet))
     # Token merges across line breaks can make the exact count differ from the sum; trim optional blocks.

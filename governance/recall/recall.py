@@ -109,8 +109,8 @@ def keyed_stage(state: RecallState) -> tuple[int, int]:
         hit = Hit(id=row["id"], row=row, paths={"keyed"}, activation=float(row["activation"]))
         if row["key"] is not None:
             if row["key"] in seen_keys:
-                state.dropped.append({"memory_id": row["id"], "slot": "constraints",
-                                      "reason": f"overridden by memory {seen_keys[row['key']]} in a narrower scope"})
+                state.dropped.append((hit, "constraints",
+                                      f"overridden by memory {seen_keys[row['key']]} in a narrower scope"))
                 continue
             seen_keys[row["key"]] = row["id"]
         if row["kind"] == Kind.PREFERENCE:

@@ -60,7 +60,7 @@ class RecallState:
     external: list[Hit] = field(default_factory=list)
     negative: list[Hit] = field(default_factory=list)
     relations: list[dict] = field(default_factory=list)
-    dropped: list[dict] = field(default_factory=list)
+    dropped: list[tuple[Hit, str, str]] = field(default_factory=list)  # (hit, slot, why) left out early
     trace: list[dict] = field(default_factory=list)
 
     def run(self, name: str, fn: Callable[[RecallState], tuple[int, int] | None]) -> None:

@@ -184,3 +184,14 @@ def test_as_of_hides_what_happened_later_and_ranks_at_that_time(project_scope, a
                               budget_tokens=500, as_of=past)
     ids = packet_ids(result)
     assert early.pk in ids and late.pk not in ids
+
+
+def test_key_set_at_two_levels_uses_the_narrowest_scope_and_lists_the_other_as_skipped(
+    workspace_scope, project_scope, agent, remember,
+):
+    wide = remember(workspace_scope, "Currency is USD", kind="convention", key="currency")
+    narrow = remember(project_scope, "Currency is EUR", kind="convention", key="currency")
+    result = assemble_context(principal=agent, scope=project_scope, query="currency", budget_tokens=300)
+    assert slot_ids(result, "constraints") == [narrow.pk]
+    skipped = {b["memory_id"]: b for b in result["packet"]["skipped"]}
+    assert "narrower scope" in skipped[wide.pk]["reason"] and skipped[wide.pk]["text"] == "Currency is USD"
