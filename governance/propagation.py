@@ -193,156 +193,20 @@ def _summaries_store(outbox: Outbox) -> None:
     summaries_mark_stale(memory_ids=ids, reason=outbox.topic)
 
 
-# --- Stored turns -------------------------------------------------------------------------------------
-REDACTED = "[forgotten]"
-# Fields of a block that name structure, not content: kept so the packet still shows where a memory was.
-KEEP_FIELDS = frozenset({"memory_id", "kind", "slot", "status", "key", "revision", "role", "call_id", "tier",
-                         "scope", "occurred_at", "created_at", "tokens", "score", "rank", "reason", "paths"})
-
-
-class Redactor:
-    """Replaces the content of forgotten memories inside JSON, in place. A dict whose memory_id is forgotten
-    loses every content field; any string anywhere whose SHA-256 is a forgotten memory's content hash is
-    replaced too (the memory's text copied verbatim into a request or trace). Hash results are memoised:
-    the packets that cite one memory share most of their strings."""
-
-    def __init__(self, ids: set[int], hashes: set[str]):
-        self.ids, self.hashes = ids, hashes
-        self._seen: dict[str, bool] = {}
-
-    def _purged_text(self, value: str) -> bool:
-        from governance.models import content_hash
-
-        hit = self._seen.get(value)
-        if hit is None:
-            hit = self._seen[value] = len(value) <= 20_000 and content_hash(value) in self.hashes
-        return hit
-
-    def redact(self, value) -> tuple[object, bool]:
-        """Return (value, changed); containers are changed in place, a top-level string is returned replaced."""
-        if isinstance(value, str):
-            return (REDACTED, True) if self._purged_text(value) else (value, False)
-        changed = False
-        stack = [value]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, dict):
-                own = node.get("memory_id") in self.ids
-                for k, v in node.items():
-                    if isinstance(v, str):
-                        if v != REDACTED and ((own and k not in KEEP_FIELDS) or self._purged_text(v)):
-                            node[k], changed = REDACTED, True
-                    elif isinstance(v, dict | list):
-                        stack.append(v)
-            elif isinstance(node, list):
-                for i, v in enumerate(node):
-                    if isinstance(v, str):
-                        if self._purged_text(v):
-                            node[i], changed = REDACTED, True
-                    elif isinstance(v, dict | list):
-                        stack.append(v)
-        return value, changed
-
-
-def redact_json(value, ids: set[int], hashes: set[str]):
-    """Return (a redacted copy of value, changed?) — see Redactor."""
-    import copy
-
-    return Redactor(ids, hashes).redact(copy.deepcopy(value))
-
-
-def render_turn_text(packet: dict) -> str:
-    from governance.recall.render import render_packet_text
-
-    return render_packet_text(packet)
-
-
-def _related_ids(ids: set[int]) -> set[int]:
-    """Memories linked to the forgotten ones: a packet can quote a memory inside another's block (the
-    "replaced by" of a superseded memory) without citing it, so turns citing the neighbours are checked too."""
-    from governance.models import Relation
-
-    rel = Relation.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values_list("source_id", "target_id")
-    return {i for pair in rel for i in pair} - ids
-
-
-def redact_turns(memory_ids: list[int], *, batch_size: int = 200) -> int:
-    """Redact the purged memories from every stored turn that cites them and re-render its text."""
-    from governance.models import Turn
-
-    purged = dict(Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=False).values_list("pk", "content_hash"))
-    if not purged:
-        return 0
-    ids, hashes = set(purged), set(purged.values())
-    turn_ids = list(
-        Turn.objects.filter(cited__memory_id__in=ids | _related_ids(ids)).distinct().order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    redactor = Redactor(ids, hashes)
-    changed = 0
-    for start in range(0, len(turn_ids), batch_size):
-        rows = list(Turn.objects.filter(pk__in=turn_ids[start : start + batch_size])
-                    .values_list("pk", "packet", "trace", "request", "query"))
-        dirty = []
-        for pk, packet, trace, request, query in rows:
-            packet, c1 = redactor.redact(packet)
-            trace, c2 = redactor.redact(trace)
-            request, c3 = redactor.redact(request)
-            query, c4 = redactor.redact(query)
-            if c1 or c2 or c3 or c4:
-                dirty.append((pk, packet, trace, request, query, render_turn_text(packet)))
-        _write_turns(dirty)
-        changed += len(dirty)
-    return changed
-
-
-def _write_turns(rows: list[tuple]) -> None:
-    """One UPDATE … FROM jsonb_to_recordset(…) per batch: Django's bulk_update builds a CASE per row and field, which
-    costs seconds for a thousand packets (see docs/governance.md, benchmark)."""
-    import json
-
-    from django.db import connection
-
-    if not rows:
-        return
-    batch = [{"id": r[0], "packet": r[1], "trace": r[2], "request": r[3], "query": r[4], "text": r[5]} for r in rows]
-    with connection.cursor() as cur:
-        # The whole batch as one JSON parameter: adapting thousands of array elements is slow in the driver.
-        cur.execute(
-            """
-            UPDATE governance_turn AS t
-               SET packet = v.packet, trace = v.trace, request = v.request, query = v.query, text = v.text
-              FROM jsonb_to_recordset(%s::jsonb)
-                   AS v(id bigint, packet jsonb, trace jsonb, request jsonb, query text, text text)
-             WHERE t.id = v.id
-            """,
-            [json.dumps(batch)],
-        )
+# --- Stored turns (the redaction itself lives in propagation_turns) ----------------------------------
+from governance.propagation_turns import (  # noqa: E402  (re-exported: tasks and tests use them from here)
+    REDACTED as REDACTED,
+)
+from governance.propagation_turns import Redactor as Redactor  # noqa: E402
+from governance.propagation_turns import redact_json as redact_json  # noqa: E402
+from governance.propagation_turns import redact_turns  # noqa: E402
+from governance.propagation_turns import turns_still_holding_purged as turns_still_holding_purged  # noqa: E402
 
 
 @handler("turns")
 def _turns_store(outbox: Outbox) -> None:
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
         redact_turns(_ids(outbox))
-
-
-def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
-    """Drift check: (turn id, memory id) pairs where a stored packet still shows a purged memory's content."""
-    from django.db import connection
-
-    with connection.cursor() as cur:
-        cur.execute(
-            """
-            SELECT tm.turn_id, tm.memory_id FROM governance_turnmemory tm
-            JOIN governance_memory m ON m.id = tm.memory_id AND m.purged_at IS NOT NULL
-            JOIN governance_turn t ON t.id = tm.turn_id
-            WHERE jsonb_path_exists(t.packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
-                                    jsonb_build_object('mid', tm.memory_id, 'red', %s::text))
-            LIMIT %s
-            """,
-            [REDACTED, limit],
-        )
-        return [(row[0], row[1]) for row in cur.fetchall()]
 
 
 def claim(delivery_id: int) -> bool:

@@ -78,7 +78,11 @@ CACHES = {
 }
 
 # --- Celery ---------------------------------------------------------------------------------------------
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL.replace("unix://", "redis+socket://", 1)
+# kombu reads a unix-socket URL's database from `virtual_host`, not `db` (with `?db=N` every process would
+# share database 0's queue, and one engineer's or test's worker would take another's tasks).
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL.replace("unix://", "redis+socket://", 1).replace(
+    "?db=", "?virtual_host=", 1
+)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

@@ -1,0 +1,231 @@
+"""Redacting hard-forgotten memories from stored turns (packets, traces, requests, rendered text).
+
+Fast path, in SQL: the forgotten text is read back from one stored packet (and checked against the
+memory's content hash), then every JSON copy of it is replaced in one UPDATE per batch (`replace` on the
+jsonb's text form, whole JSON strings only) and its one-line form in the rendered text. Whatever the fast
+path cannot prove clean afterwards (a block whose text differs, a very short text) goes through the
+Python redactor, which rewrites block by block and re-renders the text with render_packet_text."""
+
+from __future__ import annotations
+
+import json
+
+from django.db import connection
+from django.db.models import Q
+
+from governance.models import Memory
+
+REDACTED = "[forgotten]"
+# Fields of a block that name structure, not content: kept so the packet still shows where a memory was.
+KEEP_FIELDS = frozenset({"memory_id", "kind", "slot", "status", "key", "revision", "role", "call_id", "tier",
+                         "scope", "occurred_at", "created_at", "tokens", "score", "rank", "reason", "paths"})
+
+
+class Redactor:
+    """Replaces the content of forgotten memories inside JSON, in place. A dict whose memory_id is forgotten
+    loses every content field; any string anywhere whose SHA-256 is a forgotten memory's content hash is
+    replaced too (the memory's text copied verbatim into a request or trace). Hash results are memoised:
+    the packets that cite one memory share most of their strings."""
+
+    def __init__(self, ids: set[int], hashes: set[str]):
+        self.ids, self.hashes = ids, hashes
+        self._seen: dict[str, bool] = {}
+
+    def _purged_text(self, value: str) -> bool:
+        from governance.models import content_hash
+
+        hit = self._seen.get(value)
+        if hit is None:
+            hit = self._seen[value] = len(value) <= 20_000 and content_hash(value) in self.hashes
+        return hit
+
+    def redact(self, value) -> tuple[object, bool]:
+        """Return (value, changed); containers are changed in place, a top-level string is returned replaced."""
+        if isinstance(value, str):
+            return (REDACTED, True) if self._purged_text(value) else (value, False)
+        changed = False
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict):
+                own = node.get("memory_id") in self.ids
+                for k, v in node.items():
+                    if isinstance(v, str):
+                        if v != REDACTED and ((own and k not in KEEP_FIELDS) or self._purged_text(v)):
+                            node[k], changed = REDACTED, True
+                    elif isinstance(v, dict | list):
+                        stack.append(v)
+            elif isinstance(node, list):
+                for i, v in enumerate(node):
+                    if isinstance(v, str):
+                        if self._purged_text(v):
+                            node[i], changed = REDACTED, True
+                    elif isinstance(v, dict | list):
+                        stack.append(v)
+        return value, changed
+
+
+def redact_json(value, ids: set[int], hashes: set[str]):
+    """Return (a redacted copy of value, changed?) — see Redactor."""
+    import copy
+
+    return Redactor(ids, hashes).redact(copy.deepcopy(value))
+
+
+def render_turn_text(packet: dict) -> str:
+    from governance.recall.render import render_packet_text
+
+    return render_packet_text(packet)
+
+
+def _related_ids(ids: set[int]) -> set[int]:
+    """Memories linked to the forgotten ones: a packet can quote a memory inside another's block (the
+    "replaced by" of a superseded memory) without citing it, so turns citing the neighbours are checked too."""
+    from governance.models import Relation
+
+    rel = Relation.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values_list("source_id", "target_id")
+    return {i for pair in rel for i in pair} - ids
+
+
+# Below this length a text could occur inside unrelated sentences of the rendered text: Python path only.
+MIN_FAST_TEXT = 12
+
+
+def redact_turns(memory_ids: list[int], *, batch_size: int = 500) -> int:
+    """Redact the purged memories from every stored turn that cites them (or a memory related to them).
+    Returns how many turns were checked. Idempotent: a redacted turn is left as it is."""
+    from governance.models import Turn
+
+    purged = dict(Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=False).values_list("pk", "content_hash"))
+    if not purged:
+        return 0
+    ids, hashes = set(purged), set(purged.values())
+    turn_ids = list(
+        Turn.objects.filter(cited__memory_id__in=ids | _related_ids(ids)).distinct().order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not turn_ids:
+        return 0
+    for memory_id, digest in purged.items():
+        text = _stored_text(memory_id, digest, turn_ids)
+        if text is not None and len(text) >= MIN_FAST_TEXT:
+            for start in range(0, len(turn_ids), batch_size):
+                _replace_in_sql(turn_ids[start : start + batch_size], text)
+    _redact_in_python(_still_holding(turn_ids, ids), ids, hashes)
+    return len(turn_ids)
+
+
+def _stored_text(memory_id: int, digest: str, turn_ids: list[int]) -> str | None:
+    """The forgotten text as a stored packet still holds it, if its hash proves it is that memory's text."""
+    from governance.models import content_hash
+
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT jsonb_path_query_first(packet, '$.** ? (@.memory_id == $mid && @.text != $red).text',
+                                          jsonb_build_object('mid', %s::bigint, 'red', %s::text)) #>> '{}'
+              FROM governance_turn WHERE id = ANY(%s)
+               AND jsonb_path_exists(packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
+                                     jsonb_build_object('mid', %s::bigint, 'red', %s::text))
+             LIMIT 1
+            """,
+            [memory_id, REDACTED, turn_ids, memory_id, REDACTED],
+        )
+        row = cur.fetchone()
+    text = row[0] if row else None
+    return text if text is not None and content_hash(text) == digest else None
+
+
+def _replace_in_sql(turn_ids: list[int], text: str) -> None:
+    # jsonb's text form quotes and escapes strings one way only, so the quoted form matches every whole
+    # JSON string equal to the text, and nothing that merely contains it.
+    with connection.cursor() as cur:
+        cur.execute("SELECT to_jsonb(%s::text)::text", [text])
+        quoted = cur.fetchone()[0]
+        cur.execute(
+            """
+            UPDATE governance_turn
+               SET packet = replace(packet::text, %(q)s, %(r)s)::jsonb,
+                   trace = replace(trace::text, %(q)s, %(r)s)::jsonb,
+                   request = replace(request::text, %(q)s, %(r)s)::jsonb,
+                   query = CASE WHEN query = %(t)s THEN %(red)s ELSE query END,
+                   text = replace(text, %(line)s, %(red)s)
+             WHERE id = ANY(%(ids)s)
+               AND (strpos(packet::text, %(q)s) > 0 OR strpos(trace::text, %(q)s) > 0
+                    OR strpos(request::text, %(q)s) > 0 OR query = %(t)s OR strpos(text, %(line)s) > 0)
+            """,
+            {"q": quoted, "r": json.dumps(REDACTED), "t": text, "red": REDACTED, "line": " ".join(text.split()),
+             "ids": turn_ids},
+        )
+
+
+def _still_holding(turn_ids: list[int], ids: set[int]) -> list[int]:
+    """Turns where a block of a forgotten memory still has content (the fast path did not cover them)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT t.id FROM governance_turn t, unnest(%s::bigint[]) AS m(id)
+             WHERE t.id = ANY(%s)
+               AND jsonb_path_exists(t.packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
+                                     jsonb_build_object('mid', m.id, 'red', %s::text))
+            """,
+            [sorted(ids), turn_ids, REDACTED],
+        )
+        return sorted({row[0] for row in cur.fetchall()})
+
+
+def _redact_in_python(turn_ids: list[int], ids: set[int], hashes: set[str], batch_size: int = 200) -> None:
+    from governance.models import Turn
+
+    redactor = Redactor(ids, hashes)
+    for start in range(0, len(turn_ids), batch_size):
+        rows = list(Turn.objects.filter(pk__in=turn_ids[start : start + batch_size])
+                    .values_list("pk", "packet", "trace", "request", "query"))
+        dirty = []
+        for pk, packet, trace, request, query in rows:
+            packet, c1 = redactor.redact(packet)
+            trace, c2 = redactor.redact(trace)
+            request, c3 = redactor.redact(request)
+            query, c4 = redactor.redact(query)
+            if c1 or c2 or c3 or c4:
+                dirty.append((pk, packet, trace, request, query, render_turn_text(packet)))
+        _write_turns(dirty)
+
+
+def _write_turns(rows: list[tuple]) -> None:
+    """One UPDATE … FROM jsonb_to_recordset(…) per batch: Django's bulk_update builds a CASE per row and field, which
+    costs seconds for a thousand packets (see docs/governance.md, benchmark)."""
+    if not rows:
+        return
+    batch = [{"id": r[0], "packet": r[1], "trace": r[2], "request": r[3], "query": r[4], "text": r[5]} for r in rows]
+    with connection.cursor() as cur:
+        # The whole batch as one JSON parameter: adapting thousands of array elements is slow in the driver.
+        cur.execute(
+            """
+            UPDATE governance_turn AS t
+               SET packet = v.packet, trace = v.trace, request = v.request, query = v.query, text = v.text
+              FROM jsonb_to_recordset(%s::jsonb)
+                   AS v(id bigint, packet jsonb, trace jsonb, request jsonb, query text, text text)
+             WHERE t.id = v.id
+            """,
+            [json.dumps(batch)],
+        )
+
+
+def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
+    """Drift check: (turn id, memory id) pairs where a stored packet still shows a purged memory's content."""
+    with connection.cursor() as cur:
+        cur.execute(
+            """
+            SELECT tm.turn_id, tm.memory_id FROM governance_turnmemory tm
+            JOIN governance_memory m ON m.id = tm.memory_id AND m.purged_at IS NOT NULL
+            JOIN governance_turn t ON t.id = tm.turn_id
+            WHERE jsonb_path_exists(t.packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
+                                    jsonb_build_object('mid', tm.memory_id, 'red', %s::text))
+            LIMIT %s
+            """,
+            [REDACTED, limit],
+        )
+        return [(row[0], row[1]) for row in cur.fetchall()]
+
+
