@@ -24,6 +24,9 @@ INDEXES = {
     "memory_lexical_fts": "CREATE INDEX memory_lexical_fts ON governance_memory "
                           "USING gin (to_tsvector('simple', lexical))",
     "memory_text_trgm": "CREATE INDEX memory_text_trgm ON governance_memory USING gin (lexical gin_trgm_ops)",
+    # Migration 0003 (a database migrated before it was added gets it here).
+    "memory_recent_episodic": "CREATE INDEX memory_recent_episodic ON governance_memory (scope_id, occurred_at DESC) "
+                              "WHERE kind = 'episodic' AND status = 'active'",
 }
 
 
@@ -69,6 +72,22 @@ def load(scopes: dict, start: int, stop: int, log) -> dict:
             cursor.execute(sql)
             timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
             log(f"    built {name} in {timings[f'{name}_s']} s")
+        cursor.execute("ANALYZE governance_memory")
+    return timings
+
+
+def ensure_indexes(log) -> dict:
+    """Build any search index a previous, interrupted load left dropped."""
+    timings = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '2GB'")
+        for name, sql in INDEXES.items():
+            cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
+            if cursor.fetchone() is None:
+                t = time.perf_counter()
+                cursor.execute(sql)
+                timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
+                log(f"    rebuilt {name} in {timings[f'{name}_s']} s")
         cursor.execute("ANALYZE governance_memory")
     return timings
 

@@ -18,7 +18,9 @@ from governance.recall.strategies import LEXICAL, VECTOR
 # drowning the other path. Weights tuned on tests/data/retrieval (see docs/api.md).
 RRF_K = 60
 PATH_WEIGHTS = {VECTOR: 1.0, LEXICAL: 0.8}
-CANDIDATES_PER_PATH = 50
+# Depth of each search list: enough for fusion to work with, small enough that a filtered HNSW scan
+# stays short (bench_context).
+CANDIDATES_PER_PATH = 30
 RECENT_TURNS = 8
 KEYED_LIMIT = 200
 CONSTRAINT_KINDS = (Kind.CONVENTION, Kind.STAGE_FACT, Kind.SEMANTIC, Kind.METHOD)
@@ -26,7 +28,8 @@ CONSTRAINT_KINDS = (Kind.CONVENTION, Kind.STAGE_FACT, Kind.SEMANTIC, Kind.METHOD
 COLUMNS = (
     "m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
     " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
-    " nlevel(s.tree) AS depth"
+    # A correlated lookup, not a join: a hash join would scan the whole scope table on every request.
+    " (SELECT nlevel(s.tree) FROM governance_scope s WHERE s.id = m.scope_id) AS depth"
 )
 
 
@@ -48,8 +51,7 @@ def fetch(state: RecallState, ids: list[int], *, statuses: tuple[str, ...] | Non
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
-            " FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id"
-            f" WHERE m.id = ANY(%s) AND {where}",
+            f" FROM governance_memory m WHERE m.id = ANY(%s) AND {where}",
             [state.at, list(ids), *params],
         )
         return {row["id"]: row for row in _rows(cursor)}
@@ -61,8 +63,7 @@ def _select(state: RecallState, extra_where: str, extra_params: list, order: str
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
-            " FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id"
-            f" WHERE {where} AND {extra_where} ORDER BY {order} LIMIT %s",
+            f" FROM governance_memory m WHERE {where} AND {extra_where} ORDER BY {order} LIMIT %s",
             [state.at, *params, *extra_params, limit],
         )
         return _rows(cursor)
@@ -83,12 +84,23 @@ def lexical_stage(state: RecallState) -> tuple[int, int]:
 
 
 def recent_stage(state: RecallState) -> tuple[int, int]:
-    """The latest turns of this session (or of the scope when no session is given), oldest first."""
-    extra, params = "m.kind = %s AND m.status = %s", [Kind.EPISODIC, Status.ACTIVE]
-    if state.session:
-        extra += " AND m.session = %s"
-        params.append(state.session)
-    rows = _select(state, extra, params, "m.occurred_at DESC NULLS LAST, m.id DESC", RECENT_TURNS)
+    """The latest turns of this session (or of the scope when no session is given), oldest first.
+    One small index range per visible scope (LATERAL … LIMIT) instead of sorting every eligible turn:
+    the cost stays flat as a workspace grows (indexes memory_scope_session / memory_recent_episodic)."""
+    where, params = state.eligibility.where("m")
+    session_sql, session_params = ("AND m.session = %s", [state.session]) if state.session else ("", [])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
+            " FROM unnest(%s::bigint[]) AS v(sid) CROSS JOIN LATERAL ("
+            "  SELECT * FROM governance_memory m"
+            f"  WHERE m.scope_id = v.sid AND m.kind = 'episodic' AND m.status = 'active'"
+            f"   AND m.occurred_at IS NOT NULL {session_sql} AND {where}"
+            "  ORDER BY m.occurred_at DESC LIMIT %s) m"
+            " ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
+            [state.at, list(state.eligibility.scope_ids), *session_params, *params, RECENT_TURNS, RECENT_TURNS],
+        )
+        rows = _rows(cursor)
     state.recent = [Hit(id=r["id"], row=r, paths={"recent"}) for r in reversed(rows)]
     return 1, len(state.recent)
 
@@ -100,7 +112,7 @@ def keyed_stage(state: RecallState) -> tuple[int, int]:
         state,
         "(m.key IS NOT NULL OR m.kind = ANY(%s))",
         [[Kind.CONVENTION, Kind.PREFERENCE, Kind.STAGE_FACT]],
-        "nlevel(s.tree) DESC, m.importance DESC, m.id DESC",
+        "depth DESC, m.importance DESC, m.id DESC",
         KEYED_LIMIT,
         statuses=(Status.ACTIVE,),
     )

@@ -47,6 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--drop", action="store_true", help="drop the bench database at the end")
         parser.add_argument("--tuning", action="store_true", help="also measure the retrieval tuning set")
         parser.add_argument("--seed", type=int, default=11)
+        parser.add_argument("--load-only", action="store_true", help="load the sizes and stop (measure later)")
 
     def handle(self, *args, **o):
         try:
@@ -66,6 +67,11 @@ class Command(BaseCommand):
             if have < size:
                 self.log(f"loading {size - have} rows to reach {size} …")
                 timings = data.load(scopes, have, size, self.log)
+            elif have == size:
+                timings = data.ensure_indexes(self.log)
+            if o["load_only"]:
+                report[size] = {"load": timings}
+                continue
             report[size] = self.measure(size, client, o["queries"], o["seed"], timings)
         if o["tuning"]:
             self.tuning()
