@@ -93,7 +93,7 @@ def all_done() -> bool:
 def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_restart(stack, project_scope, owner,
                                                                                   private_redis):
     marker = unique_marker()
-    secret, turn_ids = seed(project_scope, owner, marker, copies=3000)
+    secret, turn_ids = seed(project_scope, owner, marker, copies=5000)
     stack.start()
     wait_for(all_done, timeout=120)
 

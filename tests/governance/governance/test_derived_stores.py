@@ -126,3 +126,26 @@ def test_reconciler_repairs_a_forgotten_memory_left_in_caches_and_stored_packets
     assert cache.get(stale_key) is None
     assert propagation.turns_still_holding_purged() == []
     assert repair_derived_drift()["turns_redacted"] == 0  # nothing left to repair
+
+
+@pytest.mark.parametrize("text", ["PIN 4242", "The door code is 4242-ALPHA, tell nobody"])
+def test_turn_redaction_covers_short_and_long_texts_and_copies_outside_blocks(project_scope, owner, text):
+    """Short texts take the block-by-block Python path, long ones the SQL fast path; both must clean the
+    block, a verbatim copy in the request and trace, and the rendered text, and leave other blocks alone."""
+    secret = remember(project_scope, text, kind="semantic")
+    keep = remember(project_scope, "Visitors sign in at the desk", kind="semantic")
+    packet = {"evidence": [{"memory_id": secret.pk, "text": text, "status": "active"},
+                           {"memory_id": keep.pk, "text": keep.text, "status": "active"}],
+              "skipped": [{"memory_id": secret.pk, "text": text, "slot": "evidence", "reason": "budget"}]}
+    from governance.recall.render import render_packet_text
+
+    turn = Turn.objects.create(scope=project_scope, query="codes?", packet=packet, text=render_packet_text(packet),
+                               request={"events": [{"text": text}]}, trace={"note": text})
+    TurnMemory.objects.create(turn=turn, memory=secret, slot="evidence")
+    memory_forget(memory_id=secret.pk, actor=owner, reason="asked", hard=True)
+    propagation.redact_turns([secret.pk])
+    turn.refresh_from_db()
+    stored = json.dumps([turn.packet, turn.request, turn.trace]) + turn.text
+    assert text not in stored and "4242" not in stored
+    assert keep.text in turn.text and turn.packet["evidence"][1]["text"] == keep.text
+    assert turn.packet["evidence"][0]["text"] == propagation.REDACTED
