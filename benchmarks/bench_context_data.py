@@ -115,7 +115,7 @@ def _insert(cursor, scopes: dict, lo: int, hi: int) -> None:
                             AS words FROM generate_series(1, 8 + 0 * g)) w
         CROSS JOIN LATERAL (SELECT l2_normalize(c.v + ARRAY(SELECT (random() - 0.5) * 0.12 + 0 * g
                             FROM generate_series(1, {DIMS}))::vector) AS vec
-                            FROM bench_centroid c WHERE c.i = (g * 7919) %% {CENTROIDS}) v
+                            FROM bench_centroid c WHERE c.i = (g::bigint * 7919) %% {CENTROIDS}) v
         """,
         [root, projects, tasks, lo, hi - 1],
     )
