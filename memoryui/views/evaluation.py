@@ -12,11 +12,14 @@ def _table(run) -> dict:
     strategies = (run.results or {}).get("strategies", {}) if run else {}
     categories = sorted({c for s in strategies.values() for c in (s.get("categories") or {})})
     metrics = sorted({m for s in strategies.values() for m in (s.get("metrics") or {})})
+    # jsonb keeps no key order: show the strategies in the order the run lists them (the ablation ladder).
+    order = [s for s in (getattr(run, "strategies", None) or []) if isinstance(s, str)]
+    names = [n for n in order if n in strategies] + sorted(n for n in strategies if n not in order)
     rows = [
         {"name": name, "overall": s.get("overall"),
          "categories": [(s.get("categories") or {}).get(c) for c in categories],
          "metrics": [(s.get("metrics") or {}).get(m) for m in metrics]}
-        for name, s in strategies.items()
+        for name, s in ((n, strategies[n]) for n in names)
     ]
     return {"rows": rows, "categories": categories, "metrics": metrics}
 

@@ -8,7 +8,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     Plotly.newPlot(el, traces, window.dashboardLayout({
       barmode: "group", xaxis: { title: { text: "strategy (ablation)" } },
-      yaxis: { title: { text: "score (0–1)" }, range: [0, 1] }, legend: { orientation: "h", y: 1.12, x: 0 }, margin: { l: 60, r: 20, t: 30, b: 50 },
+      yaxis: { title: { text: "score (0–1)" }, range: [0, 1] }, legend: { orientation: "v", x: 1.01, y: 1 }, margin: { l: 60, r: 10, t: 10, b: 50 },
     }), { responsive: true, displaylogo: false });
   });
 });

@@ -6,6 +6,7 @@ from pathlib import Path
 from django.conf import settings
 
 from governance.demo import ensure_demo_user, load_demo
+from governance.evaluation.runner import evaluate
 from governance.models import Memory, Outbox, Scope
 from governance.recall import assemble_context
 from tests.browser.conftest import sign_in
@@ -21,7 +22,9 @@ def test_screenshots_of_the_main_pages(page, celery_worker):
     for query in ("export the deck for the client", "export the deck again, final version"):
         turn = assemble_context(principal=demo, scope=slides, query=query, budget_tokens=300, session="demo-s1")
     # The real worker carries every change to the derived stores, so the pages show a settled system.
-    wait_for(lambda: not Outbox.objects.filter(state="pending").exists(), timeout=120)
+    wait_for(lambda: not Outbox.objects.filter(state="pending").exists(), timeout=300)
+    # A real (small) run of the evaluation suite, so the evaluation page shows what it is for.
+    evaluate(suite="smoke", seed=0, strategy="all")
     fact = Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -149,3 +149,20 @@ def test_turn_redaction_covers_short_and_long_texts_and_copies_outside_blocks(pr
     assert text not in stored and "4242" not in stored
     assert keep.text in turn.text and turn.packet["evidence"][1]["text"] == keep.text
     assert turn.packet["evidence"][0]["text"] == propagation.REDACTED
+
+
+class UpperWriter:
+    """A stand-in for an LLM writer: it only ever receives the cited lines."""
+
+    name = "upper-test"
+
+    def write(self, *, scope_path, lines):
+        return "\n".join(f"{line.section.upper()}: {line.text.upper()}" for line in lines)
+
+
+def test_a_configured_writer_writes_the_text_and_the_citations_stay_structured(project_scope, settings):
+    rule = remember(project_scope, "Slides use 16:9")
+    settings.SUMMARY_WRITER = f"{__name__}.UpperWriter"
+    summary = summary_build(scope=project_scope, actor=None)
+    assert summary.writer == "upper-test" and "CONSTRAINTS: SLIDES USE 16:9" in summary.text
+    assert rule.pk in summary.cited_ids
