@@ -140,3 +140,26 @@ def test_a_long_embedding_run_keeps_its_claim_so_no_second_worker_takes_it(db, p
     assert delivery.claimed_until > timezone.now()  # renewed after each batch
     assert not propagation.claim(delivery.pk)  # so the reconciler cannot hand it to another worker
     assert Memory.objects.filter(pk__in=[m.pk for m in created], embedding__isnull=False).count() == 3
+
+
+def test_embedding_status_reports_the_backlog_and_reembed_now_drains_it(db, project_scope, agent):
+    import io
+    import json
+
+    created = memory_record_batch(items=[_trace(project_scope, f"fact {i}") for i in range(3)], actor=agent)
+    out = io.StringIO()
+    call_command("embedding_status", "--json", stdout=out)
+    before = json.loads(out.getvalue())
+    assert (before["missing"], before["backlog"], before["column_dimensions"]) == (3, 3, get_embedder().dimensions)
+
+    out = io.StringIO()
+    call_command("reembed", "--now", stdout=out)  # no worker: embeds in the command's own process
+    assert "re-embedded 3 memories" in out.getvalue()
+    assert Memory.objects.filter(pk__in=[m.pk for m in created], embedding__isnull=False).count() == 3
+
+    out = io.StringIO()
+    call_command("reembed", stdout=out)
+    assert "nothing to re-embed" in out.getvalue()
+    out = io.StringIO()
+    call_command("embedding_status", "--json", stdout=out)
+    assert json.loads(out.getvalue())["backlog"] == 0
