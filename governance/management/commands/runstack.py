@@ -115,7 +115,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **opts):
-        self.embedded = not (os.environ.get("DATABASE_URL") or os.environ.get("REDIS_URL"))
+        # Which servers are ours to stop: the embedded ones, each only when its URL was not given.
+        self.own_postgres = not os.environ.get("DATABASE_URL")
+        self.own_redis = not os.environ.get("REDIS_URL")
+        self.embedded = self.own_postgres or self.own_redis
         self.keep_services = opts["keep_services"]
         self.children: list[Child] = []
         self.stop_event = threading.Event()
@@ -159,7 +162,7 @@ class Command(BaseCommand):
         self.stdout.flush()
 
     def _prepare(self, *, no_demo: bool) -> None:
-        where = embedded.var_dir() if self.embedded else "external DATABASE_URL / REDIS_URL"
+        where = embedded.var_dir() if self.embedded else "external DATABASE_URL and REDIS_URL"
         self._step(f"data: {where}")
         self._step("applying migrations")
         call_command("migrate", interactive=False, verbosity=0)
@@ -280,8 +283,12 @@ class Command(BaseCommand):
             if after_failure:
                 embedded.stop_started_here()
             else:
-                self.stdout.write("· stopping Redis and PostgreSQL")
-                embedded.stop_all()
+                names = [n for n, own in (("Redis", self.own_redis), ("PostgreSQL", self.own_postgres)) if own]
+                self.stdout.write(f"· stopping {' and '.join(names)}")
+                if self.own_redis:
+                    embedded.stop_redis()
+                if self.own_postgres:
+                    embedded.stop_postgres()
         if not after_failure:
             self.stdout.write("Stopped.")
         signal.signal(signal.SIGINT, signal.default_int_handler)
