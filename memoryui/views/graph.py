@@ -50,7 +50,7 @@ def graph_json(request):
         label = f"{n['key']} r{n['revision']}" if n["key"] else f"#{n['pk']}"
         nodes.append({
             "id": n["pk"], "x": x, "y": y, "status": n["status"], "kind": n["kind"], "label": label,
-            "text": "(forgotten)" if forgotten else n["text"][:120], "scope": n["scope__path"],
+            "text": "(forgotten)" if forgotten else n["text"][:80], "scope": n["scope__path"],
             "url": url.format(n["pk"]),
         })
     edges: dict[str, dict] = {}

@@ -58,3 +58,5 @@ def test_graph_of_a_narrow_scope_finds_its_relations_past_the_newest_foreign_one
     monkeypatch.setattr(sel, "GRAPH_CHUNK", 2)
     graph = sel.relation_graph(reviewer, None)
     assert [(s, t, k) for s, t, k in graph["edges"]] == [(history["second"].pk, history["first"].pk, "supersedes")]
+    focused = sel.relation_graph(reviewer, project_scope)
+    assert [(s, t, k) for s, t, k in focused["edges"]] == [(history["second"].pk, history["first"].pk, "supersedes")]

@@ -86,7 +86,7 @@ class Command(BaseCommand):
             ("timeline", f"/timeline/?{ws}", "owner", "get"),
             ("timeline: data (30 days, top 12)", f"/timeline/data.json?{ws}&days=30&top=12", "owner", "get"),
             ("graph", f"/graph/?{ws}", "owner", "get"),
-            ("graph: data (6000 edges)", f"/graph/data.json?{ws}", "owner", "get"),
+            ("graph: data (2000 newest edges)", f"/graph/data.json?{ws}", "owner", "get"),
             ("graph: data, one project", f"/graph/data.json?scope={WORKSPACE}/p0", "reviewer", "get"),
             ("turns", f"/turns/?{ws}", "owner", "get"),
             ("turn page", f"/turns/{turn.pk}/", "owner", "get"),
