@@ -142,17 +142,21 @@ def _replace_in_sql(turn_ids: list[int], text: str) -> None:
     with connection.cursor() as cur:
         cur.execute("SELECT to_jsonb(%s::text)::text", [text])
         quoted = cur.fetchone()[0]
+        # Each JSON column is serialised once (in the subquery) and only re-parsed where the text occurs.
         cur.execute(
             """
-            UPDATE governance_turn
-               SET packet = replace(packet::text, %(q)s, %(r)s)::jsonb,
-                   trace = replace(trace::text, %(q)s, %(r)s)::jsonb,
-                   request = replace(request::text, %(q)s, %(r)s)::jsonb,
-                   query = CASE WHEN query = %(t)s THEN %(red)s ELSE query END,
-                   text = replace(text, %(line)s, %(red)s)
-             WHERE id = ANY(%(ids)s)
-               AND (strpos(packet::text, %(q)s) > 0 OR strpos(trace::text, %(q)s) > 0
-                    OR strpos(request::text, %(q)s) > 0 OR query = %(t)s OR strpos(text, %(line)s) > 0)
+            UPDATE governance_turn AS t
+               SET packet = CASE WHEN strpos(s.p, %(q)s) > 0 THEN replace(s.p, %(q)s, %(r)s)::jsonb ELSE t.packet END,
+                   trace = CASE WHEN strpos(s.tr, %(q)s) > 0 THEN replace(s.tr, %(q)s, %(r)s)::jsonb ELSE t.trace END,
+                   request = CASE WHEN strpos(s.rq, %(q)s) > 0 THEN replace(s.rq, %(q)s, %(r)s)::jsonb
+                                  ELSE t.request END,
+                   query = CASE WHEN t.query = %(t)s THEN %(red)s ELSE t.query END,
+                   text = replace(t.text, %(line)s, %(red)s)
+              FROM (SELECT id, packet::text AS p, trace::text AS tr, request::text AS rq
+                      FROM governance_turn WHERE id = ANY(%(ids)s)) AS s
+             WHERE t.id = s.id
+               AND (strpos(s.p, %(q)s) > 0 OR strpos(s.tr, %(q)s) > 0 OR strpos(s.rq, %(q)s) > 0
+                    OR t.query = %(t)s OR strpos(t.text, %(line)s) > 0)
             """,
             {"q": quoted, "r": json.dumps(REDACTED), "t": text, "red": REDACTED, "line": " ".join(text.split()),
              "ids": turn_ids},
