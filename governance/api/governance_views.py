@@ -3,6 +3,7 @@ Denials come from the services (403 with a reason; 404 when the object lies outs
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
@@ -87,7 +88,7 @@ class MemoryRetireView(APIView):
 class MemoryForgetView(APIView):
     """202: the memory is out of every read now; the derived stores follow (state per store)."""
 
-    @extend_schema(request=ForgetIn)
+    @extend_schema(request=ForgetIn, responses={202: OpenApiTypes.OBJECT})
     def post(self, request, memory_id: int):
         data = _valid(ForgetIn, request)
         memory = memory_services.memory_forget(memory_id=memory_id, actor=request_principal(request),
@@ -100,6 +101,7 @@ class MemoryForgetView(APIView):
 
 
 class OutboxView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, outbox_id: int):
         principal = request_principal(request)
         outbox = Outbox.objects.select_related("memory__scope").prefetch_related("deliveries").filter(pk=outbox_id).first()
@@ -116,6 +118,7 @@ class OutboxView(APIView):
 
 
 class AuditVerifyView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         if not can_verify_audit(request_principal(request)):
             raise PermissionDenied(AUDIT_VERIFY_DENIED)
@@ -164,6 +167,7 @@ class GroupMembersView(APIView):
 
 
 class GroupMemberView(APIView):
+    @extend_schema(responses={204: None})
     def delete(self, request, group: str, member: str):
         grant_membership.group_member_remove(group=_principal(group, "group"), member=_principal(member, "member"),
                                              actor=request_principal(request))
@@ -171,7 +175,7 @@ class GroupMemberView(APIView):
 
 
 class TokenIssueView(APIView):
-    @extend_schema(request=TokenIn)
+    @extend_schema(request=TokenIn, responses={201: OpenApiTypes.OBJECT})
     def post(self, request):
         data = _valid(TokenIn, request)
         raw = grant_membership.agent_token_issue(agent=_principal(data["principal"]), actor=request_principal(request))
@@ -179,12 +183,14 @@ class TokenIssueView(APIView):
 
 
 class TokenRevokeView(APIView):
+    @extend_schema(responses={204: None})
     def delete(self, request, token_id: int):
         grant_membership.agent_token_revoke(token_id=token_id, actor=request_principal(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ReviewQueueView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         principal = request_principal(request)
         scope = _scope(request.query_params["scope"], principal) if request.query_params.get("scope") else None
@@ -192,7 +198,7 @@ class ReviewQueueView(APIView):
 
 
 class RetentionPolicyView(APIView):
-    @extend_schema(request=RetentionIn)
+    @extend_schema(request=RetentionIn, responses=OpenApiTypes.OBJECT)
     def put(self, request):
         data = _valid(RetentionIn, request)
         actor = request_principal(request)
@@ -205,6 +211,7 @@ class RetentionPolicyView(APIView):
 
 
 class SummaryView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         principal = request_principal(request)
         summary = summary_get(scope=_scope(request.query_params.get("scope"), principal), actor=principal)
