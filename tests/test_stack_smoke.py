@@ -151,6 +151,8 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
         assert time.monotonic() < deadline, "the worker embedded nothing"
         time.sleep(0.5)
 
+    stored = query(var_dir, "SELECT count(*) FROM governance_memory")
+    assert stored > 15
     pids = {c.pid for c in psutil.Process(first.pid).children(recursive=True)}
     pids |= {int((var_dir / "pgdata" / "postmaster.pid").read_text().split()[0]),
              int((var_dir / "redis.pid").read_text().strip())}
@@ -174,9 +176,11 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
     assert alive(pids) == [], out
     assert processes_using(var_dir) == []
 
-    # A second run reuses the data: nothing new is loaded.
-    again = manage(var_dir, "runstack", "--port", str(port), start_new_session=True)
+    # A second run reuses the data (the servers were really stopped and come back with it).
+    again = manage(var_dir, "runstack", "--port", str(port), "--no-demo", start_new_session=True)
     assert wait_for_http(f"http://127.0.0.1:{port}/accounts/login/", again, timeout=120) == 200
+    assert query(var_dir, "SELECT count(*) FROM governance_memory") == stored
+    assert "PPTX" in query(var_dir, active_export)
     out = stop(again, sig=signal.SIGTERM)  # SIGTERM (a service manager) stops it as cleanly as Ctrl-C
-    assert again.returncode == 0 and "demo: 0 memories created" in out, out
+    assert again.returncode == 0 and "Stopped." in out, out
     assert processes_using(var_dir) == []
