@@ -123,6 +123,10 @@ class Command(BaseCommand):
         self.children: list[Child] = []
         self.stop_event = threading.Event()
         host, port = opts["host"], opts["port"]
+        if not 1 <= port <= 65535:
+            raise CommandError(f"--port {port} is not a TCP port (1–65535).")
+        if opts["concurrency"] < 1:
+            raise CommandError("--concurrency is the number of worker threads, at least 1.")
         if port_in_use(host, port):
             embedded.stop_started_here()
             raise CommandError(
