@@ -58,7 +58,7 @@ def port_in_use(host: str, port: int) -> bool:
         except OSError as exc:
             if exc.errno in (errno.EADDRINUSE, errno.EACCES):
                 return True
-            raise
+            raise CommandError(f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from None
     return False
 
 
