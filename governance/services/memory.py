@@ -11,6 +11,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from governance import activation, lexical
+from governance.bulk import copy_insert
 from governance.errors import (
     ActiveKeyExists,
     FourEyesRequired,
@@ -36,7 +37,6 @@ from governance.models import (
     content_hash,
 )
 from governance.permissions import Action, approvals_needed, require, requires_four_eyes
-from governance.bulk import copy_insert
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.outbox import outbox_emit
 
