@@ -56,7 +56,7 @@ class PrivateRedis:
         return redis.Redis(unix_socket_path=str(self.sock), socket_connect_timeout=1)
 
 
-def test_database_url() -> str:
+def database_url_for_test_db() -> str:
     name = connection.settings_dict["NAME"]
     base = settings.DATABASE_URL
     head, _, query = base.partition("?")
@@ -74,7 +74,7 @@ class WorkerProcess:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "memoryui.settings.test",
-            "DATABASE_URL": test_database_url(),
+            "DATABASE_URL": database_url_for_test_db(),
             "REDIS_URL": self.redis_url,
             "RECONCILE_EVERY_SECONDS": "1",
             "RECONCILE_STALE_AFTER_SECONDS": "0",
