@@ -36,9 +36,11 @@ def test_reviewer_is_not_offered_curation(page, reviewer, project_scope):
 
 def test_curator_supersedes_and_sees_it_in_timeline_and_graph(page, curator, project_scope):
     fact = remember(project_scope, "Export slides as PDF", kind="convention", key="export_format")
+    remember(project_scope, "The client likes short decks", kind="preference")
     sign_in(page, "cora", "pw-cora")
     nav(page, "Memories")
-    page.get_by_label("Text", exact=True).fill("PDF")
+    expect(page.locator("#memory-table")).to_contain_text("2 memories")
+    page.get_by_label("Text", exact=True).fill("PDF")  # htmx swaps the table as the user types
     expect(page.locator("#memory-table")).to_contain_text("1 memory")
     page.locator("#memory-table").get_by_role("link", name=re.compile("Export slides as PDF")).click()
     page.locator("summary", has_text="Supersede with a new text").click()
