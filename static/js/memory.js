@@ -20,7 +20,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     Plotly.newPlot(el, traces, window.dashboardLayout({
       xaxis: { title: { text: "time (your time zone)" }, type: "date" },
-      yaxis: { title: { text: "activation A(t) (log scale)" }, type: "log" },
+      yaxis: { title: { text: "activation A(t) (log scale)" }, type: "log", dtick: 1 },
       shapes: shapes, annotations: annotations, legend: { orientation: "h", y: 1.1, x: 0 }, margin: { l: 60, r: 20, t: 30, b: 50 },
     }), { responsive: true, displaylogo: false });
   });

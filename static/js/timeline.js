@@ -26,7 +26,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     Plotly.newPlot(el, traces, window.dashboardLayout({
       height: 480, xaxis: { title: { text: "time (your time zone)" }, type: "date", range: [d.since, d.until] },
-      yaxis: { title: { text: "activation A(t) (log scale, unitless)" }, type: "log" },
+      yaxis: { title: { text: "activation A(t) (log scale, unitless)" }, type: "log", dtick: 1 },
       shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: d.threshold, y1: d.threshold, line: { dash: "dash", color: "#cf222e" } }],
       annotations: [{ xref: "paper", x: 0, y: Math.log10(d.threshold), text: "cold threshold", showarrow: false, yanchor: "bottom", xanchor: "left", font: { color: "#cf222e" } }],
       showlegend: true, legend: { font: { size: 11 } },
