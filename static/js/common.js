@@ -39,6 +39,9 @@ window.dashboardLayout = function (extra) {
   };
   return Object.assign(base, extra || {});
 };
+// Plotly reads a subset of HTML in labels and hover text; memory texts and keys come from agents, so
+// they reach a chart only without markup characters.
+window.plain = function (value) { return String(value == null ? "" : value).replace(/[<>&"]/g, ""); };
 window.STATUS_COLORS = {
   active: "#1a7f37", candidate: "#9a6700", proposed: "#0969da", superseded: "#8c959f",
   retired: "#57606a", forgotten: "#cf222e", rejected: "#a40e26",

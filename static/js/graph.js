@@ -25,8 +25,8 @@ document.addEventListener("DOMContentLoaded", function () {
         marker: { size: small ? 14 : 9, color: window.STATUS_COLORS[status] || "#444", symbol: ns.map(function (n) { return SYMBOL[n.kind] || "circle"; }),
                   line: { width: 1, color: "#fff" } },
         customdata: ns.map(function (n) { return n.url; }),
-        text: ns.map(function (n) { return n.label; }),
-        hovertext: ns.map(function (n) { return "<b>" + n.label + "</b> (" + n.kind + ", " + n.status + ")<br>" + n.scope + "<br>" + n.text.replace(/[<>&]/g, ""); }),
+        text: ns.map(function (n) { return window.plain(n.label); }),
+        hovertext: ns.map(function (n) { return "<b>" + window.plain(n.label) + "</b> (" + n.kind + ", " + n.status + ")<br>" + window.plain(n.scope) + "<br>" + window.plain(n.text); }),
         hovertemplate: "%{hovertext}<extra></extra>" });
     });
     Plotly.newPlot(el, traces, window.dashboardLayout({

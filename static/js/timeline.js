@@ -4,6 +4,7 @@ document.addEventListener("DOMContentLoaded", function () {
     if (!d.series.length) { document.getElementById("timeline-empty").hidden = false; el.hidden = true; return; }
     var traces = [];
     d.series.forEach(function (s, i) {
+      s.label = window.plain(s.label); s.text = window.plain(s.text);
       var color = "hsl(" + Math.round((i * 137.5) % 360) + ", 60%, 42%)";
       traces.push({ type: "scatter", mode: "lines", name: s.label, x: s.x, y: s.y, legendgroup: "m" + s.id,
         line: { color: color, width: 1.6 }, customdata: s.x.map(function () { return s.url; }),
