@@ -128,3 +128,17 @@ def test_activation_json_has_curve_reinforcements_and_state_changes(reviewer_cli
     assert len(data["x"]) == len(data["y"]) > 10
     assert all(later <= earlier + 1e-9 for earlier, later in zip(data["y"], data["y"][1:], strict=False))
     assert [c["to"] for c in data["changes"]] == ["superseded"]
+
+
+def test_hot_and_cold_filters_split_by_the_threshold(reviewer_client, project_scope, history, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    old = remember(project_scope, "User: that was last year", kind="working",
+                   occurred_at=timezone.now() - timedelta(days=30))  # working memory fades within days
+    url = reverse("dashboard:memories")
+    cold = ids_on(reviewer_client.get(url, {"cold": "cold"}))
+    hot = ids_on(reviewer_client.get(url, {"cold": "hot"}))
+    assert old.pk in cold and old.pk not in hot
+    assert history["second"].pk in hot and not cold & hot

@@ -64,3 +64,13 @@ def test_replay_assembles_against_todays_memory(reviewer_client, turn, history):
     assert history["second"].pk in removed
     today = [b.get("memory_id") for s in response.context["slots"] for b in s["blocks"]]
     assert history["second"].pk not in today
+
+
+def test_replay_says_so_when_the_recall_pipeline_is_missing(reviewer_client, turn, monkeypatch):
+    import sys
+
+    from memoryui.views.turns import REPLAY_UNAVAILABLE
+
+    monkeypatch.setitem(sys.modules, "governance.recall", None)  # makes `from governance.recall import …` fail
+    response = reviewer_client.post(reverse("dashboard:turn-replay", args=[turn.pk]), HTTP_HX_REQUEST="true")
+    assert response.status_code == 503 and REPLAY_UNAVAILABLE.encode() in response.content
