@@ -55,7 +55,9 @@ def test_graph_of_a_narrow_scope_finds_its_relations_past_the_newest_foreign_one
     for a, b in zip(foreign, foreign[1:], strict=False):
         relation_add(source_id=a.pk, target_id=b.pk, kind="supports", actor=None)
     # With a first chunk of two relations (both foreign), the selector must look further through the scopes.
-    monkeypatch.setattr(sel, "GRAPH_CHUNK", 2)
+    from governance.selectors.dashboard import memories as graph_module
+
+    monkeypatch.setattr(graph_module, "GRAPH_CHUNK", 2)
     graph = sel.relation_graph(reviewer, None)
     assert [(s, t, k) for s, t, k in graph["edges"]] == [(history["second"].pk, history["first"].pk, "supersedes")]
     focused = sel.relation_graph(reviewer, project_scope)

@@ -1,0 +1,227 @@
+"""Overview, turns, governance (grants, audit, propagation) and evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.apps import apps
+from django.conf import settings
+from django.core.paginator import Page
+from django.db import connection
+from django.db.models import BigIntegerField, Count, Min, Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+
+from governance.activation import days
+from governance.errors import InvalidInput, NotFound
+from governance.models import (
+    AuditEvent,
+    Grant,
+    Memory,
+    Outbox,
+    OutboxDelivery,
+    Principal,
+    Scope,
+    Status,
+    Turn,
+)
+from governance.permissions import Action, require
+from governance.selectors.dashboard.common import (
+    BAD_PAGE,
+    PAGE_SIZE,
+    LightPage,
+    _page,
+    visible_scope_ids,
+)
+
+# --- Overview -----------------------------------------------------------------------------------------
+
+
+def overview_counts(principal: Principal, scope: Scope | None) -> dict:
+    """Counts by status, kind and scope from one scan (an index-only scan of (scope, status, kind))."""
+    ids = visible_scope_ids(principal, scope)
+    rows = (
+        Memory.objects.filter(scope_id__in=ids).order_by().values_list("scope_id", "status", "kind")
+        .annotate(n=Count("*"))
+    )
+    by_status: dict[str, int] = {}
+    by_kind: dict[str, int] = {}
+    by_scope_id: dict[int, int] = {}
+    for scope_id, status, kind, n in rows:
+        by_status[status] = by_status.get(status, 0) + n
+        by_kind[kind] = by_kind.get(kind, 0) + n
+        by_scope_id[scope_id] = by_scope_id.get(scope_id, 0) + n
+    top = sorted(by_scope_id.items(), key=lambda kv: -kv[1])[:12]
+    paths = dict(Scope.objects.filter(pk__in=[pk for pk, _ in top]).values_list("pk", "path"))
+    return {
+        "total": sum(by_status.values()),
+        "by_status": [(s.label, s.value, by_status.get(s.value, 0)) for s in Status],
+        "by_kind": sorted(by_kind.items(), key=lambda kv: -kv[1]),
+        "by_scope": sorted(((paths[pk], n) for pk, n in top), key=lambda kv: (-kv[1], kv[0])),
+        "review_queue": by_status.get(Status.PROPOSED, 0),
+    }
+
+
+def propagation_health() -> dict:
+    """Backlog of the outbox and the reconciler's heartbeat (system-wide: it holds no memory content)."""
+    from django.core.cache import cache
+
+    pending = Outbox.objects.filter(state=Outbox.State.PENDING).aggregate(n=Count("pk"), oldest=Min("created_at"))
+    failed = OutboxDelivery.objects.filter(state=OutboxDelivery.State.FAILED).count()
+    last_run = cache.get("reconciler:last_run")
+    return {
+        "pending": pending["n"],
+        "oldest_pending": pending["oldest"],
+        "failed_deliveries": failed,
+        "reconciler_last_run": datetime.fromisoformat(last_run) if last_run else None,
+    }
+
+
+def recent_audit(principal: Principal, scope: Scope | None, limit: int = 10) -> list[AuditEvent]:
+    return list(audit_queryset(principal, scope).order_by("-pk")[:limit])
+
+
+def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 30) -> dict:
+    """Histogram of log10 activation of the memories a recall could use, and the cold threshold."""
+    ids = visible_scope_ids(principal, scope)
+    lo, hi = -6.0, 1.0
+    now = timezone.now()
+    counts = [0] * bins
+    if ids:
+        # log10 A(t) = (log K − λ·t) / ln 10: plain arithmetic per row, no exp/log over the whole table.
+        sql = (
+            "SELECT width_bucket((activation_log_k - decay_rate * %s) / ln(10), %s, %s, %s) AS b, count(*) "
+            "FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s) GROUP BY b"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [days(now), lo, hi, bins, ids, ["active", "candidate", "proposed"]])
+            for bucket, n in cursor.fetchall():
+                counts[min(max(bucket, 1), bins) - 1] += n  # out-of-range values join the edge bins
+    width = (hi - lo) / bins
+    return {
+        "edges": [10 ** (lo + i * width) for i in range(bins + 1)],
+        "centers": [10 ** (lo + (i + 0.5) * width) for i in range(bins)],
+        "counts": counts,
+        "threshold": settings.MEMORY_COLD_THRESHOLD,
+    }
+
+
+# --- Turns --------------------------------------------------------------------------------------------
+
+
+def turn_page(principal: Principal, scope: Scope | None, session: str = "", page: int | str = 1) -> Page:
+    qs = Turn.objects.filter(scope_id__in=visible_scope_ids(principal, scope)).select_related("scope", "principal")
+    if session:
+        qs = qs.filter(session=session)
+    return _page(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
+
+
+def turn_for_reader(principal: Principal, turn_id: int) -> Turn:
+    turn = Turn.objects.select_related("scope", "principal").filter(pk=turn_id).first()
+    if turn is None:
+        raise NotFound()
+    require(principal, turn.scope, Action.READ)
+    return turn
+
+
+def previous_turn(turn: Turn) -> Turn | None:
+    return (
+        Turn.objects.filter(scope_id=turn.scope_id, session=turn.session, created_at__lt=turn.created_at)
+        .order_by("-created_at", "-pk").first()
+    )
+
+
+def memory_states(memory_ids: set[int]) -> dict[int, dict]:
+    """Today's status of memories cited by a packet (so a forgotten one is shown as such, without text)."""
+    return {
+        row["pk"]: row
+        for row in Memory.objects.filter(pk__in=memory_ids).values("pk", "status", "purged_at", "scope_id")
+    }
+
+
+# --- Governance ---------------------------------------------------------------------------------------
+
+
+def grants_in(principal: Principal, scope: Scope | None) -> list[Grant]:
+    """Grants on the scopes the principal may read, for the grants table."""
+    return list(
+        Grant.objects.filter(scope_id__in=visible_scope_ids(principal, scope))
+        .select_related("scope", "principal", "granted_by").order_by("scope__path", "principal__name", "role")
+    )
+
+
+@dataclass
+class AuditFilters:
+    action: str = ""
+    actor: str = ""
+    target: str = ""
+
+
+def audit_queryset(principal: Principal, scope: Scope | None, filters: AuditFilters | None = None) -> QuerySet:
+    """Audit events of the scopes the principal may read (events carry the path of their scope)."""
+    roots = [scope.path] if scope is not None else list(
+        Grant.objects.filter(principal_id__in=principal.principal_ids()).values_list("scope__path", flat=True)
+    )
+    if not roots:
+        return AuditEvent.objects.none()
+    q = Q()
+    for path in roots:
+        q |= Q(scope_path=path) | Q(scope_path__startswith=path + "/")
+    qs = AuditEvent.objects.filter(q)
+    if filters:
+        if filters.action:
+            qs = qs.filter(action=filters.action)
+        if filters.actor:
+            qs = qs.filter(actor_name=filters.actor)
+        if filters.target:
+            qs = qs.filter(target_id=filters.target)
+    return qs
+
+
+
+def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters, page: int | str = 1) -> LightPage:
+    try:
+        number = int(page or 1)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(BAD_PAGE, field="page") from exc
+    if not 1 <= number <= 10_000:
+        raise InvalidInput(BAD_PAGE, field="page")
+    # Id order is the chain's order (appends are serialised), and the primary key index serves it.
+    qs = audit_queryset(principal, scope, filters).order_by("-pk")
+    offset = (number - 1) * PAGE_SIZE
+    return LightPage(list(qs[offset : offset + PAGE_SIZE + 1]), number, PAGE_SIZE)
+
+
+def audit_actions() -> list[str]:
+    return list(AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct())
+
+
+def recent_propagation(principal: Principal, scope: Scope | None, limit: int = 25) -> list[dict]:
+    """The last changes carried to derived stores, with each store's delivery state."""
+    ids = visible_scope_ids(principal, scope)
+    since = timezone.now() - timedelta(days=7)
+    rows = list(
+        Outbox.objects.filter(created_at__gte=since)
+        # a batch write names its memories only in the payload; its first one stands for the batch
+        .annotate(first_memory=RawSQL("(governance_outbox.payload->'memory_ids'->>0)::bigint", [],
+                                      output_field=BigIntegerField()))
+        .filter(
+            Q(memory__scope_id__in=ids)
+            | Q(payload__scope_id__in=ids)
+            | Q(memory__isnull=True, first_memory__in=Memory.objects.filter(scope_id__in=ids).values("pk"))
+        )
+        .prefetch_related("deliveries").order_by("-pk")[:limit]
+    )
+    return [
+        {"outbox": row, "deliveries": sorted(row.deliveries.all(), key=lambda d: d.store)} for row in rows
+    ]
+
+
+def latest_evaluation():
+    """The newest stored evaluation run, or None while the evaluation suite has stored none (or has no model)."""
+    try:
+        model = apps.get_model("governance", "EvaluationRun")
+    except LookupError:
+        return None
+    return model.objects.order_by("-created_at", "-pk").first()
