@@ -163,3 +163,27 @@ def test_agent_cannot_confirm(project_scope, agent):
     m = long_proposal(project_scope)
     with pytest.raises(PermissionDenied):
         memory_confirm(memory_id=m.pk, actor=agent)
+
+
+def test_beat_tasks_scan_promotions_and_apply_retention(project_scope, workspace_scope, owner, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from governance.services.retention import retention_policy_set
+    from governance.tasks import apply_retention, scan_promotions
+
+    assert {"reconcile", "retention", "promotions", "summaries"} <= set(settings.CELERY_BEAT_SCHEDULE)
+    settings.PROMOTION_MIN_EPISODES = 2
+    episodes(project_scope, ["s1", "s2"])
+    candidate(project_scope, "s1")
+    candidate(project_scope, "s2")
+    assert scan_promotions() == 1
+    assert scan_promotions() == 0
+    stale = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Use the 2019 template",
+                                           source_kind="user", status="active"), actor=None)
+    retention_policy_set(scope=workspace_scope, actor=owner, retire_unused_days=1)
+    Memory.objects.filter(pk=stale.pk).update(created_at=timezone.now() - timedelta(days=3))
+    result = apply_retention()
+    assert result["policies"] == 1 and result["retired"] >= 1
+    assert Memory.objects.get(pk=stale.pk).status == Status.RETIRED
