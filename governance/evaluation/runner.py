@@ -82,10 +82,11 @@ def run_suite(
     root = root or f"eval-{timezone.now():%Y%m%d%H%M%S}-{secrets.token_hex(3)}"
     result = RunResult(suite=suite, strategies=strategies)
     started = time.perf_counter()
-    principals = ensure_principals(root)
     for i, task in enumerate(suite.tasks):
         try:
             with transaction.atomic():
+                # Inside the task's transaction, so a rolled-back run leaves no scope, grant or audit event.
+                principals = ensure_principals(root)
                 loaded = load_task(task, root=root, principals=principals)
                 result.outcomes.extend(_run_task(loaded, strategies, principals))
                 if not keep:

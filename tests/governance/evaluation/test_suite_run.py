@@ -8,7 +8,7 @@ from governance.evaluation.generator import generate
 from governance.evaluation.runner import resolve_strategies, run_suite, summarise
 from governance.evaluation.scorers import CATEGORY_NEEDS
 from governance.evaluation.suite import CATEGORIES
-from governance.models import Memory, Turn
+from governance.models import AuditEvent, Memory, Turn
 from governance.recall import STRATEGIES
 
 SEED = 7
@@ -36,7 +36,8 @@ def results(django_db_setup, django_db_blocker):
                 out = summarise(run_suite(generate("smoke", SEED), resolve_strategies("all"), root=root))
                 # Only this run's scopes: other processes may write to the database meanwhile.
                 out["_left_behind"] = (Memory.objects.filter(scope__path__startswith=root).count(),
-                                       Turn.objects.filter(scope__path__startswith=root).count())
+                                       Turn.objects.filter(scope__path__startswith=root).count(),
+                                       AuditEvent.objects.filter(scope_path__startswith=root).count())
                 raise _Undo
         except _Undo:
             pass
@@ -79,4 +80,4 @@ def test_results_carry_the_metrics_and_the_run_leaves_nothing_behind(results):
     assert 0 < metrics["evidence_recall@10"] <= 1 and metrics["input_tokens_mean"] > 0
     assert metrics["context_ms_p50"] > 0 and metrics["errors"] == 0
     assert results["metrics"]["full"] == metrics
-    assert results["_left_behind"] == (0, 0)
+    assert results["_left_behind"] == (0, 0, 0)
