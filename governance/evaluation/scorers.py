@@ -15,6 +15,9 @@ from governance.recall.strategies import ACTIVATION, ADJUDICATE, VECTOR
 SLOTS = ("task", "constraints", "recent", "evidence", "preferences", "relations", "external", "negative", "skipped")
 # Slots whose blocks the agent may act on. `negative` says what is no longer in force; `skipped` did not fit.
 USABLE = frozenset(SLOTS) - {"negative", "skipped"}
+# Listed but not presented as usable context: `negative` (no longer in force) and `skipped` (left out,
+# with the reason), neither of which the rendered packet text offers the agent as something to act on.
+NOT_PRESENTED = frozenset({"negative", "skipped"})
 # Slots that present a memory as a rule in force.
 RULE_SLOTS = frozenset({"constraints", "preferences"})
 CONFLICT_MARKERS = ("contradict", "conflict", "冲突", "矛盾")
@@ -87,9 +90,9 @@ def check_slots(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
 def check_not_in_force(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
     where = placements(packet)
     return [
-        f"{label} (#{_id(ids, label)}): no longer in force but presented in {sorted(where[mid] - {'negative'})}"
+        f"{label} (#{_id(ids, label)}): no longer in force but presented in {sorted(where[mid] - NOT_PRESENTED)}"
         for label in e.not_in_force
-        if (mid := _id(ids, label) or -1) in where and where[mid] - {"negative"}
+        if (mid := _id(ids, label) or -1) in where and where[mid] - NOT_PRESENTED
     ]
 
 

@@ -31,6 +31,9 @@ class AuditEvent(models.Model):
             models.Index(fields=["action"]),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.action} {self.target_type}:{self.target_id} by {self.actor_name}"
+
     def compute_hash(self) -> str:
         body = {
             "at": self.at.isoformat(),

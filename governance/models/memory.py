@@ -82,7 +82,8 @@ class Memory(models.Model):
 
     scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="memories")
     kind = models.CharField(max_length=12, choices=Kind.choices)
-    key = models.CharField(max_length=200, null=True, blank=True)
+    # NULL, not "", for unkeyed memories: the unique indexes on (scope, key) apply to keyed rows only.
+    key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001
     revision = models.PositiveIntegerField(default=1)
     text = models.TextField()
     # Normalised words and CJK bigrams for the full-text index (PostgreSQL's parsers do not split Chinese).
@@ -199,3 +200,6 @@ class ReinforcementEvent(models.Model):
     class Meta:
         indexes = [models.Index(fields=["memory", "at"])]
         constraints = [models.CheckConstraint(condition=models.Q(weight__gt=0), name="reinforcement_weight_positive")]
+
+    def __str__(self) -> str:
+        return f"+{self.weight} {self.reason} → memory {self.memory_id}"

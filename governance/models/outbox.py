@@ -26,6 +26,9 @@ class Outbox(models.Model):
             models.CheckConstraint(condition=models.Q(state__in=["pending", "done"]), name="outbox_state_valid")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.topic} #{self.pk} ({self.state})"
+
 
 class OutboxDelivery(models.Model):
     """That one derived store has applied one outbox row (claimed with a conditional UPDATE)."""
@@ -51,3 +54,6 @@ class OutboxDelivery(models.Model):
                 condition=models.Q(state__in=["pending", "done", "failed"]), name="delivery_state_valid"
             ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.store} of outbox {self.outbox_id} ({self.state})"

@@ -54,12 +54,12 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.principal.name})"
+
     @staticmethod
     def generate() -> str:
         return "mem_" + secrets.token_urlsafe(32)
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.principal.name})"
 
 
 class Role(models.TextChoices):

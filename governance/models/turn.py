@@ -39,3 +39,6 @@ class TurnMemory(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["turn", "memory", "slot"], name="turn_memory_unique")]
         indexes = [models.Index(fields=["memory"])]
+
+    def __str__(self) -> str:
+        return f"turn {self.turn_id} cites {self.memory_id} in {self.slot}"

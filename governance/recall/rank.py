@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 
+from django.conf import settings
+
+from governance.models import Kind
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
 
@@ -22,6 +25,10 @@ WEIGHTS: dict[str, dict[str, float]] = {
 RECENCY_HALF_LIFE_DAYS = 3.0
 # Activation is unbounded (reinforcement adds up); squash it to 0..1 for the weighted sum.
 ACTIVATION_SCALE = 2.0
+# A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set: it only comes back as
+# evidence when it is among this many best matches. Cold working memory never does: it is the scratch of
+# a session that has ended, and must not turn into a standing rule of a later one.
+COLD_STRONG_MATCH_RANK = 3
 
 
 def weights_for(task_type: str) -> dict[str, float]:
@@ -56,4 +63,26 @@ def rank(state: RecallState) -> tuple[int, int]:
             hit.fused = 0.5 if "keyed" in hit.paths else 0.0
         hit.score = round(score(hit, state, weights, use_activation), 6)
     state.evidence = sorted(state.hits.values(), key=lambda h: (-h.score, h.id))
+    if use_activation:
+        state.evidence = _gate_cold(state, state.evidence)
     return len(everything), len(state.evidence)
+
+
+def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
+    threshold = settings.MEMORY_COLD_THRESHOLD
+    by_match = sorted(evidence, key=lambda h: (-h.fused, h.id))
+    strong = {h.id for h in by_match[:COLD_STRONG_MATCH_RANK] if h.fused > 0}
+    kept = []
+    for hit in evidence:
+        if hit.activation >= threshold:
+            kept.append(hit)
+            continue
+        cold = f"cold: activation {hit.activation:.3f} is below the threshold {threshold:g}"
+        if hit.row.get("kind") == Kind.WORKING:
+            state.dropped.append((hit, "evidence", f"{cold}; working memory of an ended session"))
+        elif hit.id in strong:
+            hit.flags.append("cold, kept for a strong match")
+            kept.append(hit)
+        else:
+            state.dropped.append((hit, "evidence", f"{cold} and not among the best matches"))
+    return kept

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
+import re
+
 from django.db import IntegrityError, transaction
 
 from governance.errors import InvalidInput
 from governance.models import Principal, Scope, Workspace
 from governance.models.scope import SLUG_RE
 from governance.services.audit import AuditEntry, audit_record
-
-import re
 
 _SLUG = re.compile(SLUG_RE)
 INVALID_SCOPE_PATH = (

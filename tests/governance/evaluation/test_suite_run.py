@@ -13,13 +13,6 @@ from governance.recall import STRATEGIES
 
 SEED = 7
 
-# Known pipeline defect, reported to the lead (docs/evaluation.md, "Known failures"): the activation
-# stage only adds a weighted term to the score and never applies MEMORY_COLD_THRESHOLD, so a working-memory
-# trace of an ended session (A ≈ 0.003 after days at λ=2/day) still fills the evidence slot of a new
-# session when its words match. strict=True: this turns red the day the pipeline is fixed.
-PIPELINE_DEFECTS = {
-    "temporal_commitment": "cold short-term traces of an ended session are still packed as evidence",
-}
 
 
 class _Undo(Exception):
@@ -44,10 +37,7 @@ def results(django_db_setup, django_db_blocker):
     return out
 
 
-@pytest.mark.parametrize("category", [
-    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=PIPELINE_DEFECTS[c])) if c in PIPELINE_DEFECTS
-    else c for c in CATEGORIES
-])
+@pytest.mark.parametrize("category", CATEGORIES)
 def test_full_strategy_passes_every_category(results, category):
     full = results["strategies"]["full"]
     failed = [f for f in results["failures"] if f["strategy"] == "full" and f["category"] == category]
