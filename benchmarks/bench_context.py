@@ -14,6 +14,7 @@ from django.db import connection
 from django.test import override_settings
 from rest_framework.test import APIClient
 
+from benchmarks.stats import percentile
 from governance.models import Scope
 from governance.permissions import visible_scope_ids
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
@@ -21,10 +22,8 @@ from governance.recall.vector import nearest
 
 
 def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    """Percentile p (0–100) of the measured values."""
+    return percentile(values, p / 100)
 
 
 def summary(values: list[float]) -> str:

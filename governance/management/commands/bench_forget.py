@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from benchmarks.stats import percentile
 from governance.models import Memory, Outbox, Role, Scope, Turn, TurnMemory
 from governance.services.memory import MemoryInput, _build, memory_forget, memory_record
 from governance.services.principal import grant_add, principal_ensure
@@ -33,11 +34,6 @@ from governance.services.summary import summary_build
 QUEUE = "bench-forget"
 TOPICS = ["the Q3 deck", "the payment module", "the daily report", "the brochure", "the export job",
           "the refunds service", "the onboarding guide", "the release notes"]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 class Command(BaseCommand):

@@ -27,6 +27,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
+from benchmarks.stats import percentile
 from governance.models import Memory, Outbox, Role, Scope
 from governance.services.memory import MemoryInput, memory_record_batch
 from governance.services.principal import grant_add, principal_ensure
@@ -118,11 +119,6 @@ def db_backend_cpu() -> float | None:
     except OSError:
         return None  # a remote server, or no /proc
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 class Command(BaseCommand):

@@ -10,7 +10,6 @@ DATABASE_URL=postgresql://…/memory_bench, so the 100k rows do not land in your
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 
@@ -18,15 +17,11 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test import Client
 
+from benchmarks.stats import percentile
 from governance.models import Memory, Turn
 from memoryui.management.bench_seed import WORKSPACE, ensure_bench
 
 GOAL_MS = 300.0
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
 
 
 class Command(BaseCommand):
