@@ -94,5 +94,14 @@ class WorkerProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
 
+    def pause(self) -> None:
+        """SIGSTOP the worker's process group: it stays alive but cannot race a check the test makes."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGCONT)
+
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""

@@ -70,11 +70,16 @@ def seed(scope, owner, marker: str, copies: int) -> tuple[Memory, list[int]]:
     ], batch_size=1000)
     TurnMemory.objects.bulk_create([TurnMemory(turn=t, memory=secret, slot="evidence") for t in clones],
                                    batch_size=2000)
+    return secret, [first["turn_id"], *[t.pk for t in clones]]
+
+
+def plant_redis_copies(scope, secret: Memory) -> None:
+    """Put the memory in the hot set and a cached packet quoting it. Called once the seeding's own
+    propagation is done, so that propagation (a cache generation bump) cannot drop them before the test."""
+    packet = Turn.objects.filter(cited__memory=secret).order_by("pk").first().packet
     client = propagation._redis()
     client.zadd(cache.make_key(propagation.hot_set_key(scope.pk)), {str(secret.pk): 2.0})
-    cache.set(propagation.workspace_cache_key(scope.workspace_id, "packet", "p1"), json.dumps(first["packet"]),
-              timeout=3600)
-    return secret, [first["turn_id"], *[t.pk for t in clones]]
+    cache.set(propagation.workspace_cache_key(scope.workspace_id, "packet", "p1"), json.dumps(packet), timeout=3600)
 
 
 def assert_nothing_resurfaces(secret: Memory, owner, scope, marker: str, redis_client) -> None:
@@ -96,6 +101,7 @@ def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_rest
     secret, turn_ids = seed(project_scope, owner, marker, copies=5000)
     stack.start()
     wait_for(all_done, timeout=120)
+    plant_redis_copies(project_scope, secret)
 
     memory_forget(memory_id=secret.pk, actor=owner, reason="user asked", hard=True)
     outbox = Outbox.objects.filter(memory=secret, topic="memory.forgotten").get()
@@ -120,6 +126,8 @@ def test_redis_restarted_while_propagation_is_pending_loses_nothing(stack, proje
     secret, turn_ids = seed(project_scope, owner, marker, copies=200)
     stack.start()
     wait_for(all_done, timeout=120)
+    plant_redis_copies(project_scope, secret)
+    assert redis_hits(private_redis.client(), marker), "the copies are in Redis before it dies"
 
     private_redis.kill()  # Redis dies: the forget still commits (reads never depend on propagation)
     memory_forget(memory_id=secret.pk, actor=owner, reason="user asked", hard=True)
@@ -130,7 +138,13 @@ def test_redis_restarted_while_propagation_is_pending_loses_nothing(stack, proje
 
     time.sleep(2)  # the worker runs on without its broker for a while
     assert Outbox.objects.get(pk=outbox.pk).state == Outbox.State.PENDING
-    private_redis.start()  # the append-only file brings back the hot set and the cached packet with the text
-    assert redis_hits(private_redis.client(), marker), "the restarted Redis should hold the stale copy"
+    # The append-only file brings back the hot set and the cached packet with the text. The worker is held
+    # still while we look, or its reconnecting reconciler could clean the copy before the check sees it.
+    stack.pause()
+    try:
+        private_redis.start()
+        assert redis_hits(private_redis.client(), marker), "the restarted Redis should hold the stale copy"
+    finally:
+        stack.resume()
     wait_for(lambda: Outbox.objects.get(pk=outbox.pk).state == Outbox.State.DONE, timeout=120)
     assert_nothing_resurfaces(secret, owner, project_scope, marker, private_redis.client())
