@@ -88,6 +88,17 @@ def celery_worker(celery_worker_session, transactional_db):
     return celery_worker_session
 
 
+def token_client(principal):
+    """A DRF test client that authenticates as `principal` with a freshly issued API token."""
+    from rest_framework.test import APIClient
+
+    from governance.services.principal import token_issue
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=principal, actor=None)}")
+    return client
+
+
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
     """Poll until predicate() is truthy; fail with a clear message on timeout."""
     import time

@@ -1,19 +1,13 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.test import APIClient
 
-from governance.services.principal import token_issue
+from tests.conftest import token_client
 
 
 @pytest.fixture
 def client_for():
-    def make(principal) -> APIClient:
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=principal, actor=None)}")
-        return client
-
-    return make
+    return token_client
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ outsider trio and one principal per role. The expected table is written out here
 from permissions.py), so a change to the rules has to change this test too."""
 
 import pytest
-from rest_framework.test import APIClient
 
 from governance.errors import NotFound, PermissionDenied
 from governance.models import Grant, Memory, Role, Status
@@ -20,10 +19,10 @@ from governance.services.principal import (
     grant_add,
     grant_revoke,
     principal_ensure,
-    token_issue,
     user_ensure,
 )
 from governance.services.scope import scope_ensure
+from tests.conftest import token_client as client_for
 
 ALLOWED = {
     "confirm": {"reviewer", "curator", "owner"},
@@ -99,12 +98,6 @@ API_CALLS = {
     "forget_soft": ("forget", {"mode": "soft", "reason": "asked"}, 202),
     "forget_hard": ("forget", {"mode": "hard", "reason": "asked"}, 202),
 }
-
-
-def client_for(principal) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=principal, actor=None)}")
-    return client
 
 
 @pytest.mark.parametrize("role_principal", ROLES, indirect=True)

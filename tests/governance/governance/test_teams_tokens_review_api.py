@@ -7,13 +7,8 @@ from governance.models import ApiToken, AuditEvent, Role
 from governance.permissions import roles_at
 from governance.selectors.review import review_queue
 from governance.services.memory import MemoryInput, memory_record
-from governance.services.principal import grant_add, principal_ensure, token_issue, user_ensure
-
-
-def client_for(principal) -> APIClient:
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=principal, actor=None)}")
-    return client
+from governance.services.principal import grant_add, principal_ensure, user_ensure
+from tests.conftest import token_client as client_for
 
 
 @pytest.fixture
