@@ -142,3 +142,16 @@ def rebuild_stale_summaries() -> int:
     from governance.services.summary import rebuild_stale_summaries as rebuild
 
     return rebuild()
+
+
+@shared_task(**RETRY)
+def maintain_vector_indexes() -> dict:
+    """Give every big scope its own HNSW index and drop the ones no longer wanted (beat; see
+    governance/recall/vector_index.py). Builds run CONCURRENTLY: writes go on meanwhile."""
+    from governance.recall import vector_index
+
+    report = vector_index.maintain()
+    if report["built"] or report["dropped"] or report["dropped_invalid"]:
+        logger.info("vector indexes: built %s, dropped %s, dropped invalid %s", report["built"],
+                    report["dropped"], report["dropped_invalid"])
+    return {k: v for k, v in report.items() if k != "ms"} | {"ms": {str(k): v for k, v in report["ms"].items()}}

@@ -2,7 +2,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import models
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
 
 class Kind(models.TextChoices):
@@ -168,13 +168,9 @@ class Memory(models.Model):
             models.Index(
                 fields=["id"], name="memory_embedding_backlog", condition=models.Q(embedding__isnull=True)
             ),
-            HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
+            # No HNSW index over the whole table: big scopes get one each, built and dropped by
+            # governance.recall.vector_index (a read sees a few percent of the rows, and a global graph
+            # filtered that hard loses recall; docs/api.md, "Vector search").
         ]
 
     def __str__(self) -> str:

