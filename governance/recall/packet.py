@@ -3,13 +3,18 @@ reinforcement. `assemble_context` is what POST /api/v1/context returns; `recall_
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection
 from django.utils import timezone
 
 from governance.embedding import get_embedder
+from governance.embedding.cache import embed_query_cached, query_cache
 from governance.errors import InvalidInput, NotFound
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, require
@@ -60,25 +65,90 @@ def _validate(query, strategy, as_of, task=None) -> None:
 
 
 def _run_stages(state: RecallState) -> None:
-    if VECTOR in state.stages:
-        state.run("embed", _embed)
-    state.run("eligible", eligible)
-    if VECTOR in state.stages:
-        state.run("vector", recall_mod.vector_stage)
-    if LEXICAL in state.stages:
-        state.run("lexical", recall_mod.lexical_stage)
-    if RECENT in state.stages:
-        state.run("recent", recall_mod.recent_stage)
-    if KEYED in state.stages:
-        state.run("keyed", recall_mod.keyed_stage)
+    # The query embedding (CPU in the embedder's C code, which releases the GIL) runs in a worker thread
+    # while this thread runs the SQL stages that do not need it; we join right before the vector stage.
+    pending = _start_embed(state) if VECTOR in state.stages else None
+    try:
+        state.run("eligible", eligible)
+        if LEXICAL in state.stages:
+            state.run("lexical", recall_mod.lexical_stage)
+        if RECENT in state.stages:
+            state.run("recent", recall_mod.recent_stage)
+        if KEYED in state.stages:
+            state.run("keyed", recall_mod.keyed_stage)
+        if pending is not None:
+            _finish_embed(state, pending)
+            pending = None
+            state.run("vector", recall_mod.vector_stage)
+    finally:
+        if pending is not None:  # a stage failed: nobody will read the vector
+            pending.cancel()
     state.run("fuse", recall_mod.fuse_stage)
     if ADJUDICATE in state.stages:
         state.run("adjudicate", adjudicate_mod.adjudicate)
     state.run("rank", rank_mod.rank)
 
 
+EMBED_THREADS = 2  # the machine's cores; more would only queue inside the embedder's own lock
+_pool_lock = threading.Lock()
+_pool: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _embed_pool() -> ThreadPoolExecutor:
+    """One small pool per process, keyed by pid like the embedder: threads do not survive a fork, and a
+    pool inherited from the parent would believe it still had them (queued work would never run)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="query-embed"))
+        return _pool[1]
+
+
+def _embed_timed(query: str) -> tuple[object, bool, float]:
+    # Runs in the pool: the embedder only, never the database (connections are per thread).
+    start = time.perf_counter()
+    vector, cached = embed_query_cached(get_embedder(), query)
+    return vector, cached, (time.perf_counter() - start) * 1000
+
+
+def _start_embed(state: RecallState) -> Future | _Done:
+    """A future of (vector, cached, ms); a cache hit is answered on the spot without a thread."""
+    start = time.perf_counter()
+    embedder = get_embedder()
+    vector = query_cache.get((embedder.name, state.query))
+    if vector is not None:
+        return _Done((vector, True, (time.perf_counter() - start) * 1000))
+    return _embed_pool().submit(_embed_timed, state.query)
+
+
+class _Done:
+    """A finished future, for cache hits."""
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def result(self):
+        return self.value
+
+    def cancel(self) -> bool:
+        return False
+
+
+def _finish_embed(state: RecallState, pending: Future | _Done) -> None:
+    """Join the embedding. The trace gets `embed` (the embedding's own time, in the worker) and
+    `embed_wait` (what this thread actually waited for it after the SQL stages)."""
+    start = time.perf_counter()
+    vector, _cached, ms = pending.result()
+    waited = (time.perf_counter() - start) * 1000
+    state.query_vector = vector
+    # A cache hit shows as embed ≈ 0 ms (the trace keeps its four keys per stage).
+    state.trace.append({"name": "embed", "ms": round(ms, 3), "in": 1, "out": 1})
+    state.trace.append({"name": "embed_wait", "ms": round(waited, 3), "in": 1, "out": 1})
+
+
 def _embed(state: RecallState) -> tuple[int, int]:
-    state.query_vector = get_embedder().embed_query(state.query)
+    """The query embedding on the calling thread (the tuning set's runner)."""
+    state.query_vector, _ = embed_query_cached(get_embedder(), state.query)
     return 1, 1
 
 
@@ -161,31 +231,43 @@ def used_memory_ids(packet: dict) -> list[int]:
 
 
 def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) -> int:
+    """Store the Turn and its TurnMemory rows in one statement (one round trip, atomic on its own; part
+    of the caller's transaction when there is one), then queue the reinforcement for after the commit."""
     packet = result["packet"]
     request = {
         "scope": state.scope.path, "query": state.query, "budget_tokens": budget, "strategy": strategy,
         "task": state.task, "as_of": state.as_of.isoformat() if state.as_of else None, "session": state.session,
     }
-    with transaction.atomic():
-        turn = Turn.objects.create(
-            scope=state.scope, principal=state.principal, session=state.session, query=state.query,
-            strategy=strategy, as_of=state.as_of, request=request, packet=packet, text=result["text"],
-            budget_limit=budget, budget_used=result["budget"]["used"], token_counter=counter_name(),
-            trace=result["trace"],
+    turn = Turn(
+        scope=state.scope, principal=state.principal, session=state.session, query=state.query,
+        strategy=strategy, as_of=state.as_of, request=request, packet=packet, text=result["text"],
+        budget_limit=budget, budget_used=result["budget"]["used"], token_counter=counter_name(),
+        trace=result["trace"],
+    )
+    cited: dict[tuple[int, str], bool] = {}
+    for slot, blocks in packet.items():
+        for b in blocks:
+            memory_id = b.get("memory_id")
+            if memory_id is None or not isinstance(memory_id, int):
+                continue
+            real_slot = b.get("slot", slot) if slot == "skipped" else slot
+            cited.setdefault((memory_id, real_slot), slot != "skipped")
+    fields = [f for f in Turn._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        # A data-modifying CTE: the TurnMemory rows take the new turn's id without a second round trip,
+        # and without BEGIN/COMMIT of their own (a single statement is atomic).
+        cursor.execute(
+            f"WITH turn AS (INSERT INTO {quote(Turn._meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
+            f" VALUES ({', '.join(['%s'] * len(fields))}) RETURNING id),"
+            f" cited AS (INSERT INTO {quote(TurnMemory._meta.db_table)} (turn_id, memory_id, slot, included)"
+            "  SELECT turn.id, c.memory_id, c.slot, c.included FROM turn,"
+            "   unnest(%s::bigint[], %s::varchar[], %s::boolean[]) AS c(memory_id, slot, included)"
+            "  ON CONFLICT DO NOTHING)"
+            " SELECT id FROM turn",
+            [*(f.get_db_prep_save(f.pre_save(turn, True), connection) for f in fields),
+             [m for m, _ in cited], [s for _, s in cited], list(cited.values())],
         )
-        cited: dict[tuple[int, str], bool] = {}
-        for slot, blocks in packet.items():
-            for b in blocks:
-                memory_id = b.get("memory_id")
-                if memory_id is None or not isinstance(memory_id, int):
-                    continue
-                real_slot = b.get("slot", slot) if slot == "skipped" else slot
-                cited.setdefault((memory_id, real_slot), slot != "skipped")
-        TurnMemory.objects.bulk_create(
-            [TurnMemory(turn=turn, memory_id=m, slot=s, included=inc) for (m, s), inc in cited.items()],
-            ignore_conflicts=True,
-        )
-        queue_reinforcement(turn_id=turn.pk, memory_ids=used_memory_ids(packet), at=state.at)
-    return turn.pk
-
-
+        turn_id = cursor.fetchone()[0]
+    queue_reinforcement(turn_id=turn_id, memory_ids=used_memory_ids(packet), at=state.at)
+    return turn_id

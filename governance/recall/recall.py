@@ -136,7 +136,10 @@ def fuse_stage(state: RecallState) -> tuple[int, int]:
     """Reciprocal rank fusion of the search paths, then one fetch of the fused top rows."""
     fused: dict[int, float] = {}
     scores: dict[int, dict[str, float]] = {}
-    for path, ranked in state.lists.items():
+    # Vector first whatever order the stages ran in: the float sums (and so the ties) stay the same.
+    paths = sorted(state.lists, key=lambda p: (p != VECTOR, p != LEXICAL))
+    for path in paths:
+        ranked = state.lists[path]
         weight = PATH_WEIGHTS.get(path, 1.0)
         for rank, (memory_id, score) in enumerate(ranked, start=1):
             # Keyword hits count by how much of the query they hold, so a list of weak one-word matches
