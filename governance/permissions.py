@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from django.db.models import QuerySet
+from django.db.models import Exists, Q, QuerySet
 
 from governance.errors import NotFound, PermissionDenied
 from governance.models import ROLE_RANK, Grant, Principal, Role, Scope
@@ -54,17 +54,24 @@ DENIAL_REASONS: dict[Action, str] = {
 }
 
 
+def _holders(principal: Principal) -> Q:
+    """Grants that apply to the principal: its own and its groups' (Principal.principal_ids), as a
+    subquery, so a permission check is one round trip instead of two."""
+    groups = Principal.groups.through.objects.filter(from_principal_id=principal.pk).values("to_principal_id")
+    return Q(principal_id=principal.pk) | Q(principal_id__in=groups)
+
+
 def grants_for(principal: Principal) -> QuerySet[Grant]:
-    return Grant.objects.filter(principal_id__in=principal.principal_ids()).select_related("scope")
+    return Grant.objects.filter(_holders(principal)).select_related("scope")
+
+
+def _grants_covering(principal: Principal, scope: Scope) -> QuerySet[Grant]:
+    return Grant.objects.filter(_holders(principal), scope__tree__ancestor_of=scope.tree)
 
 
 def roles_at(principal: Principal, scope: Scope) -> set[str]:
     """Every role the principal holds on `scope` through a grant on it or on an ancestor."""
-    return set(
-        Grant.objects.filter(principal_id__in=principal.principal_ids(), scope__tree__ancestor_of=scope.tree)
-        .values_list("role", flat=True)
-        .distinct()
-    )
+    return set(_grants_covering(principal, scope).values_list("role", flat=True).distinct())
 
 
 def highest_rank(roles: set[str]) -> int:
@@ -92,9 +99,10 @@ def require(principal: Principal | None, scope: Scope, action: Action) -> None:
 def visible_scope_ids(principal: Principal, scope: Scope) -> list[int]:
     """Scopes whose memories a read in `scope` may see: `scope` and its ancestors, provided the caller
     holds a grant that covers `scope`. Never a sibling, never another workspace."""
-    if principal is not None and not roles_at(principal, scope):
-        return []
-    return list(Scope.objects.ancestors_of(scope).values_list("pk", flat=True))
+    ancestors = Scope.objects.ancestors_of(scope)
+    if principal is not None:  # one query: no covering grant, no rows
+        ancestors = ancestors.filter(Exists(_grants_covering(principal, scope)))
+    return list(ancestors.values_list("pk", flat=True))
 
 
 def readable_scopes(principal: Principal) -> QuerySet[Scope]:
@@ -102,8 +110,6 @@ def readable_scopes(principal: Principal) -> QuerySet[Scope]:
     trees = list(grants_for(principal).values_list("scope__tree", flat=True))
     if not trees:
         return Scope.objects.none()
-    from django.db.models import Q
-
     q = Q()
     for tree in trees:
         q |= Q(tree__descendant_of=tree)

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from django.db import connection
+
 from governance.models import Relation, RelationKind, Status
 from governance.recall.recall import fetch
 from governance.recall.state import Hit, RecallState
@@ -35,10 +37,8 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     for hit in state.constraints + state.preferences:
         pool.setdefault(hit.id, hit)
     n_in = len(pool)
-    relations = list(
-        Relation.objects.filter(kind__in=[RelationKind.SUPERSEDES, RelationKind.CONTRADICTS, RelationKind.SUPPORTS])
-        .filter(_touching(pool.keys())).values("source_id", "target_id", "kind", "reason")
-    )
+    relations = _relations_touching(pool.keys(), (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS,
+                                                  RelationKind.SUPPORTS))
     superseded_hits = [h for h in pool.values() if h.row["status"] == Status.SUPERSEDED]
     if not relations and not superseded_hits:
         return n_in, len(state.hits)  # nothing to adjudicate: spare the fetches (the common case)
@@ -65,11 +65,23 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     return n_in, len(state.hits) + len(state.negative)
 
 
-def _touching(ids):
-    from django.db.models import Q
-
-    ids = list(ids)
-    return Q(source_id__in=ids) | Q(target_id__in=ids)
+def _relations_touching(ids, kinds: tuple[str, ...]) -> list[dict]:
+    """Relations of `kinds` with either end in `ids`, oldest first. Two index scans joined by UNION
+    rather than `source IN … OR target IN …`: same rows, but the OR form made the planner weigh a
+    BitmapOr over every index of the table, milliseconds of planning per request."""
+    ids, kinds = list(ids), [str(k.value) if hasattr(k, "value") else str(k) for k in kinds]
+    if not ids:
+        return []
+    columns = "id, source_id, target_id, kind, reason"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {columns} FROM governance_relation WHERE kind = ANY(%s) AND source_id = ANY(%s)"
+            f" UNION SELECT {columns} FROM governance_relation WHERE kind = ANY(%s) AND target_id = ANY(%s)"
+            " ORDER BY id",
+            [kinds, ids, kinds, ids],
+        )
+        return [dict(zip(("id", "source_id", "target_id", "kind", "reason"), row, strict=True))
+                for row in cursor.fetchall()]
 
 
 def _chain_ids(supersedes: list[dict]) -> set[int]:
@@ -77,9 +89,8 @@ def _chain_ids(supersedes: list[dict]) -> set[int]:
     for rel in supersedes:
         ids.update((rel["source_id"], rel["target_id"]))
     # One more hop each way covers a chain r1 → r2 → r3 recalled at r1.
-    more = Relation.objects.filter(kind=RelationKind.SUPERSEDES).filter(_touching(ids)).values_list("source_id", "target_id")
-    for source, target in more:
-        ids.update((source, target))
+    for rel in _relations_touching(ids, (RelationKind.SUPERSEDES,)):
+        ids.update((rel["source_id"], rel["target_id"]))
     return ids
 
 

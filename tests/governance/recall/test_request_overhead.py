@@ -1,0 +1,69 @@
+"""What a context request costs outside its stages: the token's use is written at most once a minute,
+permission checks are one query each (group grants included), and the turn is stored in one statement
+yet readable right after the response."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from governance.models import ApiToken, Role, Turn, TurnMemory
+from governance.permissions import roles_at, visible_scope_ids
+from governance.recall import assemble_context
+from governance.services.principal import grant_add, principal_ensure
+from tests.conftest import token_client
+
+
+def test_a_token_records_its_use_at_most_once_a_minute(agent, project_scope):
+    client = token_client(agent)
+    token = ApiToken.objects.get(principal=agent)
+    assert token.last_used_at is None
+    assert client.get("/api/v1/memories").status_code == 200
+    first = ApiToken.objects.get(pk=token.pk).last_used_at
+    assert first is not None
+    assert client.get("/api/v1/memories").status_code == 200
+    assert ApiToken.objects.get(pk=token.pk).last_used_at == first
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now() - timedelta(minutes=2))
+    assert client.get("/api/v1/memories").status_code == 200
+    assert ApiToken.objects.get(pk=token.pk).last_used_at > first
+
+
+def test_permission_checks_are_one_query_each_and_count_group_grants(project_scope, workspace_scope,
+                                                                      django_assert_num_queries):
+    member = principal_ensure(name="nina-agent", kind="agent", actor=None)
+    team = principal_ensure(name="slides-bots", kind="group", actor=None)
+    grant_add(principal=team, scope=project_scope, role=Role.AGENT, actor=None)
+    with django_assert_num_queries(1):
+        assert roles_at(member, project_scope) == set()
+    with django_assert_num_queries(1):
+        assert visible_scope_ids(member, project_scope) == []
+    member.groups.add(team)
+    with django_assert_num_queries(1):
+        assert roles_at(member, project_scope) == {Role.AGENT}
+    with django_assert_num_queries(1):
+        assert set(visible_scope_ids(member, project_scope)) == {project_scope.pk, workspace_scope.pk}
+    assert roles_at(member, workspace_scope) == set()  # a grant covers its subtree, never what is above
+
+
+def test_the_turn_and_its_cited_memories_are_stored_in_one_statement(agent, project_scope, remember):
+    used = remember(project_scope, "Invoices are numbered INV-YYYY-NNNN", kind="convention", key="invoice_format")
+    with CaptureQueriesContext(connection) as queries:
+        result = assemble_context(principal=agent, scope=project_scope, query="invoice numbering", budget_tokens=300)
+    writes = [q["sql"] for q in queries.captured_queries if "governance_turn" in q["sql"]]
+    assert len(writes) == 1 and writes[0].startswith("WITH turn AS (INSERT")
+    turn = Turn.objects.get(pk=result["turn_id"])
+    assert turn.packet == result["packet"] and turn.trace == result["trace"] and turn.principal_id == agent.pk
+    assert TurnMemory.objects.filter(turn=turn, memory=used, slot="constraints", included=True).exists()
+
+
+def test_a_context_turn_is_readable_right_after_the_response(agent, project_scope, remember):
+    remember(project_scope, "Export the slides as PPTX", kind="convention", key="export_format")
+    client = token_client(agent)
+    response = client.post("/api/v1/context", {"scope": project_scope.path, "query": "export format",
+                                               "budget_tokens": 300}, format="json")
+    assert response.status_code == 200
+    turn = client.get(f"/api/v1/turns/{response.json()['turn_id']}")
+    assert turn.status_code == 200 and turn.json()["packet"] == response.json()["packet"]
