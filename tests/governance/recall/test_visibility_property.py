@@ -4,7 +4,7 @@ caller's visible scopes (the request scope and its ancestors, when a grant cover
 from __future__ import annotations
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,7 +12,7 @@ from governance.errors import NotFound, PermissionDenied
 from governance.models import Memory, Role, Scope
 from governance.permissions import Action, can
 from governance.propagation import embed_memories
-from governance.recall import STRATEGIES, assemble_context, recall_memories
+from governance.recall import STRATEGIES, assemble_context, recall_memories, vector_index
 from governance.services.memory import MemoryInput, memory_record
 from governance.services.principal import grant_add, principal_ensure
 from governance.services.scope import scope_ensure
@@ -40,8 +40,10 @@ def _build(workspace: str, parents: list[int]) -> list[Scope]:
     ask_at=st.integers(0, 40),
     strategy=st.sampled_from(list(STRATEGIES)),
     kinds=st.sampled_from(["episodic", "convention", "preference"]),
+    indexed=st.booleans(),
 )
-def test_no_packet_or_recall_holds_a_memory_outside_visible_scopes(tree_a, tree_b, grants, ask_at, strategy, kinds):
+def test_no_packet_or_recall_holds_a_memory_outside_visible_scopes(tree_a, tree_b, grants, ask_at, strategy, kinds,
+                                                                   indexed):
     with transaction.atomic():
         scopes = _build("wa", tree_a) + _build("wb", tree_b)
         memories = []
@@ -55,6 +57,10 @@ def test_no_packet_or_recall_holds_a_memory_outside_visible_scopes(tree_a, tree_
         first = Memory.objects.get(pk=memories[0].pk)
         Memory.objects.filter(pk__in=[m.pk for m in memories[1:]]).update(
             embedding=first.embedding, embedding_model=first.embedding_model)
+        if indexed:  # every scope with a memory gets its own HNSW index: the indexed search path
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # CREATE INDEX refuses pending triggers
+            vector_index.maintain(min_rows=1, max_indexes=100)
         caller = principal_ensure(name="prop-agent", kind="agent", actor=None)
         for index, role in grants:
             grant_add(principal=caller, scope=scopes[index % len(scopes)], role=role, actor=None)
