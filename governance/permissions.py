@@ -5,6 +5,7 @@ that scope's whole subtree. Each action names the roles that allow it; nothing e
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from django.db.models import Exists, Q, QuerySet
@@ -89,11 +90,51 @@ def require(principal: Principal | None, scope: Scope, action: Action) -> None:
     with a reason when it can see but not act."""
     if principal is None:
         return
-    roles = roles_at(principal, scope)
+    require_roles(roles_at(principal, scope), action)
+
+
+def require_roles(roles: set[str] | frozenset[str], action: Action) -> None:
+    """`require` for roles already read (ScopeAccess.roles)."""
     if not roles:
         raise NotFound()
     if not roles & ACTION_ROLES[action]:
         raise PermissionDenied(DENIAL_REASONS[action], action=str(action))
+
+
+@dataclass(frozen=True)
+class ScopeAccess:
+    """A scope as one caller sees it, read in one query before a context or recall request."""
+
+    scope: Scope
+    roles: frozenset[str]  # roles_at(principal, scope)
+    visible: bool  # selectors.memory.scope_visible's rule: a grant on the scope, above it or below it
+    scope_ids: tuple[int, ...]  # the scope and its ancestors (visible_scope_ids once roles are checked)
+
+
+def scope_access(principal: Principal | None, path: str) -> ScopeAccess | None:
+    """The scope at `path` with the caller's roles there, whether it may see the scope at all, and the
+    ids a read there may see: one round trip where scope_visible, require and visible_scope_ids take
+    four. None when no scope has that path."""
+    grant, scope_table = Grant._meta.db_table, Scope._meta.db_table
+    members = Principal.groups.through._meta.db_table
+    holders = (f"(g.principal_id = %(p)s OR g.principal_id IN"
+               f" (SELECT to_principal_id FROM {members} WHERE from_principal_id = %(p)s))")
+    covering = f"FROM {grant} g JOIN {scope_table} gs ON gs.id = g.scope_id WHERE {holders}"
+    found = list(Scope.objects.raw(
+        f"SELECT s.*,"
+        f" ARRAY(SELECT DISTINCT g.role {covering} AND gs.tree @> s.tree) AS access_roles,"
+        f" EXISTS(SELECT 1 {covering} AND (gs.tree @> s.tree OR gs.tree <@ s.tree)) AS access_visible,"
+        f" ARRAY(SELECT a.id FROM {scope_table} a WHERE a.tree @> s.tree) AS access_ids"
+        f" FROM {scope_table} s WHERE s.path = %(path)s",
+        {"p": principal.pk if principal is not None else None, "path": (path or "").strip().strip("/")},
+    ))
+    if not found:
+        return None
+    scope = found[0]
+    return ScopeAccess(
+        scope=scope, roles=frozenset(scope.access_roles),
+        visible=principal is None or scope.access_visible, scope_ids=tuple(scope.access_ids),
+    )
 
 
 def visible_scope_ids(principal: Principal, scope: Scope) -> list[int]:

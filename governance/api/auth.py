@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from governance.models import ApiToken, hash_token
+from governance.models import ApiToken, Principal, hash_token
 from governance.services.principal import principal_for_user
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -40,11 +42,7 @@ class TokenAuthentication(authentication.BaseAuthentication):
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("The Authorization header is `Token <key>`.")
         raw = header[1].decode(errors="replace")
-        token = (
-            ApiToken.objects.select_related("principal", "principal__user")
-            .filter(key_hash=hash_token(raw), revoked_at__isnull=True)
-            .first()
-        )
+        token = _active_token(hash_token(raw))
         if token is None:
             raise exceptions.AuthenticationFailed("This token is unknown or revoked.")
         now = timezone.now()
@@ -58,6 +56,37 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):
         return self.keyword
+
+
+def _active_token(key_hash: str) -> ApiToken | None:
+    """The unrevoked token with this hash, its principal and the principal's user, in one query. Written
+    out rather than select_related(…).first(): on every API request, compiling that queryset cost three
+    times what the database took to answer it."""
+    models = (ApiToken, Principal, get_user_model())
+    columns = [[f"{alias}.{connection.ops.quote_name(f.column)}" for f in m._meta.concrete_fields]
+               for m, alias in zip(models, ("t", "p", "u"), strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(c for cols in columns for c in cols)}"
+            f" FROM {ApiToken._meta.db_table} t JOIN {Principal._meta.db_table} p ON p.id = t.principal_id"
+            f" LEFT JOIN {models[2]._meta.db_table} u ON u.id = p.user_id"
+            " WHERE t.key_hash = %s AND t.revoked_at IS NULL",
+            [key_hash],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    values, at = [], 0
+    for model in models:
+        n = len(model._meta.concrete_fields)
+        values.append(row[at:at + n])
+        at += n
+    token = ApiToken.from_db(connection.alias, None, values[0])
+    principal = Principal.from_db(connection.alias, None, values[1])
+    if principal.user_id is not None:
+        principal.user = models[2].from_db(connection.alias, None, values[2])
+    token.principal = principal
+    return token
 
 
 def request_principal(request):

@@ -13,12 +13,24 @@ from rest_framework.views import APIView
 
 from governance.api import serializers_agent as s
 from governance.api.auth import request_principal
+from governance.errors import NotFound
+from governance.permissions import ScopeAccess, scope_access
 from governance.recall import assemble_context, recall_memories
 from governance.selectors.memory import memory_get, memory_list, scope_visible, turn_get
 from governance.services.events import event_ingest
 from governance.services.memory import MemoryInput, memory_record, memory_supersede
 
 ERRORS = {400: s.ErrorOutput, 403: s.ErrorOutput, 404: s.ErrorOutput, 409: s.ErrorOutput}
+
+
+def _visible_access(principal, path: str) -> ScopeAccess:
+    """scope_visible's answer (NotFound unless the caller can see the scope) together with the caller's
+    roles and the visible scope ids, in one query: the read path then checks its role without asking
+    the database again."""
+    access = scope_access(principal, path)
+    if access is None or not access.visible:
+        raise NotFound()
+    return access
 
 
 def _valid(serializer_class, data) -> dict:
@@ -116,7 +128,7 @@ class RecallView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         data = _valid(s.RecallInput, request.data)
-        scope = scope_visible(principal, data["scope"])
+        scope = _visible_access(principal, data["scope"])
         results = recall_memories(principal=principal, scope=scope, query=data["query"], k=data["k"],
                                   strategy=data["strategy"], as_of=data.get("as_of"))
         return Response({"results": results})
@@ -132,7 +144,7 @@ class ContextView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         data = _valid(s.ContextInput, request.data)
-        scope = scope_visible(principal, data["scope"])
+        scope = _visible_access(principal, data["scope"])
         task = dict(data["task"]) if data.get("task") else None
         result = assemble_context(
             principal=principal, scope=scope, query=data["query"], budget_tokens=data["budget_tokens"],

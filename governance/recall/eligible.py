@@ -48,7 +48,8 @@ class Eligibility:
 
 
 def eligible(state: RecallState) -> tuple[int, int]:
-    scope_ids = tuple(visible_scope_ids(state.principal, state.scope))
+    # Read with the permission check when the request came with a ScopeAccess (one query, not two).
+    scope_ids = state.scope_ids if state.scope_ids is not None else tuple(visible_scope_ids(state.principal, state.scope))
     statuses = WITH_SUPERSEDED if ADJUDICATE in state.stages else WITHOUT_SUPERSEDED
     state.eligibility = Eligibility(
         scope_ids=scope_ids, statuses=statuses, at=state.at, as_of=state.as_of, task_type=state.task_type

@@ -17,7 +17,7 @@ from governance.embedding import get_embedder
 from governance.embedding.cache import embed_query_cached, query_cache
 from governance.errors import InvalidInput, NotFound
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
-from governance.permissions import Action, require
+from governance.permissions import Action, ScopeAccess, require, require_roles
 from governance.recall import adjudicate as adjudicate_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
@@ -153,10 +153,17 @@ def _embed(state: RecallState) -> tuple[int, int]:
 
 
 def _state(principal, scope, query, strategy, as_of, k, session="", task=None) -> RecallState:
-    scope = _resolve_scope(scope)
-    require(principal, scope, Action.ASK_CONTEXT)
+    scope_ids = None
+    if isinstance(scope, ScopeAccess):  # the API read the caller's access with the scope: no more queries
+        if principal is not None:
+            require_roles(scope.roles, Action.ASK_CONTEXT)
+        scope, scope_ids = scope.scope, scope.scope_ids
+    else:
+        scope = _resolve_scope(scope)
+        require(principal, scope, Action.ASK_CONTEXT)
     return RecallState(
-        principal=principal, scope=scope, query=query, stages=STRATEGIES[strategy], at=as_of or timezone.now(),
+        principal=principal, scope=scope, scope_ids=scope_ids, query=query, stages=STRATEGIES[strategy],
+        at=as_of or timezone.now(),
         as_of=as_of, k=k, session=session or "", task=task, task_type=(task or {}).get("type", "") or "",
         # auto lets the planner choose; bench_context sets exact/hnsw to compare the two paths.
         vector_mode=getattr(settings, "RECALL_VECTOR_MODE", "auto"),
@@ -180,7 +187,7 @@ def result_item(hit: Hit) -> dict:
 
 
 def recall_memories(
-    *, principal: Principal | None, scope: Scope | str, query: str, k: int = 10, strategy: str = "full",
+    *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int = 10, strategy: str = "full",
     as_of: datetime | None = None,
 ) -> list[dict]:
     """The k best eligible memories for `query` in `scope` (never superseded, retired or forgotten ones)."""
@@ -194,7 +201,7 @@ def recall_memories(
 
 
 def assemble_context(
-    *, principal: Principal | None, scope: Scope | str, query: str, budget_tokens: int, strategy: str = "full",
+    *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, budget_tokens: int, strategy: str = "full",
     task: dict | None = None, as_of: datetime | None = None, session: str = "", store: bool = True,
 ) -> dict:
     """Assemble, store and return the context packet for one turn (see docs/api.md for the shape)."""

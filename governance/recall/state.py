@@ -49,6 +49,8 @@ class RecallState:
     task_type: str = ""
     query_vector: Any = None
     eligibility: Any = None
+    # The scope and its ancestors when the caller's access was read up front (permissions.ScopeAccess).
+    scope_ids: tuple[int, ...] | None = None
     vector_mode: str = "auto"
     # Ranked lists from each recall path (memory ids), then the fetched hits by id.
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)

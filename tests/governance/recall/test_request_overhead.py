@@ -67,3 +67,43 @@ def test_a_context_turn_is_readable_right_after_the_response(agent, project_scop
     assert response.status_code == 200
     turn = client.get(f"/api/v1/turns/{response.json()['turn_id']}")
     assert turn.status_code == 200 and turn.json()["packet"] == response.json()["packet"]
+
+
+def test_scope_access_agrees_with_the_separate_checks_for_every_principal_and_scope(
+        owner, reviewer, agent, outsider, workspace_scope, project_scope, sibling_scope, other_workspace_scope,
+        django_assert_num_queries):
+    from governance.errors import NotFound
+    from governance.permissions import scope_access
+    from governance.selectors.memory import scope_visible
+
+    for principal in (owner, reviewer, agent, outsider):
+        for scope in (workspace_scope, project_scope, sibling_scope, other_workspace_scope):
+            with django_assert_num_queries(1):
+                access = scope_access(principal, f"/{scope.path}/")
+            try:
+                visible = scope_visible(principal, scope.path) == scope
+            except NotFound:
+                visible = False
+            assert access.scope == scope
+            assert access.visible == visible, (principal, scope)
+            assert access.roles == roles_at(principal, scope), (principal, scope)
+            if access.roles:
+                assert set(access.scope_ids) == set(visible_scope_ids(principal, scope))
+    assert scope_access(owner, "acme/no-such-scope") is None
+
+
+def test_context_and_recall_keep_their_answers_for_callers_without_the_right(reviewer, outsider, project_scope,
+                                                                           workspace_scope):
+    viewer = principal_ensure(name="view-only", kind="agent", actor=None)
+    grant_add(principal=viewer, scope=project_scope, role=Role.VIEWER, actor=None)
+    body = {"scope": project_scope.path, "query": "anything", "budget_tokens": 100}
+    assert token_client(outsider).post("/api/v1/context", body, format="json").status_code == 404
+    assert token_client(outsider).post("/api/v1/recall", body, format="json").status_code == 404
+    denied = token_client(viewer).post("/api/v1/context", body, format="json")
+    assert denied.status_code == 403 and denied.json()["error"] == "permission_denied"
+    # Above its grant the reviewer sees the scope exists (scope_visible) but holds no role there.
+    above = {**body, "scope": workspace_scope.path}
+    assert token_client(reviewer).post("/api/v1/context", above, format="json").status_code == 404
+    assert token_client(reviewer).post("/api/v1/context", {**body, "scope": "acme/nothing"},
+                                       format="json").status_code == 404
+    assert token_client(reviewer).post("/api/v1/context", body, format="json").status_code == 200
