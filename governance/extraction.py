@@ -39,8 +39,9 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
     ("standing_instruction", Kind.CONVENTION, 0.7,
      re.compile(r"\b(from now on|going forward|in future|always|never)\b|从现在(开始|起)|以后(都|请|要)?|今后|始终|永远不要", re.I)),
     ("correction", Kind.SEMANTIC, 0.65,
-     re.compile(r"\b(change (it|that|this) to|switch (it|that|this) to|actually,? (it'?s|use|make)|instead of|"
-                r"not .+ but|correction:)|改成|改为|换成|更正|不是.+而是", re.I)),
+     re.compile(r"\b((change|switch) (it|that|this) to|(change|switch) (the|our|my) [^,;]{1,60}? to|"
+                r"actually,? (it'?s|use|make)|instead of|instead[.!]?$|not .+ but|correction:)|改成|改为|换成|改用|更正|"
+                r"不是.+而是", re.I)),
     ("constraint", Kind.CONVENTION, 0.6,
      re.compile(r"\b(must|must not|mustn'?t|do not|don'?t|make sure|required?|only use|no more than|at most|"
                 r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止", re.I)),

@@ -72,6 +72,13 @@ def conflict_detect(*, memory: Memory, actor: Principal | None) -> list[Memory]:
     found = find_conflicts(memory)
     if not found:
         return []
+    conflict_queue(memory=memory, found=found, actor=actor)
+    return [other for other, _ in found]
+
+
+def conflict_queue(*, memory: Memory, found: list[tuple[Memory, str]], actor: Principal | None) -> None:
+    """Link `memory` `contradicts` to each (other, reason) and move a candidate to `proposed`, audited.
+    Call inside the transaction that wrote `memory`."""
     for other, reason in found:
         Relation.objects.get_or_create(
             source=memory, target=other, kind=RelationKind.CONTRADICTS, defaults={"reason": reason, "actor": actor}
@@ -84,4 +91,3 @@ def conflict_detect(*, memory: Memory, actor: Principal | None) -> list[Memory]:
         "memory.conflict", "memory", str(memory.pk), memory.scope.path, before, memory.status,
         found[0][1], {"contradicts": [other.pk for other, _ in found]},
     ))
-    return [other for other, _ in found]

@@ -1,5 +1,6 @@
 """Ingesting an interaction: episodic memories per turn (keeping ref and the tool call/result pairing)
-and candidate memories found by the extractor, in one transaction."""
+and candidate memories found by the extractor (a correction keyed like the fact it corrects), in one
+transaction."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from django.utils import timezone
 from governance.errors import InvalidInput
 from governance.extraction import Extractor, get_extractor
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind
+from governance.services.correction import corrections_link, corrections_resolve
 from governance.services.memory import MemoryInput, memory_record_batch
 
 ROLES = {
@@ -70,6 +72,8 @@ def event_ingest(
             ))
         extractor = extractor or get_extractor()
         found = extractor.extract(fresh)
+        # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value.
+        corrections_resolve(scope=scope, found=found)
         candidates = [
             MemoryInput(scope=scope, kind=e.kind, text=e.text, source_kind=SourceKind.USER,
                         source_ref=e.meta.get("from_ref", ""), session=session or "", status="candidate",
@@ -79,6 +83,7 @@ def event_ingest(
         ]
         created = memory_record_batch(items=items + candidates, actor=actor)
         _link_candidates(created[: len(items)], created[len(items):], actor)
+        corrections_link(candidates=created[len(items):], actor=actor)
         return created
 
 
