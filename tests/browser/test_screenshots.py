@@ -1,6 +1,11 @@
-"""Screenshots of the main pages with the demo workspace, saved to docs/screenshots/ (used in the README).
-Also a smoke test: every page loads in Chromium without a JavaScript error and its charts draw."""
+"""Screenshots of the main pages with the demo workspace. Also a smoke test: every page loads in Chromium
+without a JavaScript error and its charts draw.
 
+The shots go to a temporary folder, so a test run leaves the checkout clean; with UPDATE_SCREENSHOTS=1
+they replace docs/screenshots/ (used in the README): `UPDATE_SCREENSHOTS=1 make test` or
+`UPDATE_SCREENSHOTS=1 python -m pytest tests/browser/test_screenshots.py`."""
+
+import os
 from pathlib import Path
 
 from django.conf import settings
@@ -12,10 +17,11 @@ from governance.recall import assemble_context
 from tests.browser.conftest import sign_in
 from tests.conftest import wait_for
 
-OUT = Path(settings.BASE_DIR) / "docs" / "screenshots"
+DOCS = Path(settings.BASE_DIR) / "docs" / "screenshots"
 
 
-def test_screenshots_of_the_main_pages(page, celery_worker):
+def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
+    OUT = DOCS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path  # noqa: N806
     load_demo()
     demo = ensure_demo_user()
     slides = Scope.objects.get(path="demo/slides")
