@@ -35,15 +35,23 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 
 def _statement(scope_sql: str, where: str) -> str:
+    """One branch: the nearest rows of some scopes. The query vector is `q.v` of the WITH clause that
+    `_query` puts in front: written once, not twice per branch (a 384-d literal is ~4 KB of SQL text to
+    parse, and a branch per scope multiplied it). An HNSW index scan accepts it as its ordering key."""
     return (
-        "SELECT m.id, m.embedding <=> %s::vector AS distance FROM governance_memory m"
+        "SELECT m.id, m.embedding <=> (SELECT v FROM q) AS distance FROM governance_memory m"
         f" WHERE {scope_sql} AND {where} AND m.embedding IS NOT NULL"
-        " ORDER BY m.embedding <=> %s::vector LIMIT %s"
+        " ORDER BY m.embedding <=> (SELECT v FROM q) LIMIT %s"
     )
 
 
-# Planner settings per statement, each SET LOCAL (ends with the transaction: nothing leaks to other
-# queries), sent in one round trip.
+def _query(branches: list[tuple[str, list]], vec: str) -> tuple[str, list]:
+    sql = "WITH q AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(f"({b})" for b, _ in branches)
+    return sql, [vec, *(x for _, params in branches for x in params)]
+
+
+# Planner settings, SET LOCAL (they end with the transaction: nothing leaks to other queries), sent in
+# one round trip.
 EXACT_SETTINGS = {"enable_indexscan": "off"}
 HNSW_SETTINGS = {
     "enable_indexscan": "on",
@@ -75,22 +83,21 @@ def nearest(
     vec = vector_literal(query_vector)
     indexed = sorted(vector_index.indexed_scope_ids(scope_ids)) if mode == "auto" else []
     rest = [s for s in scope_ids if s not in indexed]
-    found: list[tuple[int, float]] = []
     with transaction.atomic(), connection.cursor() as cursor:
-        if rest:
-            # Small scopes: no HNSW index matches them; btree on scope_id, then a top-k sort.
+        if not indexed:
+            # Every scope exact: btree on scope_id, then a top-k sort (never an HNSW index, in mode="exact").
             _set_local(cursor, EXACT_SETTINGS)
-            cursor.execute(_statement("m.scope_id = ANY(%s)", where), [vec, rest, *params, vec, limit])
-            found += cursor.fetchall()
-        if indexed:
-            ef = str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH, limit))
-            _set_local(cursor, {**HNSW_SETTINGS, "hnsw.ef_search": ef})
-            # One branch per indexed scope, each an ordered scan of that scope's own index.
-            cursor.execute(
-                " UNION ALL ".join(f"({_statement(f'm.scope_id = {int(s)}', where)})" for s in indexed),
-                [x for _ in indexed for x in (vec, *params, vec, limit)],
-            )
-            found += cursor.fetchall()
+            cursor.execute(*_query([(_statement("m.scope_id = ANY(%s)", where), [rest, *params, limit])], vec))
+        else:
+            _set_local(cursor, {**HNSW_SETTINGS, "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH,
+                                                                               limit))})
+            # One statement, one round trip: an ordered scan of its own index for each indexed scope, and one
+            # branch for the small scopes (no index matches them, so it can only be a scan plus a sort).
+            branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
+            if rest:
+                branches.append((_statement("m.scope_id = ANY(%s)", where), [rest, *params, limit]))
+            cursor.execute(*_query(branches, vec))
+        found = cursor.fetchall()
     if plan is not None:
         plan["hnsw"], plan["exact"] = indexed, rest
     found.sort(key=lambda r: (r[1], r[0]))

@@ -95,8 +95,8 @@ def test_the_indexed_statement_really_walks_the_hnsw_index(tree):
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute("SET LOCAL enable_bitmapscan = off")
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("EXPLAIN " + vector._statement(f"m.scope_id = {tree['big'].pk}", where),
-                       [vec, *params, vec, 10])
+        sql, args = vector._query([(vector._statement(f"m.scope_id = {tree['big'].pk}", where), [*params, 10])], vec)
+        cursor.execute("EXPLAIN " + sql, args)
         plan = "\n".join(r[0] for r in cursor.fetchall())
     assert vector_index.index_name(tree["big"].pk) in plan
 
