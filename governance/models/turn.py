@@ -5,7 +5,8 @@ class Turn(models.Model):
     """One assembled context packet, stored with its inputs, what was included and skipped and why,
     and per-stage timings, so it can be shown and replayed."""
 
-    scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="turns")
+    # No single-column index: (scope, session, -created_at) below serves scope lookups too.
+    scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="turns", db_index=False)
     principal = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL)
     session = models.CharField(max_length=200, blank=True, default="")
     query = models.TextField()
@@ -31,8 +32,11 @@ class Turn(models.Model):
 class TurnMemory(models.Model):
     """Which memories a stored turn cites, in which slot: lets a forget find every packet to redact."""
 
-    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="cited")
-    memory = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="cited_by_turns")
+    # Indexes: turn_memory_unique (turn, memory, slot) serves lookups by turn, the Meta index by memory;
+    # every stored packet inserts ~30 of these rows, so no index twice.
+    turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="cited", db_index=False)
+    memory = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="cited_by_turns",
+                               db_index=False)
     slot = models.CharField(max_length=20)
     included = models.BooleanField(default=True)
 
