@@ -45,13 +45,16 @@ MB = 2**20
 def postgres_settings() -> dict[str, str]:
     """What the embedded server runs with beyond initdb's defaults. shared_buffers defaults to an eighth
     of the machine's memory (128 MB to 4 GB; initdb's 128 MB would make a 1M-memory workspace read every
-    vector through the kernel's cache); EMBEDDED_PG_SHARED_BUFFERS (e.g. "512MB") overrides it."""
+    vector through the kernel's cache); EMBEDDED_PG_SHARED_BUFFERS (e.g. "512MB") overrides it. pg_prewarm's
+    autoprewarm worker writes down which blocks are cached and loads them again after a restart, so a
+    restarted server does not answer its first requests from disk."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         total = 1024 * MB
     shared = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS") or f"{min(max(total // 8, 128 * MB), 4096 * MB) // MB}MB"
-    return {"shared_buffers": shared, "effective_cache_size": f"{max(total // 2, 256 * MB) // MB}MB"}
+    return {"shared_buffers": shared, "effective_cache_size": f"{max(total // 2, 256 * MB) // MB}MB",
+            "shared_preload_libraries": "pg_prewarm"}
 
 
 CONF_INCLUDE = "include_if_exists = 'memory.conf'"
