@@ -10,7 +10,7 @@ import math
 
 from django.conf import settings
 
-from governance.models import Kind
+from governance.models import Kind, Status
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
 
@@ -62,10 +62,25 @@ def rank(state: RecallState) -> tuple[int, int]:
         if not hit.fused and hit.paths & {"recent", "keyed", "superseded_by", "call_partner"}:
             hit.fused = 0.5 if "keyed" in hit.paths else 0.0
         hit.score = round(score(hit, state, weights, use_activation), 6)
-    state.evidence = sorted(state.hits.values(), key=lambda h: (-h.score, h.id))
+    state.evidence = _drop_overridden(state, sorted(state.hits.values(), key=lambda h: (-h.score, h.id)))
     if use_activation:
         state.evidence = _gate_cold(state, state.evidence)
     return len(everything), len(state.evidence)
+
+
+def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:
+    """A keyed fact of an ancestor scope whose key a narrower scope sets again is not in force here: the
+    keyed stage lists it as overridden, and it must not come back as evidence because search found it
+    (an inherited "Export format: PPTX" next to the project's own "PDF")."""
+    kept = []
+    for hit in evidence:
+        key, winner = hit.row.get("key"), state.keyed_winners.get(hit.row.get("key") or "")
+        if (key and winner and winner[0] != hit.id and hit.row.get("status") == Status.ACTIVE
+                and (hit.row.get("depth") or 0) < winner[1]):
+            state.dropped.append((hit, "evidence", f"overridden by memory {winner[0]} in a narrower scope"))
+            continue
+        kept.append(hit)
+    return kept
 
 
 def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:

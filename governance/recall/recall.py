@@ -125,6 +125,7 @@ def keyed_stage(state: RecallState) -> tuple[int, int]:
                                       f"overridden by memory {seen_keys[row['key']]} in a narrower scope"))
                 continue
             seen_keys[row["key"]] = row["id"]
+            state.keyed_winners[row["key"]] = (row["id"], row["depth"])
         if row["kind"] == Kind.PREFERENCE:
             state.preferences.append(hit)
         elif row["kind"] in CONSTRAINT_KINDS or row["key"] is not None:

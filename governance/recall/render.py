@@ -44,6 +44,10 @@ def render_block(slot: str, block: dict) -> str:
         line += f" ({UNCONFIRMED.format(status=block['status'])})"
     if block.get("call_id") and slot == "evidence":
         line = f"- {block.get('role', 'tool')} {block['call_id']}: {text}"
+    # The loser of a contradiction may still be shown; the model must see that it lost, and to what.
+    lost = [f for f in block.get("flags") or [] if f.startswith("loses to ")]
+    if lost:
+        line += f" (CONTRADICTED by memory {lost[0][len('loses to '):]})"
     return line
 
 

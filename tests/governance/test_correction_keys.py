@@ -95,10 +95,8 @@ def test_correction_of_an_ancestor_fact_overrides_it_in_the_event_scope(
     assert slots["constraints"] == [fix.pk]
     overridden = [b for b in result["packet"]["skipped"] if b["memory_id"] == inherited.pk]
     assert overridden and overridden[0]["reason"] == f"overridden by memory {fix.pk} in a narrower scope"
-    # Found by search it may still be shown as evidence, but only as the loser of the contradiction.
-    for block in result["packet"]["evidence"]:
-        if block["memory_id"] == inherited.pk:
-            assert any(flag.startswith(f"loses to {fix.pk}") for flag in block.get("flags", []))
+    # Found by search too, it still does not come back as evidence: it is not in force in this project.
+    assert inherited.pk not in slots["evidence"]
     parent_slots, _ = _packet(None, workspace_scope, "which file format do we export?")
     assert parent_slots["constraints"] == [inherited.pk]
 
