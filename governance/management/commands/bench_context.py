@@ -23,6 +23,7 @@ from benchmarks import bench_context_data as data
 from governance.models import Role
 from governance.services.principal import grant_add, principal_ensure, token_issue
 from governance.services.scope import scope_ensure
+from memoryui.runtime import freeze_startup_objects
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 
@@ -119,6 +120,7 @@ class Command(BaseCommand):
         # Warm up (model, tokenizer, shared buffers) with other queries in other scopes than those measured.
         bench.e2e(client, bench.task_scopes(max(warmup, 1), seed + 1000), "auto", seed + 1000,
                   data_vectors=data_vectors)
+        freeze_startup_objects()  # as the web server's wsgi.py does after start-up
         out: dict = {"load": timings}
         self.log(f"\n== {size:,} memories, {n} queries, each in a random task scope (after {warmup} warm-up "
                  f"queries elsewhere; load average {os.getloadavg()[0]:.1f}; searched vectors: "
