@@ -65,6 +65,9 @@ def outsider(other_workspace_scope):
     return principal
 
 
+_running_worker: list = []  # the session's worker app, once started
+
+
 @pytest.fixture(scope="session")
 def celery_worker_session(django_db_setup, django_db_blocker):
     """A real Celery worker consuming from the test Redis database, in this process (thread pool)."""
@@ -79,7 +82,43 @@ def celery_worker_session(django_db_setup, django_db_blocker):
             conn.default_channel.queue_purge("celery")
         with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING",
                           shutdown_timeout=30):
+            _running_worker.append(app)
             yield app
+            _running_worker.clear()
+
+
+def settle_worker(app, timeout: float = 30.0) -> bool:
+    """Wait until the session's worker has nothing queued, reserved or running. A transactional test's
+    teardown TRUNCATEs every table; a task still running then (queued by the test's own commits, or a
+    reinforcement published just after) holds locks the TRUNCATE needs, and PostgreSQL resolved that
+    once by killing the TRUNCATE as a deadlock. Returns whether it settled in time."""
+    import time
+
+    from amqp.exceptions import ChannelError
+    from celery.worker import state
+
+    from governance.recall import reinforce
+
+    reinforce._publisher_pool().submit(lambda: None).result(timeout)  # publishes are FIFO: all sent now
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with app.connection_for_read() as conn:
+            try:
+                queued = conn.default_channel.queue_declare("celery", passive=True).message_count
+            except ChannelError:  # the Redis transport has no key for an empty queue
+                queued = 0
+        if not queued and not state.active_requests and not state.reserved_requests:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    # Before the test's fixtures are finalised (the database flush among them): let the worker finish.
+    if _running_worker:
+        settle_worker(_running_worker[0])
+    yield
 
 
 @pytest.fixture
