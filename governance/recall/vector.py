@@ -1,16 +1,16 @@
 """The pgvector similarity query: the one place in the code base that asks for nearest memories.
 
 A read sees a short chain of scopes (the request scope and its ancestors). The search goes scope by
-scope (governance/recall/vector_index.py says why):
+scope (governance/recall/vector_index.py says why), in one statement of `UNION ALL` branches:
 - a scope with its own HNSW index (`memory_vec_scope_<id>`, a partial index built for big scopes) is
-  searched through it, one statement per scope, with pgvector's iterative index scan so that the
-  status, validity and task-type filters cannot starve the result. `relaxed_order` may return rows
-  slightly out of order, so the materialised top-k is re-sorted, as the pgvector docs advise;
-- the other scopes of the chain are small by construction and are searched exactly in one statement
-  (btree on scope_id, then a top-k sort);
-- the lists are merged by distance.
+  one branch, an ordered scan of that index with pgvector's iterative index scan so that the status,
+  validity and task-type filters cannot starve the result. `relaxed_order` may return rows slightly
+  out of order, so the top-k is re-sorted, as the pgvector docs advise;
+- the other scopes of the chain are small by construction and are one branch searched exactly
+  (an index on scope_id, then a top-k sort);
+- the branches are merged by distance.
 
-Every statement carries the whole eligibility predicate, so a memory retired or forgotten a moment ago
+Every branch carries the whole eligibility predicate, so a memory retired or forgotten a moment ago
 is never returned, whatever state an index is in.
 
 `mode="exact"` searches everything exactly (the benchmark's reference, and a switch for operators);

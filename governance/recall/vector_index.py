@@ -12,8 +12,8 @@ So:
   `memory_vec_scope_<id> … WHERE scope_id = <id>` (the RECALL_VECTOR_INDEX_MAX largest, at most);
 - every other scope is searched exactly (btree on scope_id, then a top-k sort), which is exact and
   cheap because such a scope is small;
-- `governance.recall.vector.nearest` runs one statement per indexed scope and one for the rest, and
-  merges by distance.
+- `governance.recall.vector.nearest` searches each indexed scope through its own index and the rest
+  exactly, in one statement, and merges by distance.
 
 PostgreSQL maintains a partial index inside the same transaction as the row, so these indexes are not
 a derived store that can lag or resurrect anything: a retired memory is filtered by status in the
@@ -73,15 +73,7 @@ def indexed_scope_ids(scope_ids=None) -> set[int]:
     now = time.monotonic()
     db = connection.settings_dict["NAME"]
     if now - _known["at"] > settings.RECALL_VECTOR_INDEX_CACHE_SECONDS or _known["db"] != db:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-                " WHERE i.indrelid = 'governance_memory'::regclass AND i.indisvalid AND i.indisready"
-                " AND c.relname LIKE %s",
-                [PREFIX + "%"],
-            )
-            ids = {int(m.group(1)) for (name,) in cursor.fetchall() if (m := NAME_RE.match(name))}
-        _known.update(at=now, ids=frozenset(ids), db=db)
+        _known.update(at=now, ids=frozenset(s for s, info in existing().items() if info.valid), db=db)
     known = _known["ids"]
     return set(known) if scope_ids is None else {int(s) for s in scope_ids if int(s) in known}
 
