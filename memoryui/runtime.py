@@ -1,8 +1,12 @@
-"""Process-level tuning of a long-running server process."""
+"""Process-level pieces of a long-running server process: GC tuning, per-process thread pools."""
 
 from __future__ import annotations
 
 import gc
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 
 def freeze_startup_objects() -> int:
@@ -15,3 +19,19 @@ def freeze_startup_objects() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+_pools_lock = threading.Lock()
+_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+
+
+def process_pool(name: str, workers: int, initializer: Callable[[], None] | None = None) -> ThreadPoolExecutor:
+    """A small thread pool per name and process, keyed by pid: threads do not survive a fork, and a pool
+    inherited from the parent would believe it still had them (queued work would never run)."""
+    with _pools_lock:
+        entry = _pools.get(name)
+        if entry is None or entry[0] != os.getpid():
+            entry = (os.getpid(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name,
+                                                     initializer=initializer))
+            _pools[name] = entry
+        return entry[1]

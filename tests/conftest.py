@@ -99,7 +99,7 @@ def settle_worker(app, timeout: float = 30.0) -> bool:
 
     from governance.recall import reinforce
 
-    reinforce._publisher_pool().submit(lambda: None).result(timeout)  # publishes are FIFO: all sent now
+    reinforce.publisher_pool().submit(lambda: None).result(timeout)  # publishes are FIFO: all sent now
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with app.connection_for_read() as conn:

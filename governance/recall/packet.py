@@ -3,8 +3,6 @@ reinforcement. `assemble_context` is what POST /api/v1/context returns; `recall_
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -28,6 +26,7 @@ from governance.recall.render import render_packet_text
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
+from memoryui.runtime import process_pool
 
 MAX_QUERY_CHARS = 4000
 MAX_BUDGET = 200_000
@@ -90,19 +89,10 @@ def _run_stages(state: RecallState) -> None:
 
 
 EMBED_THREADS = 2  # the machine's cores; more would only queue inside the embedder's own lock
-_pool_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None
 
 
 def _embed_pool() -> ThreadPoolExecutor:
-    """One small pool per process, keyed by pid like the embedder: threads do not survive a fork, and a
-    pool inherited from the parent would believe it still had them (queued work would never run)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=EMBED_THREADS, thread_name_prefix="query-embed",
-                                                     initializer=_limit_embedder_threads))
-        return _pool[1]
+    return process_pool("query-embed", EMBED_THREADS, initializer=_limit_embedder_threads)
 
 
 def _limit_embedder_threads() -> None:

@@ -8,27 +8,21 @@ lost with a process that dies in between is one missed reinforcement, never a fa
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from django.db import transaction
 
+from memoryui.runtime import process_pool
+
 logger = logging.getLogger(__name__)
 
 RECALL_WEIGHT = 0.3  # a use counts less than a reviewer's boost (0.5)
-_lock = threading.Lock()
-_publisher: tuple[int, ThreadPoolExecutor] | None = None
 
 
-def _publisher_pool() -> ThreadPoolExecutor:
-    """One thread per process (keyed by pid: threads do not survive a fork)."""
-    global _publisher
-    with _lock:
-        if _publisher is None or _publisher[0] != os.getpid():
-            _publisher = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="reinforce-publish"))
-        return _publisher[1]
+def publisher_pool() -> ThreadPoolExecutor:
+    """The one thread per process that publishes reinforcement messages, in order."""
+    return process_pool("reinforce-publish", 1)
 
 
 def queue_reinforcement(*, turn_id: int | None, memory_ids: list[int], at: datetime) -> int:
@@ -44,5 +38,5 @@ def queue_reinforcement(*, turn_id: int | None, memory_ids: list[int], at: datet
         except Exception:  # broker down: losing one reinforcement is acceptable, failing the turn is not
             logger.warning("could not queue reinforcement for turn %s", turn_id, exc_info=True)
 
-    transaction.on_commit(lambda: _publisher_pool().submit(send))
+    transaction.on_commit(lambda: publisher_pool().submit(send))
     return len(ids)
