@@ -68,13 +68,7 @@ class DataDistributionEmbedder:
 
 def data_vector(scope: Scope, rng: np.random.Generator) -> np.ndarray:
     """A query vector near the data a read in `scope` sees: a visible active memory's vector plus noise."""
-    ids = visible_scope_ids(None, scope)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT embedding FROM governance_memory WHERE scope_id = ANY(%s) AND status = 'active' "
-                       "ORDER BY random() LIMIT 1", [ids])
-        base = np.array(_parse(cursor.fetchone()[0]), dtype=np.float32)
-    q = base + rng.normal(0, 0.03, size=base.shape).astype(np.float32)
-    return q / np.linalg.norm(q)
+    return _near(visible_scope_ids(None, scope), rng)
 
 
 def e2e(client: APIClient, scopes: list[Scope], mode: str, seed: int, *, data_vectors: bool = True) -> dict:
@@ -121,14 +115,10 @@ def hnsw_recall(scopes: list[Scope], seed: int, k: int = 10) -> dict:
         ids = visible_scope_ids(None, scope)
         elig = Eligibility(scope_ids=tuple(ids), statuses=WITHOUT_SUPERSEDED, at=_now())
         with connection.cursor() as cursor:
-            cursor.execute("SELECT embedding FROM governance_memory WHERE scope_id = ANY(%s) AND status = 'active' "
-                           "ORDER BY random() LIMIT 1", [ids])
-            base = np.array(_parse(cursor.fetchone()[0]), dtype=np.float32)
             cursor.execute("SELECT count(*) FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s)",
                            [ids, list(WITHOUT_SUPERSEDED)])
             res["eligible"].append(cursor.fetchone()[0])
-        q = base + rng.normal(0, 0.03, size=base.shape).astype(np.float32)
-        q /= np.linalg.norm(q)
+        q = _near(ids, rng)
         timed, plan = {}, {}
         for mode in ("exact", "auto"):
             t = time.perf_counter()
@@ -149,6 +139,7 @@ def hnsw_recall(scopes: list[Scope], seed: int, k: int = 10) -> dict:
 
 
 def _near(scope_ids: list[int], rng: np.random.Generator) -> np.ndarray:
+    """A random active memory's vector of `scope_ids`, plus noise, normalised."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT embedding FROM governance_memory WHERE scope_id = ANY(%s) AND status = 'active' "
                        "ORDER BY random() LIMIT 1", [scope_ids])

@@ -71,10 +71,7 @@ def load(scopes: dict, start: int, stop: int, log) -> dict:
             log(f"    inserted {hi - start}/{stop - start} rows ({time.perf_counter() - t:.0f} s)")
         timings["insert_s"] = round(time.perf_counter() - t, 1)
         for name, sql in INDEXES.items():
-            t = time.perf_counter()
-            cursor.execute(sql)
-            timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
-            log(f"    built {name} in {timings[f'{name}_s']} s")
+            _build(cursor, name, sql, timings, log, "built")
         cursor.execute("ANALYZE governance_memory")
     timings.update(build_vector_indexes(log))
     return timings
@@ -128,13 +125,17 @@ def ensure_indexes(log) -> dict:
         for name, sql in INDEXES.items():
             cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
             if cursor.fetchone() is None:
-                t = time.perf_counter()
-                cursor.execute(sql)
-                timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
-                log(f"    rebuilt {name} in {timings[f'{name}_s']} s")
+                _build(cursor, name, sql, timings, log, "rebuilt")
         cursor.execute("ANALYZE governance_memory")
     timings.update(build_vector_indexes(log))
     return timings
+
+
+def _build(cursor, name: str, sql: str, timings: dict, log, verb: str) -> None:
+    t = time.perf_counter()
+    cursor.execute(sql)
+    timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
+    log(f"    {verb} {name} in {timings[f'{name}_s']} s")
 
 
 def _insert(cursor, scopes: dict, lo: int, hi: int) -> None:
