@@ -23,12 +23,15 @@ KEEP_FIELDS = frozenset({"memory_id", "kind", "slot", "status", "key", "revision
 
 class Redactor:
     """Replaces the content of forgotten memories inside JSON, in place. A dict whose memory_id is forgotten
-    loses every content field; any string anywhere whose SHA-256 is a forgotten memory's content hash is
-    replaced too (the memory's text copied verbatim into a request or trace). Hash results are memoised:
-    the packets that cite one memory share most of their strings."""
+    loses every content field (so does a nested member such as a contradiction's `contradicted` or a
+    negative block's `replaced_by`, which carry their own memory_id); any string anywhere whose content hash
+    is a forgotten memory's is replaced too (the memory's text copied verbatim into a request or trace).
+    A contradiction block stored before blocks carried their members (one string "W (contradicts: L)")
+    loses its text when either side is forgotten. Hash results are memoised: the packets that cite one
+    memory share most of their strings. governance.masking uses the same walk with its own replacement."""
 
-    def __init__(self, ids: set[int], hashes: set[str]):
-        self.ids, self.hashes = ids, hashes
+    def __init__(self, ids: set[int], hashes: set[str], replacement: str = REDACTED):
+        self.ids, self.hashes, self.replacement = ids, hashes, replacement
         self._seen: dict[str, bool] = {}
 
     def _purged_text(self, value: str) -> bool:
@@ -36,30 +39,36 @@ class Redactor:
 
         hit = self._seen.get(value)
         if hit is None:
-            hit = self._seen[value] = len(value) <= 20_000 and content_hash(value) in self.hashes
+            hit = self._seen[value] = (bool(self.hashes) and len(value) <= 20_000
+                                       and content_hash(value) in self.hashes)
         return hit
+
+    def _own(self, node: dict) -> bool:
+        if node.get("memory_id") in self.ids:
+            return True
+        return node.get("contradicts") in self.ids and not isinstance(node.get("contradicted"), dict)
 
     def redact(self, value) -> tuple[object, bool]:
         """Return (value, changed); containers are changed in place, a top-level string is returned replaced."""
         if isinstance(value, str):
-            return (REDACTED, True) if self._purged_text(value) else (value, False)
+            return (self.replacement, True) if self._purged_text(value) else (value, False)
         changed = False
         stack = [value]
         while stack:
             node = stack.pop()
             if isinstance(node, dict):
-                own = node.get("memory_id") in self.ids
+                own = self._own(node)
                 for k, v in node.items():
                     if isinstance(v, str):
-                        if v != REDACTED and ((own and k not in KEEP_FIELDS) or self._purged_text(v)):
-                            node[k], changed = REDACTED, True
+                        if v != self.replacement and ((own and k not in KEEP_FIELDS) or self._purged_text(v)):
+                            node[k], changed = self.replacement, True
                     elif isinstance(v, dict | list):
                         stack.append(v)
             elif isinstance(node, list):
                 for i, v in enumerate(node):
                     if isinstance(v, str):
                         if self._purged_text(v):
-                            node[i], changed = REDACTED, True
+                            node[i], changed = self.replacement, True
                     elif isinstance(v, dict | list):
                         stack.append(v)
         return value, changed
@@ -86,6 +95,11 @@ def _related_ids(ids: set[int]) -> set[int]:
     rel = Relation.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values_list("source_id", "target_id")
     return {i for pair in rel for i in pair} - ids
 
+
+# A block (or nested member) of memory $mid that still has content; or a contradiction block of the old form,
+# one string "W (contradicts: L)" with no `contradicted` member, where $mid is the loser L.
+HOLDING = ("'$.** ? ((@.memory_id == $mid && @.text != $red)"
+           " || (@.contradicts == $mid && !(exists(@.contradicted)) && @.text != $red))'")
 
 # Below this length a text could occur inside unrelated sentences of the rendered text: Python path only.
 MIN_FAST_TEXT = 12
@@ -170,9 +184,8 @@ def _still_holding(turn_ids: list[int], ids: set[int]) -> list[int]:
             """
             SELECT t.id FROM governance_turn t, unnest(%s::bigint[]) AS m(id)
              WHERE t.id = ANY(%s)
-               AND jsonb_path_exists(t.packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
-                                     jsonb_build_object('mid', m.id, 'red', %s::text))
-            """,
+               AND jsonb_path_exists(t.packet, HOLDING, jsonb_build_object('mid', m.id, 'red', %s::text))
+            """.replace("HOLDING", HOLDING),
             [sorted(ids), turn_ids, REDACTED],
         )
         return sorted({row[0] for row in cur.fetchall()})
@@ -224,10 +237,9 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
             SELECT tm.turn_id, tm.memory_id FROM governance_turnmemory tm
             JOIN governance_memory m ON m.id = tm.memory_id AND m.purged_at IS NOT NULL
             JOIN governance_turn t ON t.id = tm.turn_id
-            WHERE jsonb_path_exists(t.packet, '$.** ? (@.memory_id == $mid && @.text != $red)',
-                                    jsonb_build_object('mid', tm.memory_id, 'red', %s::text))
+            WHERE jsonb_path_exists(t.packet, HOLDING, jsonb_build_object('mid', tm.memory_id, 'red', %s::text))
             LIMIT %s
-            """,
+            """.replace("HOLDING", HOLDING),
             [REDACTED, limit],
         )
         return [(row[0], row[1]) for row in cur.fetchall()]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from governance.masking import masked_text
 from governance.models import Grant, Memory, OutboxDelivery, Role
 
 
@@ -91,8 +92,9 @@ def outbox_state(outbox) -> dict:
 
 def review_item(item) -> dict:
     def brief(m):
+        # A supporting episode forgotten since the proposal was made shows no text (governance.masking).
         return {"id": m.pk, "scope": m.scope.path, "kind": m.kind, "key": m.key, "revision": m.revision,
-                "status": m.status, "text": m.text, "session": m.session}
+                "status": m.status, "text": masked_text(m.status, m.text), "session": m.session}
 
     return {
         "kind": item.kind,

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from governance.api import serializers_agent as s
 from governance.api.auth import request_principal
 from governance.errors import NotFound
+from governance.masking import mask_turn
 from governance.permissions import ScopeAccess, scope_access
 from governance.recall import assemble_context, recall_memories
 from governance.selectors.memory import memory_get, memory_list, scope_visible, turn_get
@@ -161,4 +162,5 @@ class TurnDetailView(APIView):
     )
     def get(self, request: Request, turn_id: int) -> Response:
         turn = turn_get(principal=request_principal(request), turn_id=turn_id)
-        return Response(s.TurnOutput(turn).data)
+        # A memory forgotten since the turn shows no text here, to any role (the dashboard masks the same way).
+        return Response(s.TurnOutput(mask_turn(turn)).data)

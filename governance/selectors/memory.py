@@ -4,6 +4,8 @@ ancestors), never in a sibling subtree or another workspace."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import Q, QuerySet
 
 from governance.errors import NotFound
@@ -49,7 +51,9 @@ def memory_list(
     if key:
         qs = qs.filter(key=key)
     if q:
-        qs = qs.filter(text__icontains=q)
+        # A forgotten row is never matched by a search, even when listed by status: its count would
+        # confirm a guessed text (1 for the right PIN, 0 for a wrong one) though the text comes back masked.
+        qs = qs.filter(text__icontains=q).exclude(status=Status.FORGOTTEN)
     return qs.order_by("-created_at", "-id")
 
 
@@ -65,3 +69,15 @@ def turn_get(*, principal: Principal | None, turn_id: int) -> Turn:
     if turn is None:
         raise NotFound()
     return turn
+
+
+def forgotten_hashes(*, scope: Scope, hashes: Iterable[str]) -> set[str]:
+    """Of these content hashes, those of a memory forgotten (soft or hard) in `scope` or above it: promotion
+    and extraction never write such a text again; only a person writing it does, and that is audited."""
+    wanted = {h for h in hashes if h}
+    if not wanted:
+        return set()
+    return set(
+        Memory.objects.filter(scope__tree__ancestor_of=scope.tree, status=Status.FORGOTTEN, content_hash__in=wanted)
+        .values_list("content_hash", flat=True)
+    )

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from governance.models import Memory, Principal, Scope, Summary
+from governance.models import Memory, Principal, Scope, Status, Summary
 from governance.permissions import Action, require
 from governance.services.audit import AuditEntry, audit_record
 from governance.summaries.builder import build_lines
@@ -70,9 +70,16 @@ def summary_get(*, scope: Scope, actor: Principal | None) -> Summary:
     """The scope's summary, rebuilt first when missing or stale (reads never show a stale hand-off)."""
     require(actor, scope, Action.READ)
     summary = Summary.objects.filter(scope=scope).first()
-    if summary is None or summary.stale:
+    if summary is None or summary.stale or _cites_forgotten(summary):
         summary = summary_build(scope=scope, actor=actor, reason="stale" if summary else "first build")
     return summary
+
+
+def _cites_forgotten(summary: Summary) -> bool:
+    """A cited memory forgotten since the build, before the worker marked the summary stale: the read
+    rebuilds rather than show its text (reads never wait for propagation)."""
+    return bool(summary.cited_ids) and Memory.objects.filter(
+        pk__in=summary.cited_ids, status=Status.FORGOTTEN).exists()
 
 
 def rebuild_stale_summaries(*, limit: int = 100) -> int:

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.db.models import Q
 
+from governance.masking import masked_text, withheld
 from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status
 
 SECTIONS = ("goal", "constraints", "done", "superseded", "open_questions", "next_step")
@@ -72,7 +73,11 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
     for m in superseded:
         new = successors.get(m.pk)
         if new is not None:
-            lines.append(SummaryLine("superseded", f"{_clip(m.text)} → replaced by: {_clip(new.text)}", [m.pk, new.pk]))
+            # The newer version may itself be forgotten since (soft: its text is still stored): masked, and
+            # not cited (a summary citing a forgotten memory is rebuilt on read).
+            lines.append(SummaryLine("superseded", f"{_clip(m.text)} → replaced by: "
+                                     f"{_clip(masked_text(new.status, new.text))}",
+                                     [m.pk] if withheld(new.status) else [m.pk, new.pk]))
         else:
             lines.append(SummaryLine("superseded", _clip(m.text), [m.pk]))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError
-from governance.models import Status
+from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page, page_links
 
@@ -20,7 +20,7 @@ SLOTS = [
     ("negative", "Negative context (no longer in force)"),
 ]
 REPLAY_UNAVAILABLE = "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
-FORGOTTEN_TEXT = "(forgotten since this turn; the text is not shown)"
+__all__ = ["FORGOTTEN_TEXT", "annotate", "diff"]
 
 
 def _blocks(packet: dict, slot: str) -> list[dict]:
@@ -34,19 +34,18 @@ def _block_key(block: dict) -> str:
 
 def annotate(packet: dict) -> dict:
     """The packet's slots, each block with today's status of its memory; a forgotten memory's text is
-    withheld even though the stored packet may still hold it (the redaction worker may lag)."""
-    ids = {b["memory_id"] for slot, _ in [*SLOTS, ("skipped", "")] for b in _blocks(packet, slot)
-           if isinstance(b.get("memory_id"), int)}
-    states = sel.memory_states(ids)
+    withheld (governance.masking, the same masking as the API) even though the stored packet may still hold it
+    (a soft forget keeps it; the redaction worker of a hard forget may lag)."""
+    packet = packet if isinstance(packet, dict) else {}
+    states = sel.memory_states(cited_ids(packet))
+    masked, _ = mask_packet(packet, states)
     out = {}
     for slot, _ in [*SLOTS, ("skipped", "")]:
         rows = []
-        for block in _blocks(packet, slot):
+        for block in _blocks(masked, slot):
             state = states.get(block.get("memory_id"))
-            now = state["status"] if state else ("" if not block.get("memory_id") else "deleted")
-            gone = now in (Status.FORGOTTEN, "deleted")
-            rows.append({**block, "status_now": now, "text": FORGOTTEN_TEXT if gone else block.get("text", ""),
-                         "changed": bool(now) and now != block.get("status")})
+            now = state["status"] if state else ("" if not block.get("memory_id") else GONE)
+            rows.append({**block, "status_now": now, "changed": bool(now) and now != block.get("status")})
         out[slot] = rows
     return out
 

@@ -134,10 +134,9 @@ def previous_turn(turn: Turn) -> Turn | None:
 
 def memory_states(memory_ids: set[int]) -> dict[int, dict]:
     """Today's status of memories cited by a packet (so a forgotten one is shown as such, without text)."""
-    return {
-        row["pk"]: row
-        for row in Memory.objects.filter(pk__in=memory_ids).values("pk", "status", "purged_at", "scope_id")
-    }
+    from governance.masking import memory_states as states
+
+    return states(memory_ids)
 
 
 # --- Governance ---------------------------------------------------------------------------------------

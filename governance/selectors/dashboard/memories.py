@@ -57,7 +57,7 @@ def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFi
         qs = qs.extra(
             where=["to_tsvector('simple', governance_memory.lexical) @@ plainto_tsquery('simple', %s)"],
             params=[words],
-        )
+        ).exclude(status=Status.FORGOTTEN)  # a soft-forgotten row's terms must not confirm a guess by its count
     if filters.cold in ("cold", "hot"):
         op = "<" if filters.cold == "cold" else ">="
         qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
