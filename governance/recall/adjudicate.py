@@ -132,10 +132,14 @@ def _contradictions(state: RecallState, relations: list[dict], pool: dict[int, H
         loser.flags.append(f"loses to {winner['id']}: {why}")
         state.relations.append({
             "memory_id": winner["id"], "kind": "contradicts", "key": winner["key"], "revision": winner["revision"],
-            "status": winner["status"], "text": f"{winner['text']} (contradicts: {loser.row['text']})",
+            "status": winner["status"], "text": winner["text"],
             "source": {"kind": "relation", "ref": ""}, "score": 1.0,
             "reason": f"memories {a.id} and {b.id} contradict each other; {winner['id']} wins: {why}",
             "contradicts": loser.id,
+            # Each memory's text in a block of its own id (rendered "W (contradicts: L)"), so forgetting
+            # either one redacts exactly its text (governance/propagation_turns.py).
+            "contradicted": {"memory_id": loser.id, "revision": loser.row["revision"], "status": loser.row["status"],
+                             "text": loser.row["text"]},
         })
 
 

@@ -23,6 +23,9 @@ def _one_line(text: str) -> str:
 
 def render_block(slot: str, block: dict) -> str:
     text = _one_line(block.get("text", ""))
+    if slot == "relations" and isinstance(block.get("contradicted"), dict):
+        # A contradiction carries each side in a block of its own id: the line is "W (contradicts: L)".
+        text = f"{text} (contradicts: {_one_line(block['contradicted'].get('text', ''))})"
     if slot == "constraints" and block.get("key"):
         return f"- {text} [{block['key']} r{block.get('revision', 1)}]"
     if slot == "negative":
