@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from governance.errors import InvalidInput
 from governance.extraction import Extractor, get_extractor
-from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind
+from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, content_hash
+from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve
 from governance.services.memory import MemoryInput, memory_record_batch
 
@@ -74,12 +75,15 @@ def event_ingest(
         found = extractor.extract(fresh)
         # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value.
         corrections_resolve(scope=scope, found=found)
+        # A sentence whose text was forgotten in this scope is not extracted again (the episode records
+        # that it was said; only a person writing it makes it a memory again).
+        forgotten = forgotten_hashes(scope=scope, hashes={content_hash(e.text) for e in found})
         candidates = [
             MemoryInput(scope=scope, kind=e.kind, text=e.text, source_kind=SourceKind.USER,
                         source_ref=e.meta.get("from_ref", ""), session=session or "", status="candidate",
                         confidence=e.confidence, occurred_at=at, key=e.key,
                         meta={**e.meta, "extracted_by": extractor.name, "rule": e.rule})
-            for e in found
+            for e in found if not forgotten or content_hash(e.text) not in forgotten
         ]
         created = memory_record_batch(items=items + candidates, actor=actor)
         _link_candidates(created[: len(items)], created[len(items):], actor)

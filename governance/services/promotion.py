@@ -13,6 +13,7 @@ from django.db import transaction
 from governance.errors import Conflict, InvalidInput
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, Status, Tier
 from governance.permissions import Action, require
+from governance.selectors.memory import forgotten_hashes
 from governance.services.audit import AuditEntry, audit_record
 
 PROMOTABLE_KINDS = (Kind.PREFERENCE, Kind.CONVENTION)
@@ -26,6 +27,12 @@ class PromotionUnsupported(Conflict):
         "A promotion needs supporting episodes from enough distinct sessions of the same scope and task type; "
         "this one does not have them (any more)."
     )
+
+
+class PromotionForgotten(Conflict):
+    code = "promotion_text_forgotten"
+    message = ("This text was forgotten in this scope; it is not proposed again. Only a person writing it "
+               "again brings it back.")
 
 
 def min_episodes() -> int:
@@ -118,6 +125,8 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
         needed = min_episodes()
         if len(_supporting_sessions(episodes)) < needed:
             raise PromotionUnsupported()
+        if forgotten_hashes(scope=candidate.scope, hashes=[candidate.content_hash]):
+            raise PromotionForgotten()
         return _propose(scope=candidate.scope, template=candidate, candidates=[candidate], episodes=episodes,
                         needed=needed, actor=actor, group=f"manual:{candidate.pk}")
 
@@ -140,10 +149,14 @@ def promotion_scan(*, scope: Scope, actor: Principal | None = None, needed: int 
     groups: dict[tuple[str, str], list[Memory]] = defaultdict(list)
     for c in candidates:
         groups[(c.task_type, f"key:{c.key}" if c.key else f"text:{c.content_hash}")].append(c)
+    # A text forgotten here (a forgotten proposal whose candidates remain, say) is never proposed again.
+    forgotten = forgotten_hashes(scope=scope, hashes={c.content_hash for c in candidates})
     created = []
     for (task_type, subject), members in groups.items():
         if subject.startswith("key:") and len({m.content_hash for m in members}) > 1:
             continue  # the sessions disagree about this key: not consistent, nothing to promote
+        if members[-1].content_hash in forgotten:
+            continue
         group = f"{task_type}|{subject}|{members[-1].content_hash[:16]}"
         if len({m.session for m in members if m.session}) < needed or _already_promoted(scope, group):
             continue
