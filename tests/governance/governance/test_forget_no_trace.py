@@ -70,3 +70,61 @@ def test_hard_forget_leaves_no_trace_in_postgres_redis_packets_or_summaries(cele
     assert client.zscore(cache.make_key(propagation.hot_set_key(project_scope.pk)), str(episode.pk))
     assert propagation.turns_still_holding_purged() == []
     assert audit_verify_chain().ok
+
+
+def test_hard_forget_of_a_contradiction_loser_and_a_promotion_leaves_no_trace(celery_worker, project_scope, owner):
+    """The composite block of a contradiction and a promotion's copies: after the forgets and the worker,
+    neither text is anywhere, and the promotion scan does not write the forgotten proposal's text again."""
+    from governance.services.promotion import promotion_scan
+    from governance.services.relation import relation_add
+
+    loser_marker, promo_marker = unique_marker(), unique_marker()
+    winner = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", text="The launch date is March 3",
+                                            source_kind="user", status="active"), actor=None)
+    loser = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", source_kind="user",
+                                           text=f"The launch date is March 10 {loser_marker}", status="candidate"),
+                          actor=None)
+    relation_add(source_id=loser.pk, target_id=winner.pk, kind="contradicts", reason="two dates", actor=owner)
+    candidates = []
+    for i in range(3):
+        episode = memory_record(item=MemoryInput(scope=project_scope, kind="episodic", source_kind="user",
+                                                 session=f"p{i}", text=f"User talked about templates ({i})"),
+                                actor=None)
+        candidates.append(memory_record(item=MemoryInput(
+            scope=project_scope, kind="preference", source_kind="user", session=f"p{i}", status="candidate",
+            text=f"I prefer the {promo_marker} template", meta={"episode_ids": [episode.pk]}), actor=None))
+    [proposal] = promotion_scan(scope=project_scope)
+    wait_for(lambda: embedded(winner.pk, loser.pk, proposal.pk))
+
+    turn = assemble_context(principal=owner, scope=project_scope, query="when is the launch date?",
+                            budget_tokens=800, session="s1")
+    assert f"(contradicts: The launch date is March 10 {loser_marker})" in turn["text"]
+    summary = summary_build(scope=project_scope, actor=owner)
+    assert promo_marker in summary.text
+    wait_for(lambda: not Outbox.objects.filter(state="pending").exists())
+
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=owner, actor=None)}")
+
+    def forget(memory_id):
+        response = api.post(f"/api/v1/memories/{memory_id}/forget", {"mode": "hard", "reason": "user asked"},
+                            format="json")
+        assert response.status_code == 202
+        outbox_id = response.json()["propagation"]["id"]
+        wait_for(lambda: Outbox.objects.get(pk=outbox_id).state == Outbox.State.DONE)
+
+    forget(loser.pk)
+    forget(proposal.pk)
+    assert promotion_scan(scope=project_scope) == []  # the candidates remain; their text is not proposed again
+    for candidate in candidates:
+        forget(candidate.pk)
+
+    client = propagation._redis()
+    for marker in (loser_marker, promo_marker):
+        assert postgres_hits(marker) == []
+        assert redis_hits(client, marker) == []
+    stored = Turn.objects.get(pk=turn["turn_id"])
+    assert stored.packet["relations"][0]["text"] == "The launch date is March 3"
+    assert f"(contradicts: {propagation.REDACTED})" in stored.text
+    assert propagation.turns_still_holding_purged() == []
+    assert audit_verify_chain().ok
