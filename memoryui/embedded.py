@@ -66,6 +66,8 @@ NO_TEXT_IN_SERVER_LOG = {
     "log_parameter_max_length": "0",
     "log_statement": "none",
     "log_min_duration_statement": "-1",
+    # A CHECK or NOT NULL violation's DETAIL is "Failing row contains (…)": the whole row, text included.
+    "log_error_verbosity": "terse",
 }
 
 

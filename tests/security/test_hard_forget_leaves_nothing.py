@@ -150,5 +150,6 @@ def test_server_log_holds_no_text_of_a_failed_write_on_the_409_path(project_scop
     assert marker not in log  # but not the statement, whose literals are the text
     with connection.cursor() as cur:
         cur.execute("SELECT current_setting('log_min_error_statement'),"
-                    " current_setting('log_parameter_max_length_on_error'), current_setting('log_parameter_max_length')")
-        assert cur.fetchone() == ("panic", "0", "0")
+                    " current_setting('log_parameter_max_length_on_error'), current_setting('log_parameter_max_length'),"
+                    " current_setting('log_error_verbosity')")
+        assert cur.fetchone() == ("panic", "0", "0", "terse")
