@@ -73,6 +73,16 @@ def test_an_old_one_string_contradiction_block_is_redacted_whole(project_scope, 
     assert turns_still_holding_purged() == []
 
 
+def test_turn_read_masks_a_hard_forgotten_loser_before_the_worker_has_redacted(project_scope, owner, reviewer):
+    marker = unique_marker()
+    winner, loser, result = contradiction_turn(project_scope, owner, marker)
+    memory_forget(memory_id=loser.pk, actor=owner, reason="user asked", hard=True)  # no worker runs here
+    assert marker in json.dumps(Turn.objects.get(pk=result["turn_id"]).packet)
+    for principal in (owner, reviewer):
+        body = token_client(principal).get(f"/api/v1/turns/{result['turn_id']}").content.decode()
+        assert marker not in body and winner.text in body
+
+
 def promotable(scope, text, sessions=3):
     episodes, candidates = [], []
     for i in range(sessions):

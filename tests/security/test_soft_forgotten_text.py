@@ -26,7 +26,7 @@ def remember(scope, text, **kw):
 
 
 def test_turn_read_masks_a_memory_soft_forgotten_since_the_turn_for_every_role(project_scope, owner, reviewer,
-                                                                               curator):
+                                                                               curator, agent):
     marker = unique_marker()
     secret = remember(project_scope, f"The door PIN is {marker}", key="door_pin")
     kept = remember(project_scope, "Slides use the company template", key="slide_template")
@@ -35,7 +35,7 @@ def test_turn_read_masks_a_memory_soft_forgotten_since_the_turn_for_every_role(p
     memory_forget(memory_id=secret.pk, actor=curator, reason="user asked", hard=False)
     assert marker in Memory.objects.get(pk=secret.pk).text  # soft: the row keeps it
 
-    for principal in (owner, curator, reviewer):
+    for principal in (owner, curator, reviewer, agent):
         response = token_client(principal).get(f"/api/v1/turns/{result['turn_id']}")
         assert response.status_code == 200
         assert marker not in response.content.decode()
