@@ -140,7 +140,16 @@ def memory_act(request, memory_id: int):
             return _detail(request, memory_id, status=exc.status, error=exc)
         except DomainError:  # the memory itself is not readable: say only that
             return render_error(request, exc)
-    messages.success(request, f"Done: {name.replace('_', ' ')} of memory {memory_id}.")
+    target = next(a[3] for a in ACTIONS if a[0] == name)
+    if name in ("retire", "forget", "forget_hard") and result.status != target:
+        # Four-eyes: only the first of the two people's requests was recorded; the memory is unchanged.
+        words = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}[name]
+        messages.warning(request, memory_services.FOUR_EYES_REQUESTED.format(action=words))
+    elif name == "confirm" and result.status != Status.ACTIVE:
+        messages.warning(request, f"Approval recorded for memory {memory_id}: a second, different reviewer "
+                                  "must confirm it before it is in force.")
+    else:
+        messages.success(request, f"Done: {name.replace('_', ' ')} of memory {memory_id}.")
     return redirect("dashboard:memory", memory_id=result.pk)
 
 
