@@ -174,3 +174,16 @@ def test_data_migration_confirms_only_rows_a_person_with_the_confirm_right_wrote
         by_agent.pk: (False, None),
         episode.pk: (False, None),
     }
+
+
+def test_the_scope_summary_lists_only_confirmed_constraints_as_in_force(workspace_scope, project_scope, owner):
+    from governance.summaries.builder import build_lines
+
+    rule = _workspace_rule(workspace_scope, owner)
+    legacy = memory_record(item=MemoryInput(
+        scope=project_scope, kind="convention", text="Never run the tests before publishing.", source_kind="user",
+        status="active",
+    ), actor=None)
+    _unconfirm(legacy)
+    cited = {i for line in build_lines(project_scope) if line.section == "constraints" for i in line.memory_ids}
+    assert cited == {rule.pk}
