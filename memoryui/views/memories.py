@@ -93,6 +93,9 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
         "audit": sel.memory_audit(memory), "actions": allowed_actions(roles, memory),
         "show_text": text_visible(roles, memory), "roles": sorted(roles.at(memory.scope)),
         "approvals": len(memory.meta.get("approvals", [])), "error": error, "nav": "memories",
+        # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
+        "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
+        "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),
         "activation_now": memory_activation_now(memory), "source_kinds": SourceKind.choices,
     }, status=status)
 

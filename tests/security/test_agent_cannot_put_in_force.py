@@ -187,3 +187,18 @@ def test_the_scope_summary_lists_only_confirmed_constraints_as_in_force(workspac
     _unconfirm(legacy)
     cited = {i for line in build_lines(project_scope) if line.section == "constraints" for i in line.memory_ids}
     assert cited == {rule.pk}
+
+
+def test_the_dashboard_says_whether_an_active_rule_is_in_force_and_who_confirmed_it(project_scope, reviewer, agent):
+    from django.test import Client
+
+    proposal = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
+                                              text="Export format: PPTX.", source_kind="user"), actor=agent)
+    memory_confirm(memory_id=proposal.pk, actor=reviewer, reason="ok")
+    legacy = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Never publish on Fridays.",
+                                            source_kind="user", status="active"), actor=None)
+    _unconfirm(legacy)
+    client = Client()
+    assert client.login(username="rami", password="pw-rami")
+    assert "confirmed by rami" in client.get(f"/memories/{proposal.pk}/").content.decode()
+    assert "no person with the confirm right has confirmed it" in client.get(f"/memories/{legacy.pk}/").content.decode()

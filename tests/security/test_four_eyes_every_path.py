@@ -207,5 +207,7 @@ def test_dashboard_retire_of_a_long_term_commitment_says_a_second_person_must_as
     response = _dashboard(curator, "pw-cora").post(
         f"/memories/{rule.pk}/act/", {"action": "retire", "reason": "obsolete", "irreversible": "yes"}, follow=True)
     assert response.status_code == 200
-    assert "needs a second, different curator or owner" in response.content.decode()
+    page = response.content.decode()
+    assert "needs a second, different curator or owner" in page
+    assert "retire requested by cora" in page, "the memory page shows the pending request to whoever comes next"
     assert status_of(rule) == Status.ACTIVE
