@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from governance import activation, lexical
@@ -386,14 +386,14 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
 
 
 def _rules_it_would_end(memory: Memory) -> list[Memory]:
-    """The active memories of the same key that confirming `memory` supersedes (its scope) or overrides
-    (the scopes above it)."""
-    if not memory.key:
-        return []
+    """The active memories that confirming `memory` supersedes (same key, its scope), overrides (same key,
+    the scopes above it) or contests (it `contradicts` them: once in force it may win over them)."""
+    contested = Q(relations_in__source=memory, relations_in__kind=RelationKind.CONTRADICTS)
+    if memory.key:
+        contested |= Q(scope__in=Scope.objects.ancestors_of(memory.scope), key=memory.key)
     return list(
-        Memory.objects.filter(scope__in=Scope.objects.ancestors_of(memory.scope), key=memory.key,
-                              status=Status.ACTIVE)
-        .exclude(pk=memory.pk).select_related("scope")
+        Memory.objects.filter(contested, status=Status.ACTIVE).exclude(pk=memory.pk).select_related("scope")
+        .distinct()
     )
 
 

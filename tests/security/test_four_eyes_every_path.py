@@ -115,6 +115,20 @@ def test_a_correction_of_a_long_term_fact_needs_two_reviewers(four_eyes_scope, a
     assert status_of(rule) == Status.SUPERSEDED
 
 
+def test_confirming_a_statement_that_contradicts_a_long_term_commitment_needs_two_reviewers(
+    four_eyes_scope, reviewer, second_reviewer,
+):
+    rule = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", source_kind="user",
+                                          text="Always export the client deck as PDF.", status="active",
+                                          tier="long"), actor=None)
+    rival = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", source_kind="user",
+                                           text="Never export the client deck as PDF.", tier="mid"), actor=reviewer)
+    assert rival.status == Status.PROPOSED, "conflict detection queued it next to the rule it contradicts"
+    assert memory_confirm(memory_id=rival.pk, actor=reviewer, reason="x").status == Status.PROPOSED
+    assert memory_confirm(memory_id=rival.pk, actor=second_reviewer, reason="y").status == Status.ACTIVE
+    assert status_of(rule) == Status.ACTIVE
+
+
 def test_supersede_of_a_long_term_commitment_is_refused_with_how_to_do_it(four_eyes_scope, curator):
     rule = long_rule(four_eyes_scope)
     with pytest.raises(FourEyesRequired) as refused:
