@@ -201,3 +201,39 @@ def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
     if not held:
         return can_verify_audit(actor)  # nothing to pass on: any owner may organise it
     return all(can_grant(actor, g.scope, g.role) for g in held)
+
+
+# --- In force, and ending a commitment (issue 10: agents propose, people decide) -------------------------
+
+
+def puts_in_force(principal: Principal | None, scope: Scope) -> bool:
+    """May this principal's confirmation (or active write) put a rule in force in `scope`? Only a person
+    with the confirm right there; the system actor (None) is the demo's and the migrations'."""
+    return can(principal, scope, Action.CONFIRM)
+
+
+def ending_needs_two_people(memory) -> bool:
+    """Ending an active long-term commitment in a four-eyes scope (retire, forget, supersede, or replacing
+    or overriding it by confirming another revision of its key) takes two different people."""
+    from governance.models import Status, Tier
+
+    return memory.status == Status.ACTIVE and memory.tier == Tier.LONG and requires_four_eyes(memory.scope)
+
+
+def confirm_approvals_needed(memory, replaces=()) -> int:
+    """approvals_needed, raised to two when confirming `memory` would replace or override (in a narrower
+    scope) a long-term commitment of a four-eyes scope, whatever the tier `memory` was given."""
+    if approvals_needed(memory) >= 2 or any(ending_needs_two_people(old) for old in replaces):
+        return 2
+    return 1
+
+
+def four_eyes_scopes() -> QuerySet[Scope]:
+    """Every scope where requires_four_eyes holds (it, or a scope above it, asks for two reviewers)."""
+    roots = list(Scope.objects.filter(require_two_reviewers=True).values_list("tree", flat=True))
+    if not roots:
+        return Scope.objects.none()
+    q = Q()
+    for tree in roots:
+        q |= Q(tree__descendant_of=tree)
+    return Scope.objects.filter(q)

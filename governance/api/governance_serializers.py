@@ -71,7 +71,8 @@ class MemoryStateOut(serializers.ModelSerializer):
     def get_approvals_needed(self, memory: Memory) -> int:
         from governance.permissions import approvals_needed
 
-        return approvals_needed(memory)
+        # memory_confirm keeps a higher count on the row when the memory would replace a long-term rule.
+        return max(approvals_needed(memory), int(memory.meta.get("approvals_needed") or 1))
 
 
 def outbox_state(outbox) -> dict:

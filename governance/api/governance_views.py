@@ -24,7 +24,7 @@ from governance.api.governance_serializers import (
     review_item,
 )
 from governance.errors import InvalidInput, NotFound, PermissionDenied
-from governance.models import Grant, Outbox, Principal, Scope
+from governance.models import Grant, Outbox, Principal, Scope, Status
 from governance.permissions import AUDIT_VERIFY_DENIED, Action, can_verify_audit, readable_scopes, require
 from governance.selectors.review import review_queue
 from governance.services import grant_membership
@@ -35,6 +35,16 @@ from governance.services.retention import retention_policy_set
 from governance.services.summary import summary_get
 
 UNKNOWN_PRINCIPAL = "No principal with this name."
+
+
+def _four_eyes_pending(memory, action: str) -> dict | None:
+    """When the call only recorded the first of the two people's requests to end a long-term commitment."""
+    request = memory_services.end_request_pending(memory, action)
+    if request is None or memory.status != Status.ACTIVE:
+        return None
+    words = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}[action]
+    return {"action": action, "requested_by": request.get("by_name"), "approvals": 1, "needed": 2,
+            "message": memory_services.FOUR_EYES_REQUESTED.format(action=words)}
 
 
 def _scope(path: str | None, principal) -> Scope:
@@ -82,6 +92,10 @@ class MemoryRetireView(APIView):
         data = _valid(RequiredReasonIn, request)
         memory = memory_services.memory_retire(memory_id=memory_id, actor=request_principal(request),
                                                reason=data["reason"])
+        pending = _four_eyes_pending(memory, "retire")
+        if pending is not None:  # 202: recorded, waiting for a second curator or owner
+            return Response({**MemoryStateOut(memory).data, "four_eyes_pending": pending},
+                            status=status.HTTP_202_ACCEPTED)
         return Response(MemoryStateOut(memory).data)
 
 
@@ -93,6 +107,10 @@ class MemoryForgetView(APIView):
         data = _valid(ForgetIn, request)
         memory = memory_services.memory_forget(memory_id=memory_id, actor=request_principal(request),
                                                reason=data["reason"], hard=data["mode"] == "hard")
+        pending = _four_eyes_pending(memory, "forget_hard" if data["mode"] == "hard" else "forget")
+        if pending is not None:  # nothing forgotten yet: a second curator or owner must ask too
+            return Response({"memory": MemoryStateOut(memory).data, "mode": data["mode"], "propagation": None,
+                             "four_eyes_pending": pending}, status=status.HTTP_202_ACCEPTED)
         outbox = (Outbox.objects.filter(memory=memory, topic="memory.forgotten").prefetch_related("deliveries")
                   .order_by("-pk").first())
         body = {"memory": MemoryStateOut(memory).data, "mode": data["mode"],

@@ -46,7 +46,7 @@ def key_hashes(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("governance", "0009_turn_index_duplicates")]
+    dependencies = [("governance", "0011_confirmed_by_a_person")]
 
     # Irreversible: a keyed digest cannot be turned back into the plain one, and a purged row has no text to
     # hash again; running it twice would key those tombstones twice.

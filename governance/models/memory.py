@@ -142,6 +142,13 @@ class Memory(models.Model):
     created_by = models.ForeignKey(
         "governance.Principal", null=True, blank=True, on_delete=models.SET_NULL, related_name="memories"
     )
+    # Who put this memory in force: a principal holding the confirm right on its scope, when it confirmed
+    # it or wrote it active (confirmed_by NULL with confirmed_at set: the system, for the demo and
+    # migrations). Only rows with confirmed_at are pinned as constraints or preferences (docs/governance.md).
+    confirmed_by = models.ForeignKey(
+        "governance.Principal", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    confirmed_at = models.DateTimeField(null=True, blank=True)
     meta = models.JSONField(default=dict, blank=True)
     purged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

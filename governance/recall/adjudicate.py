@@ -109,9 +109,13 @@ def _to_negative(state: RecallState, hit: Hit, newer_of, rows, negatives: dict[i
     negatives[hit.id] = hit
 
 
+def _in_force(row: dict) -> bool:
+    return row["status"] == Status.ACTIVE and row.get("confirmed") is not False
+
+
 def _winner(a: dict, b: dict) -> tuple[dict, str]:
-    if (a["status"] == Status.ACTIVE) != (b["status"] == Status.ACTIVE):
-        return (a, "it is confirmed and in force") if a["status"] == Status.ACTIVE else (b, "it is confirmed and in force")
+    if _in_force(a) != _in_force(b):
+        return (a, "it is confirmed and in force") if _in_force(a) else (b, "it is confirmed and in force")
     if abs(a["confidence"] - b["confidence"]) > 1e-9:
         return (a, "higher confidence") if a["confidence"] > b["confidence"] else (b, "higher confidence")
     return (a, "more recent") if (a["occurred_at"] or a["created_at"]) >= (b["occurred_at"] or b["created_at"]) \

@@ -18,6 +18,13 @@ OPTIONAL_ORDER = ("negative", "preferences", "recent", "evidence", "relations", 
 PINNED_REASON = "pinned: {why}"
 
 
+def unconfirmed(row: dict) -> bool:
+    """An active rule-like memory nobody with the confirm right has confirmed (an agent wrote it): it is
+    shown as unconfirmed, never as a fact in force. Plain episodes are evidence whoever wrote them."""
+    plain_episode = row.get("key") is None and row.get("kind") in (Kind.EPISODIC, Kind.WORKING)
+    return row.get("status") == Status.ACTIVE and row.get("confirmed") is False and not plain_episode
+
+
 def block(hit: Hit, slot: str, reason: str) -> dict:
     row = hit.row
     out = {
@@ -38,6 +45,8 @@ def block(hit: Hit, slot: str, reason: str) -> dict:
         out["call_id"] = row["call_id"]
     if row.get("session"):
         out["session"] = row["session"]
+    if unconfirmed(row):
+        out["unconfirmed"] = True
     if hit.flags:
         out["flags"] = list(hit.flags)
     out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports")})
@@ -49,6 +58,8 @@ def _evidence_reason(hit: Hit) -> str:
     reason = f"matched by {paths}"
     if hit.row["status"] != Status.ACTIVE:
         reason += f"; {hit.row['status']}: not confirmed, shown as unconfirmed"
+    elif unconfirmed(hit.row):
+        reason += "; active but not confirmed by a person with the confirm right: shown as unconfirmed"
     return reason
 
 

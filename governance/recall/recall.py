@@ -28,6 +28,8 @@ CONSTRAINT_KINDS = (Kind.CONVENTION, Kind.STAGE_FACT, Kind.SEMANTIC, Kind.METHOD
 COLUMNS = (
     "m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
     " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
+    # In force means confirmed by a person (docs/governance.md): an active row an agent wrote is not.
+    " (m.confirmed_at IS NOT NULL) AS confirmed,"
     # A correlated lookup, not a join: a hash join would scan the whole scope table on every request.
     " (SELECT nlevel(s.tree) FROM governance_scope s WHERE s.id = m.scope_id) AS depth"
 )
@@ -106,11 +108,13 @@ def recent_stage(state: RecallState) -> tuple[int, int]:
 
 
 def keyed_stage(state: RecallState) -> tuple[int, int]:
-    """Facts in force: active keyed memories, conventions and preferences of the visible scopes. Where a
-    key is set at several levels, the narrowest scope wins and the others are listed as overridden."""
+    """Facts in force: active keyed memories, conventions and preferences of the visible scopes that a
+    person with the confirm right confirmed (or wrote active). Where a key is set at several levels, the
+    narrowest scope wins and the others are listed as overridden; an unconfirmed row never pins or
+    overrides anything (search may still bring it as evidence, marked unconfirmed)."""
     rows = _select(
         state,
-        "(m.key IS NOT NULL OR m.kind = ANY(%s))",
+        "(m.key IS NOT NULL OR m.kind = ANY(%s)) AND m.confirmed_at IS NOT NULL",
         [[Kind.CONVENTION, Kind.PREFERENCE, Kind.STAGE_FACT]],
         "depth DESC, m.importance DESC, m.id DESC",
         KEYED_LIMIT,

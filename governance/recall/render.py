@@ -15,6 +15,8 @@ SLOTS: tuple[tuple[str, str], ...] = (
 )
 SLOT_NAMES = tuple(name for name, _ in SLOTS)
 UNCONFIRMED = "unconfirmed {status}, not a confirmed fact"
+# An active memory no person confirmed (written active by an agent before in force meant confirmed).
+UNCONFIRMED_ACTIVE = "unconfirmed: not confirmed by a person, not in force"
 
 
 def _one_line(text: str) -> str:
@@ -45,6 +47,8 @@ def render_block(slot: str, block: dict) -> str:
     line = f"- {text}"
     if block.get("status") not in (None, "active"):
         line += f" ({UNCONFIRMED.format(status=block['status'])})"
+    elif block.get("unconfirmed"):
+        line += f" ({UNCONFIRMED_ACTIVE})"
     if block.get("call_id") and slot == "evidence":
         line = f"- {block.get('role', 'tool')} {block['call_id']}: {text}"
     # The loser of a contradiction may still be shown; the model must see that it lost, and to what.

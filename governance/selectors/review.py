@@ -73,7 +73,7 @@ def review_queue(*, principal: Principal | None, scope: Scope | None = None, lim
             kind=kind, memory=m, supporting=supporting[m.pk],
             conflicting=conflicting[m.pk][0] if conflicting[m.pk] else None, conflicting_all=conflicting[m.pk],
             approvals=[names.get(a, f"#{a}") for a in m.meta.get("approvals", []) if a is not None],
-            approvals_needed=_needed(m, four_eyes), can_confirm=_under_any(m.scope.tree, confirm_roots),
+            approvals_needed=max(_needed(m, four_eyes), int(m.meta.get("approvals_needed") or 1)), can_confirm=_under_any(m.scope.tree, confirm_roots),
         ))
     return items
 

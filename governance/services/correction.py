@@ -84,13 +84,13 @@ def _subject(text: str) -> tuple[str, bool]:
 
 
 def _visible_facts(scope: Scope) -> list[_Fact]:
-    """Active keyed facts of the scope and its ancestors; for a key set at several levels only the
-    narrowest (the one in force here) is kept."""
+    """Active keyed facts in force (confirmed by a person) of the scope and its ancestors; for a key set
+    at several levels only the narrowest (the one in force here) is kept."""
     now = timezone.now()
     rows = (
         Memory.objects.filter(
             scope__in=Scope.objects.ancestors_of(scope), status=Status.ACTIVE, key__isnull=False,
-            kind__in=CHECKED_KINDS, purged_at__isnull=True,
+            kind__in=CHECKED_KINDS, purged_at__isnull=True, confirmed_at__isnull=False,  # in force only
         )
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
         .values_list("pk", "key", "kind", "text", "scope_id", "scope__path")

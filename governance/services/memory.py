@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from governance import activation, lexical
@@ -36,13 +36,40 @@ from governance.models import (
     Tier,
     content_hash,
 )
-from governance.permissions import Action, approvals_needed, require, requires_four_eyes
+from governance.permissions import (
+    Action,
+    confirm_approvals_needed,
+    ending_needs_two_people,
+    puts_in_force,
+    require,
+    requires_four_eyes,
+)
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.outbox import outbox_emit
 
 MAX_TEXT_CHARS = 20_000
 TEXT_EMPTY = "A memory needs a non-empty text."
 TEXT_TOO_LONG = f"A memory's text is limited to {MAX_TEXT_CHARS} characters; split it into several memories."
+# Four-eyes: what each refusal or pending request says (the API and the dashboard show these sentences).
+FOUR_EYES_ACTIVE_WRITE = (
+    "This scope needs two different reviewers for long-term commitments: write it as a proposal, and it is in "
+    "force once two reviewers have confirmed it."
+)
+FOUR_EYES_SUPERSEDE = (
+    "This memory is a long-term commitment in a four-eyes scope, so one person cannot replace it: propose the "
+    "new text with the same key (status proposed); it supersedes this one once two different reviewers have "
+    "confirmed it. Without a key, retire this one (a second curator or owner approves) and propose the new one."
+)
+FOUR_EYES_SAME_PERSON = (
+    "You already asked for this; a long-term commitment in a four-eyes scope ends only when a second, "
+    "different curator or owner makes the same request."
+)
+FOUR_EYES_REQUESTED = (
+    "Recorded your request to {action} this long-term commitment. This scope needs a second, different "
+    "curator or owner to make the same request; until then nothing has changed and it stays in force."
+)
+# Kept in meta["requested_status"] when an agent asked for `active` and got a proposal instead.
+REQUESTED_ACTIVE = "active"
 
 
 @dataclass
@@ -110,7 +137,32 @@ def default_tier(kind: str) -> str:
     return Tier.MID
 
 
-def _build(item: MemoryInput, actor: Principal | None, now: datetime) -> Memory:
+def _is_plain_episode(item: MemoryInput) -> bool:
+    """An unkeyed record of what happened: evidence whoever writes it, never a rule."""
+    return item.key is None and item.kind in (Kind.EPISODIC, Kind.WORKING)
+
+
+def _settle_status(item: MemoryInput, may_confirm: bool) -> bool:
+    """Fix the status `item` is written with; True when it is written in force, i.e. confirmed by its
+    writer. Agents propose, people decide: a rule-like write (a key, an inferred kind, or `active` on
+    anything but a plain episode) from a writer without the confirm right becomes a proposal."""
+    status = item.status or default_status(item.kind, item.source_kind)
+    if _is_plain_episode(item):
+        item.status = status
+        return False
+    if status == Status.ACTIVE and not may_confirm:
+        item.status = Status.PROPOSED
+        item.meta = {**(item.meta or {}), "requested_status": REQUESTED_ACTIVE}
+        return False
+    item.status = status
+    return status == Status.ACTIVE
+
+
+def _may_confirm(item: MemoryInput, actor: Principal | None) -> bool:
+    return not _is_plain_episode(item) and puts_in_force(actor, item.scope)
+
+
+def _build(item: MemoryInput, actor: Principal | None, now: datetime, *, confirmed: bool = False) -> Memory:
     status = item.status or default_status(item.kind, item.source_kind)
     decay = DECAY_PER_DAY[item.kind]
     at = item.occurred_at or now
@@ -140,29 +192,17 @@ def _build(item: MemoryInput, actor: Principal | None, now: datetime) -> Memory:
         decay_rate=decay,
         activation_log_k=activation.initial_log_k(a0, decay, at),
         created_by=actor,
+        confirmed_by=actor if confirmed else None,
+        confirmed_at=now if confirmed else None,
         meta=item.meta or {},
     )
 
 
-def _needed_action(item: MemoryInput) -> Action:
-    """Writing an inferred memory as `active` needs the right to confirm; anything else is a candidate write."""
-    status = item.status or default_status(item.kind, item.source_kind)
-    if status == Status.ACTIVE and item.kind not in (Kind.EPISODIC, Kind.WORKING):
-        return Action.CONFIRM
-    return Action.WRITE_CANDIDATE
-
-
-def _check_write_rights(item: MemoryInput, actor: Principal | None) -> None:
-    require(actor, item.scope, _needed_action(item))
-    _check_four_eyes_write(item, actor)
-
-
 def _check_four_eyes_write(item: MemoryInput, actor: Principal | None) -> None:
     # Writing a long-term commitment straight to `active` would skip the second reviewer: propose it instead.
-    status = item.status or default_status(item.kind, item.source_kind)
     tier = item.tier or default_tier(item.kind)
-    if actor is not None and status == Status.ACTIVE and tier == Tier.LONG and requires_four_eyes(item.scope):
-        raise FourEyesRequired()
+    if actor is not None and item.status == Status.ACTIVE and tier == Tier.LONG and requires_four_eyes(item.scope):
+        raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
 
 
 def _created_entry(memory: Memory) -> AuditEntry:
@@ -180,14 +220,16 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
     """Write one memory (an episodic trace, a candidate, a proposal or — with the right — an active fact).
     With a key and no revision it becomes the next revision; the same text at the same revision is a no-op."""
     _validate(item)
-    _check_write_rights(item, actor)
+    require(actor, item.scope, Action.WRITE_CANDIDATE)
+    confirmed = _settle_status(item, _may_confirm(item, actor))
+    _check_four_eyes_write(item, actor)
     try:
         with transaction.atomic():
             if item.key is not None:
                 same = _existing_keyed(item)
                 if same is not None:
                     return same
-            memory = _build(item, actor, timezone.now())
+            memory = _build(item, actor, timezone.now(), confirmed=confirmed)
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
@@ -247,17 +289,22 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
     for the batch; embedding is deferred to the worker. Keyed items take the single path."""
     for item in items:
         _validate(item)
-    checked: set[tuple[int, str]] = set()
+    checked: set[int] = set()
+    may_confirm: dict[int, bool] = {}  # asked once per scope, and only when a rule-like item needs it
+    confirmed: dict[int, bool] = {}
     for item in items:
-        needed = _needed_action(item)
-        if (item.scope.pk, needed) not in checked:
-            require(actor, item.scope, needed)
-            checked.add((item.scope.pk, needed))
+        if item.scope.pk not in checked:
+            require(actor, item.scope, Action.WRITE_CANDIDATE)
+            checked.add(item.scope.pk)
+        if not _is_plain_episode(item) and item.scope.pk not in may_confirm:
+            may_confirm[item.scope.pk] = puts_in_force(actor, item.scope)
+        confirmed[id(item)] = _settle_status(item, may_confirm.get(item.scope.pk, False))
+        _check_four_eyes_write(item, actor)
     now = timezone.now()
     try:
         with transaction.atomic():
             plain = [i for i in items if i.key is None]
-            created = copy_insert(Memory, [_build(i, actor, now) for i in plain])
+            created = copy_insert(Memory, [_build(i, actor, now, confirmed=confirmed[id(i)]) for i in plain])
             for item in (i for i in items if i.key is not None):
                 created.append(memory_record(item=item, actor=actor))
             audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
@@ -279,7 +326,8 @@ def _locked(memory_id: int) -> Memory:
 
 
 def _transition(
-    memory: Memory, to: str, *, actor: Principal | None, action: str, reason: str, data: dict | None = None
+    memory: Memory, to: str, *, actor: Principal | None, action: str, reason: str, data: dict | None = None,
+    fields: tuple[str, ...] = (),
 ) -> Memory:
     before = memory.status
     if to not in TRANSITIONS[Status(before)]:
@@ -287,7 +335,7 @@ def _transition(
             f"This memory is {before}; it cannot become {to}.", current_status=before, requested_status=to
         )
     memory.status = to
-    memory.save(update_fields=["status", "updated_at"])
+    memory.save(update_fields=["status", "updated_at", *fields])
     audit_record(
         actor=actor,
         entry=AuditEntry(action, "memory", str(memory.pk), memory.scope.path, before, to, reason, data or {}),
@@ -314,28 +362,44 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
         from governance.services.promotion import promotion_check_support
 
         promotion_check_support(memory)
-        if _needs_second_reviewer(memory, actor):
+        needed = confirm_approvals_needed(memory, _rules_it_would_end(memory))
+        if _needs_second_reviewer(memory, actor, needed):
             approvals = memory.meta.get("approvals", [])
-            memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk]}
+            # Kept on the row so the review queue shows "1 of 2" for a mid-term revision of a long-term rule.
+            memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk], "approvals_needed": needed}
             memory.save(update_fields=["meta", "updated_at"])
             audit_record(
                 actor=actor,
                 entry=AuditEntry("memory.approve", "memory", str(memory.pk), memory.scope.path,
                                  memory.status, memory.status, reason,
-                                 {"approvals": len(approvals) + 1, "needed": approvals_needed(memory)}),
+                                 {"approvals": len(approvals) + 1, "needed": needed}),
             )
             return memory
         if memory.key:
             _supersede_active_for_key(memory, actor, reason)
-        memory = _transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason)
+        # In force from now on, confirmed by this person (or the system); the pinning reads confirmed_at.
+        memory.confirmed_by, memory.confirmed_at = actor, timezone.now()
+        memory = _transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason,
+                             fields=("confirmed_by", "confirmed_at"))
         _reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
         return memory
 
 
-def _needs_second_reviewer(memory: Memory, actor: Principal | None) -> bool:
+def _rules_it_would_end(memory: Memory) -> list[Memory]:
+    """The active memories that confirming `memory` supersedes (same key, its scope), overrides (same key,
+    the scopes above it) or contests (it `contradicts` them: once in force it may win over them)."""
+    contested = Q(relations_in__source=memory, relations_in__kind=RelationKind.CONTRADICTS)
+    if memory.key:
+        contested |= Q(scope__in=Scope.objects.ancestors_of(memory.scope), key=memory.key)
+    return list(
+        Memory.objects.filter(contested, status=Status.ACTIVE).exclude(pk=memory.pk).select_related("scope")
+        .distinct()
+    )
+
+
+def _needs_second_reviewer(memory: Memory, actor: Principal | None, needed: int) -> bool:
     """True when this confirmation is only an approval (more distinct reviewers are needed); the same
     reviewer confirming twice is refused. The system actor (tasks) is not a reviewer and is not counted."""
-    needed = approvals_needed(memory)
     if actor is None or needed < 2:
         return False
     approvals = [a for a in memory.meta.get("approvals", []) if a is not None]
@@ -389,8 +453,8 @@ def memory_supersede(
         with transaction.atomic():
             old = _locked(memory_id)
             require(actor, old.scope, Action.SUPERSEDE)
-            if actor is not None and old.tier == Tier.LONG and requires_four_eyes(old.scope):
-                raise FourEyesRequired()  # write the new revision as a proposal; two reviewers confirm it
+            if actor is not None and ending_needs_two_people(old):
+                raise FourEyesRequired(FOUR_EYES_SUPERSEDE)
             if old.status != Status.ACTIVE:
                 raise InvalidTransition(
                     f"Only an active memory can be superseded; this one is {old.status}.", current_status=old.status
@@ -408,7 +472,8 @@ def memory_supersede(
             )
             _validate(item)
             _transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
-            new = _build(item, actor, timezone.now())
+            confirmed = _may_confirm(item, actor)  # the supersede right comes with the confirm right
+            new = _build(item, actor, timezone.now(), confirmed=confirmed)
             new.save()
             audit_record(actor=actor, entry=AuditEntry(
                 "memory.supersede", "memory", str(new.pk), new.scope.path, "", Status.ACTIVE, reason,
@@ -421,25 +486,63 @@ def memory_supersede(
         raise _integrity_to_domain(exc) from exc
 
 
+def end_request_pending(memory: Memory, action: str) -> dict | None:
+    """The first person's request to `action` ("retire", "forget", "forget_hard") this memory, while it
+    waits for a second person; None when there is none."""
+    return (memory.meta.get("end_requests") or {}).get(action)
+
+
+def _first_of_two(memory: Memory, actor: Principal | None, action: str, reason: str) -> bool:
+    """Four-eyes for ending a long-term commitment: the first curator's or owner's call is recorded as a
+    request (audited, the memory unchanged) and True is returned; a second, different one's call goes
+    ahead (the request is cleared in memory.meta, saved by the caller). The same person twice is refused."""
+    if actor is None or not ending_needs_two_people(memory):
+        return False
+    requests = dict(memory.meta.get("end_requests") or {})
+    first = requests.get(action)
+    if first is not None and first.get("by") == actor.pk:
+        raise FourEyesRequired(FOUR_EYES_SAME_PERSON)
+    if first is not None:
+        requests.pop(action)
+        memory.meta = {**memory.meta, "end_requests": requests}
+        return False
+    requests[action] = {"by": actor.pk, "by_name": actor.name, "reason": reason, "at": timezone.now().isoformat()}
+    memory.meta = {**memory.meta, "end_requests": requests}
+    memory.save(update_fields=["meta", "updated_at"])
+    audit_record(actor=actor, entry=AuditEntry(
+        f"memory.{action}_request", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
+        reason, {"approvals": 1, "needed": 2},
+    ))
+    return True
+
+
 def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    """Retire a memory. A long-term commitment of a four-eyes scope needs two different curators or
+    owners: the first call only records the request (see end_request_pending), the second retires it."""
     with transaction.atomic():
         memory = _locked(memory_id)
         require(actor, memory.scope, Action.RETIRE)
-        return _transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason)
+        if _first_of_two(memory, actor, "retire", reason):
+            return memory
+        return _transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason,
+                           fields=("meta",))
 
 
 def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard: bool = False) -> Memory:
     """Soft: the memory is deactivated (text kept for owners). Hard: text, lexical terms and embedding are
-    purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers."""
+    purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers.
+    An active long-term commitment of a four-eyes scope takes two different people, as memory_retire."""
     with transaction.atomic():
         memory = _locked(memory_id)
         require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
         before = memory.status
         if before == Status.FORGOTTEN and (not hard or memory.purged_at):
             return memory  # forgetting twice changes nothing
+        if _first_of_two(memory, actor, "forget_hard" if hard else "forget", reason):
+            return memory
         if before != Status.FORGOTTEN:
             memory.status = Status.FORGOTTEN
-        fields = ["status", "updated_at"]
+        fields = ["status", "updated_at", "meta"]
         if hard:
             memory.text = ""
             memory.lexical = ""

@@ -1,6 +1,7 @@
 """Retention policies per scope: retire active memories unused for N days, and archive cold ones
 (activation below a threshold: taken out of the hot set, still found by a strong enough match).
-Setting a policy is an owner's action; applying it is the system's, audited memory by memory."""
+Setting a policy is an owner's action; applying it is the system's, audited memory by memory. Retention
+never retires a long-term commitment of a four-eyes scope: ending one takes two people (memory_retire)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from django.utils import timezone
 
 from governance import activation
 from governance.errors import InvalidInput
-from governance.models import Kind, Memory, Principal, RetentionPolicy, Scope, Status
-from governance.permissions import Action, require
+from governance.models import Kind, Memory, Principal, RetentionPolicy, Scope, Status, Tier
+from governance.permissions import Action, four_eyes_scopes, require
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
@@ -70,8 +71,10 @@ def retention_apply(*, policy: RetentionPolicy, now=None) -> dict:
     retired = archived = 0
     if policy.retire_unused_days:
         cutoff = now - timedelta(days=policy.retire_unused_days)
+        # A long-term commitment of a four-eyes scope is ended by two people, never by a policy one owner set.
         stale = list(
-            _covered(policy).annotate(last_used=Coalesce("last_reinforced_at", "created_at"))
+            _covered(policy).exclude(tier=Tier.LONG, scope__in=four_eyes_scopes())
+            .annotate(last_used=Coalesce("last_reinforced_at", "created_at"))
             .filter(last_used__lt=cutoff).values_list("pk", flat=True)[:BATCH]
         )
         for memory_id in stale:

@@ -49,12 +49,14 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
     """Read the scope (and what it inherits from its ancestors) and produce the cited lines."""
     visible = Memory.objects.filter(scope__tree__ancestor_of=scope.tree, purged_at__isnull=True)
     active = visible.filter(status=Status.ACTIVE)
+    # In force means confirmed by a person (docs/governance.md): an active row no one confirmed is not.
+    in_force = active.filter(confirmed_at__isnull=False)
     lines: list[SummaryLine] = []
 
-    goal = active.filter(key__in=GOAL_KEYS).order_by("-revision", "-pk").first()
+    goal = in_force.filter(key__in=GOAL_KEYS).order_by("-revision", "-pk").first()
     lines.append(SummaryLine("goal", _clip(goal.text), [goal.pk]) if goal else SummaryLine("goal", "None recorded."))
 
-    for m in active.filter(kind__in=CONSTRAINT_KINDS).exclude(key__in=GOAL_KEYS + NEXT_KEYS).order_by(
+    for m in in_force.filter(kind__in=CONSTRAINT_KINDS).exclude(key__in=GOAL_KEYS + NEXT_KEYS).order_by(
         "-importance", "-pk"
     )[:MAX_LINES]:
         lines.append(SummaryLine("constraints", _clip(m.text), [m.pk]))
@@ -88,6 +90,6 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
         prefix = "Awaiting review: " if m.status == Status.PROPOSED else ""
         lines.append(SummaryLine("open_questions", prefix + _clip(m.text), [m.pk]))
 
-    nxt = active.filter(key__in=NEXT_KEYS).order_by("-revision", "-pk").first()
+    nxt = in_force.filter(key__in=NEXT_KEYS).order_by("-revision", "-pk").first()
     lines.append(SummaryLine("next_step", _clip(nxt.text), [nxt.pk]) if nxt else SummaryLine("next_step", "None recorded."))
     return lines

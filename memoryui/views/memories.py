@@ -93,6 +93,9 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
         "audit": sel.memory_audit(memory), "actions": allowed_actions(roles, memory),
         "show_text": text_visible(roles, memory), "roles": sorted(roles.at(memory.scope)),
         "approvals": len(memory.meta.get("approvals", [])), "error": error, "nav": "memories",
+        # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
+        "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
+        "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),
         "activation_now": memory_activation_now(memory), "source_kinds": SourceKind.choices,
     }, status=status)
 
@@ -140,7 +143,16 @@ def memory_act(request, memory_id: int):
             return _detail(request, memory_id, status=exc.status, error=exc)
         except DomainError:  # the memory itself is not readable: say only that
             return render_error(request, exc)
-    messages.success(request, f"Done: {name.replace('_', ' ')} of memory {memory_id}.")
+    target = next(a[3] for a in ACTIONS if a[0] == name)
+    if name in ("retire", "forget", "forget_hard") and result.status != target:
+        # Four-eyes: only the first of the two people's requests was recorded; the memory is unchanged.
+        words = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}[name]
+        messages.warning(request, memory_services.FOUR_EYES_REQUESTED.format(action=words))
+    elif name == "confirm" and result.status != Status.ACTIVE:
+        messages.warning(request, f"Approval recorded for memory {memory_id}: a second, different reviewer "
+                                  "must confirm it before it is in force.")
+    else:
+        messages.success(request, f"Done: {name.replace('_', ' ')} of memory {memory_id}.")
     return redirect("dashboard:memory", memory_id=result.pk)
 
 

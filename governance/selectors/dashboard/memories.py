@@ -76,7 +76,8 @@ def memory_page(
 
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:
-    memory = Memory.objects.select_related("scope", "created_by").defer("embedding").filter(pk=memory_id).first()
+    memory = Memory.objects.select_related("scope", "created_by", "confirmed_by").defer("embedding").filter(
+        pk=memory_id).first()
     if memory is None:
         raise NotFound()
     require(principal, memory.scope, Action.READ)

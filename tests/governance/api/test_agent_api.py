@@ -18,7 +18,7 @@ def _active(scope, text, **kw):
     return m
 
 
-def test_agent_writes_a_candidate_and_cannot_write_an_active_fact(agent_client, project_scope):
+def test_agent_writes_a_candidate_and_its_active_fact_becomes_a_proposal(agent_client, project_scope):
     created = agent_client.post("/api/v1/memories", {
         "scope": "acme/slides", "kind": "preference", "text": "Likes dark themes",
         "source": {"kind": "model_inference", "ref": "turn-3"},
@@ -27,11 +27,12 @@ def test_agent_writes_a_candidate_and_cannot_write_an_active_fact(agent_client, 
     body = created.json()
     assert (body["status"], body["scope"], body["source"]) == ("candidate", "acme/slides",
                                                                {"kind": "model_inference", "ref": "turn-3"})
-    denied = agent_client.post("/api/v1/memories", {
+    # Agents propose, people decide: asking for `active` without the confirm right gives a proposal.
+    proposed = agent_client.post("/api/v1/memories", {
         "scope": "acme/slides", "kind": "convention", "text": "Export as PDF", "status": "active",
         "source": {"kind": "user"},
     }, format="json")
-    assert denied.status_code == 403 and denied.json()["error"] == "permission_denied"
+    assert proposed.status_code == 201 and proposed.json()["status"] == "proposed"
 
 
 def test_reviewer_writes_active_keyed_fact_and_curator_supersedes_it(client_for, reviewer, curator, project_scope):

@@ -6,7 +6,6 @@ from governance.errors import (
     InvalidTransition,
     KeyRevisionConflict,
     NotFound,
-    PermissionDenied,
     StaleRevision,
 )
 from governance.models import AuditEvent, Memory, Outbox, Relation, Status
@@ -38,9 +37,10 @@ def test_episodic_trace_is_recorded_active_and_inferred_memory_is_a_candidate(pr
 
 
 def test_agent_cannot_write_an_active_fact_without_the_right_to_confirm(project_scope, agent):
-    with pytest.raises(PermissionDenied):
-        memory_record(item=keyed(project_scope, "PDF", status="active"), actor=agent)
-    assert not Memory.objects.exists()
+    # Agents propose, people decide: the write is kept, as a proposal that waits for a reviewer.
+    memory = memory_record(item=keyed(project_scope, "PDF", status="active"), actor=agent)
+    assert (memory.status, memory.confirmed_at) == (Status.PROPOSED, None)
+    assert not Memory.objects.filter(status=Status.ACTIVE).exists()
 
 
 def test_outsider_gets_not_found_not_forbidden(project_scope, outsider):
