@@ -1,0 +1,185 @@
+"""A careless or hostile client costs bounded work: sign-in locks out after repeated failures, API
+tokens are throttled per bucket with 429 and Retry-After, oversized bodies get 413 and deeply nested JSON
+400, all in the API's error shape; the memory list searches through the keyword index and never counts
+past its cap."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.cache import cache
+from django.test import Client, override_settings
+from django.urls import reverse
+
+from governance.api.limits import BODY_TOO_LARGE, NESTING_TOO_DEEP, json_depth_exceeds
+from tests.conftest import token_client
+
+MEMORY = {"scope": "acme/slides", "kind": "semantic", "text": "Slides use the 16:9 layout.",
+          "source": {"kind": "user"}}
+
+
+def rates(**overrides) -> dict:
+    from django.conf import settings
+
+    return {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
+        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **overrides}}
+
+
+# --- Sign-in lock-out (django-axes) -----------------------------------------------------------------
+
+
+@pytest.fixture
+def axes_clean(db):
+    from axes.models import AccessAttempt
+
+    AccessAttempt.objects.all().delete()
+    yield
+    AccessAttempt.objects.all().delete()
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_sign_in_locks_out_after_repeated_failures_even_with_the_right_password(owner, axes_clean):
+    client = Client()
+    url = reverse("login")
+    for _ in range(2):
+        wrong = client.post(url, {"username": "olivia", "password": "guess"})
+        assert wrong.status_code == 200 and "did not match" in wrong.content.decode()
+    locked = client.post(url, {"username": "olivia", "password": "guess"})
+    assert locked.status_code == 429
+    assert "Too many failed sign-ins" in locked.content.decode()
+    assert "axes_reset_username" in locked.content.decode()
+    # Locked out: the right password does not get in either, until the cool-off or a reset.
+    right = client.post(url, {"username": "olivia", "password": "pw-olivia"})
+    assert right.status_code == 429
+    assert "_auth_user_id" not in client.session
+
+
+@override_settings(AXES_FAILURE_LIMIT=3)
+def test_a_lock_out_is_per_user_name_and_lifted_by_the_documented_reset(owner, reviewer, axes_clean):
+    from django.core.management import call_command
+
+    client = Client()
+    url = reverse("login")
+    for _ in range(3):
+        client.post(url, {"username": "olivia", "password": "guess"})
+    # Another user from the same address is not locked out by olivia's failures.
+    other = client.post(url, {"username": "rami", "password": "pw-rami"})
+    assert other.status_code == 302
+    Client().post(url, {"username": "olivia", "password": "pw-olivia"})  # still locked (same address)
+    call_command("axes_reset_username", "olivia")
+    fresh = Client()
+    assert fresh.post(url, {"username": "olivia", "password": "pw-olivia"}).status_code == 302
+    assert fresh.session.get("_auth_user_id")
+
+
+def test_test_client_login_still_works_with_the_lockout_backend(owner):
+    # Code that authenticates without a request (the test client, commands) is not counted nor refused.
+    assert Client().login(username="olivia", password="pw-olivia")
+
+
+# --- API throttles (DRF) ----------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_api_token_over_its_write_rate_gets_429_with_retry_after(agent):
+    cache.clear()
+    client = token_client(agent)
+    with override_settings(REST_FRAMEWORK=rates(write="3/min")):
+        codes = [client.post("/api/v1/memories", MEMORY, format="json").status_code for _ in range(3)]
+        assert codes == [201, 201, 201]
+        throttled = client.post("/api/v1/memories", MEMORY, format="json")
+        assert throttled.status_code == 429
+        assert 0 < int(throttled["Retry-After"]) <= 60
+        body = throttled.json()
+        assert body["error"] == "throttled" and "available in" in body["message"]
+        # Buckets are separate: the token may still read.
+        assert client.get("/api/v1/memories").status_code == 200
+        # And the limit is per token: another token of another principal is not affected.
+        assert token_client(agent).post("/api/v1/memories", MEMORY, format="json").status_code == 201
+
+
+@pytest.mark.django_db
+def test_context_and_governance_calls_have_their_own_rates(owner, project_scope):
+    cache.clear()
+    client = token_client(owner)
+    body = {"scope": "acme/slides", "query": "which layout?", "budget_tokens": 500}
+    with override_settings(REST_FRAMEWORK=rates(context="2/min", governance="1/min")):
+        assert client.post("/api/v1/context", body, format="json").status_code == 200
+        assert client.post("/api/v1/recall", {"scope": "acme/slides", "query": "layout"},
+                           format="json").status_code == 200
+        assert client.post("/api/v1/context", body, format="json").status_code == 429
+        assert client.get("/api/v1/review").status_code == 200
+        assert client.get("/api/v1/review").status_code == 429
+        assert client.get("/api/v1/memories").status_code == 200  # plain reads: their own bucket
+
+
+def test_a_rate_that_does_not_parse_stops_the_settings_with_its_name(monkeypatch):
+    from memoryui.settings.env import ImproperlyConfiguredValue, env_rate
+
+    monkeypatch.setenv("API_RATE_WRITE", "lots")
+    with pytest.raises(ImproperlyConfiguredValue, match="API_RATE_WRITE"):
+        env_rate("API_RATE_WRITE", "240/min")
+    monkeypatch.setenv("API_RATE_WRITE", "off")
+    assert env_rate("API_RATE_WRITE", "240/min") is None
+
+
+# --- Body size and JSON nesting ---------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_deeply_nested_json_is_a_400_with_its_own_code_not_a_500(agent):
+    client = token_client(agent)
+    deep = "[" * 5000 + "]" * 5000
+    response = client.generic("POST", "/api/v1/memories", deep, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"error": "nesting_too_deep", "message": NESTING_TOO_DEEP.format(limit=32)}
+
+
+@pytest.mark.django_db
+def test_nesting_inside_a_valid_body_is_counted_and_brackets_in_strings_are_not(agent):
+    client = token_client(agent)
+    nested: object = "x"
+    for _ in range(40):
+        nested = {"a": nested}
+    body = {**MEMORY, "source": {"kind": "user", "ref": "[[[[" * 100}, "extra": nested}
+    response = client.post("/api/v1/memories", body, format="json")
+    assert response.status_code == 400 and response.json()["error"] == "nesting_too_deep"
+    ok = client.post("/api/v1/memories", {**MEMORY, "source": {"kind": "user", "ref": "[{" * 200}}, format="json")
+    assert ok.status_code == 201
+    assert not json_depth_exceeds(json.dumps({"t": "]" * 100 + '\\"[' * 100}), 2)
+
+
+@pytest.mark.django_db
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=10_000)
+def test_a_body_over_the_limit_is_refused_with_413_in_the_api_error_shape(agent):
+    client = token_client(agent)
+    response = client.post("/api/v1/memories", {**MEMORY, "text": "x" * 20_000}, format="json")
+    assert response.status_code == 413
+    assert response.json() == {"error": "request_too_large", "message": BODY_TOO_LARGE.format(limit=10_000)}
+
+
+@pytest.mark.django_db
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=10_000)
+def test_the_json_parser_refuses_more_bytes_than_the_limit_even_when_the_declared_length_is_small(agent):
+    from io import BytesIO
+
+    from rest_framework.exceptions import APIException
+
+    from governance.api.limits import BoundedJSONParser
+
+    class Req:
+        META = {"CONTENT_LENGTH": "10"}
+
+    with pytest.raises(APIException) as raised:
+        BoundedJSONParser().parse(BytesIO(b'"' + b"x" * 20_000 + b'"'), parser_context={"request": Req()})
+    assert raised.value.status_code == 413
+
+
+@pytest.mark.django_db
+def test_a_body_that_is_not_json_is_a_400(agent):
+    client = token_client(agent)
+    response = client.generic("POST", "/api/v1/memories", b"\xff\xfe{", content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"] == "parse_error"
+    form = client.generic("POST", "/api/v1/memories", "scope=acme", content_type="application/x-www-form-urlencoded")
+    assert form.status_code == 415
