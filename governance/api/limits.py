@@ -10,9 +10,13 @@ import re
 
 from django.conf import settings
 from rest_framework import exceptions, status
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
+
+from governance.selectors.search import CappedPaginator
 
 BODY_TOO_LARGE = "The request body is larger than the {limit} bytes this service accepts."
 NESTING_TOO_DEEP = "The JSON body is nested more than {limit} levels deep."
@@ -134,3 +138,29 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         else:
             ident = f"ip-{self.get_ident(request)}"
         return self.cache_format % {"scope": self.scope, "ident": ident}
+
+
+# --- Bounded paging ---------------------------------------------------------------------------------
+
+
+class CappedPagination(PageNumberPagination):
+    """Page-number paging whose `count` stops at MEMORY_LIST_COUNT_CAP (`count_capped` then says more
+    rows match): no list costs more than counting and skipping that many rows, whatever the table's size."""
+
+    django_paginator_class = CappedPaginator
+
+    def get_paginated_response(self, data):
+        return Response({
+            "count": self.page.paginator.count,
+            "count_capped": self.page.paginator.capped,
+            "next": self.get_next_link(),
+            "previous": self.get_previous_link(),
+            "results": data,
+        })
+
+    def get_paginated_response_schema(self, schema):
+        paginated = super().get_paginated_response_schema(schema)
+        paginated["properties"]["count_capped"] = {
+            "type": "boolean", "description": "More rows match than `count` says; narrow the filters to see them."}
+        paginated["required"] = sorted({*paginated.get("required", []), "count_capped"})
+        return paginated

@@ -173,6 +173,8 @@ SPECTACULAR_SETTINGS = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BODY_BYTES", 2 * 1024 * 1024)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("MAX_REQUEST_FORM_FIELDS", 1000)
 API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 32)
+# Memory lists (API and dashboard) count at most this many matches and page no deeper (governance/selectors/search.py).
+MEMORY_LIST_COUNT_CAP = env_int("MEMORY_LIST_COUNT_CAP", 10_000)
 
 # --- Sign-in ----------------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -183,3 +183,65 @@ def test_a_body_that_is_not_json_is_a_400(agent):
     assert response.status_code == 400 and response.json()["error"] == "parse_error"
     form = client.generic("POST", "/api/v1/memories", "scope=acme", content_type="application/x-www-form-urlencoded")
     assert form.status_code == 415
+
+
+# --- Bounded memory lists ---------------------------------------------------------------------------
+
+
+def _remember(scope, texts, actor):
+    from governance.services.memory import MemoryInput, memory_record
+
+    return [memory_record(item=MemoryInput(scope=scope, kind="semantic", text=t, source_kind="user",
+                                           status="active"), actor=actor) for t in texts]
+
+
+@pytest.mark.django_db
+def test_the_memory_list_search_is_answered_by_the_keyword_index_not_a_scan_of_every_text(owner, project_scope):
+    from django.db import connection, transaction
+
+    from governance.models import Memory
+    from governance.selectors.memory import memory_list
+    from governance.selectors.search import keyword_match
+
+    _remember(project_scope, ["Exports go out as PPTX.", "Invoices are due monthly."], None)
+    qs = memory_list(principal=owner, q="exporting")
+    assert [m.text for m in qs] == ["Exports go out as PPTX."]  # word forms match, as in the keyword index
+    sql, params = qs.query.sql_with_params()
+    assert "LIKE" not in sql.upper() and "to_tsvector('simple', governance_memory.lexical) @@" in sql
+    # That predicate, alone, is what the GIN index answers (a tiny table: ask what the plan can use).
+    only, only_params = keyword_match(Memory.objects.values("pk"), "exporting").query.sql_with_params()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + only, only_params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "lexical_fts" in plan, plan
+
+
+@pytest.mark.django_db
+def test_the_api_memory_list_counts_no_further_than_its_cap(owner, project_scope):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    _remember(project_scope, [f"Fact number {i}" for i in range(8)], None)
+    client = token_client(owner)
+    with override_settings(MEMORY_LIST_COUNT_CAP=5), CaptureQueriesContext(connection) as queries:
+        body = client.get("/api/v1/memories", {"scope": "acme/slides"}).json()
+    assert body["count"] == 5 and body["count_capped"] is True
+    assert len(body["results"]) == 5
+    counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert counts and all("LIMIT 6" in sql for sql in counts), counts
+    small = client.get("/api/v1/memories", {"scope": "acme/slides", "q": "number"}).json()
+    assert small["count"] == 8 and small["count_capped"] is False
+
+
+@pytest.mark.django_db
+def test_the_dashboard_memory_list_says_more_instead_of_counting_everything(owner, project_scope):
+    from tests.memoryui.conftest import signed_in
+
+    _remember(project_scope, [f"Deck rule {i}" for i in range(8)], None)
+    client = signed_in(owner, "pw-olivia")
+    with override_settings(MEMORY_LIST_COUNT_CAP=5):
+        page = client.get(reverse("dashboard:memories"), {"scope": "acme/slides"})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "More than 5 memories" in text and "narrow the filters" in text
