@@ -166,6 +166,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "governance.api.schema_errors.add_error_responses",  # 400/401/403/404/429 (+409/413/415) everywhere
+    ],
 }
 
 # --- Request limits (memoryui/middleware.py, governance/api/limits.py) -----------------------------------
