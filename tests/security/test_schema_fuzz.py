@@ -53,37 +53,41 @@ def wsgi_app():
         request_finished.connect(close_old_connections)
 
 
+def fuzz(operation, auth: dict, calls: list, answered: dict, failures: list) -> None:
+    """Send EXAMPLES generated requests to one operation; record its answers and its first failure."""
+
+    @given(case=operation.as_strategy())
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    def exercise(case):
+        # Half the bodies name a scope that exists, so the generated requests reach past the 404.
+        if isinstance(case.body, dict) and "scope" in case.body and len(calls) % 2 == 0:
+            case.body["scope"] = "acme/slides"
+        calls.append(operation.label)
+        try:
+            response = case.call_and_validate(headers=auth, checks=CHECKS)
+            answered.setdefault(operation.label, set()).add(response.status_code)
+        except Exception as exc:  # schemathesis' failure group, or anything else; report every operation
+            failures.append(f"{operation.label}: {type(exc).__name__}: {str(exc)[:1500]}")
+            raise
+
+    try:
+        exercise()
+    except (Exception, BaseExceptionGroup):  # noqa: BLE001 — recorded above; one per operation is enough
+        pass
+
+
 @pytest.mark.django_db
 def test_no_generated_request_gets_a_server_error_or_an_answer_outside_the_schema(seeded, wsgi_app):
     schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", wsgi_app)
     auth = {"Authorization": token_client(seeded)._credentials["HTTP_AUTHORIZATION"]}
     failures: list[str] = []
-    operations = 0
     calls: list[str] = []
     answered: dict[str, set[int]] = {}
+    operations = 0
     for result in schema.get_all_operations():
-        operation = result.ok()
+        fuzz(result.ok(), auth, calls, answered, failures)
         operations += 1
-
-        @given(case=operation.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                  phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
-        def exercise(case):
-            # Half the bodies name a scope that exists, so the generated requests reach past the 404.
-            if isinstance(case.body, dict) and "scope" in case.body and len(calls) % 2 == 0:
-                case.body["scope"] = "acme/slides"
-            calls.append(operation.label)
-            try:
-                response = case.call_and_validate(headers=auth, checks=CHECKS)
-                answered.setdefault(operation.label, set()).add(response.status_code)
-            except Exception as exc:  # schemathesis' failure group, or anything else; report all operations
-                failures.append(f"{operation.label}: {type(exc).__name__}: {str(exc)[:1500]}")
-                raise
-
-        try:
-            exercise()
-        except (Exception, BaseExceptionGroup):  # noqa: BLE001 — recorded above; one per operation is enough
-            pass
     assert operations >= 20
     assert not failures, "\n\n".join(failures)
     # The run reached past authentication and validation: many operations answered with success.
