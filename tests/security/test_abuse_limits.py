@@ -185,6 +185,14 @@ def test_a_body_that_is_not_json_is_a_400(agent):
     assert form.status_code == 415
 
 
+@pytest.mark.django_db
+def test_an_api_url_that_matches_no_route_answers_json_in_the_error_shape(agent):
+    response = token_client(agent).post("/api/v1/memories/-1/confirm", {}, format="json")
+    assert response.status_code == 404
+    assert response.json() == {"error": "not_found", "message": "No such object in the scopes you can see."}
+    assert Client().get("/no-such-page/").status_code == 404  # the dashboard keeps Django's page
+
+
 # --- Bounded memory lists ---------------------------------------------------------------------------
 
 

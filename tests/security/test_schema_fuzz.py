@@ -67,7 +67,7 @@ def fuzz(operation, auth: dict, calls: list, answered: dict, failures: list) -> 
         try:
             response = case.call_and_validate(headers=auth, checks=CHECKS)
             answered.setdefault(operation.label, set()).add(response.status_code)
-        except Exception as exc:  # schemathesis' failure group, or anything else; report every operation
+        except (Exception, BaseExceptionGroup) as exc:  # schemathesis' FailureGroup, or anything else
             failures.append(f"{operation.label}: {type(exc).__name__}: {str(exc)[:1500]}")
             raise
 
