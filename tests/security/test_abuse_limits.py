@@ -159,6 +159,13 @@ def test_a_body_over_the_limit_is_refused_with_413_in_the_api_error_shape(agent)
     assert response.json() == {"error": "request_too_large", "message": BODY_TOO_LARGE.format(limit=10_000)}
 
 
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=10_000)
+def test_a_dashboard_post_over_the_limit_is_refused_with_413_before_it_is_read(owner):
+    response = Client().post(reverse("login"), {"username": "olivia", "password": "x" * 20_000})
+    assert response.status_code == 413
+    assert response.content.decode() == BODY_TOO_LARGE.format(limit=10_000)
+
+
 @pytest.mark.django_db
 @override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=10_000)
 def test_the_json_parser_refuses_more_bytes_than_the_limit_even_when_the_declared_length_is_small(agent):
