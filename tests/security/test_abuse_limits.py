@@ -73,6 +73,18 @@ def test_a_lock_out_is_per_user_name_and_lifted_by_the_documented_reset(owner, r
     assert fresh.session.get("_auth_user_id")
 
 
+def test_the_lockout_counts_the_address_the_trusted_proxy_saw_not_one_the_client_claims():
+    from django.test import RequestFactory
+
+    from memoryui.auth_backends import client_ip
+
+    request = RequestFactory().post("/accounts/login/", REMOTE_ADDR="10.0.0.1",
+                                    HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7")
+    assert client_ip(request) == "10.0.0.1"  # no proxy configured: the header is the client's word
+    with override_settings(REST_FRAMEWORK=rates() | {"NUM_PROXIES": 1}):
+        assert client_ip(request) == "203.0.113.7"  # the proxy appended what it saw; 6.6.6.6 was claimed
+
+
 def test_test_client_login_still_works_with_the_lockout_backend(owner):
     # Code that authenticates without a request (the test client, commands) is not counted nor refused.
     assert Client().login(username="olivia", password="pw-olivia")
