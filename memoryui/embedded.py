@@ -331,3 +331,35 @@ def wipe() -> None:
     """Stop both servers and delete the data folder (used by `make clean`)."""
     stop_all()
     shutil.rmtree(var_dir(), ignore_errors=True)
+
+
+# --- The development stack's signing key ------------------------------------------------------------
+
+
+def secret_key() -> str:
+    """This installation's SECRET_KEY for the embedded development stack: generated once, kept in
+    <var>/secret_key (readable by the owner only), so sessions survive a restart and no two checkouts
+    share a key. Only the development settings call this, and only without DATABASE_URL/REDIS_URL."""
+    import secrets
+
+    path = var_dir() / "secret_key"
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        key = ""
+    if len(key) >= 50:
+        return key
+    key = secrets.token_urlsafe(64)
+    # O_EXCL: of two processes starting at once, one writes the key and the other reads it.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):
+            existing = path.read_text().strip()
+            if len(existing) >= 50:
+                return existing
+            time.sleep(0.02)
+        raise EmbeddedStackError(f"{path} is not a usable key; delete it and start again.") from None
+    with os.fdopen(fd, "w") as f:
+        f.write(key + "\n")
+    return key

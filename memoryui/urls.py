@@ -7,3 +7,5 @@ urlpatterns = [
     path("api/v1/", include("governance.api.urls")),
     path("", include("memoryui.views.urls")),
 ]
+
+handler404 = "memoryui.errors.not_found"

@@ -48,7 +48,7 @@ class GrantOut(serializers.ModelSerializer):
     principal = serializers.CharField(source="principal.name")
     principal_kind = serializers.CharField(source="principal.kind")
     scope = serializers.CharField(source="scope.path")
-    granted_by = serializers.CharField(source="granted_by.name", default=None)
+    granted_by = serializers.CharField(source="granted_by.name", default=None, allow_null=True)
 
     class Meta:
         model = Grant

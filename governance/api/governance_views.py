@@ -208,7 +208,7 @@ class TokenRevokeView(APIView):
 
 
 class ReviewQueueView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})  # a list, not an object
     def get(self, request):
         principal = request_principal(request)
         scope = _scope(request.query_params["scope"], principal) if request.query_params.get("scope") else None

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api import serializers_agent as s
 from governance.api.auth import request_principal
+from governance.api.limits import CappedPagination
 from governance.errors import NotFound
 from governance.masking import mask_turn
 from governance.permissions import ScopeAccess, scope_access
@@ -41,6 +41,8 @@ def _valid(serializer_class, data) -> dict:
 
 
 class MemoriesView(APIView):
+    pagination_class = CappedPagination  # also what the schema describes for the list
+
     @extend_schema(
         operation_id="memories_list",
         parameters=[s.MemoryListQuery],
@@ -53,7 +55,7 @@ class MemoriesView(APIView):
         scope = scope_visible(principal, query["scope"]) if query.get("scope") else None
         qs = memory_list(principal=principal, scope=scope, status=query.get("status"), kind=query.get("kind"),
                          key=query.get("key"), q=query.get("q"))
-        paginator = PageNumberPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(s.MemoryOutput(page, many=True).data)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
 from memoryui import embedded
-from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_required, env_str
+from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_rate, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -27,12 +28,14 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "governance",
     "memoryui",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "memoryui.middleware.RequestBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -41,6 +44,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lock-out into its page
 ]
 
 ROOT_URLCONF = "memoryui.urls"
@@ -145,6 +149,19 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "governance.api.errors.exception_handler",
+    # JSON only, bounded in size and depth (governance/api/limits.py).
+    "DEFAULT_PARSER_CLASSES": ["governance.api.limits.BoundedJSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # One rate per API token and bucket; `off` disables a bucket. docs/operations.md, "Abuse limits".
+    "DEFAULT_THROTTLE_CLASSES": ["governance.api.limits.PrincipalRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "context": env_rate("API_RATE_CONTEXT", "600/min"),
+        "read": env_rate("API_RATE_READ", "600/min"),
+        "write": env_rate("API_RATE_WRITE", "240/min"),
+        "governance": env_rate("API_RATE_GOVERNANCE", "120/min"),
+    },
+    # Clients behind this many proxies (each appending to X-Forwarded-For); 0: use REMOTE_ADDR.
+    "NUM_PROXIES": env_int("TRUSTED_PROXY_COUNT", 0),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Memory governance API",
@@ -152,12 +169,47 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "governance.api.schema_errors.add_error_responses",  # 400/401/403/404/429 (+409/413/415) everywhere
+    ],
 }
 
+# --- Request limits (memoryui/middleware.py, governance/api/limits.py) -----------------------------------
+# Bodies over this many bytes get 413 before they are read; JSON nested deeper than API_MAX_JSON_DEPTH, 400.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BODY_BYTES", 2 * 1024 * 1024)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("MAX_REQUEST_FORM_FIELDS", 1000)
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 32)
+# Memory lists (API and dashboard) count at most this many matches and page no deeper (governance/selectors/search.py).
+MEMORY_LIST_COUNT_CAP = env_int("MEMORY_LIST_COUNT_CAP", 10_000)
+
+# --- Sign-in ----------------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 10)}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "memoryui.auth_backends.LockoutBackend",  # django-axes: refuses a locked-out sign-in first
+    "django.contrib.auth.backends.ModelBackend",
+]
+# django-axes: after LOGIN_FAILURE_LIMIT failed sign-ins for one user name from one address, that pair is
+# locked out for LOGIN_COOLOFF_MINUTES (429 and the page registration/locked_out.html). Unlock at once with
+# `manage.py axes_reset_username <name>` or `manage.py axes_reset` (docs/operations.md, "Abuse limits").
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_COOLOFF_MINUTES", 15.0))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The client address: REMOTE_ADDR, or behind TRUSTED_PROXY_COUNT proxies the address they saw (the same
+# rule as the API throttle's), so a client cannot pick its own address with a header.
+AXES_CLIENT_IP_CALLABLE = "memoryui.auth_backends.client_ip"
+# Sessions last SESSION_COOKIE_AGE seconds (12 hours by default), and only as long as the browser when asked.
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 60 * 60)
+SESSION_EXPIRE_AT_BROWSER_CLOSE = env_bool("SESSION_EXPIRE_AT_BROWSER_CLOSE", False)
+SESSION_COOKIE_HTTPONLY = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

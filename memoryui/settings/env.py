@@ -57,6 +57,23 @@ def env_required(name: str) -> str:
     value = os.environ.get(name)
     if value in (None, ""):
         raise ImproperlyConfiguredValue(
-            f"{name} must be set. For local development, `make run` sets it for you."
+            f"{name} must be set (the development settings on the embedded stack keep their own key under var/)."
         )
+    return value
+
+
+_RATE_UNITS = {"s", "sec", "second", "m", "min", "minute", "h", "hour", "d", "day"}
+
+
+def env_rate(name: str, default: str | None) -> str | None:
+    """A DRF throttle rate such as `600/min`; `off` (or `none`) for no limit."""
+    value = os.environ.get(name)
+    if value in (None, ""):
+        return default
+    value = value.strip()
+    if value.lower() in {"off", "none"}:
+        return None
+    count, _, unit = value.partition("/")
+    if not count.isdigit() or unit.lower() not in _RATE_UNITS:
+        raise ImproperlyConfiguredValue(f"{name}={value!r} is not a rate (e.g. 600/min, 20/s, 5000/hour, off)")
     return value

@@ -5,6 +5,10 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 # Tests use their own Redis database, so a running dev worker never takes a test's tasks.
 os.environ.setdefault("REDIS_DB", "1")
+# Limits high enough that no other test meets them; tests/security lowers them to prove each one.
+for _bucket in ("CONTEXT", "READ", "WRITE", "GOVERNANCE"):
+    os.environ.setdefault(f"API_RATE_{_bucket}", "100000/min")
+os.environ.setdefault("LOGIN_FAILURE_LIMIT", "50")
 
 from memoryui.settings.base import *  # noqa: E402,F403
 from memoryui.settings.base import DATABASES  # noqa: E402

@@ -193,6 +193,7 @@ class Command(BaseCommand):
     def _start_worker(self) -> subprocess.Popen:
         env = os.environ.copy()
         env.update(DATABASE_URL=settings.DATABASE_URL, REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
+                   SECRET_KEY=settings.SECRET_KEY,
                    DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"))
         return subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", "--concurrency=2",

@@ -198,6 +198,9 @@ class Command(BaseCommand):
         # second embedded one (and settings import is faster).
         env["DATABASE_URL"] = settings.DATABASE_URL
         env["REDIS_URL"] = settings.REDIS_URL
+        # With the URLs given, the dev settings no longer count as the embedded stack and would refuse to
+        # start without a key: hand down this installation's (from var/ or the environment).
+        env["SECRET_KEY"] = settings.SECRET_KEY
         env["MEMORY_VAR_DIR"] = str(embedded.var_dir())
         env["PYTHONUNBUFFERED"] = "1"
         return env

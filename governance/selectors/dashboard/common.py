@@ -99,14 +99,14 @@ class MyRoles:
 
 
 
-def _page(qs, page, per_page) -> Page:
+def _page(qs, page, per_page, paginator_class=Paginator) -> Page:
     try:
         number = int(page or 1)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(BAD_PAGE, field="page") from exc
     if number < 1:
         raise InvalidInput(BAD_PAGE, field="page")
-    paginator = Paginator(qs, per_page)
+    paginator = paginator_class(qs, per_page)
     return paginator.get_page(number)
 
 

@@ -11,7 +11,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance import lexical
 from governance.activation import activation_sql, days
 from governance.errors import NotFound
 from governance.models import (
@@ -25,6 +24,7 @@ from governance.models import (
 )
 from governance.permissions import Action, require
 from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, _by_ids, _page, visible_scope_ids
+from governance.selectors.search import CappedPaginator, keyword_match
 
 GRAPH_CHUNK = 5000
 
@@ -52,12 +52,7 @@ def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFi
         if value:
             qs = qs.filter(**{column: value})
     if filters.q.strip():
-        words = " ".join(lexical.terms(filters.q)) or filters.q.strip()
-        # The expression matches the GIN index of migration 0002 (COALESCE would defeat it).
-        qs = qs.extra(
-            where=["to_tsvector('simple', governance_memory.lexical) @@ plainto_tsquery('simple', %s)"],
-            params=[words],
-        ).exclude(status=Status.FORGOTTEN)  # a soft-forgotten row's terms must not confirm a guess by its count
+        qs = keyword_match(qs, filters.q)
     if filters.cold in ("cold", "hot"):
         op = "<" if filters.cold == "cold" else ">="
         qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
@@ -67,11 +62,12 @@ def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFi
 def memory_page(
     principal: Principal, scope: Scope | None, filters: MemoryFilters, page: int | str = 1, per_page: int = PAGE_SIZE
 ) -> Page:
-    """One page of memories, newest first, with scope and activation, in three queries plus the scopes."""
+    """One page of memories, newest first, with scope and activation, in three queries plus the scopes. The
+    count stops at MEMORY_LIST_COUNT_CAP (`page.paginator.capped` says there are more)."""
     qs = with_activation(memory_queryset(principal, scope, filters)).select_related("scope").defer(
         "embedding", "lexical", "meta"
     ).order_by("-pk")
-    return _page(qs, page, min(per_page, MAX_PAGE_SIZE))
+    return _page(qs, page, min(per_page, MAX_PAGE_SIZE), paginator_class=CappedPaginator)
 
 
 

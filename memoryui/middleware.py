@@ -1,0 +1,27 @@
+"""Request limits that apply before any view runs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+
+from governance.api.limits import BODY_TOO_LARGE, declared_length
+
+
+class RequestBodyLimitMiddleware:
+    """Refuse a body whose declared length is over DATA_UPLOAD_MAX_MEMORY_SIZE with 413 before anything
+    reads it (Django enforces that setting only for form data, and DRF not at all; file uploads, which
+    nothing here takes, would otherwise stream to disk without a bound). API requests get the API's
+    error shape."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and declared_length(request.META) > limit:
+            message = BODY_TOO_LARGE.format(limit=limit)
+            if request.path.startswith("/api/"):
+                return JsonResponse({"error": "request_too_large", "message": message}, status=413)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
