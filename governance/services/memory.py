@@ -36,7 +36,7 @@ from governance.models import (
     Tier,
     content_hash,
 )
-from governance.permissions import Action, approvals_needed, require, requires_four_eyes
+from governance.permissions import Action, approvals_needed, approvers, require, requires_four_eyes
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.outbox import outbox_emit
 
@@ -315,7 +315,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
 
         promotion_check_support(memory)
         if _needs_second_reviewer(memory, actor):
-            approvals = memory.meta.get("approvals", [])
+            approvals = approvers(memory)
             memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk]}
             memory.save(update_fields=["meta", "updated_at"])
             audit_record(
@@ -338,7 +338,7 @@ def _needs_second_reviewer(memory: Memory, actor: Principal | None) -> bool:
     needed = approvals_needed(memory)
     if actor is None or needed < 2:
         return False
-    approvals = [a for a in memory.meta.get("approvals", []) if a is not None]
+    approvals = approvers(memory)
     if actor.pk in approvals:
         raise FourEyesRequired()
     return len(approvals) + 1 < needed
