@@ -11,10 +11,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from governance.api.auth import TOKEN_EXPIRED, TOKEN_USER_INACTIVE
 from governance.models import ApiToken, Grant, Memory, Principal, Role, Status
 from governance.services.grant_membership import group_member_add
-from governance.services.principal import PRINCIPAL_KIND_TAKEN, grant_add, principal_ensure, token_issue, user_ensure
+from governance.services.principal import grant_add, principal_ensure, token_issue, user_ensure
 from tests.conftest import token_client
 from tests.security.conftest import client_with
 
@@ -93,6 +92,8 @@ def test_issuing_never_exceeds_the_issuers_own_role_there(project_scope, workspa
 
 
 def test_an_expired_token_is_refused_with_a_clear_401(owner, agent, project_scope):
+    from governance.api.auth import TOKEN_EXPIRED
+
     soon = timezone.now() + timedelta(hours=1)
     issued = _issue(owner, agent, project_scope, Role.AGENT, expires_at=soon.isoformat())
     assert issued.status_code == 201
@@ -110,6 +111,8 @@ def test_an_expiry_in_the_past_is_refused_at_issue(owner, agent, project_scope):
 
 
 def test_a_deactivated_users_token_is_refused_with_401(reviewer):
+    from governance.api.auth import TOKEN_USER_INACTIVE
+
     client = token_client(reviewer)
     assert client.get("/api/v1/memories").status_code == 200
     reviewer.user.is_active = False
@@ -119,6 +122,8 @@ def test_a_deactivated_users_token_is_refused_with_401(reviewer):
 
 
 def test_create_token_refuses_a_name_held_by_a_principal_of_another_kind(reviewer, project_scope):
+    from governance.services.principal import PRINCIPAL_KIND_TAKEN
+
     with pytest.raises(CommandError) as exc:
         call_command("create_token", reviewer.name, "--scope", "acme/slides", "--role", "owner",
                      stdout=StringIO(), stderr=StringIO())
