@@ -10,6 +10,7 @@ from governance.errors import NotFound
 from governance.models import Memory, Principal, Scope, Status, Turn
 from governance.permissions import memory_readable_scopes, turn_readable_scopes, visible_scope
 
+
 def scope_visible(principal: Principal | None, path: str) -> Scope:
     """The scope at `path` if the caller can see it; NotFound otherwise (no existence leak)."""
     return visible_scope(principal, path)

@@ -10,11 +10,11 @@ from governance.models import Memory, Principal, Relation, RelationKind, Scope, 
 from governance.permissions import (
     Action,
     RoleMap,
-    under,
     approvals_needed,
     approvers,
     four_eyes_trees,
     governed_scopes,
+    under,
 )
 
 

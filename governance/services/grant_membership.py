@@ -3,16 +3,16 @@ rule in permissions.can_manage_principal (nobody passes on a role they could not
 
 from __future__ import annotations
 
-from django.db import transaction
-
 from datetime import datetime
+
+from django.db import transaction
 
 from governance.errors import InvalidInput, NotFound, PermissionDenied
 from governance.models import Principal, PrincipalKind, Scope
 from governance.permissions import GROUP_MANAGE_DENIED, can_manage_principal, principal_visible
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
-from governance.services.principal import token_issue, token_revoke
+from governance.services.principal import token_issue
 
 NOT_A_GROUP = "Members can only be added to a principal of kind group."
 GROUP_IN_GROUP = "A group cannot be a member of a group."

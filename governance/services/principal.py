@@ -1,10 +1,10 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
-
-from datetime import datetime
 
 from governance.errors import Conflict, InvalidInput, NotFound, PermissionDenied
 from governance.models import ApiToken, Grant, Principal, PrincipalKind, Role, Scope, hash_token

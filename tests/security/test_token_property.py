@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rest_framework.test import APIRequestFactory
 
 from governance.api.auth import TokenAuthentication
-from governance.models import Memory, Role
+from governance.models import Memory
 from governance.permissions import (
     ACTION_ROLES,
     Action,

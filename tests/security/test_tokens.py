@@ -179,7 +179,7 @@ def test_the_dashboard_lists_and_revokes_tokens_its_user_owns(owner, agent, proj
 def test_authenticating_a_bound_token_is_still_one_query(owner, agent, project_scope, django_assert_num_queries):
     from rest_framework.test import APIRequestFactory
 
-    from governance.api.auth import TokenAuthentication, request_principal
+    from governance.api.auth import TokenAuthentication
     from governance.permissions import bound_of
 
     raw = token_issue(principal=agent, scope=project_scope, max_role=Role.AGENT, actor=owner)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 
