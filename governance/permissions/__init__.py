@@ -27,6 +27,7 @@ from governance.permissions.access import (  # noqa: F401
     ScopeAccess,
     can,
     can_grant,
+    can_read_memory,
     effective_grants,
     governed_roots,
     governed_scope,

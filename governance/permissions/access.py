@@ -227,6 +227,12 @@ def memory_readable_scopes(principal: Principal | None) -> QuerySet[Scope]:
     return _subtrees([t for t, _ in effective_grants(principal)], with_ancestors=True)
 
 
+def can_read_memory(principal: Principal | None, memory) -> bool:
+    """Whether the principal may read this memory (by id, in the API and the dashboard alike): its scope
+    is among memory_readable_scopes. One query."""
+    return principal is None or memory_readable_scopes(principal).filter(pk=memory.scope_id).exists()
+
+
 def turn_readable_scopes(principal: Principal | None) -> QuerySet[Scope]:
     """Scopes whose turns the principal may read, in the API and the dashboard alike: its governed
     subtrees only. A turn is someone's request, not shared memory: a grant on a project never shows the

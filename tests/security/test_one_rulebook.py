@@ -123,3 +123,12 @@ def test_access_rules_are_written_only_in_the_permission_module():
         if RULES.search(line)
     ]
     assert offenders == []
+
+
+def test_api_and_dashboard_agree_on_a_memory_of_the_scope_above_the_readers_grant(reviewer, outsider,
+                                                                                   workspace_scope, remember):
+    above = remember(workspace_scope, "The company font is Inter")
+    assert token_client(reviewer).get(f"/api/v1/memories/{above.pk}").status_code == 200
+    assert _browser(reviewer, "pw-rami").get(f"/memories/{above.pk}/").status_code == 200
+    assert token_client(outsider).get(f"/api/v1/memories/{above.pk}").status_code == 404
+    assert _browser(outsider, "pw-otto").get(f"/memories/{above.pk}/").status_code == 404
