@@ -1,4 +1,6 @@
-"""`Authorization: Token <key>`: the key's SHA-256 is looked up; the request acts as the token's principal."""
+"""`Authorization: Token <key>`: the key's SHA-256 is looked up; the request acts as the token's principal,
+bound to what the token was issued for (governance.permissions.TokenBound). Revoked and expired tokens,
+and tokens of a deactivated user, are refused with 401."""
 
 from __future__ import annotations
 
@@ -9,10 +11,15 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from governance.models import ApiToken, Principal, hash_token
+from governance.models import ApiToken, Principal, Scope, hash_token
+from governance.permissions import bind_token
 from governance.services.principal import principal_for_user
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+BAD_HEADER = "The Authorization header is `Token <key>`."
+TOKEN_UNKNOWN = "This token is unknown or revoked."
+TOKEN_EXPIRED = "This token has expired; ask for a new one."
+TOKEN_USER_INACTIVE = "This token belongs to a deactivated user."
 
 
 class TokenUser:
@@ -40,17 +47,21 @@ class TokenAuthentication(authentication.BaseAuthentication):
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
         if len(header) != 2:
-            raise exceptions.AuthenticationFailed("The Authorization header is `Token <key>`.")
+            raise exceptions.AuthenticationFailed(BAD_HEADER)
         raw = header[1].decode(errors="replace")
         token = _active_token(hash_token(raw))
         if token is None:
-            raise exceptions.AuthenticationFailed("This token is unknown or revoked.")
+            raise exceptions.AuthenticationFailed(TOKEN_UNKNOWN)
         now = timezone.now()
+        if token.expires_at is not None and token.expires_at <= now:
+            raise exceptions.AuthenticationFailed(TOKEN_EXPIRED)
+        principal = token.principal
+        if principal.user_id is not None and not principal.user.is_active:
+            raise exceptions.AuthenticationFailed(TOKEN_USER_INACTIVE)
         # A write (and its commit) per request is the most expensive part of authenticating: record the
         # use at most once a minute, which is all "last used" needs to say.
         if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
             ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-        principal = token.principal
         user = principal.user if principal.user_id else TokenUser(principal)
         return (user, token)
 
@@ -59,17 +70,19 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
 
 def _active_token(key_hash: str) -> ApiToken | None:
-    """The unrevoked token with this hash, its principal and the principal's user, in one query. Written
-    out rather than select_related(…).first(): on every API request, compiling that queryset cost three
-    times what the database took to answer it."""
+    """The unrevoked token with this hash, its principal, the principal's user and the tree of the token's
+    bound scope, in one query, with the bound attached to the principal. Written out rather than
+    select_related(…).first(): on every API request, compiling that queryset cost three times what the
+    database took to answer it."""
     models = (ApiToken, Principal, get_user_model())
     columns = [[f"{alias}.{connection.ops.quote_name(f.column)}" for f in m._meta.concrete_fields]
                for m, alias in zip(models, ("t", "p", "u"), strict=True)]
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {', '.join(c for cols in columns for c in cols)}"
+            f"SELECT {', '.join(c for cols in columns for c in cols)}, b.tree, b.path"
             f" FROM {ApiToken._meta.db_table} t JOIN {Principal._meta.db_table} p ON p.id = t.principal_id"
             f" LEFT JOIN {models[2]._meta.db_table} u ON u.id = p.user_id"
+            f" LEFT JOIN {Scope._meta.db_table} b ON b.id = t.scope_id"
             " WHERE t.key_hash = %s AND t.revoked_at IS NULL",
             [key_hash],
         )
@@ -85,12 +98,17 @@ def _active_token(key_hash: str) -> ApiToken | None:
     principal = Principal.from_db(connection.alias, None, values[1])
     if principal.user_id is not None:
         principal.user = models[2].from_db(connection.alias, None, values[2])
-    token.principal = principal
+        # user.principal is this same object (with its bound), not a second, unbound copy from the database.
+        Principal.user.field.remote_field.set_cached_value(principal.user, principal)
+    token.principal = bind_token(principal, token, row[at], row[at + 1])
     return token
 
 
 def request_principal(request):
-    """The acting principal of an API or dashboard request (token or signed-in user)."""
+    """The acting principal of an API or dashboard request (token, bound to what it was issued for; or
+    signed-in user)."""
+    if isinstance(getattr(request, "auth", None), ApiToken):
+        return request.auth.principal
     if isinstance(request.user, TokenUser):
         return request.user.principal
     return principal_for_user(request.user)

@@ -30,5 +30,8 @@ def exception_handler(exc, context):
         code = exc.get_codes() if isinstance(exc.get_codes(), str) else "error"
         response.data = {"error": code, "message": str(exc.detail)}
     if response.status_code == status.HTTP_401_UNAUTHORIZED:
-        response.data = {"error": "not_authenticated", "message": "Send `Authorization: Token <key>`."}
+        if isinstance(exc, exceptions.AuthenticationFailed):  # a token was sent: say what is wrong with it
+            response.data = {"error": "authentication_failed", "message": str(exc.detail)}
+        else:
+            response.data = {"error": "not_authenticated", "message": "Send `Authorization: Token <key>`."}
     return response

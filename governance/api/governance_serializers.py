@@ -33,6 +33,21 @@ class MemberIn(serializers.Serializer):
 
 class TokenIn(serializers.Serializer):
     principal = serializers.CharField(max_length=150)
+    scope = serializers.CharField(max_length=512, help_text="The token acts only in this scope's subtree.")
+    role = serializers.ChoiceField(choices=Role.values, help_text="The highest role the token may use.")
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class TokenOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    principal = serializers.CharField(source="principal.name")
+    prefix = serializers.CharField()
+    scope = serializers.CharField(source="scope.path", allow_null=True, default=None)
+    role = serializers.CharField(source="max_role")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
 
 
 class RetentionIn(serializers.Serializer):
@@ -66,7 +81,9 @@ class MemoryStateOut(serializers.ModelSerializer):
                   "purged_at", "updated_at"]
 
     def get_approvals(self, memory: Memory) -> int:
-        return len([a for a in memory.meta.get("approvals", []) if a is not None])
+        from governance.permissions import approvers
+
+        return len(approvers(memory))
 
     def get_approvals_needed(self, memory: Memory) -> int:
         from governance.permissions import approvals_needed

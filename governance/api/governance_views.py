@@ -20,12 +20,21 @@ from governance.api.governance_serializers import (
     RequiredReasonIn,
     RetentionIn,
     TokenIn,
+    TokenOut,
     outbox_state,
     review_item,
 )
 from governance.errors import InvalidInput, NotFound, PermissionDenied
-from governance.models import Grant, Outbox, Principal, Scope, Status
-from governance.permissions import AUDIT_VERIFY_DENIED, Action, can_verify_audit, readable_scopes, require
+from governance.models import Grant, Outbox, Principal, Status
+from governance.permissions import (
+    AUDIT_VERIFY_DENIED,
+    can_verify_audit,
+    governed_scope,
+    governed_scopes,
+    principal_visible,
+    require_outbox_read,
+    tokens_visible_to,
+)
 from governance.selectors.review import review_queue
 from governance.services import grant_membership
 from governance.services import memory as memory_services
@@ -47,18 +56,20 @@ def _four_eyes_pending(memory, action: str) -> dict | None:
             "message": memory_services.FOUR_EYES_REQUESTED.format(action=words)}
 
 
-def _scope(path: str | None, principal) -> Scope:
-    scope = Scope.objects.filter(path=(path or "").strip().strip("/")).first()
-    if scope is None:
-        raise NotFound()
-    require(principal, scope, Action.READ)
-    return scope
+def _scope(path: str | None, principal):
+    return governed_scope(principal, path)
 
 
-def _principal(name: str, field: str = "principal") -> Principal:
+def _principal(name: str, field: str = "principal", actor=None) -> Principal:
+    """The principal named `name`. With `actor`: one it may not know of is the same NotFound as an
+    unknown name (no enumeration of other workspaces' principals)."""
     found = Principal.objects.filter(name=name).first()
     if found is None:
+        if actor is not None:
+            raise NotFound()
         raise InvalidInput(UNKNOWN_PRINCIPAL, field=field)
+    if actor is not None and not principal_visible(actor, found):
+        raise NotFound()
     return found
 
 
@@ -121,17 +132,10 @@ class MemoryForgetView(APIView):
 class OutboxView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, outbox_id: int):
-        principal = request_principal(request)
         outbox = Outbox.objects.select_related("memory__scope").prefetch_related("deliveries").filter(pk=outbox_id).first()
         if outbox is None:
             raise NotFound()
-        scope = outbox.memory.scope if outbox.memory_id else Scope.objects.filter(
-            pk=outbox.payload.get("scope_id")).first()
-        if scope is None:
-            if not can_verify_audit(principal):  # a batch row without one scope: owners only
-                raise NotFound()
-        else:
-            require(principal, scope, Action.READ)
+        require_outbox_read(request_principal(request), outbox)
         return Response(outbox_state(outbox))
 
 
@@ -154,7 +158,7 @@ class GrantListView(APIView):
             scope = _scope(request.query_params["scope"], principal)
             grants = grants.filter(scope__tree__ancestor_of=scope.tree)
         else:
-            grants = grants.filter(scope__in=readable_scopes(principal))
+            grants = grants.filter(scope__in=governed_scopes(principal))
         return Response(GrantOut(grants[:500], many=True).data)
 
     @extend_schema(request=GrantIn, responses=GrantOut)
@@ -179,31 +183,46 @@ class GroupMembersView(APIView):
     @extend_schema(request=MemberIn, responses=None)
     def post(self, request, group: str):
         data = _valid(MemberIn, request)
-        grant_membership.group_member_add(group=_principal(group, "group"), member=_principal(data["member"], "member"),
-                                          actor=request_principal(request))
+        actor = request_principal(request)
+        grant_membership.group_member_add(group=_principal(group, "group", actor),
+                                          member=_principal(data["member"], "member", actor), actor=actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class GroupMemberView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request, group: str, member: str):
-        grant_membership.group_member_remove(group=_principal(group, "group"), member=_principal(member, "member"),
-                                             actor=request_principal(request))
+        actor = request_principal(request)
+        grant_membership.group_member_remove(group=_principal(group, "group", actor),
+                                             member=_principal(member, "member", actor), actor=actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class TokenIssueView(APIView):
+    @extend_schema(responses=TokenOut(many=True))
+    def get(self, request):
+        """Tokens the caller may revoke: its own, and those bound inside a subtree it owns."""
+        tokens = tokens_visible_to(request_principal(request)).order_by("-created_at", "-pk")
+        if request.query_params.get("active") in ("1", "true"):
+            tokens = tokens.filter(revoked_at__isnull=True)
+        return Response(TokenOut(tokens[:500], many=True).data)
+
     @extend_schema(request=TokenIn, responses={201: OpenApiTypes.OBJECT})
     def post(self, request):
         data = _valid(TokenIn, request)
-        raw = grant_membership.agent_token_issue(agent=_principal(data["principal"]), actor=request_principal(request))
-        return Response({"token": raw, "note": "Shown once; only its hash is kept."}, status=status.HTTP_201_CREATED)
+        actor = request_principal(request)
+        raw = grant_membership.agent_token_issue(
+            agent=_principal(data["principal"], actor=actor), scope=_scope(data["scope"], actor),
+            max_role=data["role"], expires_at=data["expires_at"], actor=actor,
+        )
+        return Response({"token": raw, "scope": data["scope"], "role": data["role"], "expires_at": data["expires_at"],
+                         "note": "Shown once; only its hash is kept."}, status=status.HTTP_201_CREATED)
 
 
 class TokenRevokeView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request, token_id: int):
-        grant_membership.agent_token_revoke(token_id=token_id, actor=request_principal(request))
+        principal_services.token_revoke(token_id=token_id, actor=request_principal(request))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

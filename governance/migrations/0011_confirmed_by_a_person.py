@@ -47,7 +47,7 @@ UNDO = "UPDATE governance_memory SET confirmed_at = NULL, confirmed_by_id = NULL
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("governance", "0009_turn_index_duplicates"),
+        ("governance", "0010_token_bounds"),
     ]
 
     operations = [

@@ -45,14 +45,37 @@ def hash_token(raw: str) -> str:
 
 
 class ApiToken(models.Model):
-    """An agent's (or person's) API token. Only its SHA-256 is stored; the raw key is shown once."""
+    """An agent's (or person's) API token. Only its SHA-256 is stored; the raw key is shown once.
+
+    A token is bound at issue to a scope subtree and a highest role: it acts with the smaller of that
+    bound and its principal's grants at the time of each request (governance.permissions applies it).
+    A token without a bound (issued by the system before bounds existed, or by the system actor without
+    one) is limited by its principal's grants alone."""
 
     principal = models.ForeignKey(Principal, on_delete=models.CASCADE, related_name="tokens")
     prefix = models.CharField(max_length=8)
     key_hash = models.CharField(max_length=64, unique=True)
+    scope = models.ForeignKey(
+        "governance.Scope", null=True, blank=True, on_delete=models.CASCADE, related_name="tokens"
+    )
+    max_role = models.CharField(max_length=10, blank=True, default="")
+    expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(max_role__in=["", "agent", "viewer", "reviewer", "curator", "owner"]),
+                name="token_max_role_valid",
+            ),
+            # Both halves of the bound or neither: a scope without a role cap (or the reverse) is a bug.
+            models.CheckConstraint(
+                condition=models.Q(scope__isnull=True, max_role="") | models.Q(scope__isnull=False) & ~models.Q(max_role=""),
+                name="token_bound_whole",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.principal.name})"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from governance.models import Status
-from governance.permissions import visible_scope_ids
+from governance.permissions import reading_scope_ids
 from governance.recall.state import RecallState
 from governance.recall.strategies import ADJUDICATE
 
@@ -49,7 +49,7 @@ class Eligibility:
 
 def eligible(state: RecallState) -> tuple[int, int]:
     # Read with the permission check when the request came with a ScopeAccess (one query, not two).
-    scope_ids = state.scope_ids if state.scope_ids is not None else tuple(visible_scope_ids(state.principal, state.scope))
+    scope_ids = state.scope_ids if state.scope_ids is not None else tuple(reading_scope_ids(state.principal, state.scope))
     statuses = WITH_SUPERSEDED if ADJUDICATE in state.stages else WITHOUT_SUPERSEDED
     state.eligibility = Eligibility(
         scope_ids=scope_ids, statuses=statuses, at=state.at, as_of=state.as_of, task_type=state.task_type

@@ -1,37 +1,22 @@
-"""Reads of memories and turns for the API: everything filtered to what the caller may see. A scope is
-visible to a principal when it lies in a granted subtree or above one (a read in a scope sees its
-ancestors), never in a sibling subtree or another workspace."""
+"""Reads of memories and turns for the API: everything filtered to what the caller may see, as
+governance.permissions decides (memories: the granted subtrees and the scopes above them; turns: the
+granted subtrees only)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
 from governance.errors import NotFound
 from governance.models import Memory, Principal, Scope, Status, Turn
-from governance.permissions import grants_for
+from governance.permissions import memory_readable_scopes, turn_readable_scopes, visible_scope
 from governance.selectors.search import keyword_match
-
-
-def visible_scopes(principal: Principal | None) -> QuerySet[Scope]:
-    if principal is None:
-        return Scope.objects.all()
-    trees = list(grants_for(principal).values_list("scope__tree", flat=True))
-    if not trees:
-        return Scope.objects.none()
-    q = Q()
-    for tree in trees:
-        q |= Q(tree__descendant_of=tree) | Q(tree__ancestor_of=tree)
-    return Scope.objects.filter(q)
 
 
 def scope_visible(principal: Principal | None, path: str) -> Scope:
     """The scope at `path` if the caller can see it; NotFound otherwise (no existence leak)."""
-    scope = visible_scopes(principal).filter(path=(path or "").strip().strip("/")).first()
-    if scope is None:
-        raise NotFound()
-    return scope
+    return visible_scope(principal, path)
 
 
 def memory_list(
@@ -40,7 +25,7 @@ def memory_list(
 ) -> QuerySet[Memory]:
     """Memories the caller can see, newest first; within `scope`'s subtree when given. Forgotten
     memories only when asked for by status (their text may be purged)."""
-    qs = Memory.objects.filter(scope__in=visible_scopes(principal)).select_related("scope")
+    qs = Memory.objects.filter(scope__in=memory_readable_scopes(principal)).select_related("scope")
     if scope is not None:
         qs = qs.filter(scope__tree__descendant_of=scope.tree)
     if status:
@@ -59,14 +44,16 @@ def memory_list(
 
 
 def memory_get(*, principal: Principal | None, memory_id: int) -> Memory:
-    memory = Memory.objects.select_related("scope").filter(pk=memory_id, scope__in=visible_scopes(principal)).first()
+    memory = (Memory.objects.select_related("scope")
+              .filter(pk=memory_id, scope__in=memory_readable_scopes(principal)).first())
     if memory is None:
         raise NotFound()
     return memory
 
 
 def turn_get(*, principal: Principal | None, turn_id: int) -> Turn:
-    turn = Turn.objects.select_related("scope").filter(pk=turn_id, scope__in=visible_scopes(principal)).first()
+    """A turn the caller may read: the same rule as the dashboard's (permissions.turn_readable_scopes)."""
+    turn = Turn.objects.select_related("scope").filter(pk=turn_id, scope__in=turn_readable_scopes(principal)).first()
     if turn is None:
         raise NotFound()
     return turn

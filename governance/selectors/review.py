@@ -7,7 +7,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from governance.models import Memory, Principal, Relation, RelationKind, Scope, Status
-from governance.permissions import ACTION_ROLES, Action, grants_for, readable_scopes
+from governance.permissions import (
+    Action,
+    RoleMap,
+    approvals_needed,
+    approvers,
+    four_eyes_trees,
+    governed_scopes,
+    under,
+)
 
 
 @dataclass
@@ -23,16 +31,11 @@ class ReviewItem:
 
 
 def _confirmable_trees(principal: Principal | None) -> list[str] | None:
-    if principal is None:
-        return None
-    roles = ACTION_ROLES[Action.CONFIRM]
-    return [g.scope.tree for g in grants_for(principal) if g.role in roles]
+    return None if principal is None else RoleMap.of(principal).trees(Action.CONFIRM)
 
 
 def _under_any(tree: str, roots: list[str] | None) -> bool:
-    if roots is None:
-        return True
-    return any(tree == r or tree.startswith(r + ".") for r in roots)
+    return roots is None or any(under(tree, r) for r in roots)
 
 
 def review_queue(*, principal: Principal | None, scope: Scope | None = None, limit: int = 200) -> list[ReviewItem]:
@@ -40,7 +43,7 @@ def review_queue(*, principal: Principal | None, scope: Scope | None = None, lim
     A fixed number of queries whatever the queue length."""
     qs = Memory.objects.filter(status=Status.PROPOSED).select_related("scope")
     if principal is not None:
-        qs = qs.filter(scope__in=readable_scopes(principal))
+        qs = qs.filter(scope__in=governed_scopes(principal))
     if scope is not None:
         qs = qs.filter(scope__tree__descendant_of=scope.tree)
     memories = list(qs.order_by("created_at", "pk")[:limit])
@@ -57,10 +60,10 @@ def review_queue(*, principal: Principal | None, scope: Scope | None = None, lim
             supporting[rel.source_id].append(rel.target)
         elif rel.target.status == Status.ACTIVE:
             conflicting[rel.source_id].append(rel.target)
-    approver_ids = {a for m in memories for a in m.meta.get("approvals", []) if a is not None}
+    approver_ids = {a for m in memories for a in approvers(m)}
     names = dict(Principal.objects.filter(pk__in=approver_ids).values_list("pk", "name"))
     confirm_roots = _confirmable_trees(principal)
-    four_eyes = _four_eyes_trees({m.scope.tree for m in memories})
+    four_eyes = four_eyes_trees({m.scope.tree for m in memories})
     items = []
     for m in memories:
         if conflicting[m.pk]:
@@ -72,24 +75,12 @@ def review_queue(*, principal: Principal | None, scope: Scope | None = None, lim
         items.append(ReviewItem(
             kind=kind, memory=m, supporting=supporting[m.pk],
             conflicting=conflicting[m.pk][0] if conflicting[m.pk] else None, conflicting_all=conflicting[m.pk],
-            approvals=[names.get(a, f"#{a}") for a in m.meta.get("approvals", []) if a is not None],
-            approvals_needed=max(_needed(m, four_eyes), int(m.meta.get("approvals_needed") or 1)), can_confirm=_under_any(m.scope.tree, confirm_roots),
+            approvals=[names.get(a, f"#{a}") for a in approvers(m)],
+            # meta.approvals_needed: a mid-term revision of a long-term rule needs two (recorded at the first approval).
+            approvals_needed=max(approvals_needed(m, m.scope.tree in four_eyes), int(m.meta.get("approvals_needed") or 1)),
+            can_confirm=_under_any(m.scope.tree, confirm_roots),
         ))
     return items
-
-
-def _four_eyes_trees(trees: set[str]) -> set[str]:
-    """Of the given scope trees, those under a scope that asks for two reviewers (one query)."""
-    if not trees:
-        return set()
-    rule_trees = list(Scope.objects.filter(require_two_reviewers=True).values_list("tree", flat=True))
-    return {t for t in trees if _under_any(t, rule_trees)}
-
-
-def _needed(memory: Memory, four_eyes: set[str]) -> int:
-    from governance.models import Tier
-
-    return 2 if memory.tier == Tier.LONG and memory.scope.tree in four_eyes else 1
 
 
 __all__ = ["ReviewItem", "review_queue"]

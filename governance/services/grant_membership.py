@@ -3,25 +3,35 @@ rule in permissions.can_manage_principal (nobody passes on a role they could not
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import transaction
 
 from governance.errors import InvalidInput, NotFound, PermissionDenied
-from governance.models import ApiToken, Principal, PrincipalKind
-from governance.permissions import GROUP_MANAGE_DENIED, can_manage_principal
+from governance.models import Principal, PrincipalKind, Scope
+from governance.permissions import GROUP_MANAGE_DENIED, can_manage_principal, principal_visible
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
-from governance.services.principal import token_issue, token_revoke
+from governance.services.principal import token_issue
 
 NOT_A_GROUP = "Members can only be added to a principal of kind group."
 GROUP_IN_GROUP = "A group cannot be a member of a group."
 
 
+def _seen(actor: Principal | None, *targets: Principal) -> None:
+    """A principal the actor may not know of is the same NotFound as an unknown name."""
+    if not all(principal_visible(actor, t) for t in targets):
+        raise NotFound()
+
+
 def _check(actor: Principal | None, target: Principal) -> None:
+    _seen(actor, target)
     if not can_manage_principal(actor, target):
         raise PermissionDenied(GROUP_MANAGE_DENIED)
 
 
 def group_member_add(*, group: Principal, member: Principal, actor: Principal | None) -> None:
+    _seen(actor, group, member)
     if group.kind != PrincipalKind.GROUP:
         raise InvalidInput(NOT_A_GROUP, field="group")
     if member.kind == PrincipalKind.GROUP:
@@ -47,17 +57,12 @@ def group_member_remove(*, group: Principal, member: Principal, actor: Principal
         outbox_emit(topic="grant.changed", payload={"principal_id": member.pk})
 
 
-def agent_token_issue(*, agent: Principal, actor: Principal | None) -> str:
-    """A new token for an agent; the raw key is returned once."""
+def agent_token_issue(
+    *, agent: Principal, scope: Scope, max_role: str, actor: Principal | None, expires_at: datetime | None = None,
+) -> str:
+    """A new token for an agent, bound to `scope`'s subtree and `max_role`; the raw key is returned once.
+    The issuer needs the owner role on `scope` at `max_role`'s rank or above (permissions.can_issue_token)."""
+    _seen(actor, agent)
     if agent.kind != PrincipalKind.AGENT:
         raise InvalidInput("Tokens are issued to agents here; people sign in.", field="principal")
-    _check(actor, agent)
-    return token_issue(principal=agent, actor=actor)
-
-
-def agent_token_revoke(*, token_id: int, actor: Principal | None) -> None:
-    token = ApiToken.objects.select_related("principal").filter(pk=token_id).first()
-    if token is None:
-        raise NotFound()
-    _check(actor, token.principal)
-    token_revoke(token_id=token_id, actor=actor)
+    return token_issue(principal=agent, scope=scope, max_role=max_role, expires_at=expires_at, actor=actor)

@@ -38,6 +38,7 @@ from governance.models import (
 )
 from governance.permissions import (
     Action,
+    approvers,
     confirm_approvals_needed,
     ending_needs_two_people,
     puts_in_force,
@@ -364,7 +365,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
         promotion_check_support(memory)
         needed = confirm_approvals_needed(memory, _rules_it_would_end(memory))
         if _needs_second_reviewer(memory, actor, needed):
-            approvals = memory.meta.get("approvals", [])
+            approvals = approvers(memory)
             # Kept on the row so the review queue shows "1 of 2" for a mid-term revision of a long-term rule.
             memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk], "approvals_needed": needed}
             memory.save(update_fields=["meta", "updated_at"])
@@ -402,7 +403,7 @@ def _needs_second_reviewer(memory: Memory, actor: Principal | None, needed: int)
     reviewer confirming twice is refused. The system actor (tasks) is not a reviewer and is not counted."""
     if actor is None or needed < 2:
         return False
-    approvals = [a for a in memory.meta.get("approvals", []) if a is not None]
+    approvals = approvers(memory)
     if actor.pk in approvals:
         raise FourEyesRequired()
     return len(approvals) + 1 < needed

@@ -1,16 +1,32 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from governance.errors import InvalidInput, NotFound, PermissionDenied
-from governance.models import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, Scope, hash_token
-from governance.permissions import Action, highest_rank, require, roles_at
+from governance.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from governance.models import ApiToken, Grant, Principal, PrincipalKind, Role, Scope, hash_token
+from governance.permissions import (
+    GRANT_ABOVE_OWN,
+    TOKEN_ISSUE_DENIED,
+    TOKEN_REVOKE_DENIED,
+    Action,
+    can_issue_token,
+    can_revoke_token,
+    principal_visible,
+    require,
+    require_grant,
+)
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
-GRANT_ABOVE_OWN = "Nobody can grant a role above their own."
+__all__ = ["GRANT_ABOVE_OWN", "PRINCIPAL_KIND_TAKEN", "token_issue", "token_revoke", "grant_add", "grant_revoke"]
+
+PRINCIPAL_KIND_TAKEN = "The name {name!r} belongs to a principal of kind {kind}; choose another name."
+TOKEN_EXPIRY_PAST = "A token's expiry must lie in the future."
+TOKEN_BOUND_PARTIAL = "A token's bound is a scope and a highest role together."
 
 
 def principal_for_user(user) -> Principal:
@@ -29,31 +45,62 @@ def principal_ensure(*, name: str, kind: str, actor: Principal | None) -> Princi
         raise InvalidInput(f"kind must be one of: {', '.join(PrincipalKind.values)}.", field="kind")
     with transaction.atomic():
         principal, created = Principal.objects.get_or_create(name=name, defaults={"kind": kind})
+        if principal.kind != kind:  # never hand out (a token for) a person's or a team's name as an agent
+            raise Conflict(PRINCIPAL_KIND_TAKEN.format(name=name, kind=principal.kind), field="name")
         if created:
             audit_record(actor=actor, entry=AuditEntry("principal.create", "principal", str(principal.pk),
                                                        data={"kind": kind, "name": name}))
         return principal
 
 
-def token_issue(*, principal: Principal, actor: Principal | None) -> str:
-    """Create an API token for `principal`; the raw key is returned once and only its hash is kept."""
+def token_issue(
+    *, principal: Principal, actor: Principal | None, scope: Scope | None = None, max_role: str = "",
+    expires_at: datetime | None = None,
+) -> str:
+    """Create an API token for `principal`, bound to `scope`'s subtree and roles up to `max_role`, valid
+    until `expires_at` (None: until revoked); the raw key is returned once and only its hash is kept.
+    Only the system actor may issue a token without a bound (it is then limited by grants alone)."""
+    if max_role and max_role not in Role.values:
+        raise InvalidInput(f"role must be one of: {', '.join(Role.values)}.", field="max_role")
+    if (scope is None) != (not max_role) or (scope is None and actor is not None):
+        raise InvalidInput(TOKEN_BOUND_PARTIAL, field="scope")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise InvalidInput(TOKEN_EXPIRY_PAST, field="expires_at")
     raw = ApiToken.generate()
     with transaction.atomic():
-        token = ApiToken.objects.create(principal=principal, prefix=raw[4:12], key_hash=hash_token(raw))
-        audit_record(actor=actor, entry=AuditEntry("token.issue", "token", str(token.pk),
-                                                   data={"principal": principal.name, "prefix": token.prefix}))
+        if scope is not None and not can_issue_token(actor, scope, max_role):
+            require(actor, scope, Action.READ)  # outside the issuer's scopes: NotFound, as for a read
+            raise PermissionDenied(TOKEN_ISSUE_DENIED)
+        token = ApiToken.objects.create(principal=principal, prefix=raw[4:12], key_hash=hash_token(raw),
+                                        scope=scope, max_role=max_role, expires_at=expires_at)
+        audit_record(actor=actor, entry=AuditEntry(
+            "token.issue", "token", str(token.pk), scope.path if scope else "",
+            data={"principal": principal.name, "prefix": token.prefix, "max_role": max_role,
+                  "expires_at": expires_at.isoformat() if expires_at else None},
+        ))
     return raw
 
 
-def token_revoke(*, token_id: int, actor: Principal | None) -> None:
+def token_revoke(*, token_id: int, actor: Principal | None) -> ApiToken:
+    """Revoke a token: its own principal or an owner over its scope may (permissions.can_revoke_token).
+    Whoever cannot even see the token's scope gets the same NotFound as for an unknown token."""
     with transaction.atomic():
-        token = ApiToken.objects.select_for_update().filter(pk=token_id, revoked_at__isnull=True).first()
+        token = (ApiToken.objects.select_for_update(of=("self",)).select_related("principal", "scope")
+                 .filter(pk=token_id, revoked_at__isnull=True).first())
         if token is None:
             raise NotFound()
+        if not can_revoke_token(actor, token):
+            if token.scope_id is not None:
+                require(actor, token.scope, Action.READ)
+            elif not principal_visible(actor, token.principal):
+                raise NotFound()
+            raise PermissionDenied(TOKEN_REVOKE_DENIED)
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         audit_record(actor=actor, entry=AuditEntry("token.revoke", "token", str(token.pk),
+                                                   token.scope.path if token.scope_id else "",
                                                    data={"principal": token.principal.name}))
+        return token
 
 
 def grant_add(*, principal: Principal, scope: Scope, role: str, actor: Principal | None) -> Grant:
@@ -61,9 +108,7 @@ def grant_add(*, principal: Principal, scope: Scope, role: str, actor: Principal
     if role not in Role.values:
         raise InvalidInput(f"role must be one of: {', '.join(Role.values)}.", field="role")
     with transaction.atomic():
-        require(actor, scope, Action.MANAGE_GRANTS)
-        if actor is not None and ROLE_RANK[Role(role)] > highest_rank(roles_at(actor, scope)):
-            raise PermissionDenied(GRANT_ABOVE_OWN)
+        require_grant(actor, scope, role)
         grant, created = Grant.objects.get_or_create(
             principal=principal, scope=scope, role=role, defaults={"granted_by": actor}
         )
@@ -81,9 +126,7 @@ def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str = "") ->
         grant = Grant.objects.select_for_update().select_related("scope", "principal").filter(pk=grant_id).first()
         if grant is None:
             raise NotFound()
-        require(actor, grant.scope, Action.MANAGE_GRANTS)
-        if actor is not None and ROLE_RANK[Role(grant.role)] > highest_rank(roles_at(actor, grant.scope)):
-            raise PermissionDenied(GRANT_ABOVE_OWN)
+        require_grant(actor, grant.scope, grant.role)
         audit_record(actor=actor, entry=AuditEntry(
             "grant.revoke", "grant", str(grant.pk), grant.scope.path, grant.role, "", reason,
             {"principal": grant.principal.name, "role": grant.role},

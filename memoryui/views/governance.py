@@ -8,17 +8,18 @@ from django.core.cache import cache
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput
-from governance.models import ROLE_RANK, AuditEvent, Principal, Role, Scope
-from governance.permissions import Action
+from governance.errors import DomainError, InvalidInput, PermissionDenied
+from governance.models import AuditEvent, Principal, Role, Scope
+from governance.permissions import AUDIT_VERIFY_DENIED, Action, can, can_verify_audit
 from governance.selectors import dashboard as sel
 from governance.services.audit import audit_verify_chain
-from governance.services.principal import grant_add, grant_revoke
+from governance.services.principal import grant_add, grant_revoke, token_revoke
 from memoryui.views.base import dashboard_view, page, page_links, scope_query
 
 UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
 UNKNOWN_SCOPE = "Choose one of the scopes you own."
 BAD_GRANT_ID = "grant is a whole number."
+BAD_TOKEN_ID = "token is a whole number."
 VERIFY_CACHE_SECONDS = 600
 
 
@@ -31,7 +32,7 @@ def _audit_filters(request) -> sel.AuditFilters:
 def _grant_rows(request, roles: sel.MyRoles) -> list[dict]:
     rows = []
     for grant in sel.grants_in(request.principal, request.scope):
-        may_revoke = roles.can(grant.scope, Action.MANAGE_GRANTS) and ROLE_RANK[Role(grant.role)] <= roles.rank(grant.scope)
+        may_revoke = roles.may_grant(grant.scope, grant.role)
         rows.append({"grant": grant, "may_revoke": may_revoke})
     return rows
 
@@ -49,7 +50,9 @@ def _render(request, error: DomainError | None = None, status: int = 200):
     audit = sel.audit_page(request.principal, request.scope, filters, request.GET.get("page", 1))
     context = {
         "grants": _grant_rows(request, roles), "owned_scopes": owned,
-        "grantable_roles": [r for r in Role if owned and ROLE_RANK[r] <= max(roles.rank(s) for s in owned)],
+        "grantable_roles": [r for r in Role if any(roles.may_grant(s, r) for s in owned)],
+        "tokens": sel.tokens_in(request.principal, request.scope),
+        "can_verify_audit": can_verify_audit(request.principal),
         "audit": audit, "links": page_links(request, audit), "filters": filters, "actions": sel.audit_actions(),
         "propagation": sel.recent_propagation(request.principal, request.scope), "error": error,
         "nav": "governance",
@@ -61,7 +64,10 @@ def _render(request, error: DomainError | None = None, status: int = 200):
 
 @dashboard_view()
 def audit_verify(request):
-    """The chain's state, verified at most once per new event (walking it costs time on a long log)."""
+    """The chain's state, verified at most once per new event (walking it costs time on a long log).
+    Offered to whom the API offers it (permissions.can_verify_audit)."""
+    if not can_verify_audit(request.principal):
+        raise PermissionDenied(AUDIT_VERIFY_DENIED)
     last = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     key = f"dash:audit-verify:{last}"
     report = cache.get(key)
@@ -82,7 +88,8 @@ def grant_create(request):
         if principal is None:
             raise InvalidInput(UNKNOWN_PRINCIPAL, field="principal")
         scope = Scope.objects.filter(path=request.POST.get("grant_scope", "")).first()
-        if scope is None:
+        # An unknown scope and one the user cannot see get the same answer (no enumeration).
+        if scope is None or not can(request.principal, scope, Action.READ):
             raise InvalidInput(UNKNOWN_SCOPE, field="grant_scope")
         grant_add(principal=principal, scope=scope, role=request.POST.get("role", ""), actor=request.principal)
     except DomainError as exc:
@@ -103,4 +110,20 @@ def grant_delete(request):
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
     messages.success(request, "Grant revoked.")
+    return redirect("/governance/" + scope_query(request))
+
+
+@require_POST
+@dashboard_view()
+def token_delete(request):
+    """Revoke an API token: its own principal or an owner over the token's scope (permissions.can_revoke_token)."""
+    try:
+        try:
+            token_id = int(request.POST.get("token", ""))
+        except ValueError as exc:
+            raise InvalidInput(BAD_TOKEN_ID, field="token") from exc
+        token = token_revoke(token_id=token_id, actor=request.principal)
+    except DomainError as exc:
+        return _render(request, error=exc, status=exc.status)
+    messages.success(request, f"Token {token.prefix}… of {token.principal.name} revoked.")
     return redirect("/governance/" + scope_query(request))

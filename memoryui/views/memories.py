@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput
 from governance.models import TRANSITIONS, Kind, SourceKind, Status, Tier
-from governance.permissions import Action
+from governance.permissions import Action, approvers
 from governance.selectors import dashboard as sel
 from governance.services import memory as memory_services
 from memoryui.views.base import chart_time, dashboard_view, page, page_links, render_error
@@ -92,7 +92,7 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
         "memory": memory, "chain": chain, "relations": sel.memory_relations(request.principal, memory),
         "audit": sel.memory_audit(memory), "actions": allowed_actions(roles, memory),
         "show_text": text_visible(roles, memory), "roles": sorted(roles.at(memory.scope)),
-        "approvals": len(memory.meta.get("approvals", [])), "error": error, "nav": "memories",
+        "approvals": len(approvers(memory)), "error": error, "nav": "memories",
         # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
         "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
         "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),

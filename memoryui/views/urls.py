@@ -26,6 +26,7 @@ urlpatterns = [
     path("governance/verify/", governance.audit_verify, name="audit-verify"),
     path("governance/grants/add/", governance.grant_create, name="grant-add"),
     path("governance/grants/revoke/", governance.grant_delete, name="grant-revoke"),
+    path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
 ]

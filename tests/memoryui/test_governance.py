@@ -56,8 +56,8 @@ def test_audit_log_is_filtered_to_readable_scopes_and_by_action(reviewer_client,
     assert all(e.scope_path.startswith("acme/slides") for e in everything)
 
 
-def test_chain_verification_state_is_reported(reviewer_client, history):
-    response = reviewer_client.get(reverse("dashboard:audit-verify"))
+def test_chain_verification_state_is_reported_to_owners(owner_client, history):
+    response = owner_client.get(reverse("dashboard:audit-verify"))
     assert response.status_code == 200 and b'data-chain="ok"' in response.content
 
 

@@ -111,7 +111,9 @@ class Command(BaseCommand):
         agent = principal_ensure(name="bench-agent", kind="agent", actor=None)
         grant_add(principal=agent, scope=root, role=Role.AGENT, actor=None)
         client = APIClient(SERVER_NAME="localhost")  # an allowed host: the request runs the full stack
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=agent, actor=None)}")
+        # Bound like the tokens agents are given (create_token): the bound is part of every permission query.
+        raw = token_issue(principal=agent, scope=root, max_role=Role.AGENT, actor=None)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {raw}")
         return client
 
     def measure(self, size: int, client: APIClient, n: int, seed: int, timings: dict, warmup: int, *,

@@ -1,5 +1,5 @@
 """Reads for the dashboard. Every function takes the acting principal and only returns what its grants
-allow (the subtrees of its grants, as governance.permissions.readable_scopes says); list functions run a
+allow (the subtrees of its grants, as governance.permissions.governed_scopes says); list functions run a
 fixed number of queries whatever the number of rows (tested with django_assert_max_num_queries)."""
 
 from governance.selectors.dashboard.activity import *  # noqa: F403

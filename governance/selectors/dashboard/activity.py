@@ -26,7 +26,7 @@ from governance.models import (
     Status,
     Turn,
 )
-from governance.permissions import Action, require
+from governance.permissions import Action, governed_roots, require, tokens_visible_to
 from governance.selectors.dashboard.common import (
     BAD_PAGE,
     PAGE_SIZE,
@@ -150,6 +150,15 @@ def grants_in(principal: Principal, scope: Scope | None) -> list[Grant]:
     )
 
 
+def tokens_in(principal: Principal, scope: Scope | None) -> list:
+    """Unrevoked API tokens the principal may revoke (its own, and those bound inside a subtree it owns),
+    within `scope`'s subtree when given (a token without a bound shows only to its own principal)."""
+    qs = tokens_visible_to(principal).filter(revoked_at__isnull=True)
+    if scope is not None:
+        qs = qs.filter(scope__tree__descendant_of=scope.tree)
+    return list(qs.order_by("-created_at", "-pk")[:200])
+
+
 @dataclass
 class AuditFilters:
     action: str = ""
@@ -159,9 +168,7 @@ class AuditFilters:
 
 def audit_queryset(principal: Principal, scope: Scope | None, filters: AuditFilters | None = None) -> QuerySet:
     """Audit events of the scopes the principal may read (events carry the path of their scope)."""
-    roots = [scope.path] if scope is not None else list(
-        Grant.objects.filter(principal_id__in=principal.principal_ids()).values_list("scope__path", flat=True)
-    )
+    roots = [scope.path] if scope is not None else governed_roots(principal)
     if not roots:
         return AuditEvent.objects.none()
     q = Q()

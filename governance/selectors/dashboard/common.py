@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 
-from governance.errors import InvalidInput, NotFound
-from governance.models import (
-    ROLE_RANK,
-    Grant,
-    Memory,
-    Principal,
-    Role,
-    Scope,
-)
-from governance.permissions import ACTION_ROLES, Action, readable_scopes, require
+from governance.errors import InvalidInput
+from governance.models import Memory, Principal, Scope
+from governance.permissions import RoleMap, governed_scope, governed_scopes
 
 PAGE_SIZE = 50
 GRAPH_CHUNK = 5000
@@ -32,19 +23,13 @@ def scope_for_path(principal: Principal, path: str | None) -> Scope | None:
     paths are the same NotFound, so a page never tells whether a scope it may not see exists."""
     if not path:
         return None
-    scope = Scope.objects.filter(path=path.strip().strip("/")).first()
-    if scope is None:
-        raise NotFound()
-    require(principal, scope, Action.READ)
-    return scope
+    return governed_scope(principal, path)
 
 
 def visible_scopes(principal: Principal, scope: Scope | None = None) -> QuerySet[Scope]:
-    """Scopes the principal may read, optionally only the subtree of `scope`."""
-    scopes = readable_scopes(principal)
-    if scope is not None:
-        scopes = scopes.filter(tree__descendant_of=scope.tree)
-    return scopes
+    """The dashboard's scopes: permissions.governed_scopes (the subtrees of the principal's grants),
+    optionally only the subtree of `scope`."""
+    return governed_scopes(principal, within=scope)
 
 
 def visible_scope_ids(principal: Principal, scope: Scope | None = None) -> list[int]:
@@ -75,28 +60,8 @@ def scope_tree(principal: Principal) -> list[dict]:
     return scopes
 
 
-@dataclass
-class MyRoles:
-    """The principal's roles by scope, computed once per request from its grants (the same rule as
-    governance.permissions.roles_at: a grant covers its scope's subtree)."""
-
-    grants: list[tuple[str, str]] = field(default_factory=list)  # (scope tree, role)
-
-    @classmethod
-    def of(cls, principal: Principal) -> MyRoles:
-        rows = Grant.objects.filter(principal_id__in=principal.principal_ids()).values_list("scope__tree", "role")
-        return cls(grants=list(rows))
-
-    def at(self, scope: Scope) -> set[str]:
-        tree = str(scope.tree)
-        return {role for t, role in self.grants if tree == t or tree.startswith(t + ".")}
-
-    def can(self, scope: Scope, action: Action) -> bool:
-        return bool(self.at(scope) & ACTION_ROLES[action])
-
-    def rank(self, scope: Scope) -> int:
-        return max((ROLE_RANK[Role(r)] for r in self.at(scope)), default=0)
-
+# The principal's roles by scope for one page: the permission module's RoleMap under the name pages use.
+MyRoles = RoleMap
 
 
 def _page(qs, page, per_page, paginator_class=Paginator) -> Page:

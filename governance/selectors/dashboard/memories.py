@@ -22,7 +22,7 @@ from governance.models import (
     Scope,
     Status,
 )
-from governance.permissions import Action, require
+from governance.permissions import can_read_memory
 from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, _by_ids, _page, visible_scope_ids
 from governance.selectors.search import CappedPaginator, keyword_match
 
@@ -72,11 +72,11 @@ def memory_page(
 
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:
-    memory = Memory.objects.select_related("scope", "created_by", "confirmed_by").defer("embedding").filter(
-        pk=memory_id).first()
-    if memory is None:
+    memory = Memory.objects.select_related("scope", "created_by", "confirmed_by").defer("embedding").filter(pk=memory_id).first()
+    # The API's rule (permissions.can_read_memory): a memory of a scope above the reader's grant is part of
+    # what a read in its subtree sees, so the dashboard shows it too (read-only, as the roles say).
+    if memory is None or not can_read_memory(principal, memory):
         raise NotFound()
-    require(principal, memory.scope, Action.READ)
     return memory
 
 

@@ -42,7 +42,8 @@ def test_an_owner_of_a_sub_scope_cannot_add_members_to_a_team_holding_roles_abov
 
 
 def test_agent_tokens_are_issued_once_and_revoked_by_an_owner(project_scope, owner, reviewer, agent):
-    issued = client_for(owner).post("/api/v1/tokens", {"principal": agent.name}, format="json")
+    bound = {"scope": project_scope.path, "role": "agent"}
+    issued = client_for(owner).post("/api/v1/tokens", {"principal": agent.name, **bound}, format="json")
     assert issued.status_code == 201
     raw = issued.json()["token"]
     assert ApiToken.objects.filter(principal=agent, revoked_at__isnull=True).count() == 1
@@ -53,7 +54,7 @@ def test_agent_tokens_are_issued_once_and_revoked_by_an_owner(project_scope, own
     assert client_for(reviewer).delete(f"/api/v1/tokens/{token.pk}").status_code == 403
     assert client_for(owner).delete(f"/api/v1/tokens/{token.pk}").status_code == 204
     assert as_agent.get("/api/v1/review").status_code == 401
-    assert client_for(owner).post("/api/v1/tokens", {"principal": "rami"}, format="json").status_code == 400
+    assert client_for(owner).post("/api/v1/tokens", {"principal": "rami", **bound}, format="json").status_code == 400
 
 
 def test_review_queue_api_shows_kind_supporting_and_conflicting(project_scope, reviewer, outsider, agent):

@@ -1,0 +1,86 @@
+"""Who may do what where: the one place the API, the dashboard, the selectors and the services ask.
+
+A principal holds the grants given to it and to the groups it belongs to. A grant on a scope covers
+that scope's whole subtree. Each action names the roles that allow it; nothing else decides.
+
+A request made with an API token acts with the smaller of the token's bound (a scope subtree and a
+highest role, fixed at issue) and its principal's grants as they are now: the authentication attaches
+the bound to the principal object (`TokenBound`), and every function here applies it. So a grant added
+after the token was issued never widens what the token may do, and a grant taken away narrows it at once.
+
+The package: `roles` (actions, the roles that allow them, ranks), `bounds` (a token's bound), `access`
+(usable roles, decisions, the scope sets), `review` (four-eyes), `objects` (audit check, principals,
+tokens, outbox rows). Import from `governance.permissions`.
+
+Three sets of scopes, each with its own name:
+- `reading_scope_ids(p, scope)`: what a read *in* `scope` sees: the scope and its ancestors;
+- `governed_scopes(p)`: the subtrees of p's grants: where it acts, and what lists and dashboards show
+  (turns, grants, audit, outbox, review queue);
+- `memory_readable_scopes(p)`: the governed subtrees and every scope above them: the memories a caller
+  may read by id or in a list (an ancestor's memory is part of what a read in its subtree sees)."""
+
+from __future__ import annotations
+
+from governance.permissions.access import (  # noqa: F401
+    GRANT_ABOVE_OWN,
+    RoleMap,
+    ScopeAccess,
+    can,
+    can_grant,
+    can_read_memory,
+    effective_grants,
+    governed_roots,
+    governed_scope,
+    governed_scopes,
+    grants_for,
+    memory_readable_scopes,
+    readable_scopes,
+    reading_scope_ids,
+    require,
+    require_grant,
+    require_roles,
+    roles_at,
+    scope_access,
+    turn_readable_scopes,
+    visible_scope,
+    visible_scope_ids,
+)
+from governance.permissions.bounds import (  # noqa: F401
+    TokenBound,
+    bind_token,
+    bound_of,
+    under,
+)
+from governance.permissions.objects import (  # noqa: F401
+    AUDIT_VERIFY_DENIED,
+    GROUP_MANAGE_DENIED,
+    TOKEN_ISSUE_DENIED,
+    TOKEN_REVOKE_DENIED,
+    can_issue_token,
+    can_manage_principal,
+    can_revoke_token,
+    can_verify_audit,
+    outbox_scopes,
+    principal_visible,
+    require_outbox_read,
+    tokens_visible_to,
+)
+from governance.permissions.review import (  # noqa: F401
+    approvals_needed,
+    approvers,
+    confirm_approvals_needed,
+    ending_needs_two_people,
+    four_eyes_scopes,
+    four_eyes_trees,
+    puts_in_force,
+    requires_four_eyes,
+)
+from governance.permissions.roles import (  # noqa: F401
+    ACTION_ROLES,
+    DENIAL_REASONS,
+    Action,
+    highest_rank,
+    may_grant_role,
+    role_rank,
+    roles_up_to,
+)

@@ -1,0 +1,108 @@
+"""Rules about objects other than memories: the audit chain check, principals, tokens, outbox rows."""
+
+from __future__ import annotations
+
+from django.db.models import Q, QuerySet
+
+from governance.errors import NotFound
+from governance.models import ApiToken, Outbox, Principal, Role, Scope
+from governance.permissions.access import (
+    RoleMap,
+    can,
+    can_grant,
+    effective_grants,
+    grants_for,
+    memory_readable_scopes,
+)
+from governance.permissions.roles import Action
+
+AUDIT_VERIFY_DENIED = "Verifying the audit chain needs the owner role on some scope."
+GROUP_MANAGE_DENIED = (
+    "Changing who belongs to a group (or holds an agent's tokens) needs the owner role over every scope "
+    "where that group or agent holds a role, at that role's rank or above."
+)
+
+
+
+
+def can_verify_audit(principal: Principal | None) -> bool:
+    """Walking the audit chain is offered (API and dashboard alike) to owners of some scope."""
+    return principal is None or any(r == Role.OWNER for _, r in effective_grants(principal))
+
+
+def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
+    """Adding a member to a group hands the member every role of the group: so it is allowed only to
+    whoever could grant each role the group (or agent) holds, its groups' included, directly."""
+    if actor is None:
+        return True
+    held = list(grants_for(target))
+    if not held:
+        return can_verify_audit(actor)  # nothing to pass on: any owner may organise it
+    roles = RoleMap.of(actor)
+    return all(roles.may_grant(g.scope, g.role) for g in held)
+
+
+def principal_visible(actor: Principal | None, target: Principal) -> bool:
+    """Whether the actor may learn that `target` exists: itself, a principal with no grant yet, or one
+    holding a grant (its own or its groups') in a scope the actor may read. Everyone else is the same
+    NotFound as an unknown name, so names do not leak across workspaces."""
+    if actor is None or actor.pk == target.pk:
+        return True
+    held = grants_for(target)
+    if not held.exists():
+        return True
+    return held.filter(scope__in=memory_readable_scopes(actor)).exists()
+
+
+TOKEN_ISSUE_DENIED = "Issuing a token needs the owner role on its scope, at the token's highest role or above."
+TOKEN_REVOKE_DENIED = "A token is revoked by its own principal or by an owner over the token's scope."
+
+
+def can_issue_token(actor: Principal | None, scope: Scope, max_role: str) -> bool:
+    """A token bound to `scope` and `max_role` never acts beyond what the issuer could grant there."""
+    return can_grant(actor, scope, max_role)
+
+
+def can_revoke_token(actor: Principal | None, token: ApiToken) -> bool:
+    """The token's own principal, or an owner over the token's scope (for a token without a bound: whoever
+    may manage its principal)."""
+    if actor is None or token.principal_id == actor.pk:
+        return True
+    if token.scope_id is None:
+        return can_manage_principal(actor, token.principal)
+    return can(actor, token.scope, Action.MANAGE_GRANTS)
+
+
+def tokens_visible_to(actor: Principal | None) -> QuerySet[ApiToken]:
+    """Tokens the actor may list (and revoke): its own, and those bound inside a subtree it owns."""
+    qs = ApiToken.objects.select_related("principal", "scope")
+    if actor is None:
+        return qs
+    q = Q(principal_id=actor.pk)
+    for tree in RoleMap.of(actor).trees(Action.MANAGE_GRANTS):
+        q |= Q(scope__tree__descendant_of=tree)
+    return qs.filter(q)
+
+
+def outbox_scopes(outbox: Outbox) -> list[Scope]:
+    """The scopes an outbox row speaks about: its memory's, its payload's scope, or its payload's memories'."""
+    if outbox.memory_id:
+        return [outbox.memory.scope]
+    payload = outbox.payload or {}
+    if payload.get("scope_id"):
+        return list(Scope.objects.filter(pk=payload["scope_id"]))
+    ids = [int(i) for i in payload.get("memory_ids") or [] if str(i).isdigit()]
+    return list(Scope.objects.filter(memories__pk__in=ids).distinct()) if ids else []
+
+
+def require_outbox_read(principal: Principal | None, outbox: Outbox) -> None:
+    """An outbox row is read by whoever may read every scope it speaks about; a row about no scope (a
+    group's membership, say) only by the system. Unknown and not-yours are the same NotFound."""
+    if principal is None:
+        return
+    scopes = outbox_scopes(outbox)
+    if not scopes:
+        raise NotFound()
+    roles = RoleMap.of(principal)
+    if not all(roles.at(s) for s in scopes):
+        raise NotFound()

@@ -1,0 +1,72 @@
+"""Actions, the roles that allow each, and role ranks."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from governance.models import ROLE_RANK, Role
+
+
+class Action(StrEnum):
+    READ = "read"  # see memories, turns, audit of the scope
+    ASK_CONTEXT = "ask_context"  # recall / context packets
+    WRITE_CANDIDATE = "write_candidate"  # record events, candidates, proposals
+    CONFIRM = "confirm"  # confirm or reject proposals and promotions; write `active` directly
+    SUPERSEDE = "supersede"
+    RETIRE = "retire"
+    FORGET_SOFT = "forget_soft"
+    FORGET_HARD = "forget_hard"
+    MANAGE_GRANTS = "manage_grants"
+    MANAGE_POLICY = "manage_policy"
+
+
+_ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
+ACTION_ROLES: dict[Action, set[str]] = {
+    Action.READ: _ALL,
+    Action.ASK_CONTEXT: {Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER},
+    Action.WRITE_CANDIDATE: {Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER},
+    Action.CONFIRM: {Role.REVIEWER, Role.CURATOR, Role.OWNER},
+    Action.SUPERSEDE: {Role.CURATOR, Role.OWNER},
+    Action.RETIRE: {Role.CURATOR, Role.OWNER},
+    Action.FORGET_SOFT: {Role.CURATOR, Role.OWNER},
+    Action.FORGET_HARD: {Role.OWNER},
+    Action.MANAGE_GRANTS: {Role.OWNER},
+    Action.MANAGE_POLICY: {Role.OWNER},
+}
+
+DENIAL_REASONS: dict[Action, str] = {
+    Action.READ: "Reading this scope needs a grant on it or on a scope above it.",
+    Action.ASK_CONTEXT: "Asking for context needs the agent, reviewer, curator or owner role on this scope.",
+    Action.WRITE_CANDIDATE: "Writing memories needs the agent, reviewer, curator or owner role on this scope.",
+    Action.CONFIRM: "Confirming or rejecting (or writing an active memory) needs the reviewer role or above.",
+    Action.SUPERSEDE: "Superseding a memory needs the curator or owner role on its scope.",
+    Action.RETIRE: "Retiring a memory needs the curator or owner role on its scope.",
+    Action.FORGET_SOFT: "Forgetting a memory needs the curator or owner role on its scope.",
+    Action.FORGET_HARD: "A hard forget (purging the text) needs the owner role on the memory's scope.",
+    Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
+    Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
+}
+
+
+
+# --- Roles ---------------------------------------------------------------------------------------------
+
+
+def role_rank(role: str) -> int:
+    return ROLE_RANK[Role(role)]
+
+
+def highest_rank(roles: set[str] | frozenset[str]) -> int:
+    return max((role_rank(r) for r in roles), default=0)
+
+
+def roles_up_to(max_role: str) -> frozenset[str]:
+    """The roles a holder of `max_role` may use or hand on: itself and every role ranked below it
+    (`agent` and `viewer` rank the same and are side by side: neither includes the other)."""
+    return frozenset(r for r in Role.values if r == max_role or role_rank(r) < role_rank(max_role))
+
+
+def may_grant_role(roles: set[str] | frozenset[str], role: str) -> bool:
+    """Given the roles a principal holds on a scope: may it give (or take back) `role` there? Owners
+    only, and never above their own rank."""
+    return bool(roles & ACTION_ROLES[Action.MANAGE_GRANTS]) and role_rank(role) <= highest_rank(roles)
