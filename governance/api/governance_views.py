@@ -3,12 +3,12 @@ Denials come from the services (403 with a reason; 404 when the object lies outs
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from governance.api import output_types as t
 from governance.api.auth import request_principal
 from governance.api.governance_serializers import (
     ForgetIn,
@@ -88,7 +88,7 @@ class MemoryRetireView(APIView):
 class MemoryForgetView(APIView):
     """202: the memory is out of every read now; the derived stores follow (state per store)."""
 
-    @extend_schema(request=ForgetIn, responses={202: OpenApiTypes.OBJECT})
+    @extend_schema(request=ForgetIn, responses={202: t.ForgetOut})
     def post(self, request, memory_id: int):
         data = _valid(ForgetIn, request)
         memory = memory_services.memory_forget(memory_id=memory_id, actor=request_principal(request),
@@ -101,7 +101,7 @@ class MemoryForgetView(APIView):
 
 
 class OutboxView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.OutboxStateOut)
     def get(self, request, outbox_id: int):
         principal = request_principal(request)
         outbox = Outbox.objects.select_related("memory__scope").prefetch_related("deliveries").filter(pk=outbox_id).first()
@@ -118,7 +118,7 @@ class OutboxView(APIView):
 
 
 class AuditVerifyView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.AuditVerifyOut)
     def get(self, request):
         if not can_verify_audit(request_principal(request)):
             raise PermissionDenied(AUDIT_VERIFY_DENIED)
@@ -139,7 +139,7 @@ class GrantListView(APIView):
             grants = grants.filter(scope__in=readable_scopes(principal))
         return Response(GrantOut(grants[:500], many=True).data)
 
-    @extend_schema(request=GrantIn, responses=GrantOut)
+    @extend_schema(request=GrantIn, responses={201: GrantOut})
     def post(self, request):
         data = _valid(GrantIn, request)
         actor = request_principal(request)
@@ -158,7 +158,7 @@ class GrantRevokeView(APIView):
 
 
 class GroupMembersView(APIView):
-    @extend_schema(request=MemberIn, responses=None)
+    @extend_schema(request=MemberIn, responses={204: None})
     def post(self, request, group: str):
         data = _valid(MemberIn, request)
         grant_membership.group_member_add(group=_principal(group, "group"), member=_principal(data["member"], "member"),
@@ -175,7 +175,7 @@ class GroupMemberView(APIView):
 
 
 class TokenIssueView(APIView):
-    @extend_schema(request=TokenIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=TokenIn, responses={201: t.TokenIssuedOut})
     def post(self, request):
         data = _valid(TokenIn, request)
         raw = grant_membership.agent_token_issue(agent=_principal(data["principal"]), actor=request_principal(request))
@@ -190,7 +190,7 @@ class TokenRevokeView(APIView):
 
 
 class ReviewQueueView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.ReviewItemOut(many=True))
     def get(self, request):
         principal = request_principal(request)
         scope = _scope(request.query_params["scope"], principal) if request.query_params.get("scope") else None
@@ -198,7 +198,7 @@ class ReviewQueueView(APIView):
 
 
 class RetentionPolicyView(APIView):
-    @extend_schema(request=RetentionIn, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=RetentionIn, responses=t.RetentionPolicyOut)
     def put(self, request):
         data = _valid(RetentionIn, request)
         actor = request_principal(request)
@@ -211,7 +211,7 @@ class RetentionPolicyView(APIView):
 
 
 class SummaryView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.SummaryOut)
     def get(self, request):
         principal = request_principal(request)
         summary = summary_get(scope=_scope(request.query_params.get("scope"), principal), actor=principal)
