@@ -201,3 +201,33 @@ def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
     if not held:
         return can_verify_audit(actor)  # nothing to pass on: any owner may organise it
     return all(can_grant(actor, g.scope, g.role) for g in held)
+
+
+# --- Opening child scopes (the scopes API) -------------------------------------------------------------
+
+SCOPE_CREATE_DENIED = (
+    "Opening a scope under this one needs the right to write memories here, with one of these roles: {roles}."
+)
+
+
+def child_scope_roles() -> set[str]:
+    """Roles that may open a child scope: those that may write in the parent, at or above the rank of
+    settings.SCOPE_CREATE_ROLE (default `agent`: an agent opens the task scopes it works in)."""
+    from django.conf import settings
+
+    lowest = ROLE_RANK[Role(settings.SCOPE_CREATE_ROLE)]
+    return {r for r in ACTION_ROLES[Action.WRITE_CANDIDATE] if ROLE_RANK[Role(r)] >= lowest}
+
+
+def require_create_child_scope(principal: Principal | None, parent: Scope) -> None:
+    """NotFound when the caller holds no role on the parent (no existence leak, another workspace
+    included); PermissionDenied with the roles that would allow it when it holds one that does not."""
+    if principal is None:
+        return
+    roles = roles_at(principal, parent)
+    if not roles:
+        raise NotFound()
+    allowed = child_scope_roles()
+    if not roles & allowed:
+        names = ", ".join(r for r in Role.values if r in allowed)
+        raise PermissionDenied(SCOPE_CREATE_DENIED.format(roles=names), action="create_scope")
