@@ -51,7 +51,9 @@ def build_server(settings: Settings | None = None):
     from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 
     settings = settings or Settings()
-    server = MCPServer(name="memgov", instructions=INSTRUCTIONS, version="0.1.0")
+    # WARNING by default: at INFO every REST call would be logged to the client's stderr log.
+    server = MCPServer(name="memgov", instructions=INSTRUCTIONS, version="0.1.0",
+                       log_level=os.environ.get("MEMGOV_MCP_LOG_LEVEL", "WARNING").upper())
     clients: list[AsyncClient] = []
 
     def client() -> AsyncClient:
