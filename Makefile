@@ -25,8 +25,9 @@ $(RUN_STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-$(TEST_STAMP): $(RUN_STAMP)
+$(TEST_STAMP): $(RUN_STAMP) clients/python/pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e "./clients/python[mcp,langgraph]"
 	touch $@
 
 install: $(RUN_STAMP)

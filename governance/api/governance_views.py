@@ -3,12 +3,12 @@ Denials come from the services (403 with a reason; 404 when the object lies outs
 
 from __future__ import annotations
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from governance.api import output_types as t
 from governance.api.auth import request_principal
 from governance.api.governance_serializers import (
     ForgetIn,
@@ -113,7 +113,7 @@ class MemoryRetireView(APIView):
 class MemoryForgetView(APIView):
     """202: the memory is out of every read now; the derived stores follow (state per store)."""
 
-    @extend_schema(request=ForgetIn, responses={202: OpenApiTypes.OBJECT})
+    @extend_schema(request=ForgetIn, responses={202: t.ForgetOut})
     def post(self, request, memory_id: int):
         data = _valid(ForgetIn, request)
         memory = memory_services.memory_forget(memory_id=memory_id, actor=request_principal(request),
@@ -130,7 +130,7 @@ class MemoryForgetView(APIView):
 
 
 class OutboxView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.OutboxStateOut)
     def get(self, request, outbox_id: int):
         outbox = Outbox.objects.select_related("memory__scope").prefetch_related("deliveries").filter(pk=outbox_id).first()
         if outbox is None:
@@ -140,7 +140,7 @@ class OutboxView(APIView):
 
 
 class AuditVerifyView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.AuditVerifyOut)
     def get(self, request):
         if not can_verify_audit(request_principal(request)):
             raise PermissionDenied(AUDIT_VERIFY_DENIED)
@@ -161,7 +161,7 @@ class GrantListView(APIView):
             grants = grants.filter(scope__in=governed_scopes(principal))
         return Response(GrantOut(grants[:500], many=True).data)
 
-    @extend_schema(request=GrantIn, responses=GrantOut)
+    @extend_schema(request=GrantIn, responses={201: GrantOut})
     def post(self, request):
         data = _valid(GrantIn, request)
         actor = request_principal(request)
@@ -180,7 +180,7 @@ class GrantRevokeView(APIView):
 
 
 class GroupMembersView(APIView):
-    @extend_schema(request=MemberIn, responses=None)
+    @extend_schema(request=MemberIn, responses={204: None})
     def post(self, request, group: str):
         data = _valid(MemberIn, request)
         actor = request_principal(request)
@@ -207,7 +207,7 @@ class TokenIssueView(APIView):
             tokens = tokens.filter(revoked_at__isnull=True)
         return Response(TokenOut(tokens[:500], many=True).data)
 
-    @extend_schema(request=TokenIn, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=TokenIn, responses={201: t.TokenIssuedOut})
     def post(self, request):
         data = _valid(TokenIn, request)
         actor = request_principal(request)
@@ -227,7 +227,7 @@ class TokenRevokeView(APIView):
 
 
 class ReviewQueueView(APIView):
-    @extend_schema(responses={200: {"type": "array", "items": {"type": "object"}}})  # a list, not an object
+    @extend_schema(responses=t.ReviewItemOut(many=True))
     def get(self, request):
         principal = request_principal(request)
         scope = _scope(request.query_params["scope"], principal) if request.query_params.get("scope") else None
@@ -235,7 +235,7 @@ class ReviewQueueView(APIView):
 
 
 class RetentionPolicyView(APIView):
-    @extend_schema(request=RetentionIn, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=RetentionIn, responses=t.RetentionPolicyOut)
     def put(self, request):
         data = _valid(RetentionIn, request)
         actor = request_principal(request)
@@ -248,7 +248,7 @@ class RetentionPolicyView(APIView):
 
 
 class SummaryView(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=t.SummaryOut)
     def get(self, request):
         principal = request_principal(request)
         summary = summary_get(scope=_scope(request.query_params.get("scope"), principal), actor=principal)

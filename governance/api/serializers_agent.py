@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from governance.api.output_types import ErrorBody
 from governance.models import Kind, SourceKind, Status, Tier
 from governance.recall import STRATEGIES
 from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
@@ -61,8 +63,18 @@ class MemoryOutput(serializers.Serializer):
         # A forgotten memory's text is never served, even where a soft forget kept it for owners.
         return "" if memory.status == Status.FORGOTTEN else memory.text
 
+    @extend_schema_field(SourceOutput)
     def get_source(self, memory) -> dict:
         return {"kind": memory.source_kind, "ref": memory.source_ref}
+
+
+class MemoryPageOutput(serializers.Serializer):
+    """GET /memories: one page of 50, newest first."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = MemoryOutput(many=True)
 
 
 class MemoryListQuery(serializers.Serializer):
@@ -145,6 +157,13 @@ class ContextInput(serializers.Serializer):
     session = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
 
 
+class ReplacementOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField()
+    revision = serializers.IntegerField()
+    text = serializers.CharField()
+    status = serializers.CharField()
+
+
 class BlockOutput(serializers.Serializer):
     memory_id = serializers.IntegerField(allow_null=True)
     kind = serializers.CharField()
@@ -155,10 +174,21 @@ class BlockOutput(serializers.Serializer):
     source = SourceOutput()
     score = serializers.FloatField()
     reason = serializers.CharField()
+    # Present only where they apply:
+    role = serializers.CharField(required=False, help_text="The speaker of a recorded turn.")
+    call_id = serializers.CharField(required=False, help_text="Ties a tool call to its result; they travel together.")
+    session = serializers.CharField(required=False)
+    flags = serializers.ListField(child=serializers.CharField(), required=False,
+                                  help_text="Contradictions: 'contradicts <id>', 'loses to <id>: <why>'.")
+    replaced_by = ReplacementOutput(required=False, allow_null=True,
+                                    help_text="Negative context: the memory now in force instead.")
+    supported_by = serializers.ListField(child=serializers.IntegerField(), required=False)
+    supports = serializers.IntegerField(required=False)
 
 
 class SkippedOutput(BlockOutput):
     slot = serializers.CharField()
+    tokens = serializers.IntegerField(required=False, help_text="What the block would have cost.")
 
 
 class PacketOutput(serializers.Serializer):
@@ -201,6 +231,33 @@ class ContextOutput(serializers.Serializer):
     text = serializers.CharField(allow_blank=True)
 
 
+class StoredRequestOutput(serializers.Serializer):
+    scope = serializers.CharField()
+    query = serializers.CharField()
+    budget_tokens = serializers.IntegerField()
+    strategy = serializers.CharField()
+    task = TaskInput(allow_null=True)
+    as_of = serializers.DateTimeField(allow_null=True)
+    session = serializers.CharField(allow_blank=True)
+
+
+# A turn keeps the packet, request and trace as they were stored (JSON); these fields pass them through
+# unchanged and give the schema their shapes.
+@extend_schema_field(StoredRequestOutput)
+class StoredRequestField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(PacketOutput)
+class StoredPacketField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field(TraceOutput)
+class StoredTraceField(serializers.JSONField):
+    pass
+
+
 class TurnOutput(serializers.Serializer):
     id = serializers.IntegerField()
     scope = serializers.CharField(source="scope.path")
@@ -208,13 +265,14 @@ class TurnOutput(serializers.Serializer):
     query = serializers.CharField()
     strategy = serializers.CharField()
     as_of = serializers.DateTimeField(allow_null=True)
-    request = serializers.JSONField()
-    packet = serializers.JSONField()
+    request = StoredRequestField()
+    packet = StoredPacketField()
     text = serializers.CharField(allow_blank=True)
     budget = serializers.SerializerMethodField()
-    trace = serializers.JSONField()
+    trace = StoredTraceField()
     created_at = serializers.DateTimeField()
 
+    @extend_schema_field(BudgetOutput)
     def get_budget(self, turn) -> dict:
         return {"limit": turn.budget_limit, "used": turn.budget_used, "counter": turn.token_counter}
 
@@ -226,6 +284,4 @@ class PinnedOverBudgetOutput(serializers.Serializer):
     budget = serializers.IntegerField()
 
 
-class ErrorOutput(serializers.Serializer):
-    error = serializers.CharField()
-    message = serializers.CharField()
+ErrorOutput = ErrorBody  # the one error shape (governance/api/output_types.py)

@@ -3,6 +3,7 @@
 from django.urls import path
 
 from governance.api import views_agent as v
+from governance.api import views_scopes
 
 urlpatterns = [
     path("memories", v.MemoriesView.as_view(), name="api-memories"),
@@ -12,4 +13,5 @@ urlpatterns = [
     path("recall", v.RecallView.as_view(), name="api-recall"),
     path("context", v.ContextView.as_view(), name="api-context"),
     path("turns/<int:turn_id>", v.TurnDetailView.as_view(), name="api-turn"),
+    path("scopes", views_scopes.ScopesView.as_view(), name="api-scopes"),
 ]

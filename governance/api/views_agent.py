@@ -46,7 +46,7 @@ class MemoriesView(APIView):
     @extend_schema(
         operation_id="memories_list",
         parameters=[s.MemoryListQuery],
-        responses={200: s.MemoryOutput(many=True), **ERRORS},
+        responses={200: s.MemoryPageOutput, **ERRORS},
         summary="Memories the caller can see (within the scope's subtree when given), newest first.",
     )
     def get(self, request: Request) -> Response:

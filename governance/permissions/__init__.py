@@ -23,11 +23,13 @@ from __future__ import annotations
 
 from governance.permissions.access import (  # noqa: F401
     GRANT_ABOVE_OWN,
+    SCOPE_CREATE_DENIED,
     RoleMap,
     ScopeAccess,
     can,
     can_grant,
     can_read_memory,
+    child_scope_roles,
     effective_grants,
     governed_roots,
     governed_scope,
@@ -37,6 +39,7 @@ from governance.permissions.access import (  # noqa: F401
     readable_scopes,
     reading_scope_ids,
     require,
+    require_create_child_scope,
     require_grant,
     require_roles,
     roles_at,

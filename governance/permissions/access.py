@@ -8,9 +8,16 @@ from dataclasses import dataclass
 from django.db.models import Exists, Q, QuerySet
 
 from governance.errors import NotFound, PermissionDenied
-from governance.models import Grant, Principal, Scope
+from governance.models import Grant, Principal, Role, Scope
 from governance.permissions.bounds import bound_of, under
-from governance.permissions.roles import ACTION_ROLES, DENIAL_REASONS, Action, highest_rank, may_grant_role
+from governance.permissions.roles import (
+    ACTION_ROLES,
+    DENIAL_REASONS,
+    Action,
+    highest_rank,
+    may_grant_role,
+    role_rank,
+)
 
 # --- Grants as a principal may use them now ------------------------------------------------------------
 
@@ -262,3 +269,33 @@ def governed_scope(principal: Principal | None, path: str | None) -> Scope:
 # Former names, kept so code written against them elsewhere keeps working.
 visible_scope_ids = reading_scope_ids
 readable_scopes = governed_scopes
+
+
+# --- Opening child scopes (the scopes API) -------------------------------------------------------------
+
+SCOPE_CREATE_DENIED = (
+    "Opening a scope under this one needs the right to write memories here, with one of these roles: {roles}."
+)
+
+
+def child_scope_roles() -> set[str]:
+    """Roles that may open a child scope: those that may write in the parent, at or above the rank of
+    settings.SCOPE_CREATE_ROLE (default `agent`: an agent opens the task scopes it works in)."""
+    from django.conf import settings
+
+    lowest = role_rank(settings.SCOPE_CREATE_ROLE)
+    return {r for r in ACTION_ROLES[Action.WRITE_CANDIDATE] if role_rank(r) >= lowest}
+
+
+def require_create_child_scope(principal: Principal | None, parent: Scope) -> None:
+    """NotFound when the caller holds no role on the parent (no existence leak, another workspace
+    included); PermissionDenied with the roles that would allow it when it holds one that does not."""
+    if principal is None:
+        return
+    roles = roles_at(principal, parent)
+    if not roles:
+        raise NotFound()
+    allowed = child_scope_roles()
+    if not roles & allowed:
+        names = ", ".join(r for r in Role.values if r in allowed)
+        raise PermissionDenied(SCOPE_CREATE_DENIED.format(roles=names), action="create_scope")

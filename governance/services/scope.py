@@ -53,3 +53,37 @@ def _create_chain(parts: list[str], actor: Principal | None) -> Scope:
         parent = scope
     assert parent is not None
     return parent
+
+
+INVALID_SCOPE_NAME = (
+    "A scope name is lowercase letters, digits, '-' and '_', starting with a letter or digit, at most 63 "
+    "characters (e.g. 'export-q3')."
+)
+SCOPE_TOO_DEEP = "Scopes nest at most 12 levels deep."
+
+
+def scope_create_child(*, parent: Scope, name: str, actor: Principal | None) -> tuple[Scope, bool]:
+    """Open the child `name` under `parent` (audited `scope.create`); the rule of who may is
+    permissions.require_create_child_scope. Returns (scope, created): opening an existing child again
+    returns it unchanged, so an agent can open its task scope at the start of every session."""
+    from governance.permissions import require_create_child_scope
+
+    require_create_child_scope(actor, parent)
+    name = (name or "").strip()
+    if len(name) > 63 or not _SLUG.match(name):
+        raise InvalidInput(INVALID_SCOPE_NAME, field="name")
+    if parent.depth >= 12:
+        raise InvalidInput(SCOPE_TOO_DEEP, field="parent")
+    path = f"{parent.path}/{name}"
+    existing = Scope.objects.filter(path=path).first()
+    if existing:
+        return existing, False
+    try:
+        with transaction.atomic():
+            scope = Scope.objects.create(workspace_id=parent.workspace_id, parent=parent, name=name, path=path)
+            scope.tree = f"{parent.tree}.{scope.pk}"
+            scope.save(update_fields=["tree"])
+            audit_record(actor=actor, entry=AuditEntry("scope.create", "scope", str(scope.pk), path))
+    except IntegrityError:  # another request opened it between our read and our write
+        return Scope.objects.get(path=path), False
+    return scope, True

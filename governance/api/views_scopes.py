@@ -1,0 +1,78 @@
+"""Scopes API: an agent opens the task scope it works in (POST), and lists the scopes it can read (GET).
+Who may open a scope is governance.permissions.require_create_child_scope, asked by the service."""
+
+from __future__ import annotations
+
+import re
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from governance.api.auth import request_principal
+from governance.errors import NotFound
+from governance.models import Scope
+from governance.permissions import readable_scopes
+from governance.services.scope import scope_create_child
+
+MAX_LISTED = 500
+
+
+class ScopeCreateInput(serializers.Serializer):
+    parent = serializers.CharField(max_length=512, help_text="Path of an existing scope you may write in.")
+    name = serializers.CharField(max_length=200, help_text="The new child's name: lowercase letters, digits, - and _.")
+
+
+class ScopeListQuery(serializers.Serializer):
+    under = serializers.CharField(required=False, max_length=512, help_text="Only this scope and its subtree.")
+
+
+class ScopeOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    path = serializers.CharField()
+    name = serializers.CharField()
+    parent = serializers.CharField(source="parent.path", allow_null=True, default=None)
+    workspace = serializers.CharField(source="workspace.slug")
+    created_at = serializers.DateTimeField()
+
+
+class ScopeCreatedOutput(ScopeOutput):
+    created = serializers.BooleanField(help_text="False when the scope already existed (then the status is 200).")
+
+
+class ScopesView(APIView):
+    @extend_schema(
+        operation_id="scopes_list",
+        parameters=[ScopeListQuery],
+        responses={200: ScopeOutput(many=True)},
+        summary="The scopes the caller can read (at most 500), by path.",
+    )
+    def get(self, request: Request) -> Response:
+        query = ScopeListQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        scopes = readable_scopes(request_principal(request)).select_related("parent", "workspace").order_by("path")
+        under = (query.validated_data.get("under") or "").strip().strip("/")
+        if under:
+            scopes = scopes.filter(path__regex=r"^" + re.escape(under) + r"(/|$)")
+        return Response(ScopeOutput(scopes[:MAX_LISTED], many=True).data)
+
+    @extend_schema(
+        operation_id="scopes_create",
+        request=ScopeCreateInput,
+        responses={201: ScopeCreatedOutput, 200: ScopeCreatedOutput},
+        summary="Open a child scope (e.g. a task) under one where the caller may write; 200 if it exists.",
+    )
+    def post(self, request: Request) -> Response:
+        data = ScopeCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        parent = Scope.objects.select_related("workspace").filter(
+            path=data.validated_data["parent"].strip().strip("/")).first()
+        if parent is None:
+            raise NotFound()
+        scope, created = scope_create_child(parent=parent, name=data.validated_data["name"],
+                                            actor=request_principal(request))
+        body = {**ScopeOutput(scope).data, "created": created}
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+

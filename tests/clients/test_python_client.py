@@ -1,0 +1,156 @@
+"""memgov.Client and memgov.AsyncClient against the running service."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import memgov
+from governance.permissions import DENIAL_REASONS, Action
+from governance.services.scope import INVALID_SCOPE_NAME
+from tests.conftest import wait_for
+
+
+def test_agent_writes_a_candidate_a_curator_confirms_it_and_the_packet_has_it_in_force(
+        service, agent_token, curator, token_for):
+    agent = memgov.Client(service, agent_token)
+    curator_client = memgov.Client(service, token_for(curator))
+    written = agent.memories.create(scope="acme/slides", kind="convention", key="export_format",
+                                    text="Export the slides as PDF", source_kind="user", source_ref="t1")
+    assert isinstance(written, memgov.Memory)
+    assert written.status == "candidate" and not written.in_force and written.key == "export_format"
+    assert agent.memories.get(written.id).text == "Export the slides as PDF"
+
+    state = curator_client.memories.confirm(written.id, reason="the user said so")
+    assert isinstance(state, memgov.MemoryState) and state.status == "active"
+
+    ctx = agent.context(scope="acme/slides", query="which format do we export?", budget_tokens=400,
+                        task="Export deck 42", session="s1")
+    assert isinstance(ctx, memgov.Context)
+    assert [b.memory_id for b in ctx.packet.constraints] == [written.id]
+    assert ctx.packet.constraints[0].reason == "pinned: a constraint in force"
+    assert ctx.packet.task[0].text.startswith("Goal: Export deck 42")
+    assert 0 < ctx.budget.used <= ctx.budget.limit == 400 and ctx.budget.counter
+    assert "Export the slides as PDF" in ctx.text
+    assert ctx.trace.ms("pack") is not None and ctx.turn_id
+
+    turn = agent.turns.get(ctx.turn_id)
+    assert isinstance(turn, memgov.Turn) and turn.text == ctx.text and turn.budget == ctx.budget
+    assert turn.packet.constraints[0].memory_id == written.id
+
+
+def test_superseded_memory_goes_to_negative_context_with_its_replacement(service, curator, token_for):
+    client = memgov.Client(service, token_for(curator))
+    old = client.memories.create(scope="acme/slides", kind="convention", key="fmt", text="Export as PDF",
+                                 status="active", source_kind="reviewer")
+    new = client.memories.supersede(old.id, text="Export as PPTX", reason="the client changed their mind")
+    assert new.revision == 2 and client.memories.get(old.id).status == "superseded"
+    ctx = client.context(scope="acme/slides", query="export format", budget_tokens=600)
+    assert [b.memory_id for b in ctx.packet.constraints] == [new.id]
+    negative = wait_for(lambda: client.context(scope="acme/slides", query="Export as PDF", budget_tokens=600)
+                        .packet.negative, timeout=20)
+    assert negative[0].memory_id == old.id and negative[0].replaced_by["memory_id"] == new.id
+
+
+def test_events_recall_and_scopes(service, agent_token):
+    client = memgov.Client(service, agent_token)
+    task = client.scopes.open(parent="acme/slides", name="deck-42")
+    assert task.path == "acme/slides/deck-42" and task.created is True
+    assert client.scopes.open(parent="acme/slides", name="deck-42").created is False
+    assert "acme/slides/deck-42" in [s.path for s in client.scopes.list()]
+    created = client.events.record(scope="acme/slides/deck-42", session="s1", turns=[
+        {"role": "user", "content": "From now on, always number the slides.", "ref": "u1"},
+        {"role": "assistant", "content": "Will do.", "ref": "a1"}])
+    kinds = sorted((m.kind, m.status) for m in created)
+    assert ("episodic", "active") in kinds and any(s == "candidate" for _, s in kinds)
+    hits = wait_for(lambda: client.recall(scope="acme/slides/deck-42", query="number the slides", k=5), timeout=20)
+    assert isinstance(hits[0], memgov.RecallHit) and "number the slides" in hits[0].text
+    page = client.memories.list(scope="acme/slides/deck-42")
+    assert page.count == len(created) and {m.id for m in page.results} == {m.id for m in created}
+
+
+def test_error_answers_become_typed_exceptions(service, agent_token, other_workspace_scope):
+    client = memgov.Client(service, agent_token, max_retries=0)
+    with pytest.raises(memgov.NotFound) as not_found:
+        client.recall(scope="globex/slides", query="anything")
+    assert not_found.value.status == 404 and not_found.value.code == "not_found"
+
+    memory = client.memories.create(scope="acme/slides", text="A guess about the deck")
+    with pytest.raises(memgov.Forbidden) as forbidden:
+        client.memories.confirm(memory.id)
+    assert forbidden.value.message == DENIAL_REASONS[Action.CONFIRM]
+
+    with pytest.raises(memgov.InvalidInput) as invalid:
+        client.scopes.open(parent="acme/slides", name="Not A Name")
+    assert invalid.value.message == INVALID_SCOPE_NAME
+
+    with pytest.raises(memgov.InvalidInput) as fields:
+        client.context(scope="acme/slides", query="x", budget_tokens=0)
+    assert "budget_tokens" in fields.value.fields
+
+    with pytest.raises(memgov.NotAuthenticated):
+        memgov.Client(service, "mem_not-a-real-token").recall(scope="acme/slides", query="x")
+
+
+def test_pinned_over_budget_carries_needed_and_budget(service, curator, token_for):
+    client = memgov.Client(service, token_for(curator))
+    client.memories.create(scope="acme/slides", kind="convention", key="tone", status="active",
+                           text="Write in a formal tone with no exclamation marks at all", source_kind="reviewer")
+    with pytest.raises(memgov.PinnedOverBudget) as over:
+        client.context(scope="acme/slides", query="draft", budget_tokens=5)
+    assert over.value.status == 422 and over.value.budget == 5 and over.value.needed > 5
+
+
+def test_governance_calls_review_grants_tokens_retire_reject_forget(service, owner, curator, agent, token_for):
+    owner_client = memgov.Client(service, token_for(owner))
+    proposal = owner_client.memories.create(scope="acme/slides", kind="convention", key="deadline",
+                                            text="The deadline is Friday", status="proposed", source_kind="user")
+    queue = owner_client.review.queue(scope="acme/slides")
+    assert proposal.id in [item.memory["id"] for item in queue] and queue[0].can_confirm
+    assert owner_client.memories.reject(proposal.id, reason="not agreed").status == "rejected"
+
+    grant = owner_client.grants.add(principal="slides-agent", scope="acme/slides/", role="viewer")
+    assert grant.role == "viewer" and grant.id in [g.id for g in owner_client.grants.list(scope="acme/slides")]
+    owner_client.grants.revoke(grant.id, reason="not needed")
+    assert grant.id not in [g.id for g in owner_client.grants.list(scope="acme/slides")]
+
+    issued = owner_client.tokens.issue(principal="slides-agent")
+    assert issued.token.startswith("mem_")
+    assert memgov.Client(service, issued.token).scopes.list()[0].path == "acme/slides"
+
+    fact = owner_client.memories.create(scope="acme/slides", text="Deck 7 is archived", status="active",
+                                        source_kind="reviewer")
+    assert owner_client.memories.retire(fact.id, reason="no longer true").status == "retired"
+    secret = owner_client.memories.create(scope="acme/slides", text="The customer's phone number is 555",
+                                          source_kind="user")
+    forgotten = owner_client.memories.forget(secret.id, reason="personal data", mode="hard")
+    assert forgotten.memory.status == "forgotten" and forgotten.mode == "hard"
+    after = owner_client.memories.get(secret.id)
+    assert after.status == "forgotten" and after.text == ""
+
+
+def test_async_client_does_the_same_through_the_same_api(service, agent_token, other_workspace_scope):
+    async def scenario():
+        async with memgov.AsyncClient(service, agent_token) as client:
+            scope = await client.scopes.open(parent="acme/slides", name="async-task")
+            memory = await client.memories.create(scope=scope.path, text="Use the blue template", kind="preference")
+            ctx, hits = await asyncio.gather(
+                client.context(scope=scope.path, query="template", budget_tokens=300),
+                client.recall(scope=scope.path, query="blue template"))
+            with pytest.raises(memgov.NotFound):
+                await client.context(scope="globex/slides", query="x", budget_tokens=100)
+            return memory, ctx, hits
+
+    memory, ctx, hits = asyncio.run(scenario())
+    assert memory.status == "candidate" and isinstance(ctx, memgov.Context) and ctx.turn_id
+    assert all(b.memory_id != memory.id for b in ctx.packet.preferences)  # a candidate is never in force
+
+
+def test_url_and_token_come_from_the_environment(service, agent_token, monkeypatch):
+    monkeypatch.setenv("MEMGOV_URL", service)
+    monkeypatch.setenv("MEMGOV_TOKEN", agent_token)
+    assert [s.path for s in memgov.Client().scopes.list()] == ["acme/slides"]
+    monkeypatch.delenv("MEMGOV_TOKEN")
+    with pytest.raises(ValueError, match="MEMGOV_TOKEN"):
+        memgov.Client()
