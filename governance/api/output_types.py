@@ -72,6 +72,9 @@ class AuditVerifyOut(serializers.Serializer):
 
 class TokenIssuedOut(serializers.Serializer):
     token = serializers.CharField(help_text="The raw token: shown once, only its hash is kept.")
+    scope = serializers.CharField(help_text="The token acts only in this scope's subtree.")
+    role = serializers.CharField(help_text="The highest role the token may use.")
+    expires_at = serializers.DateTimeField(allow_null=True)
     note = serializers.CharField()
 
 

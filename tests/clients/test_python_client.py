@@ -115,9 +115,14 @@ def test_governance_calls_review_grants_tokens_retire_reject_forget(service, own
     owner_client.grants.revoke(grant.id, reason="not needed")
     assert grant.id not in [g.id for g in owner_client.grants.list(scope="acme/slides")]
 
-    issued = owner_client.tokens.issue(principal="slides-agent")
-    assert issued.token.startswith("mem_")
+    issued = owner_client.tokens.issue(principal="slides-agent", scope="acme/slides", role="agent")
+    assert issued.token.startswith("mem_") and (issued.scope, issued.role) == ("acme/slides", "agent")
     assert memgov.Client(service, issued.token).scopes.list()[0].path == "acme/slides"
+    listed = [tok for tok in owner_client.tokens.list(active=True) if tok.principal == "slides-agent"]
+    assert listed and listed[0].scope == "acme/slides" and listed[0].role == "agent"
+    owner_client.tokens.revoke(listed[0].id)
+    with pytest.raises(memgov.errors.NotAuthenticated):
+        memgov.Client(service, issued.token).scopes.list()
 
     fact = owner_client.memories.create(scope="acme/slides", text="Deck 7 is archived", status="active",
                                         source_kind="reviewer")

@@ -131,10 +131,18 @@ class Grants(_Resource):
 
 
 class Tokens(_Resource):
-    def issue(self, *, principal: str) -> t.IssuedToken:
-        """A new token for an agent principal; the raw token is shown once."""
-        return self._send(Call("POST", "/tokens", json={"principal": principal},
-                               parse=lambda d: t.IssuedToken(token=d["token"], note=d.get("note", ""))))
+    def issue(self, *, principal: str, scope: str, role: str, expires_at: str | None = None) -> t.IssuedToken:
+        """A new token for an agent principal, bound to `scope`'s subtree and at most `role` (and never more
+        than the agent's grants); `expires_at` an ISO 8601 time. The raw token is shown once."""
+        return self._send(Call("POST", "/tokens",
+                               json=clean({"principal": principal, "scope": scope, "role": role,
+                                           "expires_at": expires_at}),
+                               parse=t.IssuedToken.from_dict))
+
+    def list(self, *, active: bool = False) -> list[t.TokenInfo]:
+        """Tokens the caller may revoke: its own, and those bound inside a subtree it owns."""
+        return self._send(Call("GET", "/tokens", params={"active": "1"} if active else None,
+                               parse=lambda d: [t.TokenInfo.from_dict(x) for x in d]))
 
     def revoke(self, token_id: int) -> None:
         return self._send(Call("DELETE", f"/tokens/{int(token_id)}"))

@@ -305,7 +305,36 @@ class Grant:
 @dataclass(frozen=True)
 class IssuedToken:
     token: str
+    scope: str
+    role: str
+    expires_at: datetime | None
     note: str
+
+    @classmethod
+    def from_dict(cls, d: dict) -> IssuedToken:
+        return cls(token=d["token"], scope=d.get("scope", ""), role=d.get("role", ""),
+                   expires_at=_dt(d.get("expires_at")), note=d.get("note", ""))
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """A token as listed (never its raw key): what it is bound to and when it was last used."""
+
+    id: int
+    principal: str
+    prefix: str
+    scope: str | None
+    role: str
+    created_at: datetime | None
+    expires_at: datetime | None
+    last_used_at: datetime | None
+    revoked_at: datetime | None
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TokenInfo:
+        return cls(id=d["id"], principal=d["principal"], prefix=d["prefix"], scope=d.get("scope"), role=d["role"],
+                   created_at=_dt(d.get("created_at")), expires_at=_dt(d.get("expires_at")),
+                   last_used_at=_dt(d.get("last_used_at")), revoked_at=_dt(d.get("revoked_at")))
 
 
 def as_dict(value: Any) -> Any:
