@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -45,31 +46,85 @@ def _ids(outbox: Outbox) -> list[int]:
     return ids
 
 
+def _embedding_input(row: dict) -> str:
+    """The text the embedder gets for one memory row (of EMBED_FIELDS). The one place that decides it:
+    what is embedded and what is keyword-indexed for a memory is the retrieval side's business."""
+    return row["text"]
+
+
+EMBED_FIELDS = ("pk", "text", "content_hash")
+
+
+def _needs_vector(model_name: str) -> Q:
+    return Q(embedding__isnull=True) | ~Q(embedding_hash=F("content_hash")) | ~Q(embedding_model=model_name)
+
+
+def _unclaimed(now) -> Q:
+    return Q(embedding_claimed_until__isnull=True) | Q(embedding_claimed_until__lt=now)
+
+
+def claim_rows(memory_ids: list[int], *, model_name: str) -> list[int]:
+    """Take the embedding of these rows for one lease: lock the ones that still need a vector and that no
+    one else holds (SKIP LOCKED: a concurrent claimer's rows are simply not ours), then mark them. The
+    ids returned are this caller's to embed; every other caller gets none of them until the lease ends."""
+    if not memory_ids:
+        return []
+    now = timezone.now()
+    with transaction.atomic():
+        ids = list(
+            Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=True, status__in=EMBED_STATUSES)
+            .filter(_needs_vector(model_name)).filter(_unclaimed(now))
+            .select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)
+        )
+        if ids:
+            Memory.objects.filter(pk__in=ids).update(embedding_claimed_until=now + lease())
+    return ids
+
+
+def hold_rows(memory_ids: list[int]) -> None:
+    """Claim the embedding of rows the caller's own open transaction has just written (no one else can
+    see them yet, so no condition is needed); the caller then embeds them with `claimed=True`."""
+    Memory.objects.filter(pk__in=memory_ids).update(embedding_claimed_until=timezone.now() + lease())
+
+
 def embed_memories(
-    memory_ids: list[int], *, batch_size: int | None = None, heartbeat: Callable[[], None] | None = None
+    memory_ids: list[int], *, batch_size: int | None = None, heartbeat: Callable[[], None] | None = None,
+    claimed: bool = False,
 ) -> int:
-    """Embed the memories whose stored embedding is missing or was made from another text or model.
-    Each row is written only if its text is still the one embedded (a purge in between wins).
-    `heartbeat` is called after each batch, so a long run can keep its claim on the work."""
+    """Embed the memories whose stored embedding is missing or was made from another text or model, each
+    exactly once however many callers ask at the same time: a batch is claimed (claim_rows) before the
+    embedder sees it, and rows someone else holds are skipped. `claimed=True` says the caller already
+    holds the claim on these rows (the importer takes it in the transaction that writes them). Each row
+    is written only if its text is still the one embedded (a purge in between wins). `heartbeat` is
+    called after each batch, so a long run can keep its claim on its outbox delivery."""
     from django.conf import settings
 
     batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
     embedder = get_embedder()
-    todo = (
+    todo = list(
         Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=True, status__in=EMBED_STATUSES)
-        .filter(Q(embedding__isnull=True) | ~Q(embedding_hash=F("content_hash")) | ~Q(embedding_model=embedder.name))
-        .order_by("pk")
-        .values_list("pk", "text", "content_hash")
+        .filter(_needs_vector(embedder.name)).order_by("pk").values_list("pk", flat=True)
     )
-    rows = list(todo)
     done = 0
-    for start in range(0, len(rows), batch_size):
-        chunk = rows[start : start + batch_size]
-        vectors = embedder.embed_memories([text for _, text, _ in chunk])
-        for (pk, _, digest), vector in zip(chunk, vectors, strict=True):
-            done += Memory.objects.filter(pk=pk, content_hash=digest, purged_at__isnull=True).update(
-                embedding=vector, embedding_hash=digest, embedding_model=embedder.name
-            )
+    for start in range(0, len(todo), batch_size):
+        chunk_ids = todo[start : start + batch_size]
+        if claimed:  # ours already; renew the lease so a long import keeps every row it has not reached
+            Memory.objects.filter(pk__in=todo[start:]).update(embedding_claimed_until=timezone.now() + lease())
+        else:
+            chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
+        rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
+                    .values(*EMBED_FIELDS))
+        if rows:
+            vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
+            for row, vector in zip(rows, vectors, strict=True):
+                done += Memory.objects.filter(pk=row["pk"], content_hash=row["content_hash"],
+                                              purged_at__isnull=True).update(
+                    embedding=vector, embedding_hash=row["content_hash"], embedding_model=embedder.name,
+                    embedding_claimed_until=None,
+                )
+        # Rows not written (purged or changed meanwhile) give their claim back.
+        Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
+            embedding_claimed_until=None)
         if heartbeat is not None:
             heartbeat()
     return done

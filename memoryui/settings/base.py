@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from kombu import Queue
 
 from memoryui import embedded
 from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_required, env_str
@@ -94,6 +95,16 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Queues per kind of work: embedding (slow, CPU-bound, batch) has its own, so a backlog of it never holds
+# up a forget, a cache bump or a reinforcement on the default queue. A worker started without -Q consumes
+# both; `runstack` runs one worker per queue (docs/operations.md, "Queues").
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+EMBEDDING_QUEUE = env_str("EMBEDDING_QUEUE", "embedding")
+CELERY_TASK_QUEUES = (Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(EMBEDDING_QUEUE))
+CELERY_TASK_ROUTES = {
+    "governance.tasks.embed_outbox": {"queue": EMBEDDING_QUEUE},
+    "governance.tasks.embed_memories": {"queue": EMBEDDING_QUEUE},
+}
 # Task modules outside an app's tasks.py that every worker must register.
 CELERY_IMPORTS = ("governance.recall.tasks",)
 CELERY_BEAT_SCHEDULE = {
