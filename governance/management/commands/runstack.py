@@ -102,6 +102,19 @@ class Child:
             return ""
 
 
+def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
+    """The Celery workers runstack starts: one on the default queue, one on the embedding queue. One
+    thread for embedding: the embedder serialises its calls and uses every core itself, so a second
+    thread would only wait on the first; a process of its own keeps embedding off the default queue."""
+    common = ["--loglevel=INFO", "--without-mingle", "--without-gossip", "--pool=threads"]
+    return {
+        "worker": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={concurrency}",
+                   f"--queues={settings.CELERY_TASK_DEFAULT_QUEUE}", f"--hostname=runstack-{port}@%h", *common],
+        "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", "--concurrency=1",
+                     f"--queues={settings.EMBEDDING_QUEUE}", f"--hostname=runstack-embed-{port}@%h", *common],
+    }
+
+
 class Command(BaseCommand):
     help = "Start the whole stack (database, Redis, migrations, demo data, worker, beat, web) in one command."
 
@@ -209,18 +222,8 @@ class Command(BaseCommand):
         logs.mkdir(exist_ok=True)
         py = sys.executable
         self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings) and beat")
-        self.children.append(Child("worker", [
-            py, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", f"--concurrency={concurrency}",
-            f"--queues={settings.CELERY_TASK_DEFAULT_QUEUE}",
-            "--loglevel=INFO", f"--hostname=runstack-{port}@%h", "--without-mingle", "--without-gossip",
-        ], env, logs))
-        # One thread: the embedder serialises its calls and uses every core itself, so a second thread would
-        # only wait on the first; a process of its own keeps embedding off the default queue's threads.
-        self.children.append(Child("embedder", [
-            py, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", "--concurrency=1",
-            f"--queues={settings.EMBEDDING_QUEUE}",
-            "--loglevel=INFO", f"--hostname=runstack-embed-{port}@%h", "--without-mingle", "--without-gossip",
-        ], env, logs))
+        for name, argv in worker_commands(py, port=port, concurrency=concurrency).items():
+            self.children.append(Child(name, argv, env, logs))
         self.children.append(Child("beat", [
             py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
             f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}",
