@@ -54,6 +54,7 @@ class OpenAIEmbedder(Embedder):
         headers = {"Authorization": f"Bearer {settings.EMBEDDING_API_KEY}"} if settings.EMBEDDING_API_KEY else {}
         self._client = httpx.Client(base_url=settings.EMBEDDING_API_URL.rstrip("/"), headers=headers,
                                     timeout=settings.EMBEDDING_API_TIMEOUT)
+        self._url = settings.EMBEDDING_API_URL
         self._model = settings.EMBEDDING_API_MODEL
         self._input_type = settings.EMBEDDING_API_INPUT_TYPE
         self._prefix = {"query": settings.EMBEDDING_API_QUERY_PREFIX, "passage": settings.EMBEDDING_API_PASSAGE_PREFIX}
@@ -69,7 +70,7 @@ class OpenAIEmbedder(Embedder):
             with self._lock:
                 response = self._client.post("/embeddings", json=body)
         except self._httpx.TransportError as exc:  # connect error, timeout, reset
-            raise EmbeddingServerUnavailable(f"embedding server {settings.EMBEDDING_API_URL}: {exc!r}") from exc
+            raise EmbeddingServerUnavailable(f"embedding server {self._url}: {exc!r}") from exc
         if response.status_code == 429 or response.status_code >= 500:
             raise EmbeddingServerUnavailable(
                 f"embedding server answered {response.status_code}: {response.text[:300]}")

