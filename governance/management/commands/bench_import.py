@@ -162,10 +162,16 @@ class Command(BaseCommand):
         real = embedder.embed_memories
         lock = threading.Lock()
 
+        busy = [0.0]
+
         def counting(batch):
             with lock:
                 seen.update(batch)
-            return real(batch)
+            t = time.perf_counter()
+            try:
+                return real(batch)
+            finally:
+                busy[0] += time.perf_counter() - t
 
         with tempfile.NamedTemporaryFile("w", suffix=".jsonl", encoding="utf-8", delete=False) as handle:
             handle.write("\n".join(json.dumps(line) for line in lines))
@@ -189,6 +195,7 @@ class Command(BaseCommand):
         out = {"turns": n, "avg_chars": round(chars), "memories": stored, "import_s": round(seconds, 2),
                "import_turns_per_s": round(n / seconds, 2), "embedder_texts_per_s_before": round(before, 2),
                "embedder_texts_per_s_after": round(after, 2), "ratio": round(n / seconds / reference, 3),
+               "embedder_busy_s": round(busy[0], 2), "embedder_busy_share": round(busy[0] / seconds, 3),
                "texts_embedded_by_import": sum(seen.values()), "texts_embedded_by_worker": max(by_worker, 0),
                "load_avg_1m_before": load_before, "load_avg_1m_after": os.getloadavg()[0]}
         w = self.stdout.write
@@ -197,7 +204,8 @@ class Command(BaseCommand):
           f"{embedder.name}, batches of {settings.EMBEDDING_BATCH_SIZE})")
         w(f"  import:          {out['import_turns_per_s']:.1f} turns/s ({seconds:.1f} s, worker "
           f"{'running' if self._worker_running else 'not running'})")
-        w(f"  ratio:           {out['ratio']:.2f} of the embedder's own throughput (goal ≥ 0.90)")
+        w(f"  ratio:           {out['ratio']:.2f} of the embedder's own throughput (goal ≥ 0.90); the embedder "
+          f"was busy {busy[0]:.1f} s of the import's {seconds:.1f} s ({100 * out['embedder_busy_share']:.0f}%)")
         w(f"  texts embedded:  {out['texts_embedded_by_import']} by the import, {out['texts_embedded_by_worker']} "
           f"by the worker, for {stored} memories; 1-min load average {load_before:.1f} → {out['load_avg_1m_after']:.1f}")
         return out
