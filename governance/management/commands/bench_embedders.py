@@ -1,7 +1,7 @@
 """`manage.py bench_embedders`: every embedder we can run here, on the same texts and questions.
 
 For each backend it prints: model load time; texts/s on short (~150 chars) and long (~1,000 chars)
-generated conversation turns (bench_import's generator) in batches of EMBEDDING_BATCH_SIZE; the
+generated conversation turns (bench_import's generator) in the pipeline's batches; the
 query embedding's median and p95 on one thread; and vector-only recall@1/5/10 on
 
 - `eval`: the shipped evaluate_retrieval set (tests/data/eval_conversations.jsonl + eval_questions.jsonl,
@@ -35,6 +35,7 @@ from django.test import override_settings
 from benchmarks.stats import percentile
 from governance.embedding.base import Embedder, embedder_class
 from governance.management.commands.bench_import import conversation, long_turn
+from governance.propagation import embedding_batches
 
 KS = (1, 5, 10)
 
@@ -192,9 +193,11 @@ class Command(BaseCommand):
             embedder.use_threads_here(os.cpu_count() or 1)
             speed = {}
             for label, texts in (("short", short), ("long", long)):
+                batches = embedding_batches(list(enumerate(map(len, texts))), settings.EMBEDDING_BATCH_SIZE,
+                                            settings.EMBEDDING_BATCH_CHARS)
                 t = time.perf_counter()
-                for i in range(0, len(texts), settings.EMBEDDING_BATCH_SIZE):
-                    embedder.embed_memories(texts[i : i + settings.EMBEDDING_BATCH_SIZE])
+                for batch in batches:
+                    embedder.embed_memories([texts[i] for i in batch])
                 speed[label] = len(texts) / (time.perf_counter() - t)
             row = {"backend": name, "model": embedder.name, "dimensions": embedder.dimensions,
                    "load_s": round(load_s, 2), "short_texts_per_s": round(speed["short"], 1),

@@ -3,7 +3,8 @@
 For short turns (~150 characters, LoCoMo-like) and long ones (~1,000 characters, LongMemEval-like), all
 generated here (conversation-like sentences, no downloads), it measures on the same texts:
 
-1. the configured embedder on its own: texts/s in batches of EMBEDDING_BATCH_SIZE, before and after the
+1. the configured embedder on its own: texts/s in the pipeline's batches (EMBEDDING_BATCH_SIZE texts,
+   EMBEDDING_BATCH_CHARS characters), before and after the
    import (the mean of the two is the reference, so a change of machine load in between shows);
 2. `import_conversations` of the same turns as a file, end to end (parse, write, extract candidates,
    embed), with a real Celery worker on both queues running beside it (`--no-worker` leaves it out),
@@ -37,6 +38,7 @@ from django.utils import timezone
 
 from governance.embedding import get_embedder
 from governance.models import Memory, Outbox, Scope
+from governance.propagation import embedding_batches
 
 NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Audrey", "Andrew", "Nate", "Joanna", "Tim", "John", "Maria", "Dave"]
 OPENERS = ["Hey {other}!", "Hi {other}, good to hear from you.", "Oh wow, {other}, that sounds amazing.",
@@ -145,10 +147,12 @@ class Command(BaseCommand):
     # --- one length class --------------------------------------------------------------------------------
 
     def _standalone(self, embedder, texts: list[str]) -> float:
-        size = settings.EMBEDDING_BATCH_SIZE
+        """The embedder alone, in the batches the pipeline makes of these texts (embedding_batches)."""
+        batches = embedding_batches(list(enumerate(map(len, texts))), settings.EMBEDDING_BATCH_SIZE,
+                                    settings.EMBEDDING_BATCH_CHARS)
         started = time.perf_counter()
-        for start in range(0, len(texts), size):
-            embedder.embed_memories(texts[start : start + size])
+        for batch in batches:
+            embedder.embed_memories([texts[i] for i in batch])
         return len(texts) / (time.perf_counter() - started)
 
     def _bench(self, kind: str, n: int, scope: str, embedder) -> dict:
@@ -201,7 +205,8 @@ class Command(BaseCommand):
         w = self.stdout.write
         w(f"{kind} turns (n={n}, ~{out['avg_chars']} chars, {stored} memories incl. candidates):")
         w(f"  embedder alone:  {before:.1f} / {after:.1f} texts/s (before / after the import; "
-          f"{embedder.name}, batches of {settings.EMBEDDING_BATCH_SIZE})")
+          f"{embedder.name}, batches of ≤ {settings.EMBEDDING_BATCH_SIZE} texts / "
+          f"{settings.EMBEDDING_BATCH_CHARS} chars)")
         w(f"  import:          {out['import_turns_per_s']:.1f} turns/s ({seconds:.1f} s, worker "
           f"{'running' if self._worker_running else 'not running'})")
         w(f"  ratio:           {out['ratio']:.2f} of the embedder's own throughput (goal ≥ 0.90); the embedder "

@@ -3,7 +3,8 @@ memories the events API makes. Idempotent: a turn is identified by scope, sessio
 a ref gets one derived from its time, role and content), so importing a file twice adds nothing.
 
 Each chunk of turns is written in one transaction that also claims the rows' embedding for this process;
-the command then embeds them in batches (EMBEDDING_BATCH_SIZE) and the embedding worker, receiving the
+the command embeds them once they fill a batch (EMBEDDING_BATCH_SIZE texts or EMBEDDING_BATCH_CHARS
+characters, across sessions: small batches are slow) and the embedding worker, receiving the
 same rows' outbox delivery, finds them taken: every text goes through the embedder once. Rows are
 searchable by keyword from the commit on, by vector when their embedding lands. With --no-embed the
 command only writes and the `embedding` queue does the work."""
@@ -16,12 +17,13 @@ import sys
 import time
 from itertools import groupby
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
-from governance.propagation import embed_memories, hold_rows
+from governance.propagation import embed_memories, embedding_batches, hold_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
 
@@ -103,6 +105,9 @@ class Command(BaseCommand):
             self.stderr.write(error)
         total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
         done = 0
+        # Written but not yet embedded (claimed by this process): embedded once they fill a batch, so a
+        # conversation of many short sessions still reaches the embedder in full batches.
+        waiting: list[tuple[int, int]] = []
         scopes: dict[str, object] = {}
         # Consecutive lines of one scope and session form one event (in chunks), in file order.
         for (scope_path, session), group in groupby(lines, key=lambda x: (x["scope"], x["session"])):
@@ -120,11 +125,23 @@ class Command(BaseCommand):
                 memories = ingest_claimed(scope=scope, session=session, turns=turns, embed=not no_embed)
                 created += len(memories)
                 turns_new += sum(1 for m in memories if m.kind == "episodic")
-                if memories and not no_embed:
-                    embed_memories([m.pk for m in memories], claimed=True)
+                if not no_embed:
+                    waiting += [(m.pk, len(m.text)) for m in memories]
+                    full = embedding_batches(waiting, settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_BATCH_CHARS)
+                    ready = [pk for batch in full[:-1] for pk in batch]  # the last batch may still grow
+                    if full and len(full[-1]) >= settings.EMBEDDING_BATCH_SIZE:
+                        ready += full[-1]
+                    if ready:
+                        taken = set(ready)
+                        waiting = [row for row in waiting if row[0] not in taken]
+                        later = [pk for pk, _ in waiting]
+                        # The rows still waiting keep their claim while the ready ones are embedded.
+                        embed_memories(ready, claimed=True, heartbeat=lambda later=later: hold_rows(later))
                 done += len(chunk)
                 self.stdout.write(progress_line(done, total, created, time.monotonic() - started))
                 self.stdout.flush()
+        if waiting:
+            embed_memories([pk for pk, _ in waiting], claimed=True)
         elapsed = time.monotonic() - started
         self.stdout.write(f"read {total} turns: {turns_new} new ({created} memories created with their "
                           f"candidates), {total - turns_new} already present; {len(errors)} bad lines; "
