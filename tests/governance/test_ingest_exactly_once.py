@@ -85,6 +85,9 @@ def test_rows_held_by_an_importer_are_skipped_by_every_other_caller(db, project_
         ids = [m.pk for m in memory_record_batch(items=items, actor=agent)]
         propagation.hold_rows(ids)
 
+    from governance.management.commands.embedding_status import embedding_backlog
+
+    assert embedding_backlog(get_embedder().name)["claimed"] == 4
     assert propagation.embed_memories(ids) == 0  # a worker's delivery: nothing is its to embed
     assert propagation.claim_rows(ids, model_name=get_embedder().name) == []
     assert not counted_embedder
@@ -92,6 +95,7 @@ def test_rows_held_by_an_importer_are_skipped_by_every_other_caller(db, project_
     assert propagation.embed_memories(ids, claimed=True) == 4  # the holder embeds them
     assert counted_embedder == Counter(SENTENCES[:4])
     assert not Memory.objects.filter(pk__in=ids, embedding_claimed_until__isnull=False).exists()
+    assert embedding_backlog(get_embedder().name)["claimed"] == 0
 
 
 def test_two_claimers_of_the_same_rows_get_disjoint_shares(db, project_scope, agent):
