@@ -228,3 +228,13 @@ def test_an_import_of_many_short_sessions_reaches_the_embedder_in_full_batches(d
     assert calls == [8, 8, 4]  # sessions of 3 turns, embedded in batches that span them
     assert Memory.objects.filter(scope__path="imp/sessions", embedding__isnull=False).count() == 20
     assert sum(counted_embedder.values()) == 20
+
+
+def test_an_import_that_only_writes_is_embedded_once_by_the_embedding_queue(celery_worker, tmp_path,
+                                                                            counted_embedder):
+    call_command("import_conversations", conversation_file(tmp_path, 12, scope="imp/queue"), "--no-embed",
+                 stdout=StringIO(), stderr=StringIO())
+
+    wait_for(lambda: Memory.objects.filter(scope__path="imp/queue", embedding__isnull=False).count() == 12)
+    wait_for(lambda: not OutboxDelivery.objects.filter(store="embedding").exclude(state="done").exists())
+    assert counted_embedder == Counter(Memory.objects.filter(scope__path="imp/queue").values_list("text", flat=True))
