@@ -125,10 +125,12 @@ class Command(BaseCommand):
         embedder.embed_memories(["warm-up"])
         run = f"bench-import/r{int(time.time())}"
         self._started = timezone.now()
-        worker = None if opts["no_worker"] else self._start_worker(run)
-        results = {"embedder": embedder.name, "batch_size": settings.EMBEDDING_BATCH_SIZE, "worker": worker is not None,
+        worker = None
+        results = {"embedder": embedder.name, "batch_size": settings.EMBEDDING_BATCH_SIZE,
+                   "batch_chars": settings.EMBEDDING_BATCH_CHARS, "worker": not opts["no_worker"],
                    "cpus": os.cpu_count()}
         try:
+            worker = None if opts["no_worker"] else self._start_worker(run)
             for kind in ("short", "long"):
                 if opts[kind]:
                     results[kind] = self._bench(kind, opts[kind], f"{run}/{kind}", embedder)
@@ -234,15 +236,19 @@ class Command(BaseCommand):
             cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         self.stdout.write(f"starting a Celery worker on the queues {queues} and waiting for its first vector")
-        scope = scope_ensure(path=f"{run}/warm", actor=None)
-        warm = memory_record_batch(items=[MemoryInput(scope=scope, kind="episodic", text="warm-up",
-                                                      source_kind="user")], actor=None)
-        deadline = time.monotonic() + 180
-        while not Memory.objects.filter(pk=warm[0].pk, embedding__isnull=False).exists():
-            if time.monotonic() > deadline or worker.poll() is not None:
-                worker.kill()
-                raise CommandError("the benchmark's Celery worker did not embed a warm-up memory within 180 s")
-            time.sleep(0.2)
+        try:
+            scope = scope_ensure(path=f"{run}/warm", actor=None)
+            warm = memory_record_batch(items=[MemoryInput(scope=scope, kind="episodic", text="warm-up",
+                                                          source_kind="user")], actor=None)
+            deadline = time.monotonic() + 180
+            while not Memory.objects.filter(pk=warm[0].pk, embedding__isnull=False).exists():
+                if time.monotonic() > deadline or worker.poll() is not None:
+                    raise CommandError("the benchmark's Celery worker did not embed a warm-up memory within 180 s")
+                time.sleep(0.2)
+        except BaseException:  # never leave the worker behind (e.g. an unmigrated database, Ctrl-C)
+            worker.kill()
+            worker.wait(30)
+            raise
         self._worker_running = True
         return worker
 
