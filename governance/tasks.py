@@ -25,12 +25,15 @@ RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 12
 
 @shared_task(**RETRY)
 def propagate_outbox(outbox_id: int) -> dict:
-    """Apply one outbox row to each derived store that has not applied it yet."""
+    """Apply one outbox row to each derived store that has not applied it yet, except the embedding
+    store: that one is the `embedding` queue's work (embed_outbox), so a backlog of embeddings never
+    holds up a forget, a cache bump or a summary."""
     outbox = Outbox.objects.filter(pk=outbox_id).first()
     if outbox is None or outbox.state == Outbox.State.DONE:
         return {"outbox": outbox_id, "skipped": True}
     applied = []
-    for delivery in outbox.deliveries.select_related("outbox").exclude(state=OutboxDelivery.State.DONE):
+    pending = outbox.deliveries.select_related("outbox").exclude(state=OutboxDelivery.State.DONE)
+    for delivery in pending.exclude(store="embedding"):
         if propagation.run_delivery(delivery):
             applied.append(delivery.store)
     propagation.finish_outbox(outbox_id)
@@ -38,7 +41,28 @@ def propagate_outbox(outbox_id: int) -> dict:
 
 
 @shared_task(**RETRY)
+def embed_outbox(outbox_id: int) -> dict:
+    """The embedding delivery of one outbox row (routed to the `embedding` queue)."""
+    delivery = (OutboxDelivery.objects.select_related("outbox").filter(outbox_id=outbox_id, store="embedding")
+                .exclude(state=OutboxDelivery.State.DONE).first())
+    if delivery is None:
+        return {"outbox": outbox_id, "skipped": True}
+    applied = propagation.run_delivery(delivery)
+    propagation.finish_outbox(outbox_id)
+    return {"outbox": outbox_id, "applied": ["embedding"] if applied else []}
+
+
+def dispatch_outbox(outbox_id: int, stores) -> None:
+    """Queue the work of one outbox row: the embedding on its own queue, everything else on the default."""
+    if any(store != "embedding" for store in stores):
+        propagate_outbox.delay(outbox_id)
+    if "embedding" in stores:
+        embed_outbox.delay(outbox_id)
+
+
+@shared_task(**RETRY)
 def embed_memories(memory_ids: list[int]) -> int:
+    """Embed these memories (routed to the `embedding` queue); rows another caller holds are skipped."""
     return propagation.embed_memories(memory_ids)
 
 
@@ -54,8 +78,13 @@ def reconcile(*, stale_after_seconds: int | None = None, limit: int = 500) -> di
         Outbox.objects.filter(state=Outbox.State.PENDING, created_at__lt=cutoff).order_by("pk")
         .values_list("pk", flat=True)[:limit]
     )
+    stores = {}
+    for outbox_id, store in OutboxDelivery.objects.filter(outbox_id__in=pending).exclude(
+        state=OutboxDelivery.State.DONE
+    ).values_list("outbox_id", "store"):
+        stores.setdefault(outbox_id, set()).add(store)
     for outbox_id in pending:
-        propagate_outbox.delay(outbox_id)
+        dispatch_outbox(outbox_id, stores.get(outbox_id, {"cache"}))
     # Drift: vectors of purged memories, and memories whose vector is missing or from an older text/model.
     purged = Memory.objects.filter(purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
@@ -63,6 +92,8 @@ def reconcile(*, stale_after_seconds: int | None = None, limit: int = 500) -> di
     stale_ids = list(
         Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES, created_at__lt=cutoff)
         .filter(Q(embedding__isnull=True) | ~Q(embedding_hash=F("content_hash")))
+        # A row someone is embedding right now (an import, a worker) is theirs until the lease ends.
+        .filter(Q(embedding_claimed_until__isnull=True) | Q(embedding_claimed_until__lt=timezone.now()))
         .values_list("pk", flat=True)[:limit]
     )
     if stale_ids:

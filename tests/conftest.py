@@ -70,7 +70,8 @@ _running_worker: list = []  # the session's worker app, once started
 
 @pytest.fixture(scope="session")
 def celery_worker_session(django_db_setup, django_db_blocker):
-    """A real Celery worker consuming from the test Redis database, in this process (thread pool)."""
+    """A real Celery worker consuming from the test Redis database, in this process (thread pool), on
+    every queue the settings declare (the default one and `embedding`)."""
     from celery.contrib.testing.worker import start_worker
 
     from memoryui.celery import app
@@ -79,12 +80,18 @@ def celery_worker_session(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         # Drop messages an earlier, interrupted run left in the test queue.
         with app.connection_for_write() as conn:
-            conn.default_channel.queue_purge("celery")
+            for queue in worker_queues(app):
+                conn.default_channel.queue_purge(queue)
         with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING",
-                          shutdown_timeout=30):
+                          shutdown_timeout=30, queues=worker_queues(app)):
             _running_worker.append(app)
             yield app
             _running_worker.clear()
+
+
+def worker_queues(app) -> list[str]:
+    """Every queue the session's worker consumes: the default one and the embedding queue."""
+    return [queue.name for queue in app.conf.task_queues]
 
 
 def settle_worker(app, timeout: float = 30.0) -> bool:
@@ -103,10 +110,12 @@ def settle_worker(app, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with app.connection_for_read() as conn:
-            try:
-                queued = conn.default_channel.queue_declare("celery", passive=True).message_count
-            except ChannelError:  # the Redis transport has no key for an empty queue
-                queued = 0
+            queued = 0
+            for queue in worker_queues(app):
+                try:
+                    queued += conn.default_channel.queue_declare(queue, passive=True).message_count
+                except ChannelError:  # the Redis transport has no key for an empty queue
+                    pass
         if not queued and not state.active_requests and not state.reserved_requests:
             return True
         time.sleep(0.05)

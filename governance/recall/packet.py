@@ -219,7 +219,7 @@ def assemble_context(
         "turn_id": None,
         "packet": packet,
         "budget": {"limit": budget_tokens, "used": used, "counter": counter_name()},
-        "trace": {"stages": state.trace},
+        "trace": {"stages": state.trace, "pending_vectors": state.pending_vectors},
         "text": render_packet_text(packet),
     }
     if store:

@@ -77,6 +77,7 @@ def vector_stage(state: RecallState) -> tuple[int, int]:
         return 0, 0
     limit = max(CANDIDATES_PER_PATH, state.k)
     state.lists[VECTOR] = vector.nearest(state.eligibility, state.query_vector, limit, mode=state.vector_mode)
+    state.pending_vectors = vector.pending_vectors(state.eligibility)
     return 1, len(state.lists[VECTOR])
 
 

@@ -66,6 +66,9 @@ class RecallState:
     keyed_winners: dict[str, tuple[int, int]] = field(default_factory=dict)
     dropped: list[tuple[Hit, str, str]] = field(default_factory=list)  # (hit, slot, why) left out early
     trace: list[dict] = field(default_factory=list)
+    # Eligible memories not yet carrying a vector (just written; the embedding queue has them): found by
+    # keyword, key and recency meanwhile, by vector once it lands. Capped at PENDING_VECTORS_CAP.
+    pending_vectors: int = 0
 
     def run(self, name: str, fn: Callable[[RecallState], tuple[int, int] | None]) -> None:
         """Run one stage and record its time and how many items went in and came out."""

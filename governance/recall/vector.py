@@ -102,3 +102,22 @@ def nearest(
         plan["hnsw"], plan["exact"] = indexed, rest
     found.sort(key=lambda r: (r[1], r[0]))
     return [(int(i), 1.0 - float(d)) for i, d in found[:limit]]
+
+
+PENDING_VECTORS_CAP = 10_000
+
+
+def pending_vectors(eligibility: Eligibility) -> int:
+    """How many eligible memories the vector search cannot see yet (no vector: the embedding queue has
+    them), counted up to PENDING_VECTORS_CAP so a large import's backlog costs a bounded read. Uses
+    the partial index memory_embedding_backlog, which holds only rows without a vector."""
+    if not eligibility.scope_ids:
+        return 0
+    where, params = eligibility.where("m")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM governance_memory m WHERE {where} AND m.embedding IS NULL"
+            " LIMIT %s) AS pending",
+            [*params, PENDING_VECTORS_CAP],
+        )
+        return int(cursor.fetchone()[0])

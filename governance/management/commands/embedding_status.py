@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import connection
 from django.db.models import Count, F, Q
+from django.utils import timezone
 
 from governance.embedding.base import embedder_class
 from governance.models import Memory, OutboxDelivery
@@ -38,6 +39,8 @@ def embedding_backlog(model_name: str) -> dict:
         missing=Count("id", filter=Q(embedding__isnull=True)),
         other_model=Count("id", filter=has & ~Q(embedding_model=model_name)),
         stale_text=Count("id", filter=has & Q(embedding_model=model_name) & ~Q(embedding_hash=F("content_hash"))),
+        # Claimed by an importer or a worker that is embedding them right now (propagation.claim_rows).
+        claimed=Count("id", filter=Q(embedding_claimed_until__gt=timezone.now())),
     )
     counts["backlog"] = counts["missing"] + counts["other_model"] + counts["stale_text"]
     counts["current"] = counts["total"] - counts["backlog"]
@@ -77,6 +80,7 @@ class Command(BaseCommand):
         w(f"    no vector yet:       {status['missing']}")
         w(f"    made by other model: {status['other_model']}")
         w(f"    made from old text:  {status['stale_text']}")
+        w(f"  being embedded now:    {status['claimed']} (claimed by an importer or a worker)")
         for model, n in status["by_model"].items():
             w(f"  vectors by {model}: {n}")
         w(f"embedding deliveries pending: {status['deliveries_pending']}, failed: {status['deliveries_failed']}")

@@ -1,6 +1,13 @@
 """Import conversations from JSON lines {scope, session, at, role, speaker?, content, ref?} into the same
 memories the events API makes. Idempotent: a turn is identified by scope, session and ref (a line without
-a ref gets one derived from its time, role and content), so importing a file twice adds nothing."""
+a ref gets one derived from its time, role and content), so importing a file twice adds nothing.
+
+Each chunk of turns is written in one transaction that also claims the rows' embedding for this process;
+the command embeds them once they fill a batch (EMBEDDING_BATCH_SIZE texts or EMBEDDING_BATCH_CHARS
+characters, across sessions: small batches are slow) and the embedding worker, receiving the
+same rows' outbox delivery, finds them taken: every text goes through the embedder once. Rows are
+searchable by keyword from the commit on, by vector when their embedding lands. With --no-embed the
+command only writes and the `embedding` queue does the work."""
 
 from __future__ import annotations
 
@@ -10,11 +17,13 @@ import sys
 import time
 from itertools import groupby
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
-from governance.propagation import embed_memories
+from governance.propagation import embed_memories, embedding_batches, hold_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
 
@@ -46,12 +55,38 @@ def parse_line(number: int, raw: str) -> dict:
     return line
 
 
+def format_eta(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def progress_line(done: int, total: int, created: int, elapsed: float) -> str:
+    """One progress line: turns done of total, memories created, the rate so far and the time left at it."""
+    rate = done / max(elapsed, 1e-6)
+    eta = format_eta((total - done) / rate) if rate > 0 else "?"
+    pct = 100.0 * done / total if total else 100.0
+    return f"  {done}/{total} turns ({pct:.0f}%), {created} memories created, {rate:.1f} turns/s, ETA {eta}"
+
+
+def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> list:
+    """Write one chunk of turns; when this process embeds them, claim their embedding in the same
+    transaction, so the embedding worker that receives the chunk's outbox delivery finds every row
+    taken and never runs the embedder on them (each text is embedded exactly once)."""
+    with transaction.atomic():
+        memories = event_ingest(scope=scope, session=session, at=turns[0]["at"], turns=turns, actor=None)
+        if memories and embed:
+            hold_rows([m.pk for m in memories])
+    return memories
+
+
 class Command(BaseCommand):
-    help = "Import conversation turns from a JSONL file (idempotent, with batch embedding)."
+    help = "Import conversation turns from a JSONL file (idempotent, each text embedded once, here)."
 
     def add_arguments(self, parser):
         parser.add_argument("file")
-        parser.add_argument("--no-embed", action="store_true", help="leave embedding to the workers")
+        parser.add_argument("--no-embed", action="store_true",
+                            help="only write: the embedding workers embed the turns (searchable by keyword at once)")
 
     def handle(self, *args, file, no_embed, **options):
         try:
@@ -70,6 +105,9 @@ class Command(BaseCommand):
             self.stderr.write(error)
         total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
         done = 0
+        # Written but not yet embedded (claimed by this process): embedded once they fill a batch, so a
+        # conversation of many short sessions still reaches the embedder in full batches.
+        waiting: list[tuple[int, int]] = []
         scopes: dict[str, object] = {}
         # Consecutive lines of one scope and session form one event (in chunks), in file order.
         for (scope_path, session), group in groupby(lines, key=lambda x: (x["scope"], x["session"])):
@@ -84,15 +122,29 @@ class Command(BaseCommand):
             for start in range(0, len(group), BATCH_TURNS):
                 chunk = group[start : start + BATCH_TURNS]
                 turns = [{k: t.get(k) for k in ("role", "speaker", "content", "ref", "call_id", "at")} for t in chunk]
-                memories = event_ingest(scope=scope, session=session, at=chunk[0]["at"], turns=turns, actor=None)
+                memories = ingest_claimed(scope=scope, session=session, turns=turns, embed=not no_embed)
                 created += len(memories)
                 turns_new += sum(1 for m in memories if m.kind == "episodic")
-                if memories and not no_embed:
-                    embed_memories([m.pk for m in memories])
+                if not no_embed:
+                    waiting += [(m.pk, len(m.text)) for m in memories]
+                    full = embedding_batches(waiting, settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_BATCH_CHARS)
+                    ready = [pk for batch in full[:-1] for pk in batch]  # the last batch may still grow
+                    if full and len(full[-1]) >= settings.EMBEDDING_BATCH_SIZE:
+                        ready += full[-1]
+                    if ready:
+                        taken = set(ready)
+                        waiting = [row for row in waiting if row[0] not in taken]
+                        later = [pk for pk, _ in waiting]
+                        # The rows still waiting keep their claim while the ready ones are embedded.
+                        embed_memories(ready, claimed=True, heartbeat=lambda later=later: hold_rows(later))
                 done += len(chunk)
-                rate = done / max(time.monotonic() - started, 1e-6)
-                self.stdout.write(f"  {done}/{total} turns, {created} memories created, {rate:.0f} turns/s")
+                self.stdout.write(progress_line(done, total, created, time.monotonic() - started))
+                self.stdout.flush()
+        if waiting:
+            embed_memories([pk for pk, _ in waiting], claimed=True)
+        elapsed = time.monotonic() - started
         self.stdout.write(f"read {total} turns: {turns_new} new ({created} memories created with their "
-                          f"candidates), {total - turns_new} already present; {len(errors)} bad lines")
+                          f"candidates), {total - turns_new} already present; {len(errors)} bad lines; "
+                          f"{elapsed:.1f} s")
         if errors:
             raise CommandError(f"{len(errors)} lines could not be imported (first: {errors[0]})")

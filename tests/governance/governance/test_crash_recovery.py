@@ -34,12 +34,14 @@ def stack(transactional_db, private_redis, tmp_path, monkeypatch):
 
     broker = private_redis.url.replace("unix://", "redis+socket://", 1)
 
-    def dispatch(outbox_id: int) -> None:
-        from governance.tasks import propagate_outbox
+    def dispatch(outbox_id: int, stores) -> None:
+        from governance.tasks import embed_outbox, propagate_outbox
 
         try:
             with app.connection_for_write(broker) as conn:
                 propagate_outbox.apply_async(args=[outbox_id], connection=conn, retry=False)
+                if "embedding" in stores:
+                    embed_outbox.apply_async(args=[outbox_id], connection=conn, retry=False)
         except Exception:  # broker down: committed anyway, the reconciler will dispatch it
             pass
 

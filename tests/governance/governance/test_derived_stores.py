@@ -14,13 +14,14 @@ from governance.models import AuditEvent, Memory, Outbox, Status, Summary, Turn,
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_supersede
 from governance.services.retention import retention_apply, retention_policy_set
 from governance.services.summary import summary_build, summary_get
-from governance.tasks import propagate_outbox, repair_derived_drift
+from governance.tasks import embed_outbox, propagate_outbox, repair_derived_drift
 
 
 def run_pending():
     """Apply every pending outbox row here and now (what the worker would do)."""
     for outbox_id in Outbox.objects.filter(state="pending").order_by("pk").values_list("pk", flat=True):
         propagate_outbox(outbox_id)
+        embed_outbox(outbox_id)
 
 
 def remember(scope, text, **kw):
