@@ -115,7 +115,7 @@ def test_governance_calls_review_grants_tokens_retire_reject_forget(service, own
     owner_client.grants.revoke(grant.id, reason="not needed")
     assert grant.id not in [g.id for g in owner_client.grants.list(scope="acme/slides")]
 
-    issued = owner_client.tokens.issue(principal="slides-agent")
+    issued = owner_client.tokens.issue(principal="slides-agent", scope="acme/slides")
     assert issued.token.startswith("mem_")
     assert memgov.Client(service, issued.token).scopes.list()[0].path == "acme/slides"
 

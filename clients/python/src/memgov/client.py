@@ -131,9 +131,12 @@ class Grants(_Resource):
 
 
 class Tokens(_Resource):
-    def issue(self, *, principal: str) -> t.IssuedToken:
-        """A new token for an agent principal; the raw token is shown once."""
-        return self._send(Call("POST", "/tokens", json={"principal": principal},
+    def issue(self, *, principal: str, scope: str, role: str = "agent",
+              expires_at: datetime | str | None = None) -> t.IssuedToken:
+        """A new token for a principal, bound to `scope`'s subtree and at most `role`; the raw token is
+        shown once."""
+        body = {"principal": principal, "scope": scope, "role": role, "expires_at": _iso(expires_at)}
+        return self._send(Call("POST", "/tokens", json=body,
                                parse=lambda d: t.IssuedToken(token=d["token"], note=d.get("note", ""))))
 
     def revoke(self, token_id: int) -> None:
