@@ -1,17 +1,49 @@
 """One error shape for the whole API: {"error": code, "message": sentence, ...details}, never a 500 for
-bad input. DomainError subclasses carry their own code and status."""
+bad input. DomainError subclasses carry their own code and status. ErrorBody describes that shape for
+the OpenAPI schema and the clients."""
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
-from rest_framework import exceptions, status
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from governance.errors import DomainError
 
 VALIDATION_MESSAGE = "Some fields are missing or invalid; see `fields`."
+
+ERROR_CODES = (
+    "invalid_input", "not_authenticated", "authentication_failed", "permission_denied", "not_found",
+    "method_not_allowed", "parse_error", "unsupported_media_type", "throttled", "conflict",
+    "key_revision_conflict", "active_key_exists", "invalid_transition", "stale_revision",
+    "four_eyes_required", "pinned_over_budget", "nesting_too_deep", "request_too_large",
+    "promotion_text_forgotten",
+)
+
+
+@extend_schema_field({
+    "type": "object",
+    "additionalProperties": {"oneOf": [{"type": "array", "items": {"type": "string"}},
+                                       {"type": "object", "additionalProperties": True}]},
+})
+class FieldErrors(serializers.DictField):
+    """{field: [problems]}; a nested input's field maps to the same shape one level down."""
+
+
+class ErrorBody(serializers.Serializer):
+    """Every 4xx answer: a stable machine-readable `error` code and a sentence for a person."""
+
+    error = serializers.CharField(help_text="Stable code, one of: " + ", ".join(ERROR_CODES) + ".")
+    message = serializers.CharField(help_text="What went wrong and what to do, for a person.")
+    fields = FieldErrors(
+        required=False,
+        help_text="invalid_input only: the field names with their problems (nested for nested input).")
+    action = serializers.CharField(required=False, help_text="permission_denied: the action that was refused.")
+    needed = serializers.IntegerField(required=False, help_text="pinned_over_budget: tokens the pinned blocks need.")
+    budget = serializers.IntegerField(required=False, help_text="pinned_over_budget: the budget that was asked for.")
 
 
 def exception_handler(exc, context):

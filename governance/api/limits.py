@@ -100,16 +100,18 @@ def _reject_constant(name: str):
 
 # --- Throttling -------------------------------------------------------------------------------------
 
-CONTEXT_VIEWS = frozenset({"RecallView", "ContextView"})
+# A view names its bucket in `rate_bucket` when it has its own rate; the others count as reads or writes.
+CONTEXT = "context"
+GOVERNANCE = "governance"
 
 
 def throttle_bucket(request, view) -> str:
-    """Which rate applies: `context` (the per-turn recall and context packet), `governance` (the
-    governance API), `write` (other changes) or `read`."""
-    if view.__class__.__name__ in CONTEXT_VIEWS:
-        return "context"
-    if view.__class__.__module__ == "governance.api.governance_views":
-        return "governance"
+    """Which rate applies: `context` (the per-turn recall and context packet), `governance` (what the
+    governing people call: confirm, reject, retire, forget, review, grants, members, tokens, retention,
+    summary, audit, outbox), `write` (other changes) or `read`."""
+    bucket = getattr(view, "rate_bucket", None)
+    if bucket:
+        return bucket
     return "read" if request.method in ("GET", "HEAD", "OPTIONS") else "write"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
-from governance.api.output_types import ErrorBody
+from governance.api.errors import ErrorBody
 
 # What any authenticated operation can answer besides its own statuses: bad input, no or unknown token,
 # a role that does not allow it, an object outside the caller's scopes, too many requests.
@@ -15,6 +15,8 @@ COMMON_ERROR_STATUSES = ("400", "401", "403", "404", "429")
 # And for writes: the change contradicts the current state (409), the body is over MAX_REQUEST_BODY_BYTES
 # (413, refused before it is read), the body is not JSON (415).
 WRITE_ERROR_STATUSES = ("409", "413", "415")
+# What an operation lists itself in `responses` (the AutoSchema adds the rest).
+ERROR_RESPONSES = {400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody}
 
 
 class AutoSchema(openapi.AutoSchema):

@@ -1,11 +1,42 @@
-"""/api/v1/: the agent API (urls_agent) and the governance API (urls_governance), plus the schema."""
+"""/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
+views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
+scopes.py, review.py, access.py, operations.py)."""
 
-from django.urls import include, path
+from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from governance.api import access, context, events, operations, review, scopes, turns
+from governance.api.memories import views as memories
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("governance.api.urls_agent")),
-    path("", include("governance.api.urls_governance")),
+    # Memories: the agent's operations, then the governing people's.
+    path("memories", memories.MemoriesView.as_view(), name="api-memories"),
+    path("memories/<int:memory_id>", memories.MemoryDetailView.as_view(), name="api-memory"),
+    path("memories/<int:memory_id>/supersede", memories.MemorySupersedeView.as_view(), name="api-memory-supersede"),
+    path("memories/<int:memory_id>/confirm", memories.MemoryConfirmView.as_view(), name="api-gov-memory-confirm"),
+    path("memories/<int:memory_id>/reject", memories.MemoryRejectView.as_view(), name="api-gov-memory-reject"),
+    path("memories/<int:memory_id>/retire", memories.MemoryRetireView.as_view(), name="api-gov-memory-retire"),
+    path("memories/<int:memory_id>/forget", memories.MemoryForgetView.as_view(), name="api-gov-memory-forget"),
+    # Events, recall and context, turns, scopes.
+    path("events", events.EventsView.as_view(), name="api-events"),
+    path("recall", context.RecallView.as_view(), name="api-recall"),
+    path("context", context.ContextView.as_view(), name="api-context"),
+    path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
+    path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
+    # Review.
+    path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
+    # Access: grants, group members, tokens.
+    path("grants", access.GrantListView.as_view(), name="api-gov-grants"),
+    path("grants/<int:grant_id>", access.GrantRevokeView.as_view(), name="api-gov-grant-revoke"),
+    path("groups/<str:group>/members", access.GroupMembersView.as_view(), name="api-gov-group-members"),
+    path("groups/<str:group>/members/<str:member>", access.GroupMemberView.as_view(), name="api-gov-group-member"),
+    path("tokens", access.TokenIssueView.as_view(), name="api-gov-tokens"),
+    path("tokens/<int:token_id>", access.TokenRevokeView.as_view(), name="api-gov-token-revoke"),
+    # Operations: retention, summary, audit verification, propagation state.
+    path("retention", operations.RetentionPolicyView.as_view(), name="api-gov-retention-policy"),
+    path("summary", operations.SummaryView.as_view(), name="api-gov-summary"),
+    path("audit/verify", operations.AuditVerifyView.as_view(), name="api-gov-audit-verify"),
+    path("outbox/<int:outbox_id>", operations.OutboxView.as_view(), name="api-gov-outbox-state"),
 ]

@@ -51,9 +51,9 @@ def test_governance_and_scope_operations_have_their_shapes(agent_client):
     schema = _schema(agent_client)
     paths = schema["paths"]
     ref = lambda op, code: op["responses"][code]["content"]["application/json"]["schema"]  # noqa: E731
-    assert ref(paths["/api/v1/memories/{memory_id}/forget"]["post"], "202")["$ref"].endswith("/ForgetOut")
-    assert ref(paths["/api/v1/review"]["get"], "200")["items"]["$ref"].endswith("/ReviewItemOut")
-    assert ref(paths["/api/v1/tokens"]["post"], "201")["$ref"].endswith("/TokenIssuedOut")
+    assert ref(paths["/api/v1/memories/{memory_id}/forget"]["post"], "202")["$ref"].endswith("/ForgetOutput")
+    assert ref(paths["/api/v1/review"]["get"], "200")["items"]["$ref"].endswith("/ReviewItemOutput")
+    assert ref(paths["/api/v1/tokens"]["post"], "201")["$ref"].endswith("/TokenIssuedOutput")
     assert ref(paths["/api/v1/scopes"]["post"], "201")["$ref"].endswith("/ScopeCreatedOutput")
     assert ref(paths["/api/v1/memories"]["get"], "200")["$ref"].endswith("/MemoryPageOutput")
     turn = schema["components"]["schemas"]["TurnOutput"]["properties"]

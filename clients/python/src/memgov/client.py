@@ -131,12 +131,13 @@ class Grants(_Resource):
 
 
 class Tokens(_Resource):
-    def issue(self, *, principal: str, scope: str, role: str, expires_at: str | None = None) -> t.IssuedToken:
-        """A new token for an agent principal, bound to `scope`'s subtree and at most `role` (and never more
-        than the agent's grants); `expires_at` an ISO 8601 time. The raw token is shown once."""
+    def issue(self, *, principal: str, scope: str, role: str = "agent",
+              expires_at: datetime | str | None = None) -> t.IssuedToken:
+        """A new token for a principal, bound to `scope`'s subtree and at most `role` (and never more than
+        the principal's grants); the raw token is shown once."""
         return self._send(Call("POST", "/tokens",
                                json=clean({"principal": principal, "scope": scope, "role": role,
-                                           "expires_at": expires_at}),
+                                           "expires_at": _iso(expires_at)}),
                                parse=t.IssuedToken.from_dict))
 
     def list(self, *, active: bool = False) -> list[t.TokenInfo]:

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
+from governance.api.validation import valid
 from governance.errors import NotFound
 from governance.models import Scope
 from governance.permissions import readable_scopes
@@ -25,7 +26,7 @@ class ScopeCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200, help_text="The new child's name: lowercase letters, digits, - and _.")
 
 
-class ScopeListQuery(serializers.Serializer):
+class ScopeListInput(serializers.Serializer):
     under = serializers.CharField(required=False, max_length=512, help_text="Only this scope and its subtree.")
 
 
@@ -45,15 +46,14 @@ class ScopeCreatedOutput(ScopeOutput):
 class ScopesView(APIView):
     @extend_schema(
         operation_id="scopes_list",
-        parameters=[ScopeListQuery],
+        parameters=[ScopeListInput],
         responses={200: ScopeOutput(many=True)},
         summary="The scopes the caller can read (at most 500), by path.",
     )
     def get(self, request: Request) -> Response:
-        query = ScopeListQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        query = valid(ScopeListInput, request.query_params)
         scopes = readable_scopes(request_principal(request)).select_related("parent", "workspace").order_by("path")
-        under = (query.validated_data.get("under") or "").strip().strip("/")
+        under = (query.get("under") or "").strip().strip("/")
         if under:
             scopes = scopes.filter(path__regex=r"^" + re.escape(under) + r"(/|$)")
         return Response(ScopeOutput(scopes[:MAX_LISTED], many=True).data)
@@ -65,13 +65,11 @@ class ScopesView(APIView):
         summary="Open a child scope (e.g. a task) under one where the caller may write; 200 if it exists.",
     )
     def post(self, request: Request) -> Response:
-        data = ScopeCreateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        parent = Scope.objects.select_related("workspace").filter(
-            path=data.validated_data["parent"].strip().strip("/")).first()
+        data = valid(ScopeCreateInput, request.data)
+        parent = Scope.objects.select_related("workspace").filter(path=data["parent"].strip().strip("/")).first()
         if parent is None:
             raise NotFound()
-        scope, created = scope_create_child(parent=parent, name=data.validated_data["name"],
+        scope, created = scope_create_child(parent=parent, name=data["name"],
                                             actor=request_principal(request))
         body = {**ScopeOutput(scope).data, "created": created}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -1,0 +1,187 @@
+"""Who may do what: grants (principal × scope subtree × role), group membership, and agent tokens.
+Denials come from the services through governance.permissions."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from governance.api.auth import request_principal
+from governance.api.limits import GOVERNANCE
+from governance.api.memories.serializers import ReasonInput
+from governance.api.validation import valid
+from governance.errors import InvalidInput, NotFound
+from governance.models import Grant, Principal, Role
+from governance.permissions import governed_scope, governed_scopes, principal_visible, tokens_visible_to
+from governance.services import grant_membership
+from governance.services import principal as principal_services
+
+UNKNOWN_PRINCIPAL = "No principal with this name."
+MAX_LISTED = 500
+
+
+class GrantListInput(serializers.Serializer):
+    """GET /grants: the query string (not in the schema)."""
+
+    scope = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class GrantInput(serializers.Serializer):
+    principal = serializers.CharField(max_length=150)
+    scope = serializers.CharField(max_length=512)
+    role = serializers.ChoiceField(choices=Role.values)
+
+
+class GrantOutput(serializers.ModelSerializer):
+    principal = serializers.CharField(source="principal.name")
+    principal_kind = serializers.CharField(source="principal.kind")
+    scope = serializers.CharField(source="scope.path")
+    granted_by = serializers.CharField(source="granted_by.name", default=None, allow_null=True)
+
+    class Meta:
+        model = Grant
+        fields = ["id", "principal", "principal_kind", "scope", "role", "granted_by", "created_at"]
+
+
+class MemberInput(serializers.Serializer):
+    member = serializers.CharField(max_length=150)
+
+
+class TokenListInput(serializers.Serializer):
+    """GET /tokens: the query string (not in the schema); `active=1` or `active=true` lists live ones only."""
+
+    active = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+class TokenInput(serializers.Serializer):
+    principal = serializers.CharField(max_length=150)
+    scope = serializers.CharField(max_length=512, help_text="The token acts only in this scope's subtree.")
+    role = serializers.ChoiceField(choices=Role.values, help_text="The highest role the token may use.")
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class TokenOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    principal = serializers.CharField(source="principal.name")
+    prefix = serializers.CharField()
+    scope = serializers.CharField(source="scope.path", allow_null=True, default=None)
+    role = serializers.CharField(source="max_role")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+    last_used_at = serializers.DateTimeField(allow_null=True)
+    revoked_at = serializers.DateTimeField(allow_null=True)
+
+
+class TokenIssuedOutput(serializers.Serializer):
+    token = serializers.CharField(help_text="The raw token: shown once, only its hash is kept.")
+    scope = serializers.CharField(help_text="The token acts only in this scope's subtree.")
+    role = serializers.CharField(help_text="The highest role the token may use.")
+    expires_at = serializers.DateTimeField(allow_null=True)
+    note = serializers.CharField()
+
+
+def _principal(name: str, field: str = "principal", actor=None) -> Principal:
+    """The principal named `name`. With `actor`: one it may not know of is the same NotFound as an
+    unknown name (no enumeration of other workspaces' principals)."""
+    found = Principal.objects.filter(name=name).first()
+    if found is None:
+        if actor is not None:
+            raise NotFound()
+        raise InvalidInput(UNKNOWN_PRINCIPAL, field=field)
+    if actor is not None and not principal_visible(actor, found):
+        raise NotFound()
+    return found
+
+
+class GrantListView(APIView):
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(responses=GrantOutput(many=True))
+    def get(self, request: Request) -> Response:
+        principal = request_principal(request)
+        query = valid(GrantListInput, request.query_params)
+        grants = Grant.objects.select_related("principal", "scope", "granted_by").order_by("scope__path", "pk")
+        if query.get("scope"):
+            scope = governed_scope(principal, query["scope"])
+            grants = grants.filter(scope__tree__ancestor_of=scope.tree)
+        else:
+            grants = grants.filter(scope__in=governed_scopes(principal))
+        return Response(GrantOutput(grants[:MAX_LISTED], many=True).data)
+
+    @extend_schema(request=GrantInput, responses={201: GrantOutput})
+    def post(self, request: Request) -> Response:
+        data = valid(GrantInput, request.data)
+        actor = request_principal(request)
+        scope = governed_scope(actor, data["scope"])
+        grant = principal_services.grant_add(principal=_principal(data["principal"]), scope=scope,
+                                             role=data["role"], actor=actor)
+        return Response(GrantOutput(grant).data, status=status.HTTP_201_CREATED)
+
+
+class GrantRevokeView(APIView):
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(request=ReasonInput, responses=None)
+    def delete(self, request: Request, grant_id: int) -> Response:
+        data = valid(ReasonInput, request.data)
+        principal_services.grant_revoke(grant_id=grant_id, actor=request_principal(request), reason=data["reason"])
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GroupMembersView(APIView):
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(request=MemberInput, responses={204: None})
+    def post(self, request: Request, group: str) -> Response:
+        data = valid(MemberInput, request.data)
+        actor = request_principal(request)
+        grant_membership.group_member_add(group=_principal(group, "group", actor),
+                                          member=_principal(data["member"], "member", actor), actor=actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GroupMemberView(APIView):
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, group: str, member: str) -> Response:
+        actor = request_principal(request)
+        grant_membership.group_member_remove(group=_principal(group, "group", actor),
+                                             member=_principal(member, "member", actor), actor=actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TokenIssueView(APIView):
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(responses=TokenOutput(many=True))
+    def get(self, request: Request) -> Response:
+        """Tokens the caller may revoke: its own, and those bound inside a subtree it owns."""
+        tokens = tokens_visible_to(request_principal(request)).order_by("-created_at", "-pk")
+        query = valid(TokenListInput, request.query_params)
+        if query.get("active") in ("1", "true"):
+            tokens = tokens.filter(revoked_at__isnull=True)
+        return Response(TokenOutput(tokens[:MAX_LISTED], many=True).data)
+
+    @extend_schema(request=TokenInput, responses={201: TokenIssuedOutput})
+    def post(self, request: Request) -> Response:
+        data = valid(TokenInput, request.data)
+        actor = request_principal(request)
+        raw = grant_membership.agent_token_issue(
+            agent=_principal(data["principal"], actor=actor), scope=governed_scope(actor, data["scope"]),
+            max_role=data["role"], expires_at=data["expires_at"], actor=actor,
+        )
+        return Response({"token": raw, "scope": data["scope"], "role": data["role"], "expires_at": data["expires_at"],
+                         "note": "Shown once; only its hash is kept."}, status=status.HTTP_201_CREATED)
+
+
+class TokenRevokeView(APIView):
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(responses={204: None})
+    def delete(self, request: Request, token_id: int) -> Response:
+        principal_services.token_revoke(token_id=token_id, actor=request_principal(request))
+        return Response(status=status.HTTP_204_NO_CONTENT)

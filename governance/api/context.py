@@ -1,0 +1,199 @@
+"""Recall and context: the read path of a turn. Recall returns the k best memories for a query; context
+assembles (and stores as a turn) the packet within a token budget."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from governance.api.auth import request_principal
+from governance.api.limits import CONTEXT
+from governance.api.memories.serializers import SourceOutput
+from governance.api.schema import ERROR_RESPONSES
+from governance.api.validation import valid
+from governance.errors import NotFound
+from governance.permissions import ScopeAccess, scope_access
+from governance.recall import STRATEGIES, assemble_context, recall_memories
+from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
+
+
+class RecallInput(serializers.Serializer):
+    scope = serializers.CharField(max_length=512)
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+    k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_K, default=10)
+    strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="full")
+    as_of = serializers.DateTimeField(required=False)
+
+
+class ScoresOutput(serializers.Serializer):
+    semantic = serializers.FloatField(allow_null=True)
+    lexical = serializers.FloatField(allow_null=True)
+    activation = serializers.FloatField()
+    recency = serializers.FloatField()
+
+
+class RecallItemOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField()
+    text = serializers.CharField()
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+    revision = serializers.IntegerField()
+    status = serializers.CharField()
+    source = SourceOutput()
+    score = serializers.FloatField()
+    scores = ScoresOutput()
+
+
+class RecallOutput(serializers.Serializer):
+    results = RecallItemOutput(many=True)
+
+
+class TaskInput(serializers.Serializer):
+    goal = serializers.CharField(max_length=2000)
+    state = serializers.CharField(required=False, allow_blank=True, max_length=4000)
+    type = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+
+class ContextInput(serializers.Serializer):
+    scope = serializers.CharField(max_length=512)
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
+    task = TaskInput(required=False)
+    budget_tokens = serializers.IntegerField(min_value=1, max_value=MAX_BUDGET)
+    strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="full")
+    as_of = serializers.DateTimeField(required=False)
+    session = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+
+
+class ReplacementOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField()
+    revision = serializers.IntegerField()
+    text = serializers.CharField()
+    status = serializers.CharField()
+
+
+class BlockOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField(allow_null=True)
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+    revision = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField()
+    text = serializers.CharField(allow_blank=True)
+    source = SourceOutput()
+    score = serializers.FloatField()
+    reason = serializers.CharField()
+    # Present only where they apply:
+    role = serializers.CharField(required=False, help_text="The speaker of a recorded turn.")
+    call_id = serializers.CharField(required=False, help_text="Ties a tool call to its result; they travel together.")
+    session = serializers.CharField(required=False)
+    flags = serializers.ListField(child=serializers.CharField(), required=False,
+                                  help_text="Contradictions: 'contradicts <id>', 'loses to <id>: <why>'.")
+    replaced_by = ReplacementOutput(required=False, allow_null=True,
+                                    help_text="Negative context: the memory now in force instead.")
+    supported_by = serializers.ListField(child=serializers.IntegerField(), required=False)
+    supports = serializers.IntegerField(required=False)
+
+
+class SkippedOutput(BlockOutput):
+    slot = serializers.CharField()
+    tokens = serializers.IntegerField(required=False, help_text="What the block would have cost.")
+
+
+class PacketOutput(serializers.Serializer):
+    task = BlockOutput(many=True)
+    constraints = BlockOutput(many=True)
+    recent = BlockOutput(many=True)
+    evidence = BlockOutput(many=True)
+    preferences = BlockOutput(many=True)
+    relations = BlockOutput(many=True)
+    external = BlockOutput(many=True)
+    negative = BlockOutput(many=True)
+    skipped = SkippedOutput(many=True)
+
+
+class BudgetOutput(serializers.Serializer):
+    limit = serializers.IntegerField()
+    used = serializers.IntegerField()
+    counter = serializers.CharField()
+
+
+class StageOutput(serializers.Serializer):
+    name = serializers.CharField()
+    ms = serializers.FloatField()
+    # `in` is a Python keyword: declared through the fields mapping below.
+
+
+StageOutput._declared_fields["in"] = serializers.IntegerField()
+StageOutput._declared_fields["out"] = serializers.IntegerField()
+
+
+class TraceOutput(serializers.Serializer):
+    stages = StageOutput(many=True)
+    pending_vectors = serializers.IntegerField(
+        help_text="Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000.")
+
+
+class ContextOutput(serializers.Serializer):
+    turn_id = serializers.IntegerField(allow_null=True)
+    packet = PacketOutput()
+    budget = BudgetOutput()
+    trace = TraceOutput()
+    text = serializers.CharField(allow_blank=True)
+
+
+class PinnedOverBudgetOutput(serializers.Serializer):
+    error = serializers.CharField()
+    message = serializers.CharField()
+    needed = serializers.IntegerField()
+    budget = serializers.IntegerField()
+
+
+def _visible_access(principal, path: str) -> ScopeAccess:
+    """scope_visible's answer (NotFound unless the caller can see the scope) together with the caller's
+    roles and the visible scope ids, in one query: the read path then checks its role without asking
+    the database again."""
+    access = scope_access(principal, path)
+    if access is None or not access.visible:
+        raise NotFound()
+    return access
+
+
+class RecallView(APIView):
+    rate_bucket = CONTEXT
+
+    @extend_schema(
+        operation_id="recall",
+        request=RecallInput,
+        responses={200: RecallOutput, **ERROR_RESPONSES},
+        summary="The k best memories for a query (fused vector + keyword search, ranked).",
+    )
+    def post(self, request: Request) -> Response:
+        principal = request_principal(request)
+        data = valid(RecallInput, request.data)
+        scope = _visible_access(principal, data["scope"])
+        results = recall_memories(principal=principal, scope=scope, query=data["query"], k=data["k"],
+                                  strategy=data["strategy"], as_of=data.get("as_of"))
+        return Response({"results": results})
+
+
+class ContextView(APIView):
+    rate_bucket = CONTEXT
+
+    @extend_schema(
+        operation_id="context",
+        request=ContextInput,
+        responses={200: ContextOutput, 422: PinnedOverBudgetOutput, **ERROR_RESPONSES},
+        summary="Assemble (and store as a turn) the context packet for one turn within a token budget.",
+    )
+    def post(self, request: Request) -> Response:
+        principal = request_principal(request)
+        data = valid(ContextInput, request.data)
+        scope = _visible_access(principal, data["scope"])
+        task = dict(data["task"]) if data.get("task") else None
+        result = assemble_context(
+            principal=principal, scope=scope, query=data["query"], budget_tokens=data["budget_tokens"],
+            strategy=data["strategy"], task=task, as_of=data.get("as_of"), session=data.get("session", ""),
+        )
+        return Response(result)

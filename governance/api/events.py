@@ -1,0 +1,54 @@
+"""Events: an agent records one interaction (its turns); the service keeps an episodic memory per turn
+and extracts candidates."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from governance.api.auth import request_principal
+from governance.api.memories.serializers import MemoryOutput
+from governance.api.schema import ERROR_RESPONSES
+from governance.api.validation import valid
+from governance.selectors.memory import scope_visible
+from governance.services.events import MAX_TURNS, ROLES, event_ingest
+
+
+# One turn of the interaction (not a stored context turn: that is turns.TurnOutput). A comment, not a
+# docstring: the schema would publish a docstring as the component's description.
+class TurnInput(serializers.Serializer):
+    role = serializers.ChoiceField(choices=list(ROLES))
+    speaker = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    content = serializers.CharField(max_length=20_000)
+    ref = serializers.CharField(required=False, allow_blank=True, max_length=500)
+    call_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+
+class EventInput(serializers.Serializer):
+    scope = serializers.CharField(max_length=512)
+    session = serializers.CharField(max_length=200)
+    at = serializers.DateTimeField(required=False)
+    turns = TurnInput(many=True, allow_empty=False, max_length=MAX_TURNS)
+
+
+class EventOutput(serializers.Serializer):
+    created = MemoryOutput(many=True)
+
+
+class EventsView(APIView):
+    @extend_schema(
+        operation_id="events_create",
+        request=EventInput,
+        responses={201: EventOutput, **ERROR_RESPONSES},
+        summary="Record one interaction: episodic memories per turn plus extracted candidates.",
+    )
+    def post(self, request: Request) -> Response:
+        principal = request_principal(request)
+        data = valid(EventInput, request.data)
+        scope = scope_visible(principal, data["scope"])
+        created = event_ingest(scope=scope, session=data["session"], at=data.get("at"),
+                               turns=[dict(t) for t in data["turns"]], actor=principal)
+        return Response({"created": MemoryOutput(created, many=True).data}, status=status.HTTP_201_CREATED)

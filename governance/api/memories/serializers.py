@@ -1,0 +1,129 @@
+"""Input and Output shapes of the memory operations. Inputs validate only; services do every write."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from governance.api.operations import OutboxStateOutput
+from governance.models import Kind, Memory, SourceKind, Status, Tier
+
+
+class SourceInput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=SourceKind.choices)
+    ref = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
+
+
+class SourceOutput(serializers.Serializer):
+    kind = serializers.CharField()
+    ref = serializers.CharField(allow_blank=True)
+
+
+class MemoryCreateInput(serializers.Serializer):
+    scope = serializers.CharField(max_length=512)
+    kind = serializers.ChoiceField(choices=Kind.choices)
+    key = serializers.CharField(required=False, allow_null=True, max_length=200)
+    text = serializers.CharField(max_length=20_000)
+    source = SourceInput()
+    status = serializers.ChoiceField(choices=[Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE], required=False)
+    confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
+    importance = serializers.FloatField(required=False, min_value=0, max_value=1)
+    tier = serializers.ChoiceField(choices=Tier.choices, required=False)
+    task_type = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    valid_from = serializers.DateTimeField(required=False)
+    valid_until = serializers.DateTimeField(required=False)
+
+
+class MemoryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    scope = serializers.CharField(source="scope.path")
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+    revision = serializers.IntegerField()
+    status = serializers.CharField()
+    text = serializers.SerializerMethodField()
+    source = serializers.SerializerMethodField()
+    confidence = serializers.FloatField()
+    importance = serializers.FloatField()
+    tier = serializers.CharField()
+    task_type = serializers.CharField()
+    session = serializers.CharField()
+    call_id = serializers.CharField()
+    valid_from = serializers.DateTimeField(allow_null=True)
+    valid_until = serializers.DateTimeField(allow_null=True)
+    occurred_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_text(self, memory) -> str:
+        # A forgotten memory's text is never served, even where a soft forget kept it for owners.
+        return "" if memory.status == Status.FORGOTTEN else memory.text
+
+    @extend_schema_field(SourceOutput)
+    def get_source(self, memory) -> dict:
+        return {"kind": memory.source_kind, "ref": memory.source_ref}
+
+
+class MemoryPageOutput(serializers.Serializer):
+    """GET /memories: one page of 50, newest first."""
+
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = MemoryOutput(many=True)
+
+
+class MemoryListInput(serializers.Serializer):
+    """GET /memories: the query string."""
+
+    scope = serializers.CharField(required=False, max_length=512)
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    kind = serializers.ChoiceField(choices=Kind.choices, required=False)
+    key = serializers.CharField(required=False, max_length=200)
+    q = serializers.CharField(required=False, max_length=500)
+
+
+class SupersedeInput(serializers.Serializer):
+    text = serializers.CharField(max_length=20_000)
+    reason = serializers.CharField(max_length=2000)
+    source = SourceInput()
+
+
+class ReasonInput(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class RequiredReasonInput(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+
+
+class ForgetInput(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=["soft", "hard"])
+    reason = serializers.CharField(max_length=2000)
+
+
+class MemoryStateOutput(serializers.ModelSerializer):
+    scope = serializers.CharField(source="scope.path")
+    approvals = serializers.SerializerMethodField()
+    approvals_needed = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Memory
+        fields = ["id", "scope", "kind", "key", "revision", "status", "tier", "approvals", "approvals_needed",
+                  "purged_at", "updated_at"]
+
+    def get_approvals(self, memory: Memory) -> int:
+        from governance.permissions import approvers
+
+        return len(approvers(memory))
+
+    def get_approvals_needed(self, memory: Memory) -> int:
+        from governance.permissions import approvals_needed
+
+        # memory_confirm keeps a higher count on the row when the memory would replace a long-term rule.
+        return max(approvals_needed(memory), int(memory.meta.get("approvals_needed") or 1))
+
+
+class ForgetOutput(serializers.Serializer):
+    memory = MemoryStateOutput()
+    mode = serializers.ChoiceField(choices=["soft", "hard"])
+    propagation = OutboxStateOutput(allow_null=True)
