@@ -40,7 +40,7 @@ def block(hit: Hit, slot: str, reason: str) -> dict:
         out["session"] = row["session"]
     if hit.flags:
         out["flags"] = list(hit.flags)
-    out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports")})
+    out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports", "outdated")})
     return out
 
 
@@ -50,6 +50,11 @@ def _evidence_reason(hit: Hit) -> str:
     if hit.row["status"] != Status.ACTIVE:
         reason += f"; {hit.row['status']}: not confirmed, shown as unconfirmed"
     return reason
+
+
+def _negative_reason(hit: Hit) -> str:
+    outdated = hit.extra.get("outdated")
+    return f"outdated: {outdated['why']}" if outdated else "superseded: no longer in force"
 
 
 def _is_external(hit: Hit) -> bool:
@@ -138,7 +143,7 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     external = [h for h in evidence if _is_external(h)]
     evidence = [h for h in evidence if not _is_external(h)][: state.k]
     optional = {
-        "negative": _units(state.negative, "negative", lambda h: "superseded: no longer in force", {}),
+        "negative": _units(state.negative, "negative", _negative_reason, {}),
         "preferences": _units(state.preferences, "preferences", lambda h: "a preference in force", {}),
         "recent": _units(list(reversed(state.recent)), "recent", lambda h: "recent turn", by_call),
         "evidence": _units(evidence, "evidence", _evidence_reason, by_call),
