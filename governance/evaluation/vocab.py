@@ -233,3 +233,5 @@ PROPOSAL_PREFIX = {"en": "I suggest a change: ", "zh": "我建议改一下："}
 STALE_ASK = {"en": "Is this still the rule: {s}", "zh": "这条规定现在还有效吗：{s}"}
 CONFLICT_DOC = {"en": "The old style sheet says: {s}", "zh": "旧版规范写着：{s}"}
 ACK = {"en": "Noted.", "zh": "好的，记下了。"}
+# How a user first asks for a rule in conversation (the episode a curator then records the rule from).
+REQUEST = {"en": "Quick note for this project: {s}", "zh": "这个项目请注意：{s}"}
