@@ -309,7 +309,11 @@ def _episode_correction(c: _Ctx) -> EvalTask:
               c.statement_event("later", fix_text, fix_ago, session="s-later"), *c.noise(10, 25)]
     replace = ActionSpec(op="replace", target="first", label="later",
                          reason={"en": "the user changed their mind", "zh": "用户改主意了"}[c.lang])
-    return c.task("episode_correction", c.ask(), events=tuple(events), memories=tuple(c.duplicates(0)),
+    # The same message in a sibling project and another workspace, where nothing corrected it.
+    dups = tuple(MemorySpec(label=f"dup-{place}", place=place, kind="episodic", text=first, source_kind="user",
+                            source_ref=c.ref(f"dup-{place}"), ago_min=c.rng.randint(60, 3 * DAY))
+                 for place in ("sibling", "foreign"))
+    return c.task("episode_correction", c.ask(), events=tuple(events), memories=dups,
                   actions=(replace,),
                   expect=Expect(include=("later",), negative=(("first", "later"),), not_in_force=("first",),
                                 stale=("first",), evidence=("later",), absent=("dup-sibling", "dup-foreign")))
