@@ -189,22 +189,22 @@ WITH RECURSIVE ep(id, ref, scope_id, at) AS (
     JOIN governance_relation r ON r.target_id = c.id AND r.kind = 'supersedes'
   WHERE c.depth < {MAX_CHAIN}
 )
-SELECT s.episode_id, s.link, s.id, s.key, s.revision, s.status, n.id, n.key, n.revision, n.text FROM stale s
-  LEFT JOIN LATERAL (
-    SELECT m.id, m.key, m.revision, m.text FROM chain c JOIN governance_memory m ON m.id = c.id
+SELECT s.episode_id, s.link, s.id, s.key, s.revision, s.status, n.id, n.key, n.revision, n.text, n.source_ref
+  FROM stale s LEFT JOIN LATERAL (
+    SELECT m.id, m.key, m.revision, m.text, m.source_ref FROM chain c JOIN governance_memory m ON m.id = c.id
     WHERE c.origin = s.id AND c.depth > 0 AND m.status = 'active' AND m.purged_at IS NULL
       AND m.scope_id = ANY(%(visible)s)
     ORDER BY c.depth DESC LIMIT 1) n ON true
 UNION ALL
 SELECT ep.id, r.kind, later.id, later.key, later.revision, later.status, later.id, later.key, later.revision,
-       later.text
+       later.text, later.source_ref
   FROM ep JOIN governance_relation r ON r.target_id = ep.id AND r.kind IN ('supersedes', 'contradicts')
   JOIN governance_memory later ON later.id = r.source_id
   WHERE later.kind = 'episodic' AND later.status = 'active' AND later.purged_at IS NULL
     AND later.scope_id = ANY(%(visible)s) AND later.occurred_at > ep.at
 """
 _OUTDATED_COLUMNS = ("episode_id", "link", "memory_id", "key", "revision", "status",
-                     "new_id", "new_key", "new_revision", "new_text")
+                     "new_id", "new_key", "new_revision", "new_text", "new_ref")
 
 
 def _label(key: str | None, revision: int | None, memory_id: int) -> str:
@@ -231,6 +231,9 @@ def _outdated_episodes(state: RecallState) -> list[Hit]:
         return []
     by_episode: dict[int, list[dict]] = {}
     for row in rows:
+        episode = episodes[row["episode_id"]]
+        if row["link"] in ("derived_from", "cites") and row["new_ref"] and row["new_ref"] == episode.row["source_ref"]:
+            continue  # the rule now in force cites this very turn: it is where the change came from
         by_episode.setdefault(row["episode_id"], []).append(row)
     recent_ids = {h.id for h in state.recent}
     out = []

@@ -181,3 +181,17 @@ def test_episode_whose_extracted_rule_was_superseded_is_outdated_through_derived
                               budget_tokens=800)
     block = _where(result, episode.pk)["negative"]
     assert (block["outdated"]["link"], block["outdated"]["replaced_by"]["memory_id"]) == ("derived_from", new.pk)
+
+
+def test_the_turn_the_rule_in_force_cites_is_not_outdated(project_scope, agent, curator, remember):
+    """One message both taught r1 and (as a curator recorded it) the r2 that replaced it: it is where the
+    rule in force came from, not an outdated instruction."""
+    turn = remember(project_scope, "Use Inter for headings; actually make that Inter Tight.", kind="episodic",
+                    occurred_at=timezone.now() - timedelta(days=1), source_ref="s1#t3")
+    old = remember(project_scope, "Headings in Inter.", kind="convention", key="heading_font", source_ref="s1#t3")
+    memory_supersede(memory_id=old.pk, text="Headings in Inter Tight.", reason="same message", source_kind="user",
+                     source_ref="s1#t3", actor=curator)
+    result = assemble_context(principal=agent, scope=project_scope, query="which font for headings, Inter?",
+                              budget_tokens=800)
+    where = _where(result, turn.pk)
+    assert where and "negative" not in where
