@@ -319,6 +319,35 @@ def _episode_correction(c: _Ctx) -> EvalTask:
                                 stale=("first",), evidence=("later",), absent=("dup-sibling", "dup-foreign")))
 
 
+def _exact_term(c: _Ctx) -> EvalTask:
+    """An identifier (error code or file name) asked for by name: the one tool log holding it exactly, and
+    20 short notes about near-identical identifiers phrased like the question."""
+    line, note, ask, kind = c.rng.choice(vocab.EXACT[c.lang])
+    if kind == "code":
+        exact = f"E{c.rng.randint(1000, 9999)}"
+        near = [exact + ch for ch in "0123456789ABCDEFGHJK"]
+    else:
+        exact = f"ledger_{c.rng.randint(2019, 2026)}_q{c.rng.randint(1, 4)}.xlsx"
+        near = [exact.replace(".xlsx", f"{ch}.xlsx") for ch in "abcdefghijklmnopqrst"]
+    lines = [t.format(n=c.rng.randint(2, 99)) for t in c.rng.sample(vocab.LOG_LINES[c.lang], 7)]
+    lines.insert(c.rng.randint(2, 5), line.format(id=exact))
+    log = vocab.LOG_SEPARATOR[c.lang].join(lines)
+    log_ago = c.rng.randint(DAY, 3 * DAY)
+    target = MemorySpec(label="log", place="task", kind="episodic", text=log, source_kind="tool_result",
+                        source_ref=c.ref("log"), ago_min=log_ago, session="s-ops")
+    notes = [MemorySpec(label=f"near{j}", place="task", kind="episodic",
+                        text=note.format(id=ident, n=c.rng.randint(2, 40)), source_kind="tool_result",
+                        source_ref=c.ref(f"near{j}"), ago_min=c.rng.randint(60, log_ago), session="s-ops")
+             for j, ident in enumerate(near)]
+    # The same log in a sibling project and another workspace: the exact identifier must not leak across.
+    dups = [MemorySpec(label=f"dup-{place}", place=place, kind="episodic", text=log, source_kind="tool_result",
+                       source_ref=c.ref(f"dup-{place}"), ago_min=c.rng.randint(60, 3 * DAY), session="s-ops")
+            for place in ("sibling", "foreign")]
+    return c.task("exact_term", ask.format(id=exact), events=tuple(c.noise(8, 16)),
+                  memories=(target, *notes, *dups),
+                  expect=Expect(include=("log",), evidence=("log",), absent=("dup-sibling", "dup-foreign")))
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -330,5 +359,6 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "temporal_commitment": _temporal_commitment,
     "stale_episode": _stale_episode,
     "episode_correction": _episode_correction,
+    "exact_term": _exact_term,
 }
 assert set(BUILDERS) == set(CATEGORIES)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from governance.evaluation.suite import EvalTask, Expect
-from governance.recall.strategies import ACTIVATION, ADJUDICATE, RELATIONS, VECTOR
+from governance.recall.strategies import ACTIVATION, ADJUDICATE, LEXICAL, RELATIONS, VECTOR
 
 SLOTS = ("task", "constraints", "recent", "evidence", "preferences", "relations", "external", "negative", "skipped")
 # Slots whose blocks the agent may act on. `negative` says what is no longer in force; `skipped` did not fit.
@@ -204,6 +204,7 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     # The episode itself is judged like a superseded memory: only in negative, naming what replaced it.
     "stale_episode": (check_include, check_negative, check_not_in_force, check_absent),
     "episode_correction": (check_include, check_negative, check_not_in_force, check_absent),
+    "exact_term": (check_include, check_absent),
 }
 
 
@@ -222,6 +223,7 @@ CATEGORY_NEEDS: dict[str, str] = {
     # still active itself; only reading its links (derived_from / source ref / supersedes) tells.
     "stale_episode": RELATIONS,
     "episode_correction": RELATIONS,
+    "exact_term": LEXICAL,  # the exact identifier, in a log the vector path ranks below its near-duplicates
 }
 
 

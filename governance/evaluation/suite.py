@@ -19,6 +19,7 @@ CATEGORIES = (
     "temporal_commitment",
     "stale_episode",
     "episode_correction",
+    "exact_term",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a

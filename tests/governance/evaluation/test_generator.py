@@ -80,3 +80,13 @@ def test_stale_episode_tasks_link_the_rule_to_the_turn_it_was_learned_from():
         assert rule.source_ref in refs, task.id  # the rule cites the user's turn
         assert task.expect.negative == (("v1-turn", "v2"),)
         assert rule.source_ref == f"{task.id}-v1-turn"
+
+
+def test_exact_term_questions_name_an_identifier_only_the_target_log_holds_exactly():
+    for task in generate("standard", 5, categories=("exact_term",)).tasks:
+        ident = re.search(r"E\d{4}|ledger_\d{4}_q\d\.xlsx", task.query).group(0)
+        whole = re.compile(rf"(?<![\w.]){re.escape(ident)}(?![\w])")
+        target = next(m for m in task.memories if m.label == "log")
+        near = [m for m in task.memories if m.label.startswith("near")]
+        assert whole.search(target.text), task.id
+        assert len(near) == 20 and not any(whole.search(m.text) for m in near), task.id

@@ -21,6 +21,8 @@ IDS = {
     "v1-turn": Loaded(12, "Quick note for this project: Always export as PDF."),
     "first": Loaded(13, "Quick note for this project: send the report to Bob."),
     "later": Loaded(14, "Change it to Carol instead."),
+    "log": Loaded(15, "worker 3 started; export failure E4012; queue depth at 7"),
+    "near0": Loaded(16, "Export failure E40120 was a disk quota problem (4 GB)."),
 }
 
 
@@ -252,6 +254,23 @@ class TestEpisodeCorrection:
     def test_earlier_message_naming_another_replacement_fails(self):
         result = score(self.t, packet(evidence=[b("later")], negative=[_outdated("first", "v2")]), IDS)
         assert not result.passed and "replaced by later" in result.failures[0]
+
+
+class TestExactTerm:
+    t = task("exact_term", include=("log",), absent=("dup-sibling",), evidence=("log",))
+
+    def test_the_log_holding_the_exact_identifier_as_evidence_passes(self):
+        assert score(self.t, packet(evidence=[b("near0"), b("log")]), IDS).passed
+
+    def test_only_near_identical_identifiers_fails(self):
+        result = score(self.t, packet(evidence=[b("near0")]), IDS)
+        assert not result.passed and "log" in result.failures[0]
+
+    def test_the_log_left_out_for_the_budget_fails(self):
+        assert not score(self.t, packet(evidence=[b("near0")], skipped=[b("log")]), IDS).passed
+
+    def test_the_same_log_from_a_sibling_scope_fails(self):
+        assert not score(self.t, packet(evidence=[b("log"), b("dup-sibling")]), IDS).passed
 
 
 def test_a_label_that_was_never_loaded_fails_rather_than_passes():
