@@ -69,8 +69,8 @@ def test_full_is_strictly_above_every_ablation(results):
     assert all(overall["full"] > score for s, score in overall.items() if s != "full"), overall
 
 
-@pytest.mark.parametrize("category", ["stale_episode", "episode_correction"])
-def test_only_full_passes_the_provenance_categories(results, category):
+@pytest.mark.parametrize("category", ["stale_episode", "episode_correction", "exact_term"])
+def test_only_full_passes_the_provenance_and_exact_term_categories(results, category):
     passed = {s: body["categories"][category] for s, body in results["strategies"].items()}
     assert passed["full"] == 1.0 and all(v == 0.0 for s, v in passed.items() if s != "full"), passed
 
