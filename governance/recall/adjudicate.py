@@ -23,9 +23,6 @@ from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import RELATIONS
 
 MAX_CHAIN = 10
-OUT_OF_FORCE = (Status.SUPERSEDED, Status.RETIRED, Status.FORGOTTEN)
-# The reason an outdated episode's block carries (the packet's `reason`, and the Turn stores it).
-OUTDATED_REASON = "outdated: {why}"
 
 
 def _replacement(state: RecallState, old_id: int, edges: dict[int, list[int]], rows: dict[int, dict]) -> dict | None:
