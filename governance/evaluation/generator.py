@@ -25,6 +25,9 @@ DAY = 24 * 60
 LANGS = ("en", "zh")
 # Tasks per (category, language).
 SUITES: dict[str, int] = {"smoke": 1, "standard": 15, "large": 50}
+# Task ids start with the category's first four letters; where two categories share them, a prefix of
+# its own (a task's draws are seeded by its id, so ids must be unique).
+TASK_PREFIX = {"stale_episode": "sepi"}
 UNKNOWN_SUITE = "Unknown suite; choose one of: " + ", ".join(SUITES) + "."
 UNKNOWN_CATEGORY = "Unknown category; choose from: " + ", ".join(CATEGORIES) + "."
 
@@ -47,7 +50,7 @@ def generate(
             continue
         for lang in LANGS:
             for i in range(per_cell):
-                tid = f"{category[:4]}-{lang}-{i:03d}"
+                tid = f"{TASK_PREFIX.get(category, category[:4])}-{lang}-{i:03d}"
                 rng = random.Random(f"{name}:{seed}:{tid}")
                 tasks.append(BUILDERS[category](_Ctx(rng, lang, tid)))
     return Suite(name=name, seed=seed, tasks=tuple(tasks))
@@ -276,6 +279,75 @@ def _temporal_commitment(c: _Ctx) -> EvalTask:
                                 evidence=("commitment",)))
 
 
+def _stale_episode(c: _Ctx) -> EvalTask:
+    """The user's message that taught a rule, after the rule was superseded: the message is still a
+    close match for the question, and must come back as outdated (naming the new rule), not as evidence."""
+    old_ago = c.rng.randint(4 * DAY, 8 * DAY)
+    fix_ago = c.rng.randint(60, 2 * DAY)
+    old = c.rule("v1", 0, old_ago)  # recorded by a curator, citing the turn (source_ref = the turn's ref)
+    fix_text = c.rng.choice(c.topic.corrections[c.lang]).format(v=c.value(1))
+    events = [c.statement_event("v1-turn", vocab.REQUEST[c.lang].format(s=old.text), old_ago),
+              c.statement_event("fix-turn", fix_text, fix_ago, session="s-later"), *c.noise(10, 25)]
+    supersede = ActionSpec(op="supersede", target="v1", label="v2", text=c.state(1), source_kind="user",
+                           source_ref=c.ref("fix-turn"),
+                           reason={"en": "the user corrected it", "zh": "用户更正了"}[c.lang])
+    return c.task("stale_episode", c.ask(), events=tuple(events), memories=(old, *c.duplicates(2)),
+                  actions=(supersede,),
+                  expect=Expect(include=("v2",), constraints=("v2",), negative=(("v1-turn", "v2"),),
+                                not_in_force=("v1", "v1-turn"), stale=("v1", "v1-turn"), evidence=("v2",),
+                                absent=("dup-sibling", "dup-foreign")))
+
+
+def _episode_correction(c: _Ctx) -> EvalTask:
+    """Two messages, no rule recorded: the later one corrects the earlier, and a curator linked them
+    (`supersedes`). The earlier message must come back as outdated naming the later one."""
+    old_ago = c.rng.randint(3 * DAY, 7 * DAY)
+    fix_ago = c.rng.randint(60, 2 * DAY)
+    first = vocab.REQUEST[c.lang].format(s=c.state(0))
+    fix_text = c.rng.choice(c.topic.corrections[c.lang]).format(v=c.value(1))
+    events = [c.statement_event("first", first, old_ago),
+              c.statement_event("later", fix_text, fix_ago, session="s-later"), *c.noise(10, 25)]
+    replace = ActionSpec(op="replace", target="first", label="later",
+                         reason={"en": "the user changed their mind", "zh": "用户改主意了"}[c.lang])
+    # The same message in a sibling project and another workspace, where nothing corrected it.
+    dups = tuple(MemorySpec(label=f"dup-{place}", place=place, kind="episodic", text=first, source_kind="user",
+                            source_ref=c.ref(f"dup-{place}"), ago_min=c.rng.randint(60, 3 * DAY))
+                 for place in ("sibling", "foreign"))
+    return c.task("episode_correction", c.ask(), events=tuple(events), memories=dups,
+                  actions=(replace,),
+                  expect=Expect(include=("later",), negative=(("first", "later"),), not_in_force=("first",),
+                                stale=("first",), evidence=("later",), absent=("dup-sibling", "dup-foreign")))
+
+
+def _exact_term(c: _Ctx) -> EvalTask:
+    """An identifier (error code or file name) asked for by name: the one tool log holding it exactly, and
+    20 short notes about near-identical identifiers phrased like the question."""
+    line, note, ask, kind = c.rng.choice(vocab.EXACT[c.lang])
+    if kind == "code":
+        exact = f"E{c.rng.randint(1000, 9999)}"
+        near = [exact + ch for ch in "0123456789ABCDEFGHJK"]
+    else:
+        exact = f"ledger_{c.rng.randint(2019, 2026)}_q{c.rng.randint(1, 4)}.xlsx"
+        near = [exact.replace(".xlsx", f"{ch}.xlsx") for ch in "abcdefghijklmnopqrst"]
+    lines = [t.format(n=c.rng.randint(2, 99)) for t in c.rng.sample(vocab.LOG_LINES[c.lang], 7)]
+    lines.insert(c.rng.randint(2, 5), line.format(id=exact))
+    log = vocab.LOG_SEPARATOR[c.lang].join(lines)
+    log_ago = c.rng.randint(DAY, 3 * DAY)
+    target = MemorySpec(label="log", place="task", kind="episodic", text=log, source_kind="tool_result",
+                        source_ref=c.ref("log"), ago_min=log_ago, session="s-ops")
+    notes = [MemorySpec(label=f"near{j}", place="task", kind="episodic",
+                        text=note.format(id=ident, n=c.rng.randint(2, 40)), source_kind="tool_result",
+                        source_ref=c.ref(f"near{j}"), ago_min=c.rng.randint(60, log_ago), session="s-ops")
+             for j, ident in enumerate(near)]
+    # The same log in a sibling project and another workspace: the exact identifier must not leak across.
+    dups = [MemorySpec(label=f"dup-{place}", place=place, kind="episodic", text=log, source_kind="tool_result",
+                       source_ref=c.ref(f"dup-{place}"), ago_min=c.rng.randint(60, 3 * DAY), session="s-ops")
+            for place in ("sibling", "foreign")]
+    return c.task("exact_term", ask.format(id=exact), events=tuple(c.noise(8, 16)),
+                  memories=(target, *notes, *dups),
+                  expect=Expect(include=("log",), evidence=("log",), absent=("dup-sibling", "dup-foreign")))
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -285,5 +357,8 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "evidence_attribution": _evidence_attribution,
     "conflict_handling": _conflict_handling,
     "temporal_commitment": _temporal_commitment,
+    "stale_episode": _stale_episode,
+    "episode_correction": _episode_correction,
+    "exact_term": _exact_term,
 }
 assert set(BUILDERS) == set(CATEGORIES)

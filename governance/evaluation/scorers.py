@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from governance.evaluation.suite import EvalTask, Expect
-from governance.recall.strategies import ACTIVATION, ADJUDICATE, VECTOR
+from governance.recall.strategies import ACTIVATION, ADJUDICATE, LEXICAL, RELATIONS, VECTOR
 
 SLOTS = ("task", "constraints", "recent", "evidence", "preferences", "relations", "external", "negative", "skipped")
 # Slots whose blocks the agent may act on. `negative` says what is no longer in force; `skipped` did not fit.
@@ -201,6 +201,10 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "evidence_attribution": (check_include, check_sources, check_absent),
     "conflict_handling": (check_include, check_conflicts, check_absent),
     "temporal_commitment": (check_include, check_not_in_force, check_absent),
+    # The episode itself is judged like a superseded memory: only in negative, naming what replaced it.
+    "stale_episode": (check_include, check_negative, check_not_in_force, check_absent),
+    "episode_correction": (check_include, check_negative, check_not_in_force, check_absent),
+    "exact_term": (check_include, check_absent),
 }
 
 
@@ -215,6 +219,11 @@ CATEGORY_NEEDS: dict[str, str] = {
     "evidence_attribution": VECTOR,
     "conflict_handling": ADJUDICATE,  # contradicts → flagged, winner said
     "temporal_commitment": ACTIVATION,  # a short-term trace decays out of a later session
+    # Provenance: the episode a superseded rule was learned from, or one a later episode replaced, is
+    # still active itself; only reading its links (derived_from / source ref / supersedes) tells.
+    "stale_episode": RELATIONS,
+    "episode_correction": RELATIONS,
+    "exact_term": LEXICAL,  # the exact identifier, in a log the vector path ranks below its near-duplicates
 }
 
 

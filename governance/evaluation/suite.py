@@ -17,6 +17,9 @@ CATEGORIES = (
     "evidence_attribution",
     "conflict_handling",
     "temporal_commitment",
+    "stale_episode",
+    "episode_correction",
+    "exact_term",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -62,7 +65,8 @@ class MemorySpec:
 @dataclass(frozen=True)
 class ActionSpec:
     """A later change: `supersede` (curator writes the next revision of `target`, labelled `label`),
-    `contradict` (a relation from `label` to `target`), `retire`, `forget`."""
+    `contradict` (a relation from `label` to `target`), `replace` (a curator's `supersedes` relation from
+    `label` to `target`, for two episodes: the later message replaces the earlier one), `retire`, `forget`."""
 
     op: str
     target: str

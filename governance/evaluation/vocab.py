@@ -233,3 +233,29 @@ PROPOSAL_PREFIX = {"en": "I suggest a change: ", "zh": "我建议改一下："}
 STALE_ASK = {"en": "Is this still the rule: {s}", "zh": "这条规定现在还有效吗：{s}"}
 CONFLICT_DOC = {"en": "The old style sheet says: {s}", "zh": "旧版规范写着：{s}"}
 ACK = {"en": "Noted.", "zh": "好的，记下了。"}
+# How a user first asks for a rule in conversation (the episode a curator then records the rule from).
+REQUEST = {"en": "Quick note for this project: {s}", "zh": "这个项目请注意：{s}"}
+# Exact-term lookups: one long tool log holds the identifier the question names (an error code or a file
+# name) among unrelated lines; ~20 short notes phrased like the question name near-identical identifiers
+# (one character more). Dense search ranks the short notes first (measured: the log last of 21 in every
+# draw); only the keyword path sees that the log alone holds the exact identifier.
+# (log line with {id}, near-duplicate note with {id} and {n}, question with {id}, identifier kind)
+EXACT: dict[str, tuple[tuple[str, str, str, str], ...]] = {
+    "en": (
+        ("export failure {id}", "Export failure {id} was a disk quota problem ({n} GB).", "Export failure {id}?", "code"),
+        ("backup of {id} failed", "The backup of {id} failed because the disk was full ({n} GB).",
+         "Backup of {id} failed?", "file"),
+    ),
+    "zh": (
+        ("导出失败 {id}", "导出失败 {id} 是磁盘配额问题（{n} GB）。", "导出失败 {id}？", "code"),
+        ("{id} 备份失败", "{id} 备份失败，因为磁盘满了（{n} GB）。", "{id} 备份失败？", "file"),
+    ),
+}
+LOG_LINES: dict[str, tuple[str, ...]] = {
+    "en": ("worker {n} started", "cache warmed with {n} keys", "uploaded chunk {n} of 40",
+           "retrying connection to replica {n}", "GC pause of {n} ms", "queue depth at {n}",
+           "health check ok in {n} ms", "rotated log file {n}", "scheduler tick {n}", "synced {n} calendar entries"),
+    "zh": ("第{n}号进程已启动", "缓存预热完成共{n}个键", "已上传第{n}块", "正在重试连接副本{n}", "队列长度为{n}",
+           "健康检查正常耗时{n}毫秒", "日志文件{n}已轮换", "同步了{n}条日程"),
+}
+LOG_SEPARATOR = {"en": "; ", "zh": "；"}

@@ -200,6 +200,13 @@ class Memory(models.Model):
             models.Index(
                 fields=["id"], name="memory_embedding_backlog", condition=models.Q(embedding__isnull=True)
             ),
+            # Memories no longer in force by the turn they cite: adjudication finds the episodes whose
+            # lesson was superseded, retired or forgotten (governance.recall.adjudicate). Partial: only the
+            # few rows out of force, so writes of active memories never touch it.
+            models.Index(
+                fields=["scope", "source_ref"], name="memory_stale_source_ref",
+                condition=models.Q(status__in=["superseded", "retired", "forgotten"]) & ~models.Q(source_ref=""),
+            ),
             # No HNSW index over the whole table: big scopes get one each, built and dropped by
             # governance.recall.vector_index (a read sees a few percent of the rows, and a global graph
             # filtered that hard loses recall; docs/api.md, "Vector search").

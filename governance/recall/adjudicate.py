@@ -5,6 +5,12 @@
 - contradicts: both are flagged and the packet says which one wins and why (in force beats unconfirmed,
   then higher confidence, then the newer one);
 - supports: evidence is grouped (each block lists what supports it).
+
+With the relations stage (`full`), adjudication also reads provenance: an episode (a stored turn) whose
+lesson is no longer in force — a memory extracted from it (`derived_from`) or citing it (its
+`source_ref`) was superseded, retired or forgotten — or that a person marked as superseded/contradicted
+by a later episode, goes to negative context with what replaced it, so the user's old message never
+stands as a live instruction beside the rule that replaced it. One statement for all candidates.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from django.db import connection
 from governance.models import Relation, RelationKind, Status
 from governance.recall.recall import fetch
 from governance.recall.state import Hit, RecallState
+from governance.recall.strategies import RELATIONS
 
 MAX_CHAIN = 10
 
@@ -37,11 +44,13 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     for hit in state.constraints + state.preferences:
         pool.setdefault(hit.id, hit)
     n_in = len(pool)
+    outdated = _outdated_episodes(state) if RELATIONS in state.stages else []
     relations = _relations_touching(pool.keys(), (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS,
                                                   RelationKind.SUPPORTS))
     superseded_hits = [h for h in pool.values() if h.row["status"] == Status.SUPERSEDED]
     if not relations and not superseded_hits:
-        return n_in, len(state.hits)  # nothing to adjudicate: spare the fetches (the common case)
+        state.negative = outdated
+        return n_in, len(state.hits) + len(state.negative)  # nothing more to adjudicate (the common case)
     supersedes = [r for r in relations if r["kind"] == RelationKind.SUPERSEDES]
     # New → old edges; walk from old to new needs old → [new].
     newer_of: dict[int, list[int]] = {}
@@ -59,7 +68,7 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
             old = rows.get(rel["target_id"])
             if old is not None and old["status"] == Status.SUPERSEDED and old["id"] not in negatives:
                 _to_negative(state, Hit(id=old["id"], row=old, paths={"superseded_by"}), newer_of, rows, negatives)
-    state.negative = list(negatives.values())
+    state.negative = list(negatives.values()) + outdated
     _contradictions(state, relations, pool)
     _supports(state, relations, pool)
     return n_in, len(state.hits) + len(state.negative)
@@ -156,3 +165,110 @@ def _supports(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -
             supported.extra.setdefault("supported_by", []).append(rel["source_id"])
         if supporter is not None and supported is not None:
             supporter.extra["supports"] = rel["target_id"]
+
+
+# For each episode: the memories learned from it (extracted: derived_from; or citing its ref in its own
+# scope) that are out of force, and the episodes a person marked as superseding or contradicting it that
+# came later. For a superseded lesson, the active end of its supersedes chain (recursive, bounded) in a
+# scope the request sees: its text is shown, never the text of the forgotten or retired one.
+_OUTDATED_SQL = f"""
+WITH RECURSIVE ep(id, ref, scope_id, at) AS (
+  SELECT * FROM unnest(%(ids)s::bigint[], %(refs)s::text[], %(scopes)s::bigint[], %(ats)s::timestamptz[])
+), learned(episode_id, memory_id, link) AS (
+  SELECT ep.id, r.source_id, 'derived_from' FROM ep
+    JOIN governance_relation r ON r.target_id = ep.id AND r.kind = 'derived_from'
+  UNION
+  SELECT ep.id, m.id, 'cites' FROM ep
+    JOIN governance_memory m ON m.scope_id = ep.scope_id AND m.source_ref = ep.ref
+     AND m.status IN ('superseded', 'retired', 'forgotten') AND m.source_ref <> ''
+  WHERE ep.ref <> ''
+), stale AS (
+  SELECT l.episode_id, l.link, m.id, m.key, m.revision, m.status FROM learned l
+    JOIN governance_memory m ON m.id = l.memory_id
+  WHERE m.status IN ('superseded', 'retired', 'forgotten') AND m.kind <> 'episodic'
+    AND m.scope_id = ANY(%(visible)s)
+), chain(origin, id, depth) AS (
+  SELECT DISTINCT id, id, 0 FROM stale WHERE status = 'superseded'
+  UNION ALL
+  SELECT c.origin, r.source_id, c.depth + 1 FROM chain c
+    JOIN governance_relation r ON r.target_id = c.id AND r.kind = 'supersedes'
+  WHERE c.depth < {MAX_CHAIN}
+)
+SELECT s.episode_id, s.link, s.id, s.key, s.revision, s.status, n.id, n.key, n.revision, n.text, n.source_ref
+  FROM stale s LEFT JOIN LATERAL (
+    SELECT m.id, m.key, m.revision, m.text, m.source_ref FROM chain c JOIN governance_memory m ON m.id = c.id
+    WHERE c.origin = s.id AND c.depth > 0 AND m.status = 'active' AND m.purged_at IS NULL
+      AND m.scope_id = ANY(%(visible)s)
+    ORDER BY c.depth DESC LIMIT 1) n ON true
+UNION ALL
+SELECT ep.id, r.kind, later.id, later.key, later.revision, later.status, later.id, later.key, later.revision,
+       later.text, later.source_ref
+  FROM ep JOIN governance_relation r ON r.target_id = ep.id AND r.kind IN ('supersedes', 'contradicts')
+  JOIN governance_memory later ON later.id = r.source_id
+  WHERE later.kind = 'episodic' AND later.status = 'active' AND later.purged_at IS NULL
+    AND later.scope_id = ANY(%(visible)s) AND later.occurred_at > ep.at
+"""
+_OUTDATED_COLUMNS = ("episode_id", "link", "memory_id", "key", "revision", "status",
+                     "new_id", "new_key", "new_revision", "new_text", "new_ref")
+
+
+def _label(key: str | None, revision: int | None, memory_id: int) -> str:
+    return f"{key} r{revision}" if key else f"memory {memory_id}"
+
+
+def _outdated_episodes(state: RecallState) -> list[Hit]:
+    """Episodes whose lesson is out of force leave the evidence and the recent turns; they are returned
+    for negative context, flagged with what replaced them (Hit.extra["outdated"], rendered "OUTDATED: …")."""
+    episodes = {h.id: h for h in [*state.hits.values(), *state.recent]
+                if h.row["kind"] == "episodic" and h.row["status"] == Status.ACTIVE}
+    if not episodes:
+        return []
+    eps = list(episodes.values())
+    with connection.cursor() as cursor:
+        cursor.execute(_OUTDATED_SQL, {
+            "ids": [h.id for h in eps], "refs": [h.row["source_ref"] or "" for h in eps],
+            "scopes": [h.row["scope_id"] for h in eps],
+            "ats": [h.row["occurred_at"] or h.row["created_at"] for h in eps],
+            "visible": list(state.eligibility.scope_ids),
+        })
+        rows = [dict(zip(_OUTDATED_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
+    if not rows:
+        return []
+    by_episode: dict[int, list[dict]] = {}
+    for row in rows:
+        episode = episodes[row["episode_id"]]
+        if row["link"] in ("derived_from", "cites") and row["new_ref"] and row["new_ref"] == episode.row["source_ref"]:
+            continue  # the rule now in force cites this very turn: it is where the change came from
+        by_episode.setdefault(row["episode_id"], []).append(row)
+    recent_ids = {h.id for h in state.recent}
+    out = []
+    for episode_id, found in by_episode.items():
+        # A replaced lesson says most (it names the new rule); then a later episode; then a retired one.
+        found.sort(key=lambda r: (r["new_id"] is None, r["link"] in ("supersedes", "contradicts"), r["memory_id"]))
+        best = found[0]
+        hit = episodes[episode_id]
+        hit.extra["outdated"] = _outdated(best)
+        hit.extra["replaced_by"] = hit.extra["outdated"]["replaced_by"]
+        hit.flags.append(f"outdated: {hit.extra['outdated']['why']}")
+        state.hits.pop(episode_id, None)
+        if episode_id in recent_ids:
+            state.recent = [h for h in state.recent if h.id != episode_id]
+        out.append(hit)
+    return out
+
+
+def _outdated(row: dict) -> dict:
+    replaced = None
+    if row["new_id"] is not None:
+        replaced = {"memory_id": row["new_id"], "key": row["new_key"], "revision": row["new_revision"],
+                    "text": row["new_text"], "status": Status.ACTIVE}
+    if row["link"] in ("supersedes", "contradicts"):
+        why = f"a later message (memory {row['new_id']}) {'replaced' if row['link'] == 'supersedes' else 'contradicts'} it"
+    else:
+        learned = _label(row["key"], row["revision"], row["memory_id"])
+        verb = {"superseded": "was superseded", "retired": "was retired", "forgotten": "was forgotten"}[row["status"]]
+        why = f"what it asked for ({learned}) {verb}"
+        if replaced:
+            why += f"; replaced by {_label(replaced['key'], replaced['revision'], replaced['memory_id'])}"
+    return {"why": why, "link": row["link"], "memory_id": row["memory_id"], "key": row["key"],
+            "revision": row["revision"], "status": row["status"], "replaced_by": replaced}

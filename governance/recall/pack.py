@@ -49,7 +49,7 @@ def block(hit: Hit, slot: str, reason: str) -> dict:
         out["unconfirmed"] = True
     if hit.flags:
         out["flags"] = list(hit.flags)
-    out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports")})
+    out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports", "outdated")})
     return out
 
 
@@ -61,6 +61,11 @@ def _evidence_reason(hit: Hit) -> str:
     elif unconfirmed(hit.row):
         reason += "; active but not confirmed by a person with the confirm right: shown as unconfirmed"
     return reason
+
+
+def _negative_reason(hit: Hit) -> str:
+    outdated = hit.extra.get("outdated")
+    return f"outdated: {outdated['why']}" if outdated else "superseded: no longer in force"
 
 
 def _is_external(hit: Hit) -> bool:
@@ -149,7 +154,7 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     external = [h for h in evidence if _is_external(h)]
     evidence = [h for h in evidence if not _is_external(h)][: state.k]
     optional = {
-        "negative": _units(state.negative, "negative", lambda h: "superseded: no longer in force", {}),
+        "negative": _units(state.negative, "negative", _negative_reason, {}),
         "preferences": _units(state.preferences, "preferences", lambda h: "a preference in force", {}),
         "recent": _units(list(reversed(state.recent)), "recent", lambda h: "recent turn", by_call),
         "evidence": _units(evidence, "evidence", _evidence_reason, by_call),

@@ -30,6 +30,8 @@ def render_block(slot: str, block: dict) -> str:
         text = f"{text} (contradicts: {_one_line(block['contradicted'].get('text', ''))})"
     if slot == "constraints" and block.get("key"):
         return f"- {text} [{block['key']} r{block.get('revision', 1)}]"
+    if slot == "negative" and block.get("outdated"):
+        return render_outdated(block)
     if slot == "negative":
         line = f"- NO LONGER IN FORCE: {text}"
         replaced = block.get("replaced_by")
@@ -55,6 +57,19 @@ def render_block(slot: str, block: dict) -> str:
     lost = [f for f in block.get("flags") or [] if f.startswith("loses to ")]
     if lost:
         line += f" (CONTRADICTED by memory {lost[0][len('loses to '):]})"
+    return line
+
+
+def render_outdated(block: dict) -> str:
+    """An earlier message whose request is out of force: said as such, with what replaced it, so the model
+    never reads the old wording as a live instruction."""
+    outdated = block["outdated"]
+    who = block.get("role") or block.get("source", {}).get("kind", "") or "message"
+    line = f"- OUTDATED: this {who} message asked: \"{_one_line(block.get('text', ''))}\"; {outdated.get('why', '')}"
+    replaced = outdated.get("replaced_by")
+    if replaced:
+        later = outdated.get("link") in ("supersedes", "contradicts")
+        line += f" → {'the later message' if later else 'now in force'}: {_one_line(replaced.get('text', ''))}"
     return line
 
 

@@ -139,3 +139,42 @@ def test_example_turns_show_the_old_export_format_as_no_longer_in_force(loaded):
     assert r1.pk in negative_ids and r1.pk not in in_force_ids
     assert r2.pk in in_force_ids
     assert "do not overwrite the original file" in turn.text.lower()
+
+
+def _blocks_of(packet: dict, memory_id: int) -> dict[str, dict]:
+    return {slot: b for slot, blocks in packet.items() for b in blocks if b.get("memory_id") == memory_id}
+
+
+@pytest.mark.parametrize("query", [demo.DEMO_TURNS[0][2], "export the deck again, final version"])
+def test_the_users_old_pdf_message_is_flagged_outdated_not_live_evidence(loaded, query):
+    """Seeds 000/001, first failure: the old requirement came back through the episode it was learned from."""
+    from governance.recall import assemble_context
+
+    agent = Principal.objects.get(name=demo.AGENT)
+    pdf_turn = Memory.objects.get(scope__path="demo/slides", meta__demo="slides-t1")
+    r1, r2 = _keyed("demo/slides", "export_format")
+    result = assemble_context(principal=agent, scope="demo/slides", query=query, budget_tokens=600,
+                              task={"goal": query, "type": "continue"}, session="slides-3")
+    where = _blocks_of(result["packet"], pdf_turn.pk)
+    assert set(where) == {"negative"}, f"the PDF message is presented in {sorted(where)}"
+    block = where["negative"]
+    assert block["outdated"]["memory_id"] == r1.pk
+    assert block["outdated"]["replaced_by"]["memory_id"] == r2.pk
+    assert block["reason"].startswith("outdated: ")
+    assert "OUTDATED: this user message asked: \"Please export the Q3 review deck as PDF when it is ready.\"" \
+        in result["text"]
+    assert "export_format r1" in result["text"] and "export_format r2" in result["text"]
+    assert "now in force: Export the Q3 review deck as PPTX" in result["text"]
+
+
+def test_the_stored_demo_turn_records_the_outdated_flag_and_reason(loaded):
+    from governance.models import Turn
+
+    demo.store_demo_turns()
+    turn = Turn.objects.get(scope__path="demo/slides", session="slides-3")
+    pdf_turn = Memory.objects.get(scope__path="demo/slides", meta__demo="slides-t1")
+    where = _blocks_of(turn.packet, pdf_turn.pk)
+    assert set(where) == {"negative"}
+    assert any(f.startswith("outdated: ") for f in where["negative"]["flags"])
+    assert "OUTDATED: this user message asked" in turn.text
+    assert turn.cited.filter(memory_id=pdf_turn.pk, slot="negative", included=True).exists()

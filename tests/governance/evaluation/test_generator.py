@@ -47,7 +47,7 @@ def test_every_task_carries_noise_and_near_duplicates_it_must_never_show():
         # Near-duplicates: the same requirement (key) or the same sentence with other numbers as
         # something the task's own scope holds.
         own = [m for m in task.memories if m.place == "task"] + [
-            t for e in task.events for t in e.turns if t.role == "tool"]
+            t for e in task.events for t in e.turns if t.role in ("tool", "user")]
         own_keys = {m.key for m in own if getattr(m, "key", None)}
         own_shapes = {DIGITS.sub("#", getattr(m, "text", None) or m.content) for m in own}
         assert any(m.key in own_keys or DIGITS.sub("#", m.text) in own_shapes for m in foreign), task.id
@@ -66,3 +66,27 @@ def test_unknown_suite_or_category_is_refused():
         generate("nope", 0)
     with pytest.raises(ValueError, match="Unknown category"):
         generate("smoke", 0, categories=("telepathy",))
+
+
+def test_task_ids_are_unique_so_no_two_tasks_share_their_draws():
+    ids = [t.id for t in generate("standard", 0).tasks]
+    assert len(ids) == len(set(ids))
+
+
+def test_stale_episode_tasks_link_the_rule_to_the_turn_it_was_learned_from():
+    for task in generate("standard", 2, categories=("stale_episode",)).tasks:
+        rule = next(m for m in task.memories if m.label == "v1")
+        refs = {t.ref for e in task.events for t in e.turns}
+        assert rule.source_ref in refs, task.id  # the rule cites the user's turn
+        assert task.expect.negative == (("v1-turn", "v2"),)
+        assert rule.source_ref == f"{task.id}-v1-turn"
+
+
+def test_exact_term_questions_name_an_identifier_only_the_target_log_holds_exactly():
+    for task in generate("standard", 5, categories=("exact_term",)).tasks:
+        ident = re.search(r"E\d{4}|ledger_\d{4}_q\d\.xlsx", task.query).group(0)
+        whole = re.compile(rf"(?<![\w.]){re.escape(ident)}(?![\w])")
+        target = next(m for m in task.memories if m.label == "log")
+        near = [m for m in task.memories if m.label.startswith("near")]
+        assert whole.search(target.text), task.id
+        assert len(near) == 20 and not any(whole.search(m.text) for m in near), task.id

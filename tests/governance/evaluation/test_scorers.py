@@ -18,6 +18,11 @@ IDS = {
     "loser": Loaded(9, "The old style sheet says: headings in Georgia."),
     "trace": Loaded(10, "For this session only, skip the slow tests."),
     "expired": Loaded(11, "Until Friday, deploys are frozen."),
+    "v1-turn": Loaded(12, "Quick note for this project: Always export as PDF."),
+    "first": Loaded(13, "Quick note for this project: send the report to Bob."),
+    "later": Loaded(14, "Change it to Carol instead."),
+    "log": Loaded(15, "worker 3 started; export failure E4012; queue depth at 7"),
+    "near0": Loaded(16, "Export failure E40120 was a disk quota problem (4 GB)."),
 }
 
 
@@ -193,6 +198,79 @@ class TestTemporalCommitment:
 
     def test_an_expired_rule_fails(self):
         assert not score(self.t, packet(constraints=[b("rule"), b("expired")]), IDS).passed
+
+
+def _outdated(label: str, new: str) -> dict:
+    """An episode block as adjudication writes it: in negative, naming what replaced it."""
+    replaced = {"memory_id": IDS[new].id, "key": None, "revision": 1, "text": IDS[new].text, "status": "active"}
+    return b(label, outdated={"why": "…", "replaced_by": replaced}, replaced_by=replaced)
+
+
+class TestStaleEpisode:
+    t = task("stale_episode", include=("v2",), negative=(("v1-turn", "v2"),), not_in_force=("v1", "v1-turn"),
+             stale=("v1", "v1-turn"))
+
+    def test_episode_in_negative_naming_the_new_rule_passes(self):
+        result = score(self.t, packet(constraints=[b("v2")], negative=[b("v1"), _outdated("v1-turn", "v2")]), IDS)
+        assert result.passed, result.failures
+
+    def test_episode_presented_as_evidence_fails(self):
+        result = score(self.t, packet(constraints=[b("v2")], evidence=[b("v1-turn")]), IDS)
+        assert not result.passed
+        assert any("v1-turn" in f and "not listed in negative" in f for f in result.failures)
+        assert any("v1-turn" in f and "presented in ['evidence']" in f for f in result.failures)
+        assert stale_used(self.t, packet(constraints=[b("v2")], evidence=[b("v1-turn")]), IDS) is True
+
+    def test_episode_flagged_in_negative_and_still_shown_as_evidence_fails(self):
+        result = score(self.t, packet(constraints=[b("v2")], negative=[_outdated("v1-turn", "v2")],
+                                      evidence=[b("v1-turn")]), IDS)
+        assert not result.passed and "presented in ['evidence']" in result.failures[0]
+
+    def test_episode_in_negative_without_naming_the_replacement_fails(self):
+        result = score(self.t, packet(constraints=[b("v2")], negative=[b("v1-turn")]), IDS)
+        assert not result.passed and "does not say it was replaced by v2" in result.failures[0]
+
+    def test_episode_left_out_entirely_fails(self):
+        # Not saying anything is not the same as saying it is outdated.
+        result = score(self.t, packet(constraints=[b("v2")]), IDS)
+        assert not result.passed and "not listed in negative context" in result.failures[0]
+
+    def test_new_rule_missing_fails(self):
+        assert not score(self.t, packet(negative=[_outdated("v1-turn", "v2")]), IDS).passed
+
+
+class TestEpisodeCorrection:
+    t = task("episode_correction", include=("later",), negative=(("first", "later"),), not_in_force=("first",),
+             stale=("first",))
+
+    def test_earlier_message_outdated_by_the_later_one_passes(self):
+        result = score(self.t, packet(evidence=[b("later")], negative=[_outdated("first", "later")]), IDS)
+        assert result.passed, result.failures
+
+    def test_both_messages_as_evidence_fails(self):
+        result = score(self.t, packet(evidence=[b("later"), b("first")]), IDS)
+        assert not result.passed and len(result.failures) == 2
+
+    def test_earlier_message_naming_another_replacement_fails(self):
+        result = score(self.t, packet(evidence=[b("later")], negative=[_outdated("first", "v2")]), IDS)
+        assert not result.passed and "replaced by later" in result.failures[0]
+
+
+class TestExactTerm:
+    t = task("exact_term", include=("log",), absent=("dup-sibling",), evidence=("log",))
+
+    def test_the_log_holding_the_exact_identifier_as_evidence_passes(self):
+        assert score(self.t, packet(evidence=[b("near0"), b("log")]), IDS).passed
+
+    def test_only_near_identical_identifiers_fails(self):
+        result = score(self.t, packet(evidence=[b("near0")]), IDS)
+        assert not result.passed and "log" in result.failures[0]
+
+    def test_the_log_left_out_for_the_budget_fails(self):
+        assert not score(self.t, packet(evidence=[b("near0")], skipped=[b("log")]), IDS).passed
+
+    def test_the_same_log_from_a_sibling_scope_fails(self):
+        assert not score(self.t, packet(evidence=[b("log"), b("dup-sibling")]), IDS).passed
 
 
 def test_a_label_that_was_never_loaded_fails_rather_than_passes():

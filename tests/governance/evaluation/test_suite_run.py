@@ -64,6 +64,17 @@ def test_the_ablation_orders_recent_below_vector_below_full(results):
     assert list(overall)[-1] == "full"
 
 
+def test_full_is_strictly_above_every_ablation(results):
+    overall = {s: body["overall"] for s, body in results["strategies"].items()}
+    assert all(overall["full"] > score for s, score in overall.items() if s != "full"), overall
+
+
+@pytest.mark.parametrize("category", ["stale_episode", "episode_correction", "exact_term"])
+def test_only_full_passes_the_provenance_and_exact_term_categories(results, category):
+    passed = {s: body["categories"][category] for s, body in results["strategies"].items()}
+    assert passed["full"] == 1.0 and all(v == 0.0 for s, v in passed.items() if s != "full"), passed
+
+
 def test_results_carry_the_metrics_and_the_run_leaves_nothing_behind(results):
     metrics = results["strategies"]["full"]["metrics"]
     assert metrics["constraint_retention"] == 1.0
