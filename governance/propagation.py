@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from governance.embedding import get_embedder
+from governance.lexical import searchable_text
 from governance.models import Memory, Outbox, OutboxDelivery, Status
 
 logger = logging.getLogger(__name__)
@@ -59,14 +60,14 @@ def embed_memories(
         Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=True, status__in=EMBED_STATUSES)
         .filter(Q(embedding__isnull=True) | ~Q(embedding_hash=F("content_hash")) | ~Q(embedding_model=embedder.name))
         .order_by("pk")
-        .values_list("pk", "text", "content_hash")
+        .values_list("pk", "text", "content_hash", "speaker")
     )
     rows = list(todo)
     done = 0
     for start in range(0, len(rows), batch_size):
         chunk = rows[start : start + batch_size]
-        vectors = embedder.embed_memories([text for _, text, _ in chunk])
-        for (pk, _, digest), vector in zip(chunk, vectors, strict=True):
+        vectors = embedder.embed_memories([searchable_text(text, speaker) for _, text, _, speaker in chunk])
+        for (pk, _, digest, _), vector in zip(chunk, vectors, strict=True):
             done += Memory.objects.filter(pk=pk, content_hash=digest, purged_at__isnull=True).update(
                 embedding=vector, embedding_hash=digest, embedding_model=embedder.name
             )
