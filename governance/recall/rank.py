@@ -25,10 +25,17 @@ WEIGHTS: dict[str, dict[str, float]] = {
 RECENCY_HALF_LIFE_DAYS = 3.0
 # Activation is unbounded (reinforcement adds up); squash it to 0..1 for the weighted sum.
 ACTIVATION_SCALE = 2.0
-# A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set: it only comes back as
-# evidence when it is among this many best matches. Cold working memory never does: it is the scratch of
-# a session that has ended, and must not turn into a standing rule of a later one.
-COLD_STRONG_MATCH_RANK = 3
+# A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set; it still comes back as
+# evidence when its match is strong enough (DESIGN.md, seed 004: "a higher relevance score"), judged on
+# the match itself, not on a count: it holds at least this share of the query's terms ...
+COLD_LEXICAL_FLOOR = 0.5
+# ... or its cosine similarity is within this margin of the query's best vector match (e5 scores sit in a
+# narrow band, ~0.75 for unrelated and ~0.9 for close text, so a margin says more than an absolute floor).
+COLD_SEMANTIC_MARGIN = 0.03
+# A weaker cold match is not dropped while the caller's k is not filled: it goes after every hot and
+# strongly matching memory (activation orders, it does not cut), so a history that is all old (an import
+# of last year's conversations) still answers with k results. Cold working memory never comes back: it
+# is the scratch of a session that has ended, and must not turn into a standing rule of a later one.
 
 
 def weights_for(task_type: str) -> dict[str, float]:
@@ -83,21 +90,37 @@ def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:
     return kept
 
 
+def strong_match(hit: Hit, best_semantic: float | None) -> bool:
+    """Whether a memory's match would bring it back from cold: enough of the query's terms, or a vector
+    match close to the best one of this query."""
+    if (hit.lexical or 0.0) >= COLD_LEXICAL_FLOOR:
+        return True
+    return hit.semantic is not None and best_semantic is not None and hit.semantic >= best_semantic - COLD_SEMANTIC_MARGIN
+
+
 def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
     threshold = settings.MEMORY_COLD_THRESHOLD
-    by_match = sorted(evidence, key=lambda h: (-h.fused, h.id))
-    strong = {h.id for h in by_match[:COLD_STRONG_MATCH_RANK] if h.fused > 0}
-    kept = []
+    best_semantic = max((h.semantic for h in evidence if h.semantic is not None), default=None)
+    kept: list[Hit] = []
+    weak: list[Hit] = []
     for hit in evidence:
         if hit.activation >= threshold:
             kept.append(hit)
             continue
-        cold = f"cold: activation {hit.activation:.3f} is below the threshold {threshold:g}"
         if hit.row.get("kind") == Kind.WORKING:
-            state.dropped.append((hit, "evidence", f"{cold}; working memory of an ended session"))
-        elif hit.id in strong:
+            state.dropped.append((hit, "evidence", f"{cold_reason(hit, threshold)}; working memory of an ended session"))
+        elif hit.fused > 0 and strong_match(hit, best_semantic):
             hit.flags.append("cold, kept for a strong match")
             kept.append(hit)
         else:
-            state.dropped.append((hit, "evidence", f"{cold} and not among the best matches"))
-    return kept
+            weak.append(hit)
+    room = max(state.k - len(kept), 0)
+    for hit in weak[:room]:
+        hit.flags.append("cold, weak match: after the stronger ones")
+    for hit in weak[room:]:
+        state.dropped.append((hit, "evidence", f"{cold_reason(hit, threshold)} and its match is weak"))
+    return kept + weak[:room]
+
+
+def cold_reason(hit: Hit, threshold: float) -> str:
+    return f"cold: activation {hit.activation:.3f} is below the threshold {threshold:g}"
