@@ -10,6 +10,7 @@ import math
 
 from django.conf import settings
 
+from governance import lexical
 from governance.models import Kind, Status
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
@@ -38,6 +39,39 @@ COLD_SEMANTIC_MARGIN = 0.03
 # is the scratch of a session that has ended, and must not turn into a standing rule of a later one.
 
 
+# Time order inside the recalled history (0 for its oldest memory, 1 for its newest), not age from now:
+# in a history that ended months ago every recency is 0, yet of two close matches the later one is what
+# holds now ("my personal best is 27:12" … later "a new personal best, 25:50"). A small weight orders
+# close matches; a question that asks for the present weighs it more, one that asks for the beginning
+# turns it round. Matched on the query's terms (governance.lexical, stemmed like the index).
+TIME_ORDER_WEIGHT = 0.03
+TIME_ORDER_NOW = 0.10
+TIME_ORDER_EARLY = -0.05
+NOW_CUES = frozenset(lexical.terms("current currently now latest recent recently still anymore these days nowadays "
+                                   "new newest update updated change changed switch switched today"))
+EARLY_CUES = frozenset(lexical.terms("first originally initially earlier previous previously formerly used before "
+                                     "old oldest"))
+# A memory said by a person the question names ("When did Caroline …") gets this much: the speaker is in
+# the searched text too, but a name is one word among many there.
+SPEAKER_WEIGHT = 0.05
+
+
+def time_order_weight(query: str) -> float:
+    terms = set(lexical.terms(query))
+    if terms & NOW_CUES:
+        return TIME_ORDER_NOW
+    if terms & EARLY_CUES:
+        return TIME_ORDER_EARLY
+    return TIME_ORDER_WEIGHT
+
+
+def named_speakers(query: str, hits) -> set[str]:
+    """Speakers of the recalled memories whom the query names."""
+    words = set(lexical.terms(query))
+    speakers = {(h.row.get("speaker") or "").strip() for h in hits}
+    return {s for s in speakers if s and set(lexical.terms(s)) and set(lexical.terms(s)) <= words}
+
+
 def weights_for(task_type: str) -> dict[str, float]:
     return WEIGHTS.get(task_type or "default", WEIGHTS["default"])
 
@@ -59,20 +93,69 @@ def score(hit: Hit, state: RecallState, weights: dict[str, float], use_activatio
             + weights["importance"] * float(hit.row.get("importance") or 0.0))
 
 
+def _when(hit: Hit):
+    return hit.row.get("occurred_at") or hit.row.get("created_at")
+
+
 def rank(state: RecallState) -> tuple[int, int]:
     weights = weights_for(state.task_type)
     use_activation = ACTIVATION in state.stages
     everything = list(state.hits.values()) + state.recent + state.constraints + state.preferences + state.negative
+    found = [h for h in state.hits.values() if _when(h) is not None]
+    oldest = min((_when(h) for h in found), default=None)
+    span = (max(_when(h) for h in found) - oldest).total_seconds() if found else 0.0
+    time_weight = time_order_weight(state.query) if use_activation and span > 0 else 0.0
+    names = named_speakers(state.query, state.hits.values()) if use_activation else set()
     for hit in everything:
         hit.recency = recency(hit, state)
         hit.activation = float(hit.row.get("activation") or hit.activation or 0.0)
         if not hit.fused and hit.paths & {"recent", "keyed", "superseded_by", "call_partner"}:
             hit.fused = 0.5 if "keyed" in hit.paths else 0.0
-        hit.score = round(score(hit, state, weights, use_activation), 6)
+        value = score(hit, state, weights, use_activation)
+        if hit.id in state.hits:
+            if time_weight and _when(hit) is not None:
+                value += time_weight * (_when(hit) - oldest).total_seconds() / span
+            if names and (hit.row.get("speaker") or "").strip() in names:
+                value += SPEAKER_WEIGHT
+        hit.score = round(value, 6)
     state.evidence = _drop_overridden(state, sorted(state.hits.values(), key=lambda h: (-h.score, h.id)))
     if use_activation:
         state.evidence = _gate_cold(state, state.evidence)
+        if time_weight >= 0:
+            state.evidence = later_word_first(state.query, state.evidence, window=max(state.k, 10))
     return len(everything), len(state.evidence)
+
+
+# Two close matches that hold the same words of the query speak of the same thing; the later one is what
+# holds now (a knowledge update: "my personal best is 27:12", weeks later "a new personal best, 25:50").
+# Close: within this much score. Same thing: they share at least SAME_SUBJECT_SHARE of the earlier one's
+# query words, and at least two. A question asking about the beginning (EARLY_CUES) keeps the order.
+LATER_WORD_MARGIN = 0.15
+SAME_SUBJECT_SHARE = 0.6
+
+
+def later_word_first(query: str, evidence: list[Hit], *, window: int) -> list[Hit]:
+    """Move a later statement on the same subject in front of an earlier, slightly better-scored one."""
+    wanted = set(lexical.terms(query))
+    head, tail = list(evidence[:window]), evidence[window:]
+    words = {h.id: wanted & set(lexical.terms(lexical.searchable_text(h.row.get("text") or "",
+                                                                        h.row.get("speaker") or ""))) for h in head}
+    i = 0
+    while i < len(head):
+        earlier = head[i]
+        mine = words[earlier.id]
+        for j in range(i + 1, len(head)):
+            later = head[j]
+            shared = mine & words[later.id]
+            if (earlier.score - later.score <= LATER_WORD_MARGIN and _when(later) and _when(earlier)
+                    and _when(later) > _when(earlier) and len(shared) >= 2
+                    and len(shared) >= SAME_SUBJECT_SHARE * len(mine)):
+                head.insert(i, head.pop(j))
+                later.flags.append(f"said after memory {earlier.id} on the same subject")
+                break
+        else:
+            i += 1
+    return head + tail
 
 
 def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:

@@ -145,7 +145,7 @@ def fuse_stage(state: RecallState) -> tuple[int, int]:
         for rank, (memory_id, score) in enumerate(ranked, start=1):
             # Keyword hits count by how much of the query they hold, so a list of weak one-word matches
             # (the keyword path finding nothing real) cannot outvote the vector path's best hit.
-            strength = score ** 2 if path == LEXICAL else 1.0
+            strength = min(score, 1.0) ** 2 if path == LEXICAL else 1.0
             fused[memory_id] = fused.get(memory_id, 0.0) + weight * strength / (RRF_K + rank)
             scores.setdefault(memory_id, {})[path] = score
     top = sorted(fused, key=lambda i: (-fused[i], i))[: max(CANDIDATES_PER_PATH, state.k * 3)]
