@@ -1,6 +1,9 @@
-"""Import conversations from JSON lines {scope, session, at, role, speaker?, content, ref?} into the same
-memories the events API makes. Idempotent: a turn is identified by scope, session and ref (a line without
-a ref gets one derived from its time, role and content), so importing a file twice adds nothing."""
+"""Import conversations into the same memories the events API makes, from
+- JSON lines {scope, session, at, role, speaker?, content, ref?} (`--format jsonl`),
+- a LoCoMo or a LongMemEval file as published (`--format locomo|longmemeval`; governance/evaluation/
+  conversations.py says how they map: one scope per sample or question under `--scope-prefix`).
+The format is detected when not given. Idempotent: a turn is identified by scope, session and ref (a line
+without a ref gets one derived from its time, role and content), so importing a file twice adds nothing."""
 
 from __future__ import annotations
 
@@ -9,11 +12,13 @@ import json
 import sys
 import time
 from itertools import groupby
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
+from governance.evaluation.conversations import FORMATS, detect_format, load
 from governance.propagation import embed_memories
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
@@ -52,8 +57,32 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--no-embed", action="store_true", help="leave embedding to the workers")
+        parser.add_argument("--format", dest="fmt", choices=FORMATS, default=None,
+                            help="jsonl, locomo or longmemeval (detected from the file when not given)")
+        parser.add_argument("--scope-prefix", default=None,
+                            help="scope under which a LoCoMo sample or LongMemEval question gets its own scope "
+                                 "(default: the format's name)")
 
-    def handle(self, *args, file, no_embed, **options):
+    def handle(self, *args, file, no_embed, fmt=None, scope_prefix=None, **options):
+        if fmt is None:
+            try:
+                fmt = "jsonl" if file == "-" else detect_format(Path(file))
+            except OSError as exc:
+                raise CommandError(f"cannot read {file}: {exc.strerror}") from exc
+        if fmt == "jsonl":
+            lines, errors = self.read_jsonl(file)
+        else:
+            try:
+                lines, errors = load(Path(file), fmt, prefix=scope_prefix or fmt).turns, []
+            except OSError as exc:
+                raise CommandError(f"cannot read {file}: {exc.strerror}") from exc
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+        for error in errors[:20]:
+            self.stderr.write(error)
+        self.ingest(lines, errors, no_embed=no_embed)
+
+    def read_jsonl(self, file: str) -> tuple[list[dict], list[str]]:
         try:
             handle = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
@@ -66,8 +95,9 @@ class Command(BaseCommand):
                         lines.append(parse_line(number, raw))
                     except ValueError as exc:
                         errors.append(str(exc))
-        for error in errors[:20]:
-            self.stderr.write(error)
+        return lines, errors
+
+    def ingest(self, lines: list[dict], errors: list[str], *, no_embed: bool) -> None:
         total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
         done = 0
         scopes: dict[str, object] = {}
