@@ -18,8 +18,9 @@ from governance.recall.eligible import Eligibility
 
 MAX_QUERY_TERMS = 32
 # Document frequencies are counted up to this many rows per term: past it a term is simply common, and the
-# count stays a short index read whatever the size of the scope.
-DF_CAP = 1000
+# count stays a short index read whatever the size of the scope (1,000 measured the same recall on the
+# seed-0 development set, 0.795 against 0.802, and reads five times as many index entries per term).
+DF_CAP = 200
 # Full-text candidates re-scored in Python, per result asked for: ts_rank picks them (it knows term
 # frequency, not rarity), the weighted coverage orders them.
 POOL_FACTOR = 4
