@@ -37,5 +37,17 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def lexical_text(text: str) -> str:
-    return " ".join(terms(text))
+def searchable_text(text: str, speaker: str = "") -> str:
+    """What a memory is found by, for the keyword index and the embedder alike: the speaker's name in
+    front of what they said ("Caroline: I went to a support group"). Questions about a conversation
+    name people ("When did Caroline …"); a bare turn text cannot match them. The role is not added: it is
+    a structured field already, and one of two words on every turn only dilutes the text.
+    The embedded input is a pure function of (text, speaker), both immutable on a row, so a vector made
+    from a row's content hash is still the right one as long as this rule is; migration 0015 marks the
+    rows this rule changed (their embedding_hash cleared) so that they are embedded again."""
+    speaker = (speaker or "").strip()
+    return f"{speaker}: {text}" if speaker else text
+
+
+def lexical_text(text: str, speaker: str = "") -> str:
+    return " ".join(terms(searchable_text(text, speaker)))

@@ -14,6 +14,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from governance.embedding import get_embedder
+from governance.lexical import searchable_text
 from governance.models import Memory, Outbox, OutboxDelivery, Status
 
 logger = logging.getLogger(__name__)
@@ -59,12 +60,13 @@ def _ids(outbox: Outbox) -> list[int]:
 
 
 def _embedding_input(row: dict) -> str:
-    """The text the embedder gets for one memory row (of EMBED_FIELDS). The one place that decides it:
-    what is embedded and what is keyword-indexed for a memory is the retrieval side's business."""
-    return row["text"]
+    """The text the embedder gets for one memory row (of EMBED_FIELDS): who said it and what, by the same
+    rule as the keyword column (lexical.searchable_text), so a question naming a person finds that
+    person's turns."""
+    return searchable_text(row["text"], row["speaker"])
 
 
-EMBED_FIELDS = ("pk", "text", "content_hash")
+EMBED_FIELDS = ("pk", "text", "content_hash", "speaker")
 
 
 def _needs_vector(model_name: str) -> Q:

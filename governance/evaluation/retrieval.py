@@ -102,3 +102,115 @@ def evaluate_questions(questions: list[Question], strategies: list[str], princip
 def _aggregate(rows: list[dict[int, float]]) -> dict:
     return {"questions": len(rows),
             **{f"recall@{k}": round(statistics.fmean(r[k] for r in rows), 4) if rows else None for k in KS}}
+
+
+# --- Published benchmark files (LoCoMo, LongMemEval): every search path, a BM25 baseline, time order ------
+
+def _percentile(times: list[float], q: float) -> float | None:
+    if not times:
+        return None
+    ordered = sorted(times)
+    return round(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))], 1)
+
+
+def search_paths() -> dict[str, frozenset[str]]:
+    """`full` and each single search path, run through the same pipeline as /recall."""
+    from governance.recall.strategies import LEXICAL, STRATEGIES, VECTOR
+
+    return {"full": STRATEGIES["full"], "vector": frozenset({VECTOR}), "keyword": frozenset({LEXICAL})}
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """A plain baseline's tokens: lowercased words, nothing else (no stemming, no stopwords)."""
+    import re
+
+    return re.findall(r"\w+", text.lower())
+
+
+class BM25Baseline:
+    """Okapi BM25 (rank-bm25) over the episodic turns of each scope, indexed as "Speaker: text" like ours:
+    the keyword baseline the issue compares with, computed here over the very rows that were imported."""
+
+    def __init__(self) -> None:
+        self._index: dict[str, tuple] = {}
+
+    def _for(self, scope: str):
+        if scope not in self._index:
+            from rank_bm25 import BM25Okapi
+
+            from governance.lexical import searchable_text
+            from governance.models import Memory
+
+            rows = list(Memory.objects.filter(scope__path=scope, kind="episodic", purged_at__isnull=True)
+                        .order_by("pk").values_list("source_ref", "text", "speaker"))
+            docs = [bm25_tokens(searchable_text(t, s)) for _, t, s in rows]
+            self._index[scope] = (BM25Okapi(docs) if docs else None, [r for r, _, _ in rows])
+        return self._index[scope]
+
+    def ranked_refs(self, scope: str, question: str, k: int) -> list[str]:
+        model, refs = self._for(scope)
+        if model is None:
+            return []
+        scores = model.get_scores(bm25_tokens(question))
+        order = sorted(range(len(refs)), key=lambda i: (-scores[i], i))[:k]
+        return [refs[i] for i in order]
+
+
+def newer_first(q, ranked: list[str]) -> bool:
+    """The newest session's evidence is found and ranks above every older evidence turn."""
+    first_new = min((ranked.index(r) for r in q.newer_refs if r in ranked), default=None)
+    if first_new is None:
+        return False
+    first_old = min((ranked.index(r) for r in q.older_refs if r in ranked), default=len(ranked))
+    return first_new < first_old
+
+
+def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozenset[str]] | None = None,
+                    baseline: bool = True, progress=None) -> dict:
+    """recall@1/5/10 per category and overall, newer-evidence-first on knowledge updates, and recall
+    latency p50/p95 (query embedding included), for each path and the BM25 baseline, on one question set."""
+    from governance.embedding.cache import query_cache
+    from governance.recall.packet import recall_with_stages
+
+    paths = paths if paths is not None else search_paths()
+    rankers: dict = {
+        name: (lambda q, stages=stages: [
+            (r.get("source") or {}).get("ref") or ""
+            for r in recall_with_stages(principal=principal, scope=q.scope, query=q.question, k=max(KS), stages=stages)
+        ])
+        for name, stages in paths.items()
+    }
+    if baseline:
+        bm25 = BM25Baseline()
+        for scope in {q.scope for q in questions}:
+            bm25._for(scope)  # index building is not query latency
+        rankers["bm25"] = lambda q: bm25.ranked_refs(q.scope, q.question, max(KS))
+    out: dict = {"questions": len(questions), "strategies": {}}
+    categories = sorted({q.category for q in questions})
+    for name, ranker in rankers.items():
+        per_q, times, errors, updates = [], [], [], []
+        for i, q in enumerate(questions):
+            query_cache.clear()  # every path pays for its query embedding, as a first-time /recall does
+            started = time.perf_counter()
+            try:
+                ranked = ranker(q)
+            except DomainError as exc:
+                errors.append(f"{q.ident or q.scope}: {exc.message}")
+                per_q.append((q, dict.fromkeys(KS, 0.0)))
+                continue
+            times.append((time.perf_counter() - started) * 1000)
+            per_q.append((q, {k: _recall_at(q.evidence_refs, ranked, k) for k in KS}))
+            if q.newer_refs and q.older_refs:
+                updates.append(newer_first(q, ranked))
+            if progress is not None:
+                progress(name, i + 1, len(questions))
+        out["strategies"][name] = {
+            "all": _aggregate([r for _, r in per_q]),
+            "categories": {c: _aggregate([r for q, r in per_q if q.category == c]) for c in categories},
+            "newer_first": {"questions": len(updates),
+                            "rate": round(sum(updates) / len(updates), 4) if updates else None},
+            "latency_ms_p50": _percentile(times, 0.5),
+            "latency_ms_p95": _percentile(times, 0.95),
+            "errors": errors,
+        }
+    return out

@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     atomic = False  # CONCURRENTLY: the memory table stays writable while the index is built
-    dependencies = [("governance", "0014_memory_embedding_claim")]
+    dependencies = [("governance", "0015_speaker_searchable")]
 
     operations = [
         AddIndexConcurrently(

@@ -196,6 +196,18 @@ def recall_memories(
     return [result_item(h) for h in hits if h.row["status"] != Status.SUPERSEDED][:k]
 
 
+def recall_with_stages(
+    *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int, stages: frozenset[str],
+) -> list[dict]:
+    """recall_memories with a set of stages instead of a named strategy: `evaluate_retrieval` measures each
+    single search path (keyword only has no strategy name of its own) through the same pipeline."""
+    _validate(query, "full", None)
+    state = _state(principal, scope, query, "full", None, k)
+    state.stages = frozenset(stages)
+    _run_stages(state)
+    return [result_item(h) for h in state.evidence if h.row["status"] != Status.SUPERSEDED][:k]
+
+
 def assemble_context(
     *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, budget_tokens: int, strategy: str = "full",
     task: dict | None = None, as_of: datetime | None = None, session: str = "", store: bool = True,

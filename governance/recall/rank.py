@@ -10,6 +10,7 @@ import math
 
 from django.conf import settings
 
+from governance import lexical
 from governance.models import Kind, Status
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
@@ -25,10 +26,50 @@ WEIGHTS: dict[str, dict[str, float]] = {
 RECENCY_HALF_LIFE_DAYS = 3.0
 # Activation is unbounded (reinforcement adds up); squash it to 0..1 for the weighted sum.
 ACTIVATION_SCALE = 2.0
-# A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set: it only comes back as
-# evidence when it is among this many best matches. Cold working memory never does: it is the scratch of
-# a session that has ended, and must not turn into a standing rule of a later one.
-COLD_STRONG_MATCH_RANK = 3
+# A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set; it still comes back as
+# evidence when its match is strong enough (DESIGN.md, seed 004: "a higher relevance score"), judged on
+# the match itself, not on a count: it holds at least this share of the query's terms ...
+COLD_LEXICAL_FLOOR = 0.5
+# ... or its cosine similarity is within this margin of the query's best vector match (e5 scores sit in a
+# narrow band, ~0.75 for unrelated and ~0.9 for close text, so a margin says more than an absolute floor).
+COLD_SEMANTIC_MARGIN = 0.03
+# A weaker cold match is not dropped while the caller's k is not filled: it goes after every hot and
+# strongly matching memory (activation orders, it does not cut), so a history that is all old (an import
+# of last year's conversations) still answers with k results. Cold working memory never comes back: it
+# is the scratch of a session that has ended, and must not turn into a standing rule of a later one.
+
+
+# Time order inside the recalled history (0 for its oldest memory, 1 for its newest), not age from now:
+# in a history that ended months ago every recency is 0, yet of two close matches the later one is what
+# holds now ("my personal best is 27:12" … later "a new personal best, 25:50"). A small weight orders
+# close matches; a question that asks for the present weighs it more, one that asks for the beginning
+# turns it round. Matched on the query's terms (governance.lexical, stemmed like the index).
+TIME_ORDER_WEIGHT = 0.03
+TIME_ORDER_NOW = 0.10
+TIME_ORDER_EARLY = -0.05
+NOW_CUES = frozenset(lexical.terms("current currently now latest recent recently still anymore these days nowadays "
+                                   "new newest update updated change changed switch switched today"))
+EARLY_CUES = frozenset(lexical.terms("first originally initially earlier previous previously formerly used before "
+                                     "old oldest"))
+# A memory said by a person the question names ("When did Caroline …") gets this much: the speaker is in
+# the searched text too, but a name is one word among many there.
+SPEAKER_WEIGHT = 0.05
+
+
+def time_order_weight(query: str) -> float:
+    terms = set(lexical.terms(query))
+    if terms & NOW_CUES:
+        return TIME_ORDER_NOW
+    if terms & EARLY_CUES:
+        return TIME_ORDER_EARLY
+    return TIME_ORDER_WEIGHT
+
+
+def named_speakers(query: str, hits) -> set[str]:
+    """Speakers of the recalled memories whom the query names."""
+    words = set(lexical.terms(query))
+    speakers = {(h.row.get("speaker") or "").strip() for h in hits}
+    return {s for s in speakers if s and set(lexical.terms(s)) and set(lexical.terms(s)) <= words}
 
 
 def weights_for(task_type: str) -> dict[str, float]:
@@ -52,20 +93,69 @@ def score(hit: Hit, state: RecallState, weights: dict[str, float], use_activatio
             + weights["importance"] * float(hit.row.get("importance") or 0.0))
 
 
+def _when(hit: Hit):
+    return hit.row.get("occurred_at") or hit.row.get("created_at")
+
+
 def rank(state: RecallState) -> tuple[int, int]:
     weights = weights_for(state.task_type)
     use_activation = ACTIVATION in state.stages
     everything = list(state.hits.values()) + state.recent + state.constraints + state.preferences + state.negative
+    found = [h for h in state.hits.values() if _when(h) is not None]
+    oldest = min((_when(h) for h in found), default=None)
+    span = (max(_when(h) for h in found) - oldest).total_seconds() if found else 0.0
+    time_weight = time_order_weight(state.query) if use_activation and span > 0 else 0.0
+    names = named_speakers(state.query, state.hits.values()) if use_activation else set()
     for hit in everything:
         hit.recency = recency(hit, state)
         hit.activation = float(hit.row.get("activation") or hit.activation or 0.0)
         if not hit.fused and hit.paths & {"recent", "keyed", "superseded_by", "call_partner"}:
             hit.fused = 0.5 if "keyed" in hit.paths else 0.0
-        hit.score = round(score(hit, state, weights, use_activation), 6)
+        value = score(hit, state, weights, use_activation)
+        if hit.id in state.hits:
+            if time_weight and _when(hit) is not None:
+                value += time_weight * (_when(hit) - oldest).total_seconds() / span
+            if names and (hit.row.get("speaker") or "").strip() in names:
+                value += SPEAKER_WEIGHT
+        hit.score = round(value, 6)
     state.evidence = _drop_overridden(state, sorted(state.hits.values(), key=lambda h: (-h.score, h.id)))
     if use_activation:
         state.evidence = _gate_cold(state, state.evidence)
+        if time_weight >= 0:
+            state.evidence = later_word_first(state.query, state.evidence, window=max(state.k, 10))
     return len(everything), len(state.evidence)
+
+
+# Two close matches that hold the same words of the query speak of the same thing; the later one is what
+# holds now (a knowledge update: "my personal best is 27:12", weeks later "a new personal best, 25:50").
+# Close: within this much score. Same thing: they share at least SAME_SUBJECT_SHARE of the earlier one's
+# query words, and at least two. A question asking about the beginning (EARLY_CUES) keeps the order.
+LATER_WORD_MARGIN = 0.15
+SAME_SUBJECT_SHARE = 0.6
+
+
+def later_word_first(query: str, evidence: list[Hit], *, window: int) -> list[Hit]:
+    """Move a later statement on the same subject in front of an earlier, slightly better-scored one."""
+    wanted = set(lexical.terms(query))
+    head, tail = list(evidence[:window]), evidence[window:]
+    words = {h.id: wanted & set(lexical.terms(lexical.searchable_text(h.row.get("text") or "",
+                                                                        h.row.get("speaker") or ""))) for h in head}
+    i = 0
+    while i < len(head):
+        earlier = head[i]
+        mine = words[earlier.id]
+        for j in range(i + 1, len(head)):
+            later = head[j]
+            shared = mine & words[later.id]
+            if (earlier.score - later.score <= LATER_WORD_MARGIN and _when(later) and _when(earlier)
+                    and _when(later) > _when(earlier) and len(shared) >= 2
+                    and len(shared) >= SAME_SUBJECT_SHARE * len(mine)):
+                head.insert(i, head.pop(j))
+                later.flags.append(f"said after memory {earlier.id} on the same subject")
+                break
+        else:
+            i += 1
+    return head + tail
 
 
 def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:
@@ -83,21 +173,37 @@ def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:
     return kept
 
 
+def strong_match(hit: Hit, best_semantic: float | None) -> bool:
+    """Whether a memory's match would bring it back from cold: enough of the query's terms, or a vector
+    match close to the best one of this query."""
+    if (hit.lexical or 0.0) >= COLD_LEXICAL_FLOOR:
+        return True
+    return hit.semantic is not None and best_semantic is not None and hit.semantic >= best_semantic - COLD_SEMANTIC_MARGIN
+
+
 def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
     threshold = settings.MEMORY_COLD_THRESHOLD
-    by_match = sorted(evidence, key=lambda h: (-h.fused, h.id))
-    strong = {h.id for h in by_match[:COLD_STRONG_MATCH_RANK] if h.fused > 0}
-    kept = []
+    best_semantic = max((h.semantic for h in evidence if h.semantic is not None), default=None)
+    kept: list[Hit] = []
+    weak: list[Hit] = []
     for hit in evidence:
         if hit.activation >= threshold:
             kept.append(hit)
             continue
-        cold = f"cold: activation {hit.activation:.3f} is below the threshold {threshold:g}"
         if hit.row.get("kind") == Kind.WORKING:
-            state.dropped.append((hit, "evidence", f"{cold}; working memory of an ended session"))
-        elif hit.id in strong:
+            state.dropped.append((hit, "evidence", f"{cold_reason(hit, threshold)}; working memory of an ended session"))
+        elif hit.fused > 0 and strong_match(hit, best_semantic):
             hit.flags.append("cold, kept for a strong match")
             kept.append(hit)
         else:
-            state.dropped.append((hit, "evidence", f"{cold} and not among the best matches"))
-    return kept
+            weak.append(hit)
+    room = max(state.k - len(kept), 0)
+    for hit in weak[:room]:
+        hit.flags.append("cold, weak match: after the stronger ones")
+    for hit in weak[room:]:
+        state.dropped.append((hit, "evidence", f"{cold_reason(hit, threshold)} and its match is weak"))
+    return kept + weak[:room]
+
+
+def cold_reason(hit: Hit, threshold: float) -> str:
+    return f"cold: activation {hit.activation:.3f} is below the threshold {threshold:g}"

@@ -1,6 +1,12 @@
 """`manage.py evaluate_retrieval QUESTIONS.jsonl`: recall@1/5/10 of annotated evidence turns, per
 category and per strategy, on conversations imported with `import_conversations` (or given here with
---conversations, which imports them first; importing twice adds nothing)."""
+--conversations, which imports them first; importing twice adds nothing).
+
+`manage.py evaluate_retrieval --file F --format locomo|longmemeval`: a published benchmark file as it is
+(its conversations are imported first, idempotently): recall@1/5/10 per category and overall for `full`,
+each single search path (vector only, keyword only) and a plain BM25 baseline over the same turns; on
+knowledge-update questions, how often the newer session's evidence ranks above the older one; and the
+recall latency p50/p95 of each (the query embedding included)."""
 
 from __future__ import annotations
 
@@ -10,22 +16,55 @@ from pathlib import Path
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from governance.evaluation.conversations import detect_format, load
 from governance.evaluation.report import retrieval_table
-from governance.evaluation.retrieval import evaluate_questions, parse_questions
+from governance.evaluation.retrieval import evaluate_loaded, evaluate_questions, parse_questions
 from governance.evaluation.runner import resolve_strategies
+
+NO_INPUT = "Give a questions JSONL file, or --file F --format locomo|longmemeval."
+
+
+def benchmark_table(results: dict) -> str:
+    """One row per category and `all`, one column group per path (full, vector, keyword, bm25)."""
+    names = list(results["strategies"])
+    first = results["strategies"][names[0]]
+    lines = [" | ".join(["category (questions)", *(f"{n} @{k}" for n in names for k in (1, 5, 10))])]
+    lines.append(" | ".join(["---"] * (1 + 3 * len(names))))
+    for category in [*first["categories"], "all"]:
+        n = (first["all"] if category == "all" else first["categories"][category])["questions"]
+        cells = [f"{category} ({n})"]
+        for name in names:
+            part = results["strategies"][name]["all" if category == "all" else "categories"]
+            part = part if category == "all" else part[category]
+            cells += [f"{part[f'recall@{k}']:.3f}" if part[f"recall@{k}"] is not None else "-" for k in (1, 5, 10)]
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
 
 
 class Command(BaseCommand):
     help = "Report recall@1/5/10 of the evidence refs of each question, per category and strategy."
 
     def add_arguments(self, parser):
-        parser.add_argument("file", help="JSONL of {scope, question, evidence_refs: [...], category?}")
+        parser.add_argument("file", nargs="?", default=None,
+                            help="JSONL of {scope, question, evidence_refs: [...], category?}")
+        parser.add_argument("--file", dest="bench_file", default=None,
+                            help="a LoCoMo or LongMemEval file as published (see --format)")
+        parser.add_argument("--format", dest="fmt", choices=("locomo", "longmemeval"), default=None,
+                            help="the format of --file (detected when not given)")
+        parser.add_argument("--scope-prefix", default=None, help="scope the --file's conversations go under")
+        parser.add_argument("--limit", type=int, default=None, help="only the first N questions of --file")
+        parser.add_argument("--no-baseline", action="store_true", help="skip the BM25 baseline")
         parser.add_argument("--conversations", default=None,
                             help="a JSONL file in the import_conversations format to import first")
         parser.add_argument("--strategy", default="all", help="a strategy name, or all (default)")
         parser.add_argument("--json", dest="json_out", default=None, help="write the results to this file")
 
     def handle(self, *args, file, conversations, strategy, json_out, **options):
+        if options.get("bench_file"):
+            return self.handle_benchmark(options["bench_file"], options.get("fmt"), options.get("scope_prefix"),
+                                         options.get("limit"), not options.get("no_baseline"), json_out)
+        if not file:
+            raise CommandError(NO_INPUT)
         try:
             strategies = resolve_strategies(strategy)
         except ValueError as exc:
@@ -52,3 +91,45 @@ class Command(BaseCommand):
         if json_out:
             Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
             self.stdout.write(f"wrote {json_out}")
+
+    def handle_benchmark(self, path: str, fmt: str | None, prefix: str | None, limit: int | None, baseline: bool,
+                         json_out: str | None) -> None:
+        file = Path(path)
+        try:
+            fmt = fmt or detect_format(file)
+            if fmt not in ("locomo", "longmemeval"):
+                raise CommandError(f"{path} is not a LoCoMo or LongMemEval file (give --format).")
+            loaded = load(file, fmt, prefix=prefix or fmt)
+        except OSError as exc:
+            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        questions = loaded.questions[:limit] if limit else loaded.questions
+        if not questions:
+            raise CommandError(f"{path} holds no question with evidence turns.")
+        scopes = {q.scope for q in questions}
+        self.import_turns(loaded, scopes)
+        results = evaluate_loaded(questions, baseline=baseline)
+        results.update(file=str(path), format=fmt, skipped=loaded.skipped)
+        self.stdout.write(f"questions={len(questions)} file={path} format={fmt} "
+                          f"turns={sum(1 for t in loaded.turns if t['scope'] in scopes)}\n")
+        self.stdout.write(benchmark_table(results))
+        self.stdout.write("\n\npath | newer evidence first (knowledge updates) | recall p50 ms | recall p95 ms")
+        for name, body in results["strategies"].items():
+            nf = body["newer_first"]
+            rate = f"{nf['rate']:.3f} of {nf['questions']}" if nf["rate"] is not None else "-"
+            self.stdout.write(f"{name} | {rate} | {body['latency_ms_p50']} | {body['latency_ms_p95']}")
+            for error in body["errors"][:5]:
+                self.stderr.write(f"[{name}] {error}")
+        if loaded.skipped:
+            self.stderr.write(f"{len(loaded.skipped)} question(s) left out (first: {loaded.skipped[0]})")
+        if json_out:
+            Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
+            self.stdout.write(f"wrote {json_out}")
+
+    def import_turns(self, loaded, scopes: set[str]) -> None:
+        """Import (idempotently, as import_conversations does) the conversations the questions ask about."""
+        from governance.management.commands.import_conversations import Command as Import
+
+        importer = Import(stdout=self.stderr, stderr=self.stderr)
+        importer.ingest([t for t in loaded.turns if t["scope"] in scopes], [], no_embed=False)

@@ -1,6 +1,9 @@
-"""Import conversations from JSON lines {scope, session, at, role, speaker?, content, ref?} into the same
-memories the events API makes. Idempotent: a turn is identified by scope, session and ref (a line without
-a ref gets one derived from its time, role and content), so importing a file twice adds nothing.
+"""Import conversations into the same memories the events API makes, from
+- JSON lines {scope, session, at, role, speaker?, content, ref?} (`--format jsonl`),
+- a LoCoMo or a LongMemEval file as published (`--format locomo|longmemeval`; governance/evaluation/
+  conversations.py says how they map: one scope per sample or question under `--scope-prefix`).
+The format is detected when not given. Idempotent: a turn is identified by scope, session and ref (a line
+without a ref gets one derived from its time, role and content), so importing a file twice adds nothing.
 
 Each chunk of turns is written in one transaction that also claims the rows' embedding for this process;
 the command embeds them once they fill a batch (EMBEDDING_BATCH_SIZE texts or EMBEDDING_BATCH_CHARS
@@ -9,6 +12,7 @@ same rows' outbox delivery, finds them taken: every text goes through the embedd
 searchable by keyword from the commit on, by vector when their embedding lands. With --no-embed the
 command only writes and the `embedding` queue does the work."""
 
+
 from __future__ import annotations
 
 import hashlib
@@ -16,6 +20,7 @@ import json
 import sys
 import time
 from itertools import groupby
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -23,6 +28,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
+from governance.evaluation.conversations import FORMATS, detect_format, load
 from governance.propagation import embed_memories, embedding_batches, hold_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
@@ -81,14 +87,38 @@ def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> li
 
 
 class Command(BaseCommand):
-    help = "Import conversation turns from a JSONL file (idempotent, each text embedded once, here)."
+    help = "Import conversation turns from a JSONL, LoCoMo or LongMemEval file (idempotent, each text embedded once, here)."
 
     def add_arguments(self, parser):
         parser.add_argument("file")
         parser.add_argument("--no-embed", action="store_true",
                             help="only write: the embedding workers embed the turns (searchable by keyword at once)")
+        parser.add_argument("--format", dest="fmt", choices=FORMATS, default=None,
+                            help="jsonl, locomo or longmemeval (detected from the file when not given)")
+        parser.add_argument("--scope-prefix", default=None,
+                            help="scope under which a LoCoMo sample or LongMemEval question gets its own scope "
+                                 "(default: the format's name)")
 
-    def handle(self, *args, file, no_embed, **options):
+    def handle(self, *args, file, no_embed, fmt=None, scope_prefix=None, **options):
+        if fmt is None:
+            try:
+                fmt = "jsonl" if file == "-" else detect_format(Path(file))
+            except OSError as exc:
+                raise CommandError(f"cannot read {file}: {exc.strerror}") from exc
+        if fmt == "jsonl":
+            lines, errors = self.read_jsonl(file)
+        else:
+            try:
+                lines, errors = load(Path(file), fmt, prefix=scope_prefix or fmt).turns, []
+            except OSError as exc:
+                raise CommandError(f"cannot read {file}: {exc.strerror}") from exc
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
+        for error in errors[:20]:
+            self.stderr.write(error)
+        self.ingest(lines, errors, no_embed=no_embed)
+
+    def read_jsonl(self, file: str) -> tuple[list[dict], list[str]]:
         try:
             handle = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
         except OSError as exc:
@@ -101,8 +131,9 @@ class Command(BaseCommand):
                         lines.append(parse_line(number, raw))
                     except ValueError as exc:
                         errors.append(str(exc))
-        for error in errors[:20]:
-            self.stderr.write(error)
+        return lines, errors
+
+    def ingest(self, lines: list[dict], errors: list[str], *, no_embed: bool) -> None:
         total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
         done = 0
         # Written but not yet embedded (claimed by this process): embedded once they fill a batch, so a
