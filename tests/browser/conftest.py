@@ -21,7 +21,9 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is open its event loop runs in this thread, and
+# every later test that calls asyncio.run() (the async client, the MCP and LangGraph tests) would fail.
+@pytest.fixture(scope="module")
 def browser():
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         pytest.skip("Debian's chromium is not installed (apt-get install chromium); .ci/run installs it")
