@@ -27,17 +27,22 @@ logger = logging.getLogger(__name__)
 BAD_METRICS_TOKEN = "The metrics token is not valid."
 
 # Per store, the 50th/95th percentile and the maximum of done_at − outbox.created_at over the deliveries
-# of the last %(window)s outbox rows (an index range on the outbox primary key, then the unique
-# (outbox, store) index): bounded by the window, not by the table.
+# of the last %(window)s outbox rows: a backward range on the outbox primary key, then, per row, the
+# unique (outbox, store) index.
+# Bounded by the window, not by the table (docs/operations.md, "Metrics", for the plan at 100k rows).
 PROPAGATION_SQL = """
     SELECT d.store,
-           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM d.done_at - o.created_at)),
-           percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM d.done_at - o.created_at)),
-           max(extract(epoch FROM d.done_at - o.created_at)),
+           percentile_cont(0.5) WITHIN GROUP (ORDER BY d.seconds),
+           percentile_cont(0.95) WITHIN GROUP (ORDER BY d.seconds),
+           max(d.seconds),
            count(*)
       FROM (SELECT id, created_at FROM governance_outbox ORDER BY id DESC LIMIT %s) AS o
-      JOIN governance_outboxdelivery AS d ON d.outbox_id = o.id
-     WHERE d.state = 'done' AND d.done_at IS NOT NULL
+     CROSS JOIN LATERAL (
+           SELECT store, extract(epoch FROM done_at - o.created_at) AS seconds
+             FROM governance_outboxdelivery
+            WHERE outbox_id = o.id AND state = 'done' AND done_at IS NOT NULL
+           OFFSET 0  -- a fence: without it the planner flattens this into a hash join over every delivery
+           ) AS d
      GROUP BY d.store
 """
 
