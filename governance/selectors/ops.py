@@ -8,8 +8,8 @@ from django.db.models import Min
 from django.utils import timezone
 
 from governance.embedding.base import embedder_class
-from governance.models import Memory, Outbox
-from governance.propagation import EMBED_STATUSES, _needs_vector
+from governance.models import Outbox
+from governance.propagation import needs_embedding
 
 
 def outbox_lag_seconds() -> float:
@@ -24,8 +24,7 @@ def outbox_lag_seconds() -> float:
 def embedding_backlog_queryset():
     """Memories that need a vector from the configured embedder: not purged, in a status that is embedded,
     and with no vector, a vector of an older text or one from another model."""
-    model_name = embedder_class(settings.EMBEDDING_BACKEND).name
-    return Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES).filter(_needs_vector(model_name))
+    return needs_embedding(embedder_class(settings.EMBEDDING_BACKEND).name)
 
 
 def embedding_backlog(*, cap: int) -> int:
