@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 from governance.models import Memory, Status
-from governance.propagation_turns import Redactor
+from governance.propagation.turns import Redactor
 
 FORGOTTEN_TEXT = "(forgotten; the text is not shown)"
 GONE = "deleted"  # a cited memory whose row no longer exists

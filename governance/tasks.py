@@ -6,15 +6,16 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.core.cache import cache
 from django.db import OperationalError
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 from redis.exceptions import RedisError
 
-from governance import propagation
+from governance import heartbeat, propagation
 from governance.models import Memory, Outbox, OutboxDelivery
-from governance.propagation import EMBED_STATUSES
+from governance.propagation import needs_embedding
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +91,8 @@ def reconcile(*, stale_after_seconds: int | None = None, limit: int = 500) -> di
         embedding=None, embedding_hash=""
     )
     stale_ids = list(
-        Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES, created_at__lt=cutoff)
-        .filter(Q(embedding__isnull=True) | ~Q(embedding_hash=F("content_hash")))
+        # Any model's vector counts as current here: a model switch is `manage.py reembed`'s work.
+        needs_embedding(None).filter(created_at__lt=cutoff)
         # A row someone is embedding right now (an import, a worker) is theirs until the lease ends.
         .filter(Q(embedding_claimed_until__isnull=True) | Q(embedding_claimed_until__lt=timezone.now()))
         .values_list("pk", flat=True)[:limit]
@@ -186,3 +187,19 @@ def maintain_vector_indexes() -> dict:
         logger.info("vector indexes: built %s, dropped %s, dropped invalid %s", report["built"],
                     report["dropped"], report["dropped_invalid"])
     return {k: v for k, v in report.items() if k != "ms"} | {"ms": {str(k): v for k, v in report["ms"].items()}}
+
+
+@shared_task(ignore_result=True)
+def worker_heartbeat() -> None:
+    """Beat queues this every HEARTBEAT_EVERY_SECONDS: that a worker ran it proves a worker takes tasks
+    from the broker (readiness reads the age, /readyz)."""
+    heartbeat.record_heartbeat()
+
+
+@worker_ready.connect
+def _heartbeat_on_start(**_kwargs) -> None:
+    # A worker that just started is alive before beat's next tick.
+    try:
+        heartbeat.record_heartbeat()
+    except TRANSIENT:  # Redis not there yet: the periodic task records it later
+        logger.warning("worker heartbeat could not be recorded at start")

@@ -1,7 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from memoryui.ops import health, metrics
+
 urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("governance.api.urls")),

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
+from governance.metrics import THROTTLED
 from governance.selectors.search import CappedPaginator
 
 BODY_TOO_LARGE = "The request body is larger than the {limit} bytes this service accepts."
@@ -129,7 +130,10 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         if self.rate is None:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        return super().allow_request(request, view)
+        allowed = super().allow_request(request, view)
+        if not allowed:
+            THROTTLED.labels(bucket=self.scope).inc()
+        return allowed
 
     def get_cache_key(self, request, view):
         token = getattr(request, "auth", None)

@@ -150,7 +150,7 @@ def _contradictions(state: RecallState, relations: list[dict], pool: dict[int, H
             "reason": f"memories {a.id} and {b.id} contradict each other; {winner['id']} wins: {why}",
             "contradicts": loser.id,
             # Each memory's text in a block of its own id (rendered "W (contradicts: L)"), so forgetting
-            # either one redacts exactly its text (governance/propagation_turns.py).
+            # either one redacts exactly its text (governance/propagation/turns.py).
             "contradicted": {"memory_id": loser.id, "revision": loser.row["revision"], "status": loser.row["status"],
                              "text": loser.row["text"]},
         })

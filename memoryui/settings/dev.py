@@ -13,5 +13,6 @@ if not os.environ.get("SECRET_KEY"):
 
     os.environ["SECRET_KEY"] = embedded.secret_key()
 os.environ.setdefault("DEBUG", "true")
+os.environ.setdefault("LOG_FORMAT", "text")  # readable in a terminal; production logs JSON
 
 from memoryui.settings.base import *  # noqa: E402,F403

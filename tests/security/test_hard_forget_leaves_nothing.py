@@ -13,7 +13,7 @@ from django.db import connection
 
 from governance.errors import ActiveKeyExists
 from governance.models import AuditEvent, Memory, Status, Turn, content_hash
-from governance.propagation_turns import REDACTED, redact_turns, turns_still_holding_purged
+from governance.propagation.turns import REDACTED, redact_turns, turns_still_holding_purged
 from governance.recall.packet import assemble_context
 from governance.services.events import event_ingest
 from governance.services.memory import MemoryInput, memory_forget, memory_record

@@ -15,8 +15,8 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from governance.embedding.base import embedder_class
-from governance.models import Memory, OutboxDelivery
-from governance.propagation import EMBED_STATUSES
+from governance.models import OutboxDelivery
+from governance.propagation import embeddable
 
 
 def column_dimensions() -> int | None:
@@ -32,7 +32,7 @@ def column_dimensions() -> int | None:
 
 def embedding_backlog(model_name: str) -> dict:
     """Counts of memories by embedding state for `model_name`, and vectors held per model."""
-    base = Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES)
+    base = embeddable()
     has = Q(embedding__isnull=False)
     counts = base.aggregate(
         total=Count("id"),

@@ -17,13 +17,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
-from django.db.models import F, Q
 
 from governance import propagation
 from governance.embedding import get_embedder
 from governance.management.commands.embedding_status import column_dimensions
 from governance.models import Memory
-from governance.propagation import EMBED_STATUSES
+from governance.propagation import embeddable, needs_embedding
 from governance.recall import vector_index
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
@@ -44,11 +43,7 @@ def resize_embedding_column(dimensions: int) -> None:
 
 
 def memories_to_reembed(model_name: str, *, everything: bool):
-    base = Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES)
-    if not everything:
-        base = base.filter(
-            Q(embedding__isnull=True) | ~Q(embedding_model=model_name) | ~Q(embedding_hash=F("content_hash"))
-        )
+    base = embeddable() if everything else needs_embedding(model_name)
     return base.order_by("pk").values_list("pk", flat=True)
 
 

@@ -8,14 +8,12 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from django.core.cache import cache
-from django.db import connection, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Length
 from django.utils import timezone
 
-from governance.embedding import get_embedder
-from governance.lexical import searchable_text
-from governance.models import Memory, Outbox, OutboxDelivery, Status
+from governance.models import Memory, Outbox, OutboxDelivery
+from governance.propagation.embedding import embed_memories
+from governance.propagation.turns import redact_turns
 
 logger = logging.getLogger(__name__)
 
@@ -28,17 +26,6 @@ def lease() -> timedelta:
     seconds = getattr(settings, "OUTBOX_LEASE_SECONDS", None)
     return timedelta(seconds=seconds) if seconds else LEASE
 
-
-def claim_lease() -> timedelta:
-    """How long a claim on rows to embed lasts. Longer than a delivery's lease: it is renewed only between
-    batches, and one batch of long texts on a busy CPU can take minutes; a dead claimer's rows wait that
-    long for the reconciler, a live one's are never taken from it mid-batch."""
-    from django.conf import settings
-
-    return timedelta(seconds=settings.EMBEDDING_CLAIM_SECONDS)
-
-
-EMBED_STATUSES = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED, Status.RETIRED)
 
 Handler = Callable[[Outbox], None]
 HANDLERS: dict[str, Handler] = {}
@@ -57,119 +44,6 @@ def _ids(outbox: Outbox) -> list[int]:
     if outbox.memory_id and outbox.memory_id not in ids:
         ids.append(outbox.memory_id)
     return ids
-
-
-def _embedding_input(row: dict) -> str:
-    """The text the embedder gets for one memory row (of EMBED_FIELDS): who said it and what, by the same
-    rule as the keyword column (lexical.searchable_text), so a question naming a person finds that
-    person's turns."""
-    return searchable_text(row["text"], row["speaker"])
-
-
-EMBED_FIELDS = ("pk", "text", "content_hash", "speaker")
-
-
-def _needs_vector(model_name: str) -> Q:
-    return Q(embedding__isnull=True) | ~Q(embedding_hash=F("content_hash")) | ~Q(embedding_model=model_name)
-
-
-def _unclaimed(now) -> Q:
-    return Q(embedding_claimed_until__isnull=True) | Q(embedding_claimed_until__lt=now)
-
-
-def claim_rows(memory_ids: list[int], *, model_name: str) -> list[int]:
-    """Take the embedding of these rows for one lease: lock the ones that still need a vector and that no
-    one else holds (SKIP LOCKED: a concurrent claimer's rows are simply not ours), then mark them. The
-    ids returned are this caller's to embed; every other caller gets none of them until the lease ends."""
-    if not memory_ids:
-        return []
-    now = timezone.now()
-    with transaction.atomic():
-        ids = list(
-            Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=True, status__in=EMBED_STATUSES)
-            .filter(_needs_vector(model_name)).filter(_unclaimed(now))
-            .select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)
-        )
-        if ids:
-            Memory.objects.filter(pk__in=ids).update(embedding_claimed_until=now + claim_lease())
-    return ids
-
-
-def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
-    """Store a batch's vectors in one statement (not one UPDATE per row: a round trip each), each only if
-    the row still has the text that was embedded and is not purged; the row's claim ends with it."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE governance_memory AS m SET embedding = v.vec::vector, embedding_hash = v.digest,"
-            " embedding_model = %s, embedding_claimed_until = NULL"
-            " FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, digest, vec)"
-            " WHERE m.id = v.id AND m.content_hash = v.digest AND m.purged_at IS NULL",
-            [model_name, [row["pk"] for row in rows], [row["content_hash"] for row in rows],
-             ["[" + ",".join(map(str, vector.tolist())) + "]" for vector in vectors]],
-        )
-        return cursor.rowcount
-
-
-def hold_rows(memory_ids: list[int]) -> None:
-    """Claim the embedding of rows the caller's own open transaction has just written (no one else can
-    see them yet, so no condition is needed); the caller then embeds them with `claimed=True`."""
-    Memory.objects.filter(pk__in=memory_ids).update(embedding_claimed_until=timezone.now() + claim_lease())
-
-
-def embedding_batches(rows: list[tuple[int, int]], size: int, max_chars: int) -> list[list[int]]:
-    """Split (id, text length) rows into the embedder's batches: at most `size` texts and, past the first
-    text, at most `max_chars` characters. The engine's throughput falls steeply with small batches (8
-    short texts: a third of 64's) and a batch of long texts must stay short enough to renew claims."""
-    batches: list[list[int]] = []
-    current: list[int] = []
-    chars = 0
-    for pk, length in rows:
-        if current and (len(current) >= size or chars + length > max_chars):
-            batches.append(current)
-            current, chars = [], 0
-        current.append(pk)
-        chars += length or 0
-    if current:
-        batches.append(current)
-    return batches
-
-
-def embed_memories(
-    memory_ids: list[int], *, batch_size: int | None = None, heartbeat: Callable[[], None] | None = None,
-    claimed: bool = False,
-) -> int:
-    """Embed the memories whose stored embedding is missing or was made from another text or model, each
-    exactly once however many callers ask at the same time: a batch is claimed (claim_rows) before the
-    embedder sees it, and rows someone else holds are skipped. `claimed=True` says the caller already
-    holds the claim on these rows (the importer takes it in the transaction that writes them). Each row
-    is written only if its text is still the one embedded (a purge in between wins). `heartbeat` is
-    called after each batch, so a long run can keep its claim on its outbox delivery."""
-    from django.conf import settings
-
-    batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
-    embedder = get_embedder()
-    todo = list(
-        Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=True, status__in=EMBED_STATUSES)
-        .filter(_needs_vector(embedder.name)).order_by("pk").values_list("pk", Length("text"))
-    )
-    done = 0
-    for chunk_ids in embedding_batches(todo, batch_size, settings.EMBEDDING_BATCH_CHARS):
-        if claimed:  # ours already; renew the lease so a long import keeps every row it has not reached
-            Memory.objects.filter(pk__in=[pk for pk, _ in todo], embedding_claimed_until__isnull=False).update(
-                embedding_claimed_until=timezone.now() + claim_lease())
-        else:
-            chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
-        rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
-                    .values(*EMBED_FIELDS))
-        if rows:
-            vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
-            done += _write_vectors(rows, vectors, embedder.name)
-        # Rows not written (purged or changed meanwhile) give their claim back.
-        Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
-            embedding_claimed_until=None)
-        if heartbeat is not None:
-            heartbeat()
-    return done
 
 
 def renew_lease(outbox_id: int, store: str) -> None:
@@ -290,16 +164,7 @@ def _summaries_store(outbox: Outbox) -> None:
     summaries_mark_stale(memory_ids=ids, reason=outbox.topic)
 
 
-# --- Stored turns (the redaction itself lives in propagation_turns) ----------------------------------
-from governance.propagation_turns import (  # noqa: E402  (re-exported: tasks and tests use them from here)
-    REDACTED as REDACTED,
-)
-from governance.propagation_turns import Redactor as Redactor  # noqa: E402
-from governance.propagation_turns import redact_json as redact_json  # noqa: E402
-from governance.propagation_turns import redact_turns  # noqa: E402
-from governance.propagation_turns import turns_still_holding_purged as turns_still_holding_purged  # noqa: E402
-
-
+# --- Stored turns (the redaction itself lives in propagation/turns.py) ---------------------------------
 @handler("turns")
 def _turns_store(outbox: Outbox) -> None:
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":

@@ -1,0 +1,53 @@
+"""Carrying a change to every derived store, and the embedding store's own work.
+
+Modules: `stores` (one idempotent handler per derived store, delivery claims, the Redis hot set and
+cached packets), `embedding` (the one "needs embedding" definition, row claims, writing vectors),
+`turns` (redacting hard-forgotten memories from stored turns). The reconciler and the Celery tasks that
+run deliveries stay in governance/tasks.py, under the task names beat and the queues route by.
+The names below are what callers use as `governance.propagation.<name>`."""
+
+from governance.propagation.embedding import (
+    EMBED_FIELDS,
+    EMBED_STATUSES,
+    claim_lease,
+    claim_rows,
+    embed_memories,
+    embeddable,
+    embedding_batches,
+    hold_rows,
+    needs_embedding,
+    needs_vector,
+)
+from governance.propagation.stores import (
+    HANDLERS,
+    LEASE,
+    _redis,
+    _scan,
+    bump_cache_generation,
+    cache_generation_key,
+    cache_purge_workspace,
+    claim,
+    finish_outbox,
+    handler,
+    hot_set_key,
+    hot_set_remove,
+    lease,
+    renew_lease,
+    run_delivery,
+    workspace_cache_key,
+)
+from governance.propagation.turns import (
+    REDACTED,
+    Redactor,
+    redact_json,
+    redact_turns,
+    turns_still_holding_purged,
+)
+
+__all__ = [
+    "EMBED_FIELDS", "EMBED_STATUSES", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
+    "bump_cache_generation", "cache_generation_key", "cache_purge_workspace", "claim", "claim_lease",
+    "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
+    "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",
+    "redact_turns", "renew_lease", "run_delivery", "turns_still_holding_purged", "workspace_cache_key",
+]

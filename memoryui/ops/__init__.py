@@ -1,0 +1,1 @@
+"""What operators use: liveness and readiness probes, Prometheus metrics, structured logs."""
