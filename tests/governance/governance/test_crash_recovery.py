@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.test import override_settings
 
 from governance import propagation
@@ -105,13 +106,24 @@ def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_rest
     wait_for(all_done, timeout=120)
     plant_redis_copies(project_scope, secret)
 
-    memory_forget(memory_id=secret.pk, actor=owner, reason="user asked", hard=True)
-    outbox = Outbox.objects.filter(memory=secret, topic="memory.forgotten").get()
-    turns_delivery = OutboxDelivery.objects.get(outbox=outbox, store="turns")
-    # Kill as soon as the worker has claimed the turns store and redacted part of the packets, not all.
-    wait_for(lambda: Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).exists(),
-             timeout=60, interval=0.01)
-    stack.kill()
+    # The worker redacts the turns in batches, each committed; on a quiet machine all 5,000 take a quarter
+    # of a second, too fast to kill it half-way by watching. So another connection holds the last turn's
+    # row: the worker commits the first batches, then waits on that row, and is killed there.
+    blocker = connections.create_connection(DEFAULT_DB_ALIAS)
+    blocker.set_autocommit(False)
+    with blocker.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM governance_turn WHERE id = %s FOR UPDATE", [max(turn_ids)])
+    try:
+        memory_forget(memory_id=secret.pk, actor=owner, reason="user asked", hard=True)
+        outbox = Outbox.objects.filter(memory=secret, topic="memory.forgotten").get()
+        turns_delivery = OutboxDelivery.objects.get(outbox=outbox, store="turns")
+        # Kill once the worker has claimed the turns store and redacted part of the packets, not all.
+        wait_for(lambda: Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).exists(),
+                 timeout=60, interval=0.01)
+        stack.kill()
+    finally:
+        blocker.rollback()
+        blocker.close()
     turns_delivery.refresh_from_db()
     redacted = Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).count()
     assert turns_delivery.state != OutboxDelivery.State.DONE and 0 < redacted < len(turn_ids), stack.tail()
