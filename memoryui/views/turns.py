@@ -19,8 +19,25 @@ SLOTS = [
     ("external", "External evidence"),
     ("negative", "Negative context (no longer in force)"),
 ]
+# What each stage of the read path does, in words (docs/architecture.md, "The read path").
+STAGE_WORDS = {
+    "embed": "embed the query",
+    "embed_wait": "wait for the query's vector",
+    "eligible": "memories the scope, grants, status and validity allow",
+    "vector": "recalled by meaning (vector similarity)",
+    "lexical": "recalled by words (full text, trigrams)",
+    "recent": "recent turns of the session",
+    "keyed": "keyed facts in force",
+    "fuse": "recall lists fused into one ranking",
+    "adjudicate": "supersedes, contradictions and support settled",
+    "rank": "ranked by similarity, activation, recency and task fit",
+    "relations": "relations between the chosen memories",
+    "pack": "packed into slots within the token budget",
+}
+BUDGET_REASON = "did not fit the token budget"
+EARLIER = "earlier"  # a stored turn from before skipped items named their stage
 REPLAY_UNAVAILABLE = "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
-__all__ = ["FORGOTTEN_TEXT", "annotate", "diff"]
+__all__ = ["FORGOTTEN_TEXT", "annotate", "diff", "funnel"]
 
 
 def _blocks(packet: dict, slot: str) -> list[dict]:
@@ -91,6 +108,27 @@ def _stages(trace: dict) -> list[dict]:
     return [{**s, "pct": round(100 * float(s.get("ms") or 0) / longest, 1)} for s in stages]
 
 
+def _stage_of(block: dict) -> str:
+    return block.get("stage") or ("pack" if block.get("reason") == BUDGET_REASON else EARLIER)
+
+
+def funnel(trace: dict, skipped: list[dict]) -> list[dict]:
+    """Per stage, in words: what came in, what went out, and which items it left out and why (from the
+    skipped list, already masked). Items of an old turn that did not record their stage come last."""
+    by_stage: dict[str, list[dict]] = {}
+    for b in skipped:
+        by_stage.setdefault(_stage_of(b), []).append(b)
+    rows = []
+    for s in _stages(trace):
+        name = str(s.get("name", ""))
+        rows.append({"name": name, "words": STAGE_WORDS.get(name, ""), "in": s.get("in"), "out": s.get("out"),
+                     "ms": s.get("ms"), "pct": s["pct"], "dropped": by_stage.pop(name, [])})
+    for name, items in by_stage.items():  # a stage not in the trace (or "earlier"): still say why
+        rows.append({"name": name, "words": "an earlier stage (not recorded in this turn)" if name == EARLIER
+                     else STAGE_WORDS.get(name, ""), "in": None, "out": None, "ms": None, "pct": 0, "dropped": items})
+    return rows
+
+
 @dashboard_view()
 def turn_detail(request, turn_id: int):
     turn = sel.turn_for_reader(request.principal, turn_id)
@@ -99,6 +137,7 @@ def turn_detail(request, turn_id: int):
     return page(request, "dashboard/turns/detail.html", {
         "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
         "skipped": annotated["skipped"], "budget": _budget(turn), "stages": _stages(turn.trace),
+        "funnel": funnel(turn.trace, annotated["skipped"]),
         "previous": previous, "diff": diff(annotate(previous.packet), annotated) if previous else [],
         "nav": "turns",
     })
@@ -129,5 +168,6 @@ def turn_replay(request, turn_id: int):
     context.update({
         "diff": diff(annotate(turn.packet), annotate(packet)), "slots": _slot_view(packet),
         "budget": result.get("budget", {}), "trace": _stages(result.get("trace", {})),
+        "funnel": funnel(result.get("trace", {}), annotate(packet)["skipped"]),
     })
     return page(request, "dashboard/turns/_replay.html", context)
