@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError
+from governance.errors import DomainError, InvalidInput, NotFound
 from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
+from governance.models import Scope
+from governance.permissions import Action, can
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page, page_links
 
@@ -36,6 +40,9 @@ STAGE_WORDS = {
 }
 BUDGET_REASON = "did not fit the token budget"
 EARLIER = "earlier"  # a stored turn from before skipped items named their stage
+TRY_BAD_BUDGET = "budget is a whole number of tokens."
+TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
+TRY_DEFAULT_BUDGET = 2000
 REPLAY_UNAVAILABLE = "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
 __all__ = ["FORGOTTEN_TEXT", "annotate", "diff", "funnel"]
 
@@ -86,12 +93,66 @@ def _slot_view(packet: dict) -> list[dict]:
     return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
 
 
+def _ask_scopes(request) -> list[Scope]:
+    """Scopes where the viewer may ask for context (permissions decide): the "try a query" choices."""
+    roles = sel.MyRoles.of(request.principal)
+    scopes = sel.visible_scopes(request.principal, request.scope).order_by("path")
+    return [s for s in scopes if roles.can(s, Action.ASK_CONTEXT)]
+
+
 @dashboard_view()
 def turn_list(request):
     session = request.GET.get("session", "")[:200]
     page_obj = sel.turn_page(request.principal, request.scope, session, request.GET.get("page", 1))
+    from governance.recall.strategies import DEFAULT_STRATEGY, STRATEGIES
+
     return page(request, "dashboard/turns/list.html", {
         "page_obj": page_obj, "links": page_links(request, page_obj), "session": session, "nav": "turns",
+        "ask_scopes": _ask_scopes(request), "strategies": list(STRATEGIES), "default_strategy": DEFAULT_STRATEGY,
+        "default_budget": TRY_DEFAULT_BUDGET,
+    })
+
+
+def _try_input(request) -> dict:
+    data = request.POST
+    scope = Scope.objects.filter(path=data.get("try_scope", "").strip().strip("/")).first()
+    if scope is None or not can(request.principal, scope, Action.READ):
+        raise NotFound()  # an unknown scope and one the viewer cannot see: the same answer
+    try:
+        budget = int(data.get("budget") or TRY_DEFAULT_BUDGET)
+    except ValueError as exc:
+        raise InvalidInput(TRY_BAD_BUDGET, field="budget") from exc
+    as_of = None
+    if data.get("as_of", "").strip():
+        as_of = parse_datetime(data["as_of"].strip())
+        if as_of is None:
+            raise InvalidInput(TRY_BAD_AS_OF, field="as_of")
+        if timezone.is_naive(as_of):  # the browser's datetime-local field: the viewer's own zone
+            as_of = timezone.make_aware(as_of)
+    return {"scope": scope, "query": data.get("query", ""), "budget_tokens": budget,
+            "strategy": data.get("strategy", "") or "full", "as_of": as_of}
+
+
+@require_POST
+@dashboard_view()
+def turn_try(request):
+    """Assemble a packet for a query typed here, as the viewer (ASK_CONTEXT on the scope, checked by the
+    recall through governance.permissions), without storing a turn or reinforcing anything."""
+    from governance.recall import assemble_context
+
+    try:
+        args = _try_input(request)
+        result = assemble_context(principal=request.principal, store=False, **args)
+    except DomainError as exc:
+        return page(request, "dashboard/turns/_try.html", {"error": exc}, status=exc.status)
+    packet = result.get("packet", {})
+    annotated = annotate(packet)
+    limit, used = result["budget"]["limit"], result["budget"]["used"]
+    return page(request, "dashboard/turns/_try.html", {
+        "asked": args, "slots": _slot_view(packet), "skipped": annotated["skipped"],
+        "funnel": funnel(result.get("trace", {}), annotated["skipped"]),
+        "budget": {"limit": limit, "used": used, "pct": round(100 * used / limit, 1) if limit else 0,
+                   "counter": result["budget"].get("counter", "")},
     })
 
 
