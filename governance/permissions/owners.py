@@ -24,7 +24,8 @@ def _covering_owner_grants(scope: Scope):
 def lock_owner_grants(scope: Scope) -> None:
     """Lock the owner grants covering `scope` so that two removals checked at once are decided one after
     the other (call inside the removing transaction, before `owner_left`)."""
-    list(_covering_owner_grants(scope).select_for_update().values_list("pk", flat=True))
+    # In id order, so two removals lock the same rows in the same order and never deadlock.
+    list(_covering_owner_grants(scope).select_for_update().order_by("pk").values_list("pk", flat=True))
 
 
 def owner_left(scope: Scope, *, without_grant: int | None = None,
