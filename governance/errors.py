@@ -69,3 +69,8 @@ class PinnedOverBudget(DomainError):
     code = "pinned_over_budget"
     status = 422
     message = "The pinned blocks (constraints in force, the current task, pending tool calls) do not fit the budget."
+
+
+class LastOwner(Conflict):
+    """A revoke or a membership removal that would leave a scope without an owner (permissions.owners)."""
+    code = "last_owner"

@@ -10,7 +10,7 @@ after the token was issued never widens what the token may do, and a grant taken
 
 The package: `roles` (actions, the roles that allow them, ranks), `bounds` (a token's bound), `access`
 (usable roles, decisions, the scope sets), `review` (four-eyes), `objects` (audit check, principals,
-tokens, outbox rows). Import from `governance.permissions`.
+tokens, outbox rows), `owners` (no scope is left without an owner). Import from `governance.permissions`.
 
 Three sets of scopes, each with its own name:
 - `reading_scope_ids(p, scope)`: what a read *in* `scope` sees: the scope and its ancestors;
@@ -65,8 +65,14 @@ from governance.permissions.objects import (  # noqa: F401
     can_verify_audit,
     outbox_scopes,
     principal_visible,
+    principals_visible_to,
     require_outbox_read,
     tokens_visible_to,
+)
+from governance.permissions.owners import (  # noqa: F401
+    LAST_OWNER,
+    lock_owner_grants,
+    owner_left,
 )
 from governance.permissions.review import (  # noqa: F401
     approvals_needed,

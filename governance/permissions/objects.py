@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from governance.errors import NotFound
-from governance.models import ApiToken, Outbox, Principal, Role, Scope
+from governance.models import ApiToken, Grant, Outbox, Principal, Role, Scope
 from governance.permissions.access import (
     RoleMap,
     can,
@@ -52,6 +52,18 @@ def principal_visible(actor: Principal | None, target: Principal) -> bool:
     if not held.exists():
         return True
     return held.filter(scope__in=memory_readable_scopes(actor)).exists()
+
+
+def principals_visible_to(actor: Principal | None) -> QuerySet[Principal]:
+    """The principals `principal_visible` lets the actor know of, as one query (the "who" pickers)."""
+    if actor is None:
+        return Principal.objects.all()
+    readable = memory_readable_scopes(actor)
+    own = Grant.objects.filter(principal_id=OuterRef("pk"))
+    via_group = Grant.objects.filter(principal__members=OuterRef("pk"))
+    held = Q(Exists(own)) | Q(Exists(via_group))
+    seen = Q(Exists(own.filter(scope__in=readable))) | Q(Exists(via_group.filter(scope__in=readable)))
+    return Principal.objects.filter(Q(pk=actor.pk) | ~held | seen)
 
 
 TOKEN_ISSUE_DENIED = "Issuing a token needs the owner role on its scope, at the token's highest role or above."

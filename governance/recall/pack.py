@@ -97,7 +97,7 @@ class Packer:
         if not pinned and self.used + cost > self.limit:
             for slot, b in unit:
                 self.skipped.append({**b, "slot": slot, "tokens": count_tokens(render_block(slot, b)),
-                                     "reason": "did not fit the token budget"})
+                                     "reason": "did not fit the token budget", "stage": "pack"})
             return False
         for slot, b in unit:
             self.packet[slot].append(b)
@@ -169,8 +169,9 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
             p.add(unit)
     # Recent turns read in order; the packer took them newest first.
     p.packet["recent"].sort(key=lambda b: _order_key(pool, b))
-    for hit, slot, reason in state.dropped:
-        p.skipped.append({**block(hit, slot, reason), "slot": slot})
+    stages = state.dropped_by + [""] * (len(state.dropped) - len(state.dropped_by))
+    for (hit, slot, reason), stage in zip(state.dropped, stages, strict=True):
+        p.skipped.append({**block(hit, slot, reason), "slot": slot, **({"stage": stage} if stage else {})})
     packet = {**p.packet, "skipped": p.skipped}
     used = count_tokens(render_packet_text(packet))
     # Token merges across line breaks can make the exact count differ from the sum; trim optional blocks.
@@ -206,6 +207,7 @@ def _drop_last_optional(packet: dict) -> bool:
                 if b.get("call_id"):  # the other half of a call/result pair leaves with it
                     gone += [x for x in blocks if x.get("call_id") == b["call_id"]]
                     blocks[:] = [x for x in blocks if x.get("call_id") != b["call_id"]]
-                packet["skipped"].extend({**g, "slot": slot, "reason": "did not fit the token budget"} for g in gone)
+                packet["skipped"].extend({**g, "slot": slot, "reason": "did not fit the token budget", "stage": "pack"}
+                                         for g in gone)
                 return True
     return False

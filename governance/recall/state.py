@@ -65,6 +65,7 @@ class RecallState:
     # Facts in force by key: key → (memory id, scope depth) of the narrowest scope's active memory.
     keyed_winners: dict[str, tuple[int, int]] = field(default_factory=dict)
     dropped: list[tuple[Hit, str, str]] = field(default_factory=list)  # (hit, slot, why) left out early
+    dropped_by: list[str] = field(default_factory=list)  # the stage that dropped each `dropped` entry
     trace: list[dict] = field(default_factory=list)
     # Eligible memories not yet carrying a vector (just written; the embedding queue has them): found by
     # keyword, key and recency meanwhile, by vector once it lands. Capped at PENDING_VECTORS_CAP.
@@ -73,7 +74,10 @@ class RecallState:
     def run(self, name: str, fn: Callable[[RecallState], tuple[int, int] | None]) -> None:
         """Run one stage and record its time and how many items went in and came out."""
         start = time.perf_counter()
+        before = len(self.dropped)
         counts = fn(self) or (0, 0)
+        # Which stage left each item out, so a turn can say "dropped at rank" (the dashboard's why-not).
+        self.dropped_by.extend([name] * (len(self.dropped) - before))
         self.trace.append(
             {"name": name, "ms": round((time.perf_counter() - start) * 1000, 3), "in": counts[0], "out": counts[1]}
         )

@@ -7,9 +7,16 @@ from datetime import datetime
 
 from django.db import transaction
 
-from governance.errors import InvalidInput, NotFound, PermissionDenied
-from governance.models import Principal, PrincipalKind, Scope
-from governance.permissions import GROUP_MANAGE_DENIED, can_manage_principal, principal_visible
+from governance.errors import InvalidInput, LastOwner, NotFound, PermissionDenied
+from governance.models import Principal, PrincipalKind, Role, Scope
+from governance.permissions import (
+    GROUP_MANAGE_DENIED,
+    LAST_OWNER,
+    can_manage_principal,
+    lock_owner_grants,
+    owner_left,
+    principal_visible,
+)
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 from governance.services.principal import token_issue
@@ -47,10 +54,16 @@ def group_member_add(*, group: Principal, member: Principal, actor: Principal | 
 
 
 def group_member_remove(*, group: Principal, member: Principal, actor: Principal | None, reason: str = "") -> None:
+    """Remove a member from a team; refused (LastOwner, 409) when a scope the team owns would be left
+    without an owner (permissions.owners)."""
     with transaction.atomic():
         _check(actor, group)
         if not group.members.filter(pk=member.pk).exists():
             raise NotFound()
+        for scope in Scope.objects.filter(grants__principal=group, grants__role=Role.OWNER).order_by("tree"):
+            lock_owner_grants(scope)
+            if not owner_left(scope, without_member=(group.pk, member.pk)):
+                raise LastOwner(LAST_OWNER.format(path=scope.path))
         member.groups.remove(group)
         audit_record(actor=actor, entry=AuditEntry("group.member_remove", "principal", str(group.pk), "", "member",
                                                    "", reason, {"group": group.name, "member": member.name}))

@@ -6,15 +6,18 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from governance.errors import Conflict, InvalidInput, NotFound, PermissionDenied
+from governance.errors import Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
 from governance.models import ApiToken, Grant, Principal, PrincipalKind, Role, Scope, hash_token
 from governance.permissions import (
     GRANT_ABOVE_OWN,
+    LAST_OWNER,
     TOKEN_ISSUE_DENIED,
     TOKEN_REVOKE_DENIED,
     Action,
     can_issue_token,
     can_revoke_token,
+    lock_owner_grants,
+    owner_left,
     principal_visible,
     require,
     require_grant,
@@ -122,11 +125,21 @@ def grant_add(*, principal: Principal, scope: Scope, role: str, actor: Principal
 
 
 def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str = "") -> None:
+    """Take a grant away. The actor must be able to grant that role there; an owner grant is refused
+    (LastOwner, 409) when its scope would be left without an owner (permissions.owners)."""
     with transaction.atomic():
-        grant = Grant.objects.select_for_update().select_related("scope", "principal").filter(pk=grant_id).first()
+        grant = Grant.objects.select_related("scope", "principal").filter(pk=grant_id).first()
         if grant is None:
             raise NotFound()
         require_grant(actor, grant.scope, grant.role)
+        if grant.role == Role.OWNER:
+            lock_owner_grants(grant.scope)  # this grant among them: concurrent revokes are decided in turn
+            if not Grant.objects.filter(pk=grant_id).exists():
+                raise NotFound()
+            if not owner_left(grant.scope, without_grant=grant.pk):
+                raise LastOwner(LAST_OWNER.format(path=grant.scope.path))
+        else:
+            Grant.objects.select_for_update().filter(pk=grant_id).first()
         audit_record(actor=actor, entry=AuditEntry(
             "grant.revoke", "grant", str(grant.pk), grant.scope.path, grant.role, "", reason,
             {"principal": grant.principal.name, "role": grant.role},

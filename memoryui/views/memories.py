@@ -97,6 +97,7 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
         "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
         "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),
         "activation_now": memory_activation_now(memory), "source_kinds": SourceKind.choices,
+        "turn_uses": sel.memory_turns(request.principal, memory.pk), "turn_uses_limit": sel.MEMORY_TURNS_LIMIT,
     }, status=status)
 
 

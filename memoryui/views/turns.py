@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError
+from governance.errors import DomainError, InvalidInput, NotFound
 from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
+from governance.models import Scope
+from governance.permissions import Action, can
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page, page_links
 
@@ -19,8 +23,28 @@ SLOTS = [
     ("external", "External evidence"),
     ("negative", "Negative context (no longer in force)"),
 ]
+# What each stage of the read path does, in words (docs/architecture.md, "The read path").
+STAGE_WORDS = {
+    "embed": "embed the query",
+    "embed_wait": "wait for the query's vector",
+    "eligible": "memories the scope, grants, status and validity allow",
+    "vector": "recalled by meaning (vector similarity)",
+    "lexical": "recalled by words (full text, trigrams)",
+    "recent": "recent turns of the session",
+    "keyed": "keyed facts in force",
+    "fuse": "recall lists fused into one ranking",
+    "adjudicate": "supersedes, contradictions and support settled",
+    "rank": "ranked by similarity, activation, recency and task fit",
+    "relations": "relations between the chosen memories",
+    "pack": "packed into slots within the token budget",
+}
+BUDGET_REASON = "did not fit the token budget"
+EARLIER = "earlier"  # a stored turn from before skipped items named their stage
+TRY_BAD_BUDGET = "budget is a whole number of tokens."
+TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
+TRY_DEFAULT_BUDGET = 2000
 REPLAY_UNAVAILABLE = "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
-__all__ = ["FORGOTTEN_TEXT", "annotate", "diff"]
+__all__ = ["FORGOTTEN_TEXT", "annotate", "diff", "funnel"]
 
 
 def _blocks(packet: dict, slot: str) -> list[dict]:
@@ -69,12 +93,66 @@ def _slot_view(packet: dict) -> list[dict]:
     return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
 
 
+def _ask_scopes(request) -> list[Scope]:
+    """Scopes where the viewer may ask for context (permissions decide): the "try a query" choices."""
+    roles = sel.MyRoles.of(request.principal)
+    scopes = sel.visible_scopes(request.principal, request.scope).order_by("path")
+    return [s for s in scopes if roles.can(s, Action.ASK_CONTEXT)]
+
+
 @dashboard_view()
 def turn_list(request):
     session = request.GET.get("session", "")[:200]
     page_obj = sel.turn_page(request.principal, request.scope, session, request.GET.get("page", 1))
+    from governance.recall.strategies import DEFAULT_STRATEGY, STRATEGIES
+
     return page(request, "dashboard/turns/list.html", {
         "page_obj": page_obj, "links": page_links(request, page_obj), "session": session, "nav": "turns",
+        "ask_scopes": _ask_scopes(request), "strategies": list(STRATEGIES), "default_strategy": DEFAULT_STRATEGY,
+        "default_budget": TRY_DEFAULT_BUDGET,
+    })
+
+
+def _try_input(request) -> dict:
+    data = request.POST
+    scope = Scope.objects.filter(path=data.get("try_scope", "").strip().strip("/")).first()
+    if scope is None or not can(request.principal, scope, Action.READ):
+        raise NotFound()  # an unknown scope and one the viewer cannot see: the same answer
+    try:
+        budget = int(data.get("budget") or TRY_DEFAULT_BUDGET)
+    except ValueError as exc:
+        raise InvalidInput(TRY_BAD_BUDGET, field="budget") from exc
+    as_of = None
+    if data.get("as_of", "").strip():
+        as_of = parse_datetime(data["as_of"].strip())
+        if as_of is None:
+            raise InvalidInput(TRY_BAD_AS_OF, field="as_of")
+        if timezone.is_naive(as_of):  # the browser's datetime-local field: the viewer's own zone
+            as_of = timezone.make_aware(as_of)
+    return {"scope": scope, "query": data.get("query", ""), "budget_tokens": budget,
+            "strategy": data.get("strategy", "") or "full", "as_of": as_of}
+
+
+@require_POST
+@dashboard_view()
+def turn_try(request):
+    """Assemble a packet for a query typed here, as the viewer (ASK_CONTEXT on the scope, checked by the
+    recall through governance.permissions), without storing a turn or reinforcing anything."""
+    from governance.recall import assemble_context
+
+    try:
+        args = _try_input(request)
+        result = assemble_context(principal=request.principal, store=False, **args)
+    except DomainError as exc:
+        return page(request, "dashboard/turns/_try.html", {"error": exc}, status=exc.status)
+    packet = result.get("packet", {})
+    annotated = annotate(packet)
+    limit, used = result["budget"]["limit"], result["budget"]["used"]
+    return page(request, "dashboard/turns/_try.html", {
+        "asked": args, "slots": _slot_view(packet), "skipped": annotated["skipped"],
+        "funnel": funnel(result.get("trace", {}), annotated["skipped"]),
+        "budget": {"limit": limit, "used": used, "pct": round(100 * used / limit, 1) if limit else 0,
+                   "counter": result["budget"].get("counter", "")},
     })
 
 
@@ -91,6 +169,27 @@ def _stages(trace: dict) -> list[dict]:
     return [{**s, "pct": round(100 * float(s.get("ms") or 0) / longest, 1)} for s in stages]
 
 
+def _stage_of(block: dict) -> str:
+    return block.get("stage") or ("pack" if block.get("reason") == BUDGET_REASON else EARLIER)
+
+
+def funnel(trace: dict, skipped: list[dict]) -> list[dict]:
+    """Per stage, in words: what came in, what went out, and which items it left out and why (from the
+    skipped list, already masked). Items of an old turn that did not record their stage come last."""
+    by_stage: dict[str, list[dict]] = {}
+    for b in skipped:
+        by_stage.setdefault(_stage_of(b), []).append(b)
+    rows = []
+    for s in _stages(trace):
+        name = str(s.get("name", ""))
+        rows.append({"name": name, "words": STAGE_WORDS.get(name, ""), "in": s.get("in"), "out": s.get("out"),
+                     "ms": s.get("ms"), "pct": s["pct"], "dropped": by_stage.pop(name, [])})
+    for name, items in by_stage.items():  # a stage not in the trace (or "earlier"): still say why
+        rows.append({"name": name, "words": "an earlier stage (not recorded in this turn)" if name == EARLIER
+                     else STAGE_WORDS.get(name, ""), "in": None, "out": None, "ms": None, "pct": 0, "dropped": items})
+    return rows
+
+
 @dashboard_view()
 def turn_detail(request, turn_id: int):
     turn = sel.turn_for_reader(request.principal, turn_id)
@@ -99,6 +198,7 @@ def turn_detail(request, turn_id: int):
     return page(request, "dashboard/turns/detail.html", {
         "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
         "skipped": annotated["skipped"], "budget": _budget(turn), "stages": _stages(turn.trace),
+        "funnel": funnel(turn.trace, annotated["skipped"]),
         "previous": previous, "diff": diff(annotate(previous.packet), annotated) if previous else [],
         "nav": "turns",
     })
@@ -129,5 +229,6 @@ def turn_replay(request, turn_id: int):
     context.update({
         "diff": diff(annotate(turn.packet), annotate(packet)), "slots": _slot_view(packet),
         "budget": result.get("budget", {}), "trace": _stages(result.get("trace", {})),
+        "funnel": funnel(result.get("trace", {}), annotate(packet)["skipped"]),
     })
     return page(request, "dashboard/turns/_replay.html", context)

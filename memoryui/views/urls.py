@@ -18,6 +18,7 @@ urlpatterns = [
     path("graph/", graph.graph, name="graph"),
     path("graph/data.json", graph.graph_json, name="graph-data"),
     path("turns/", turns.turn_list, name="turns"),
+    path("turns/try/", turns.turn_try, name="turn-try"),
     path("turns/<int:turn_id>/", turns.turn_detail, name="turn"),
     path("turns/<int:turn_id>/replay/", turns.turn_replay, name="turn-replay"),
     path("review/", review.review, name="review"),

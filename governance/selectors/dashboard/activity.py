@@ -9,7 +9,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core.paginator import Page
 from django.db import connection
-from django.db.models import BigIntegerField, Count, Min, Q, QuerySet
+from django.db.models import BigIntegerField, Count, JSONField, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -25,6 +25,7 @@ from governance.models import (
     Scope,
     Status,
     Turn,
+    TurnMemory,
 )
 from governance.permissions import Action, governed_roots, require, tokens_visible_to
 from governance.selectors.dashboard.common import (
@@ -130,6 +131,40 @@ def previous_turn(turn: Turn) -> Turn | None:
         Turn.objects.filter(scope_id=turn.scope_id, session=turn.session, created_at__lt=turn.created_at)
         .order_by("-created_at", "-pk").first()
     )
+
+
+MEMORY_TURNS_LIMIT = 50
+
+# Each block of the stored packet that names the memory, with the slot it sits in ("skipped" for one
+# left out; its own "slot" key then says where it would have gone). Read in SQL, so the packets
+# themselves never leave the database.
+_BLOCKS_OF_MEMORY = """
+    SELECT coalesce(jsonb_agg(b.value || jsonb_build_object('_slot', e.key)), '[]'::jsonb)
+    FROM jsonb_each(CASE WHEN jsonb_typeof({table}.packet) = 'object' THEN {table}.packet ELSE '{{}}' END) e,
+         jsonb_array_elements(CASE WHEN jsonb_typeof(e.value) = 'array' THEN e.value ELSE '[]' END) b
+    WHERE jsonb_typeof(b.value) = 'object' AND b.value->>'memory_id' = %s
+"""
+
+
+def memory_turns(principal: Principal, memory_id: int, limit: int = MEMORY_TURNS_LIMIT) -> list[dict]:
+    """The newest `limit` turns (among those the principal may see) that used or skipped the memory,
+    each with the memory's slot, score and reason there: the "why / why not" of a memory. Three queries."""
+    table = connection.ops.quote_name(Turn._meta.db_table)
+    cited = TurnMemory.objects.filter(memory_id=memory_id).values("turn_id")
+    turns = (
+        Turn.objects.filter(pk__in=cited, scope_id__in=visible_scope_ids(principal, None))
+        .annotate(blocks=RawSQL(_BLOCKS_OF_MEMORY.format(table=table), (str(memory_id),), output_field=JSONField()))
+        .only("pk", "created_at", "query", "session", "scope__path").select_related("scope")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    rows = []
+    for turn in turns:
+        for b in turn.blocks or [{}]:
+            skipped = b.get("_slot") == "skipped"
+            rows.append({"turn": turn, "used": not skipped and b.get("_slot") != "negative",
+                         "skipped": skipped, "slot": b.get("slot", b.get("_slot", "")) if skipped else b.get("_slot", ""),
+                         "score": b.get("score"), "reason": b.get("reason", ""), "stage": b.get("stage", "")})
+    return rows
 
 
 def memory_states(memory_ids: set[int]) -> dict[int, dict]:

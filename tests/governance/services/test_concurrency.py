@@ -88,3 +88,21 @@ def test_concurrent_identical_keyed_writes_store_one_row(project_scope, agent):
     assert all(isinstance(r, Memory) for r in results), results
     assert results[0].pk == results[1].pk
     assert Memory.objects.filter(scope=project_scope, key="export_format").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_owners_revoking_each_other_at_once_leave_one_owner(workspace_scope, owner):
+    from governance.errors import LastOwner
+    from governance.models import Grant, Role
+    from governance.services.principal import grant_add, grant_revoke, user_ensure
+
+    nina = user_ensure(username="nina", password="pw-nina", actor=None)
+    grant_add(principal=nina, scope=workspace_scope, role=Role.OWNER, actor=None)
+    grants = [Grant.objects.get(principal=p, scope=workspace_scope) for p in (owner, nina)]
+    actors = [nina, owner]  # each revokes the other's grant
+
+    results = race(2, lambda i: grant_revoke(grant_id=grants[i].pk, actor=actors[i], reason="race"))
+
+    assert sum(r is None for r in results) == 1, results
+    assert sum(isinstance(r, LastOwner) for r in results) == 1, results
+    assert Grant.objects.filter(scope=workspace_scope, role=Role.OWNER).count() == 1
