@@ -20,7 +20,7 @@ from benchmarks.stats import percentile
 from governance.embedding import get_embedder
 from governance.embedding.cache import query_cache
 from governance.models import Scope
-from governance.permissions import visible_scope_ids
+from governance.permissions import reading_scope_ids
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
 from governance.recall.vector import nearest
 
@@ -68,7 +68,7 @@ class DataDistributionEmbedder:
 
 def data_vector(scope: Scope, rng: np.random.Generator) -> np.ndarray:
     """A query vector near the data a read in `scope` sees: a visible active memory's vector plus noise."""
-    return _near(visible_scope_ids(None, scope), rng)
+    return _near(reading_scope_ids(None, scope), rng)
 
 
 def e2e(client: APIClient, scopes: list[Scope], mode: str, seed: int, *, data_vectors: bool = True) -> dict:
@@ -112,7 +112,7 @@ def hnsw_recall(scopes: list[Scope], seed: int, k: int = 10) -> dict:
     res: dict = {"auto": [], "hnsw_alone": [], "hnsw_alone_any": [], "ms_exact": [], "ms_auto": [], "eligible": [],
                  "hnsw_scopes": [], "exact_scopes": []}
     for scope in scopes:
-        ids = visible_scope_ids(None, scope)
+        ids = reading_scope_ids(None, scope)
         elig = Eligibility(scope_ids=tuple(ids), statuses=WITHOUT_SUPERSEDED, at=_now())
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s)",

@@ -15,7 +15,7 @@ from governance.api.auth import request_principal
 from governance.api.validation import valid
 from governance.errors import NotFound
 from governance.models import Scope
-from governance.permissions import readable_scopes
+from governance.permissions import governed_scopes
 from governance.services.scope import scope_create_child
 
 MAX_LISTED = 500
@@ -52,7 +52,7 @@ class ScopesView(APIView):
     )
     def get(self, request: Request) -> Response:
         query = valid(ScopeListInput, request.query_params)
-        scopes = readable_scopes(request_principal(request)).select_related("parent", "workspace").order_by("path")
+        scopes = governed_scopes(request_principal(request)).select_related("parent", "workspace").order_by("path")
         under = (query.get("under") or "").strip().strip("/")
         if under:
             scopes = scopes.filter(path__regex=r"^" + re.escape(under) + r"(/|$)")

@@ -36,7 +36,6 @@ from governance.permissions.access import (  # noqa: F401
     governed_scopes,
     grants_for,
     memory_readable_scopes,
-    readable_scopes,
     reading_scope_ids,
     require,
     require_create_child_scope,
@@ -46,7 +45,6 @@ from governance.permissions.access import (  # noqa: F401
     scope_access,
     turn_readable_scopes,
     visible_scope,
-    visible_scope_ids,
 )
 from governance.permissions.bounds import (  # noqa: F401
     TokenBound,

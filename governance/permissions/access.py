@@ -266,10 +266,6 @@ def governed_scope(principal: Principal | None, path: str | None) -> Scope:
     return scope
 
 
-# Former names, kept so code written against them elsewhere keeps working.
-visible_scope_ids = reading_scope_ids
-readable_scopes = governed_scopes
-
 
 # --- Opening child scopes (the scopes API) -------------------------------------------------------------
 

@@ -61,7 +61,7 @@ def governance(request):
 
 def _render(request, error: DomainError | None = None, status: int = 200):
     roles = sel.MyRoles.of(request.principal)
-    scopes = sel.visible_scopes(request.principal, request.scope).order_by("path")
+    scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
     owned = [s for s in scopes if roles.can(s, Action.MANAGE_GRANTS)]
     filters = _audit_filters(request)
     audit = sel.audit_page(request.principal, request.scope, filters, request.GET.get("page", 1))

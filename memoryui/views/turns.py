@@ -96,7 +96,7 @@ def _slot_view(packet: dict) -> list[dict]:
 def _ask_scopes(request) -> list[Scope]:
     """Scopes where the viewer may ask for context (permissions decide): the "try a query" choices."""
     roles = sel.MyRoles.of(request.principal)
-    scopes = sel.visible_scopes(request.principal, request.scope).order_by("path")
+    scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
     return [s for s in scopes if roles.can(s, Action.ASK_CONTEXT)]
 
 

@@ -33,7 +33,7 @@ from governance.selectors.dashboard.common import (
     PAGE_SIZE,
     LightPage,
     _page,
-    visible_scope_ids,
+    governed_scope_ids,
 )
 
 # --- Overview -----------------------------------------------------------------------------------------
@@ -41,7 +41,7 @@ from governance.selectors.dashboard.common import (
 
 def overview_counts(principal: Principal, scope: Scope | None) -> dict:
     """Counts by status, kind and scope from one scan (an index-only scan of (scope, status, kind))."""
-    ids = visible_scope_ids(principal, scope)
+    ids = governed_scope_ids(principal, scope)
     rows = (
         Memory.objects.filter(scope_id__in=ids).order_by().values_list("scope_id", "status", "kind")
         .annotate(n=Count("*"))
@@ -85,7 +85,7 @@ def recent_audit(principal: Principal, scope: Scope | None, limit: int = 10) -> 
 
 def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 30) -> dict:
     """Histogram of log10 activation of the memories a recall could use, and the cold threshold."""
-    ids = visible_scope_ids(principal, scope)
+    ids = governed_scope_ids(principal, scope)
     lo, hi = -6.0, 1.0
     now = timezone.now()
     counts = [0] * bins
@@ -112,7 +112,7 @@ def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 
 
 
 def turn_page(principal: Principal, scope: Scope | None, session: str = "", page: int | str = 1) -> Page:
-    qs = Turn.objects.filter(scope_id__in=visible_scope_ids(principal, scope)).select_related("scope", "principal")
+    qs = Turn.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).select_related("scope", "principal")
     if session:
         qs = qs.filter(session=session)
     return _page(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
@@ -152,7 +152,7 @@ def memory_turns(principal: Principal, memory_id: int, limit: int = MEMORY_TURNS
     table = connection.ops.quote_name(Turn._meta.db_table)
     cited = TurnMemory.objects.filter(memory_id=memory_id).values("turn_id")
     turns = (
-        Turn.objects.filter(pk__in=cited, scope_id__in=visible_scope_ids(principal, None))
+        Turn.objects.filter(pk__in=cited, scope_id__in=governed_scope_ids(principal, None))
         .annotate(blocks=RawSQL(_BLOCKS_OF_MEMORY.format(table=table), (str(memory_id),), output_field=JSONField()))
         .only("pk", "created_at", "query", "session", "scope__path").select_related("scope")
         .order_by("-created_at", "-pk")[:limit]
@@ -180,7 +180,7 @@ def memory_states(memory_ids: set[int]) -> dict[int, dict]:
 def grants_in(principal: Principal, scope: Scope | None) -> list[Grant]:
     """Grants on the scopes the principal may read, for the grants table."""
     return list(
-        Grant.objects.filter(scope_id__in=visible_scope_ids(principal, scope))
+        Grant.objects.filter(scope_id__in=governed_scope_ids(principal, scope))
         .select_related("scope", "principal", "granted_by").order_by("scope__path", "principal__name", "role")
     )
 
@@ -240,7 +240,7 @@ def audit_actions() -> list[str]:
 
 def recent_propagation(principal: Principal, scope: Scope | None, limit: int = 25) -> list[dict]:
     """The last changes carried to derived stores, with each store's delivery state."""
-    ids = visible_scope_ids(principal, scope)
+    ids = governed_scope_ids(principal, scope)
     since = timezone.now() - timedelta(days=7)
     rows = list(
         Outbox.objects.filter(created_at__gte=since)

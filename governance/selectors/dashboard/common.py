@@ -26,29 +26,29 @@ def scope_for_path(principal: Principal, path: str | None) -> Scope | None:
     return governed_scope(principal, path)
 
 
-def visible_scopes(principal: Principal, scope: Scope | None = None) -> QuerySet[Scope]:
+def governed_scopes_within(principal: Principal, scope: Scope | None = None) -> QuerySet[Scope]:
     """The dashboard's scopes: permissions.governed_scopes (the subtrees of the principal's grants),
     optionally only the subtree of `scope`."""
     return governed_scopes(principal, within=scope)
 
 
-def visible_scope_ids(principal: Principal, scope: Scope | None = None) -> list[int]:
+def governed_scope_ids(principal: Principal, scope: Scope | None = None) -> list[int]:
     """Memoised on the principal object, which lives for one request: a page asks several times."""
     memo = principal.__dict__.setdefault("_dashboard_scope_ids", {})
     key = scope.pk if scope is not None else None
     if key not in memo:
-        memo[key] = list(visible_scopes(principal, scope).values_list("pk", flat=True))
+        memo[key] = list(governed_scopes_within(principal, scope).values_list("pk", flat=True))
     return memo[key]
 
 
 def scope_paths(principal: Principal) -> list[str]:
     """Readable scope paths in tree order (the header's scope picker: no counts, so no scan of memories)."""
-    return list(visible_scopes(principal).order_by("path").values_list("path", flat=True))
+    return list(governed_scopes_within(principal).order_by("path").values_list("path", flat=True))
 
 
 def scope_tree(principal: Principal) -> list[dict]:
     """Readable scopes in tree order with their memory counts (for the sidebar and scope pickers)."""
-    scopes = list(visible_scopes(principal).order_by("path").values("pk", "path", "name"))
+    scopes = list(governed_scopes_within(principal).order_by("path").values("pk", "path", "name"))
     counts = dict(
         # count(*), not count(id): the (scope, status, kind) index then answers without the table.
         Memory.objects.filter(scope_id__in=[s["pk"] for s in scopes]).order_by().values_list("scope_id")

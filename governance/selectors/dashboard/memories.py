@@ -23,7 +23,7 @@ from governance.models import (
     Status,
 )
 from governance.permissions import can_read_memory
-from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, _by_ids, _page, visible_scope_ids
+from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, _by_ids, _page, governed_scope_ids
 from governance.selectors.search import CappedPaginator, keyword_match
 
 GRAPH_CHUNK = 5000
@@ -46,7 +46,7 @@ def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySe
 
 
 def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
-    qs = Memory.objects.filter(scope_id__in=visible_scope_ids(principal, scope))
+    qs = Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope))
     for name, column in (("status", "status"), ("kind", "kind"), ("source", "source_kind"), ("tier", "tier")):
         value = getattr(filters, name)
         if value:
@@ -98,7 +98,7 @@ def revision_chain(memory: Memory) -> list[Memory]:
 
 def memory_relations(principal: Principal, memory: Memory) -> list[dict]:
     """Links in and out; the other end is named only when the principal may read its scope."""
-    readable = set(visible_scope_ids(principal))
+    readable = set(governed_scope_ids(principal))
     rows = (
         Relation.objects.filter(Q(source=memory) | Q(target=memory))
         .select_related("source", "target", "actor").defer("source__embedding", "target__embedding")
@@ -147,7 +147,7 @@ def top_memories(principal: Principal, scope: Scope | None, limit: int = 15) -> 
     # of migration 0005; then fetch the few rows shown.
     log_a = RawSQL("activation_log_k - decay_rate * %s", [days(now)])
     ids = list(
-        Memory.objects.filter(scope_id__in=visible_scope_ids(principal, scope), status=Status.ACTIVE)
+        Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope), status=Status.ACTIVE)
         .order_by(log_a.desc(), "-pk").values_list("pk", flat=True)[:limit]
     )
     rows = {m.pk: m for m in with_activation(Memory.objects.filter(pk__in=ids), now).defer("embedding", "lexical", "meta")}
@@ -164,7 +164,7 @@ def reinforcements_for(memory_ids: list[int]) -> dict[int, list[tuple[datetime, 
 
 def relation_graph(principal: Principal, scope: Scope | None, *, max_edges: int = 2000) -> dict:
     """Relations between memories the principal may read (both ends), newest first, capped."""
-    ids = set(visible_scope_ids(principal, scope))
+    ids = set(governed_scope_ids(principal, scope))
     edges: list[tuple[int, int, str]] = []
     chunk: list = []
     if scope is None or scope.parent_id is None:

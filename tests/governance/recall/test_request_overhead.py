@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from governance.models import ApiToken, Role, Turn, TurnMemory
-from governance.permissions import roles_at, visible_scope_ids
+from governance.permissions import reading_scope_ids, roles_at
 from governance.recall import assemble_context
 from governance.services.principal import grant_add, principal_ensure
 from tests.conftest import token_client
@@ -39,12 +39,12 @@ def test_permission_checks_are_one_query_each_and_count_group_grants(project_sco
     with django_assert_num_queries(1):
         assert roles_at(member, project_scope) == set()
     with django_assert_num_queries(1):
-        assert visible_scope_ids(member, project_scope) == []
+        assert reading_scope_ids(member, project_scope) == []
     member.groups.add(team)
     with django_assert_num_queries(1):
         assert roles_at(member, project_scope) == {Role.AGENT}
     with django_assert_num_queries(1):
-        assert set(visible_scope_ids(member, project_scope)) == {project_scope.pk, workspace_scope.pk}
+        assert set(reading_scope_ids(member, project_scope)) == {project_scope.pk, workspace_scope.pk}
     assert roles_at(member, workspace_scope) == set()  # a grant covers its subtree, never what is above
 
 
@@ -88,7 +88,7 @@ def test_scope_access_agrees_with_the_separate_checks_for_every_principal_and_sc
             assert access.visible == visible, (principal, scope)
             assert access.roles == roles_at(principal, scope), (principal, scope)
             if access.roles:
-                assert set(access.scope_ids) == set(visible_scope_ids(principal, scope))
+                assert set(access.scope_ids) == set(reading_scope_ids(principal, scope))
     assert scope_access(owner, "acme/no-such-scope") is None
 
 
