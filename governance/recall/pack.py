@@ -95,9 +95,13 @@ class Packer:
             return True
         cost = self.cost(unit)
         if not pinned and self.used + cost > self.limit:
+            listed = {(x.get("memory_id"), x["slot"]) for x in self.skipped}
             for slot, b in unit:
-                self.skipped.append({**b, "slot": slot, "tokens": count_tokens(render_block(slot, b)),
-                                     "reason": "did not fit the token budget", "stage": "pack"})
+                # A unit can be offered again (a call and its result are tried as a pair for each of
+                # them); a memory left out of a slot is listed once.
+                if b.get("memory_id") is None or (b["memory_id"], slot) not in listed:
+                    self.skipped.append({**b, "slot": slot, "tokens": count_tokens(render_block(slot, b)),
+                                         "reason": "did not fit the token budget", "stage": "pack"})
             return False
         for slot, b in unit:
             self.packet[slot].append(b)

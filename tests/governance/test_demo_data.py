@@ -178,3 +178,17 @@ def test_the_stored_demo_turn_records_the_outdated_flag_and_reason(loaded):
     assert any(f.startswith("outdated: ") for f in where["negative"]["flags"])
     assert "OUTDATED: this user message asked" in turn.text
     assert turn.cited.filter(memory_id=pdf_turn.pk, slot="negative", included=True).exists()
+
+
+def test_a_memory_left_out_for_the_budget_is_listed_once(loaded):
+    """A call and its result are offered as a pair for each of them; on a tight budget the demo's turn
+    listed both of them twice among the skipped."""
+    from governance.recall import assemble_context
+
+    owner = demo.ensure_demo_user()
+    for query in ("export the deck for the client", "export the deck again, final version"):
+        for budget in (200, 300, 400):
+            result = assemble_context(principal=owner, scope="demo/slides", query=query, budget_tokens=budget,
+                                      session="demo-s1")
+            listed = [(s.get("memory_id"), s["slot"]) for s in result["packet"]["skipped"] if s.get("memory_id")]
+            assert len(listed) == len(set(listed)), f"{query!r} at {budget}: a skipped memory listed twice: {listed}"
