@@ -121,12 +121,14 @@ def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_rest
         wait_for(lambda: Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).exists(),
                  timeout=60, interval=0.01)
         stack.kill()
+        # Checked while the row is still held: the killed worker's last UPDATE may still be waiting on it in
+        # the server, and once the lock goes it commits there (the batch, not the delivery).
+        turns_delivery.refresh_from_db()
+        redacted = Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).count()
+        assert turns_delivery.state != OutboxDelivery.State.DONE and 0 < redacted < len(turn_ids), stack.tail()
     finally:
         blocker.rollback()
         blocker.close()
-    turns_delivery.refresh_from_db()
-    redacted = Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).count()
-    assert turns_delivery.state != OutboxDelivery.State.DONE and 0 < redacted < len(turn_ids), stack.tail()
     assert Outbox.objects.get(pk=outbox.pk).state == Outbox.State.PENDING
 
     stack.start()  # the reconciler (beat in the new worker) re-dispatches once the dead worker's lease ends
