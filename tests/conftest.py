@@ -59,6 +59,21 @@ def agent(project_scope):
 
 
 @pytest.fixture
+def four_eyes_scope(project_scope):
+    """The project scope asking for two different reviewers (four-eyes)."""
+    project_scope.require_two_reviewers = True
+    project_scope.save(update_fields=["require_two_reviewers"])
+    return project_scope
+
+
+@pytest.fixture
+def second_reviewer(project_scope):
+    principal = user_ensure(username="sana", password="pw-sana", actor=None)
+    grant_add(principal=principal, scope=project_scope, role=Role.REVIEWER, actor=None)
+    return principal
+
+
+@pytest.fixture
 def outsider(other_workspace_scope):
     principal = user_ensure(username="otto", password="pw-otto", actor=None)
     grant_add(principal=principal, scope=other_workspace_scope, role=Role.OWNER, actor=None)

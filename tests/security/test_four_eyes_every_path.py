@@ -31,20 +31,6 @@ from tests.conftest import token_client
 
 
 @pytest.fixture
-def four_eyes_scope(project_scope):
-    project_scope.require_two_reviewers = True
-    project_scope.save(update_fields=["require_two_reviewers"])
-    return project_scope
-
-
-@pytest.fixture
-def second_reviewer(project_scope):
-    principal = user_ensure(username="sana", password="pw-sana", actor=None)
-    grant_add(principal=principal, scope=project_scope, role=Role.REVIEWER, actor=None)
-    return principal
-
-
-@pytest.fixture
 def second_curator(project_scope):
     principal = user_ensure(username="cyd", password="pw-cyd", actor=None)
     grant_add(principal=principal, scope=project_scope, role=Role.CURATOR, actor=None)

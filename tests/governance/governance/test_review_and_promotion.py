@@ -1,7 +1,7 @@
 import pytest
 
 from governance.errors import FourEyesRequired, PermissionDenied
-from governance.models import AuditEvent, Memory, Relation, Role, Status
+from governance.models import AuditEvent, Memory, Relation, Status
 from governance.selectors.review import review_queue
 from governance.services.memory import (
     MemoryInput,
@@ -10,22 +10,7 @@ from governance.services.memory import (
     memory_record,
     memory_supersede,
 )
-from governance.services.principal import grant_add, user_ensure
 from governance.services.promotion import PromotionUnsupported, promotion_propose, promotion_scan
-
-
-@pytest.fixture
-def four_eyes_scope(project_scope):
-    project_scope.require_two_reviewers = True
-    project_scope.save(update_fields=["require_two_reviewers"])
-    return project_scope
-
-
-@pytest.fixture
-def second_reviewer(project_scope):
-    principal = user_ensure(username="sana", password="pw-sana", actor=None)
-    grant_add(principal=principal, scope=project_scope, role=Role.REVIEWER, actor=None)
-    return principal
 
 
 def long_proposal(scope, text="Release notes are written in English", **kw):
