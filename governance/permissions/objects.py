@@ -118,3 +118,12 @@ def require_outbox_read(principal: Principal | None, outbox: Outbox) -> None:
     roles = RoleMap.of(principal)
     if not all(roles.at(s) for s in scopes):
         raise NotFound()
+
+
+TEAM_CREATE_DENIED = "Creating a team needs the owner role on some scope."
+
+
+def can_create_team(principal: Principal | None) -> bool:
+    """A new team holds nothing yet: any owner of some scope may create one (then grant it roles up to
+    their own, and add members by can_manage_principal)."""
+    return can_verify_audit(principal)

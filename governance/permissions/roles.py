@@ -70,3 +70,18 @@ def may_grant_role(roles: set[str] | frozenset[str], role: str) -> bool:
     """Given the roles a principal holds on a scope: may it give (or take back) `role` there? Owners
     only, and never above their own rank."""
     return bool(roles & ACTION_ROLES[Action.MANAGE_GRANTS]) and role_rank(role) <= highest_rank(roles)
+
+
+# What each role gives, in the words the Members page and the API use (an action stands for each word).
+PERMISSION_WORDS: dict[str, Action] = {
+    "read": Action.READ,
+    "propose": Action.WRITE_CANDIDATE,
+    "confirm": Action.CONFIRM,
+    "revoke": Action.RETIRE,  # supersede, retire, forget memories
+    "administer": Action.MANAGE_GRANTS,  # grants, teams, invitations, scope settings
+}
+
+
+def role_permissions(roles: set[str] | frozenset[str]) -> list[str]:
+    """The permission words the roles give together, in PERMISSION_WORDS order."""
+    return [word for word, action in PERMISSION_WORDS.items() if set(roles) & ACTION_ROLES[action]]

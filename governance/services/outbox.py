@@ -17,6 +17,7 @@ TOPIC_STORES: dict[str, tuple[str, ...]] = {
     "memory.archived": ("cache",),
     "memory.reembed": ("embedding",),
     "grant.changed": ("cache",),
+    "scope.changed": ("cache",),  # renamed, moved, archived or reconfigured: cached recalls are stale
 }
 
 
