@@ -1,11 +1,11 @@
 """/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
 views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
-scopes.py, review.py, access.py, operations.py)."""
+scopes.py, review.py, access.py, operations.py, admin.py)."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import access, context, events, operations, review, scopes, turns
+from governance.api import access, admin, context, events, operations, review, scopes, turns
 from governance.api.memories import views as memories
 
 urlpatterns = [
@@ -25,6 +25,17 @@ urlpatterns = [
     path("context", context.ContextView.as_view(), name="api-context"),
     path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
     path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
+    path("scopes/<int:scope_id>", admin.ScopeDetailView.as_view(), name="api-scope"),
+    # Administration: workspaces, their members, teams, invitations (governance/api/admin.py).
+    path("workspaces", admin.WorkspacesView.as_view(), name="api-workspaces"),
+    path("workspaces/<str:slug>", admin.WorkspaceView.as_view(), name="api-workspace"),
+    path("workspaces/<str:slug>/members", admin.WorkspaceMembersView.as_view(), name="api-workspace-members"),
+    path("teams", admin.TeamsView.as_view(), name="api-teams"),
+    path("teams/<str:group>/members", access.GroupMembersView.as_view(), name="api-team-members"),
+    path("teams/<str:group>/members/<str:member>", access.GroupMemberView.as_view(), name="api-team-member"),
+    path("invitations", admin.InvitationsView.as_view(), name="api-invitations"),
+    path("invitations/accept", admin.InvitationAcceptView.as_view(), name="api-invitation-accept"),
+    path("invitations/<int:invitation_id>", admin.InvitationView.as_view(), name="api-invitation"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
     # Access: grants, group members, tokens.

@@ -52,6 +52,16 @@ def require_administer(principal: Principal | None, scope: Scope) -> None:
     require(principal, scope, Action.MANAGE_POLICY)
 
 
+WORKSPACE_ADMIN_DENIED = "Renaming a workspace needs the owner role on its root scope."
+
+
+def require_workspace_admin(principal: Principal | None, root: Scope) -> None:
+    """Renaming a workspace: the owner role on its root. The caller already knows the workspace (it holds
+    a role somewhere in it), so a refusal is a 403 with the reason, not a 404."""
+    if principal is not None and not roles_at(principal, root) & ACTION_ROLES[Action.MANAGE_POLICY]:
+        raise PermissionDenied(WORKSPACE_ADMIN_DENIED, action="rename_workspace")
+
+
 def require_move(principal: Principal | None, scope: Scope, new_parent: Scope) -> None:
     """Moving needs the owner role on the scope and on its new parent; never across workspaces, never
     under itself, never the root."""
@@ -105,6 +115,12 @@ def require_writable(principal: Principal | None, scope: Scope, *, episodes_only
         raise PermissionDenied(AGENT_WRITE_NONE, action="write_candidate")
     if policy == AgentWrite.EPISODES and not episodes_only:
         raise PermissionDenied(AGENT_WRITE_EPISODES, action="write_candidate")
+
+
+def may_write_candidates(principal: Principal | None, scope: Scope) -> bool:
+    """Whether memories other than episodes written by `principal` in `scope` are accepted: event ingestion
+    asks before extracting candidates, so an agent under the 'episodes' policy still records its turns."""
+    return principal is None or principal.kind != PrincipalKind.AGENT or agent_write_policy(scope) == AgentWrite.PROPOSE
 
 
 # --- Opening child scopes -------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from governance.errors import Conflict, InvalidInput
 from governance.models import Grant, Principal, Role, Scope, Workspace
 from governance.models.scope import SLUG_RE
-from governance.permissions import require_administer, require_workspace_create
+from governance.permissions import require_workspace_admin, require_workspace_create
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
@@ -73,7 +73,7 @@ def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str
     with transaction.atomic():
         workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
         root = workspace_root(workspace)
-        require_administer(actor, root)
+        require_workspace_admin(actor, root)
         before = {"name": workspace.name, "slug": workspace.slug}
         if name is not None:
             workspace.name = _clean_name(name)
