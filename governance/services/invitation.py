@@ -78,7 +78,7 @@ def invitation_accept(*, token: str, username: str, password: str) -> Principal:
     try:
         with transaction.atomic():
             invitation = invitation_for_token(token)
-            invitation = Invitation.objects.select_for_update().select_related("scope", "created_by").get(
+            invitation = Invitation.objects.select_for_update(of=("self",)).select_related("scope", "created_by").get(
                 pk=invitation.pk)
             if invitation.accepted_at or invitation.revoked_at:
                 raise InvitationInvalid()
@@ -107,7 +107,7 @@ def invitation_accept(*, token: str, username: str, password: str) -> Principal:
 def invitation_revoke(*, invitation_id: int, actor: Principal | None) -> Invitation:
     """Withdraw an open invitation: whoever could have sent it (the grant rule on its scope and role)."""
     with transaction.atomic():
-        invitation = (Invitation.objects.select_for_update().select_related("scope")
+        invitation = (Invitation.objects.select_for_update(of=("self",)).select_related("scope")
                       .filter(pk=invitation_id, accepted_at__isnull=True, revoked_at__isnull=True).first())
         if invitation is None:
             raise NotFound()

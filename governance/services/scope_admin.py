@@ -53,7 +53,7 @@ def rewrite_subtree(scope: Scope, *, new_path: str, new_tree: str) -> int:
 
 
 def _locked(scope: Scope) -> Scope:
-    return Scope.objects.select_for_update().select_related("workspace", "parent").get(pk=scope.pk)
+    return Scope.objects.select_for_update(of=("self",)).select_related("workspace", "parent").get(pk=scope.pk)
 
 
 def _changed(actor, scope: Scope, action: str, data: dict, reason: str = "") -> None:
