@@ -20,13 +20,9 @@ from governance.errors import NotFound
 from governance.models import AgentWrite, Role, Scope
 from governance.permissions import (
     Action,
-    agent_write_policy,
-    archived_scope,
     can,
-    child_scope_lowest_role,
-    requires_four_eyes,
 )
-from governance.selectors.members import workspace_for, workspace_members, workspaces_for
+from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
 from governance.services import grant_membership, scope_admin
 from governance.services import invitation as invitations
 from governance.services.workspace import workspace_create, workspace_rename
@@ -152,23 +148,26 @@ class ScopeAdminOutput(serializers.Serializer):
     parent = serializers.CharField(source="parent.path", allow_null=True, default=None)
     workspace = serializers.CharField(source="workspace.slug")
     archived_at = serializers.DateTimeField(allow_null=True)
-    archived = serializers.BooleanField(help_text="This scope or one above it is archived: no new writes.")
     require_two_reviewers = serializers.BooleanField()
-    four_eyes = serializers.BooleanField(help_text="In force here: set on this scope or one above it.")
     agent_write = serializers.CharField()
-    agent_write_in_force = serializers.CharField(help_text="The strictest policy on this scope or above it.")
     child_scope_role = serializers.CharField()
-    child_scope_role_in_force = serializers.CharField()
+
+
+class ScopeStateOutput(serializers.Serializer):
+    archived = serializers.BooleanField(help_text="This scope or one above it is archived: no new writes.")
+    four_eyes = serializers.BooleanField(help_text="In force here: set on this scope or one above it.")
+    agent_write_in_force = serializers.CharField(help_text="The strictest policy on this scope or above it.")
+    child_scope_role_in_force = serializers.CharField(help_text="The lowest role that may open a child scope here.")
+
+
+class ScopeSettingsOutput(ScopeAdminOutput, ScopeStateOutput):
+    """A scope with its own settings and those in force on it."""
 
 
 def scope_settings(scope: Scope) -> dict:
     """The scope with its own settings and those in force (inherited), as the API and the page show them."""
     scope = Scope.objects.select_related("parent", "workspace").get(pk=scope.pk)
-    scope.archived = archived_scope(scope) is not None
-    scope.four_eyes = requires_four_eyes(scope)
-    scope.agent_write_in_force = agent_write_policy(scope)
-    scope.child_scope_role_in_force = child_scope_lowest_role(scope)
-    return ScopeAdminOutput(scope).data
+    return {**ScopeAdminOutput(scope).data, **ScopeStateOutput(scope_state(scope)).data}
 
 
 def _scope(actor, scope_id: int) -> Scope:
@@ -182,11 +181,11 @@ def _scope(actor, scope_id: int) -> Scope:
 class ScopeDetailView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="scopes_read", responses=ScopeAdminOutput)
+    @extend_schema(operation_id="scopes_read", responses=ScopeSettingsOutput)
     def get(self, request: Request, scope_id: int) -> Response:
         return Response(scope_settings(_scope(request_principal(request), scope_id)))
 
-    @extend_schema(operation_id="scopes_update", request=ScopePatchInput, responses=ScopeAdminOutput,
+    @extend_schema(operation_id="scopes_update", request=ScopePatchInput, responses=ScopeSettingsOutput,
                    summary="Rename, move, archive/restore a scope or change its settings; owners of the scope. "
                            "Several fields are applied together or not at all.")
     def patch(self, request: Request, scope_id: int) -> Response:

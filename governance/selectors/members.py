@@ -95,3 +95,26 @@ def workspace_members(viewer: Principal | None, workspace: Workspace) -> Members
         expires_at__gt=timezone.now()).select_related("scope", "created_by").order_by("-created_at")[:100])
     return Members(workspace=workspace, scopes=scopes, rows=rows, teams=teams, invitations=invitations,
                    administered=administered)
+
+
+@dataclass
+class ScopeState:
+    """A scope's own settings and those in force on it (set on it or inherited from above)."""
+
+    archived: bool
+    four_eyes: bool
+    agent_write_in_force: str
+    child_scope_role_in_force: str
+
+
+def scope_state(scope: Scope) -> ScopeState:
+    from governance.permissions import (
+        agent_write_policy,
+        archived_scope,
+        child_scope_lowest_role,
+        requires_four_eyes,
+    )
+
+    return ScopeState(archived=archived_scope(scope) is not None, four_eyes=requires_four_eyes(scope),
+                      agent_write_in_force=agent_write_policy(scope),
+                      child_scope_role_in_force=child_scope_lowest_role(scope))

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memoryui.views import evaluation, governance, graph, memories, overview, review, timeline, turns
+from memoryui.views import admin, evaluation, governance, graph, memories, overview, review, timeline, turns
 
 app_name = "dashboard"
 
@@ -29,5 +29,19 @@ urlpatterns = [
     path("governance/grants/revoke/", governance.grant_delete, name="grant-revoke"),
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
+    # Administration (memoryui/views/admin.py): workspaces, members, scope settings, invitation links.
+    path("workspaces/", admin.workspaces, name="workspaces"),
+    path("workspaces/new/", admin.workspace_new, name="workspace-new"),
+    path("workspaces/<str:slug>/members/", admin.members, name="members"),
+    path("workspaces/<str:slug>/rename/", admin.workspace_edit, name="workspace-rename"),
+    path("workspaces/<str:slug>/members/add/", admin.member_add, name="member-add"),
+    path("workspaces/<str:slug>/invitations/", admin.invitation_new, name="invitation-new"),
+    path("workspaces/<str:slug>/invitations/withdraw/", admin.invitation_withdraw, name="invitation-withdraw"),
+    path("workspaces/<str:slug>/teams/", admin.team_new, name="team-new"),
+    path("workspaces/<str:slug>/teams/members/", admin.team_member_add, name="team-member-add"),
+    path("workspaces/<str:slug>/scopes/", admin.scope_new, name="scope-new"),
+    path("scopes/<int:scope_id>/settings/", admin.scope_settings, name="scope-settings"),
+    path("scopes/<int:scope_id>/settings/change/", admin.scope_settings_change, name="scope-settings-change"),
+    path("invite/<str:token>/", admin.invite, name="invite"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
 ]
