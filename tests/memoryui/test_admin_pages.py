@@ -147,3 +147,7 @@ def test_members_selector_query_count_does_not_grow_with_people(owner, project_s
     with django_assert_max_num_queries(10):
         members = workspace_members(principal, project_scope.workspace)
     assert len(members.scopes) == 14 and len(members.rows) >= 13
+
+
+def test_djangos_admin_site_is_switched_off(admin_client):
+    assert admin_client.get("/admin/").status_code == 404

@@ -164,3 +164,29 @@ def test_the_scope_picker_hides_an_archived_scope_and_its_subtree(owner, project
     scope_ensure(path="acme/slides/export", actor=None)
     token_client(owner).patch(f"/api/v1/scopes/{project_scope.pk}", {"archived": True})
     assert scope_paths(owner) == ["acme", "acme/payments"]
+
+
+def test_a_token_bound_to_a_moved_scope_keeps_acting_on_the_same_subtree(owner, agent, project_scope,
+                                                                         sibling_scope):
+    from rest_framework.test import APIClient
+
+    from governance.services.principal import token_issue
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token " + token_issue(principal=agent, scope=project_scope,
+                                                                 max_role=Role.AGENT, actor=owner))
+    task = scope_ensure(path="acme/slides/export", actor=None)
+    token_client(owner).patch(f"/api/v1/scopes/{task.pk}", {"parent": "acme/payments"})
+    token_client(owner).patch(f"/api/v1/scopes/{project_scope.pk}", {"name": "decks"})
+    assert _write(client, "acme/decks").status_code == 201
+    # The moved task left the token's subtree; so did nothing else.
+    assert _write(client, "acme/payments/export").status_code == 404
+
+
+def test_renaming_drops_cached_recalls_through_the_outbox(owner, project_scope):
+    from governance.models import Outbox
+
+    token_client(owner).patch(f"/api/v1/scopes/{project_scope.pk}", {"name": "decks"})
+    row = Outbox.objects.get(topic="scope.changed")
+    assert row.payload == {"scope_id": project_scope.pk}
+    assert list(row.deliveries.values_list("store", flat=True)) == ["cache"]
