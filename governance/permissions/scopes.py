@@ -105,12 +105,14 @@ def agent_write_policy(scope: Scope) -> str:
 def require_writable(principal: Principal | None, scope: Scope, *, episodes_only: bool) -> None:
     """A new memory (or event, or child scope) in `scope`: refused (409 scope_archived) in an archived
     subtree, whoever writes; and for an agent, refused (403) where the agent write policy forbids it
-    (`episodes_only`: every memory written is an episodic trace). The role check is separate (require)."""
-    if archived_scope(scope) is not None:
+    (`episodes_only`: every memory written is an episodic trace). The role check is separate (require).
+    One query: the ancestors' archive marks and policies together."""
+    rows = list(Scope.objects.ancestors_of(scope).values_list("archived_at", "agent_write"))
+    if any(archived is not None for archived, _ in rows):
         raise ScopeArchived()
     if principal is None or principal.kind != PrincipalKind.AGENT:
         return
-    policy = agent_write_policy(scope)
+    policy = max((p for _, p in rows), default=AgentWrite.PROPOSE, key=lambda p: _STRICTNESS[AgentWrite(p)])
     if policy == AgentWrite.NONE:
         raise PermissionDenied(AGENT_WRITE_NONE, action="write_candidate")
     if policy == AgentWrite.EPISODES and not episodes_only:

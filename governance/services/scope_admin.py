@@ -52,7 +52,18 @@ def rewrite_subtree(scope: Scope, *, new_path: str, new_tree: str) -> int:
         return cursor.rowcount
 
 
+def lock_tree(workspace_id: int) -> None:
+    """Serialise the changes of one workspace's tree (rename, move, opening a child) until the end of the
+    transaction: each then reads paths and trees after the previous one committed, so two concurrent
+    moves can never build a cycle (A under B while B goes under A) nor a child get its parent's old path.
+    An advisory lock rather than row locks: a move rewrites rows nobody named, and row locks taken in
+    different orders by two moves would deadlock."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"scope-tree:{int(workspace_id)}"])
+
+
 def _locked(scope: Scope) -> Scope:
+    lock_tree(scope.workspace_id)
     return Scope.objects.select_for_update(of=("self",)).select_related("workspace", "parent").get(pk=scope.pk)
 
 

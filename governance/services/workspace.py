@@ -70,7 +70,10 @@ def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str
     the workspace: all of them are rewritten with it. Needs the owner role on the root scope."""
     from governance.services.scope_admin import rewrite_subtree
 
+    from governance.services.scope_admin import lock_tree
+
     with transaction.atomic():
+        lock_tree(workspace.pk)
         workspace = Workspace.objects.select_for_update().get(pk=workspace.pk)
         root = workspace_root(workspace)
         require_workspace_admin(actor, root)
