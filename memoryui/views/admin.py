@@ -201,6 +201,18 @@ def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
 
 @require_POST
 @dashboard_view()
+def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        team = _principal(request.principal, request.POST.get("team", ""), "team")
+        member = _principal(request.principal, request.POST.get("member", ""), "member")
+        grant_membership.group_member_remove(group=team, member=member, actor=request.principal,
+                                             reason=request.POST.get("reason", ""))
+        return f"{member.name} left {team.name}."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
 def scope_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
         parent = _scope_in(request.principal, workspace, request.POST.get("parent", ""), "parent")

@@ -39,6 +39,7 @@ urlpatterns = [
     path("workspaces/<str:slug>/invitations/withdraw/", admin.invitation_withdraw, name="invitation-withdraw"),
     path("workspaces/<str:slug>/teams/", admin.team_new, name="team-new"),
     path("workspaces/<str:slug>/teams/members/", admin.team_member_add, name="team-member-add"),
+    path("workspaces/<str:slug>/teams/members/remove/", admin.team_member_remove, name="team-member-remove"),
     path("workspaces/<str:slug>/scopes/", admin.scope_new, name="scope-new"),
     path("scopes/<int:scope_id>/settings/", admin.scope_settings, name="scope-settings"),
     path("scopes/<int:scope_id>/settings/change/", admin.scope_settings_change, name="scope-settings-change"),

@@ -151,3 +151,16 @@ def test_members_selector_query_count_does_not_grow_with_people(owner, project_s
 
 def test_djangos_admin_site_is_switched_off(admin_client):
     assert admin_client.get("/admin/").status_code == 404
+
+
+def test_a_team_member_is_removed_from_the_members_page_and_a_reviewer_cannot(owner_client, reviewer_client, owner,
+                                                                             project_scope):
+    team = team_create(name="designers", actor=owner)
+    grant_add(principal=team, scope=project_scope, role=Role.CURATOR, actor=owner)
+    nina = user_ensure(username="nina", actor=None)
+    group_member_add(group=team, member=nina, actor=owner)
+    form = {"team": "designers", "member": "nina"}
+    assert reviewer_client.post("/workspaces/acme/teams/members/remove/", form).status_code == 403
+    assert owner_client.post("/workspaces/acme/teams/members/remove/", form).status_code == 302
+    assert roles_at(nina, project_scope) == set()
+    assert AuditEvent.objects.filter(action="group.member_remove", actor=owner).exists()
