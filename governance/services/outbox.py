@@ -17,7 +17,8 @@ TOPIC_STORES: dict[str, tuple[str, ...]] = {
     "memory.archived": ("cache",),
     "memory.reembed": ("embedding",),
     "grant.changed": ("cache",),
-    "scope.changed": ("cache",),  # renamed, moved, archived or reconfigured: cached recalls are stale
+    # Renamed, moved, archived or reconfigured: cached recalls and the subtree's summaries are stale.
+    "scope.changed": ("cache", "summaries"),
 }
 
 

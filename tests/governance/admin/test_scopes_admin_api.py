@@ -183,10 +183,17 @@ def test_a_token_bound_to_a_moved_scope_keeps_acting_on_the_same_subtree(owner, 
     assert _write(client, "acme/payments/export").status_code == 404
 
 
-def test_renaming_drops_cached_recalls_through_the_outbox(owner, project_scope):
-    from governance.models import Outbox
+def test_renaming_drops_cached_recalls_and_marks_the_subtrees_summaries_stale(owner, project_scope, celery_worker):
+    from governance.models import Outbox, Summary
+    from governance.services.summary import summary_build
+    from tests.conftest import wait_for
 
+    _fact(project_scope)
+    summary_build(scope=project_scope, actor=None, reason="test")
+    assert "acme/slides" in Summary.objects.get(scope=project_scope).text
     token_client(owner).patch(f"/api/v1/scopes/{project_scope.pk}", {"name": "decks"})
     row = Outbox.objects.get(topic="scope.changed")
     assert row.payload == {"scope_id": project_scope.pk}
-    assert list(row.deliveries.values_list("store", flat=True)) == ["cache"]
+    assert sorted(row.deliveries.values_list("store", flat=True)) == ["cache", "summaries"]
+    wait_for(lambda: Summary.objects.get(scope=project_scope).stale)
+    wait_for(lambda: not row.deliveries.exclude(state="done").exists())
