@@ -47,6 +47,8 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         "review": "/review/?scope=demo",
         "governance": "/governance/?scope=demo",
         "evaluation": "/evaluation/",
+        "members": "/workspaces/demo/members/",
+        "scope-settings": f"/scopes/{slides.pk}/settings/",
     }
     for name, url in shots.items():
         page.goto(url)
