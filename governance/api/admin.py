@@ -101,22 +101,35 @@ class MemberOutput(serializers.Serializer):
 
 class MembersOutput(serializers.Serializer):
     workspace = serializers.CharField()
-    scopes = serializers.ListField(child=serializers.CharField())
+    scopes = serializers.ListField(child=serializers.CharField(), help_text="The matrix's columns, at most 100.")
+    total_scopes = serializers.IntegerField(help_text="Scopes the matrix would have without the cap.")
     members = MemberOutput(many=True)
+
+
+class MembersInput(serializers.Serializer):
+    under = serializers.CharField(required=False, max_length=512, help_text="Only this scope and its subtree.")
 
 
 class WorkspaceMembersView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="workspaces_members", responses=MembersOutput,
+    @extend_schema(operation_id="workspaces_members", parameters=[MembersInput], responses=MembersOutput,
                    summary="Who can do what where: effective roles (direct, inherited, via teams) per scope the "
-                           "caller governs in the workspace.")
+                           "caller governs in the workspace (at most 100 scopes in tree order; `under` narrows).")
     def get(self, request: Request, slug: str) -> Response:
+        from governance.permissions import governed_scope
+
+        query = valid(MembersInput, request.query_params)
         actor = request_principal(request)
-        members = workspace_members(actor, workspace_for(actor, slug))
+        workspace = workspace_for(actor, slug)
+        within = governed_scope(actor, query["under"]) if query.get("under") else None
+        if within is not None and within.workspace_id != workspace.pk:
+            raise NotFound()
+        members = workspace_members(actor, workspace, within)
         return Response({
             "workspace": members.workspace.slug,
             "scopes": [s.path for s in members.scopes],
+            "total_scopes": members.total_scopes,
             "members": [{
                 "principal": row.principal.name, "kind": row.principal.kind, "teams": row.teams,
                 "scopes": [{"scope": s.path, "roles": c.roles, "permissions": c.permissions, "via": c.via}

@@ -52,10 +52,15 @@ class MemberRow:
     teams: list[str] = field(default_factory=list)
 
 
+# The matrix's columns at most: a workspace of thousands of task scopes is read a subtree at a time.
+MATRIX_MAX_SCOPES = 100
+
+
 @dataclass
 class Members:
     workspace: Workspace
     scopes: list[Scope]
+    total_scopes: int  # in the matrix before the MATRIX_MAX_SCOPES cap
     rows: list[MemberRow]
     teams: list[tuple[Principal, list[Principal]]]
     invitations: list[Invitation]
@@ -67,14 +72,20 @@ def _cell(cell) -> Cell:
     return Cell(roles=roles, permissions=role_permissions(cell.roles), via=cell.via)
 
 
-def workspace_members(viewer: Principal | None, workspace: Workspace) -> Members:
-    """The matrix over the scopes of `workspace` the viewer governs (its grants' subtrees), in tree order.
-    A fixed number of queries whatever the size of the workspace."""
-    scopes = list(governed_scopes(viewer).filter(workspace=workspace).order_by("path"))
-    if not scopes and not is_site_admin(viewer):
-        raise NotFound()
-    if not scopes:
-        scopes = list(Scope.objects.filter(workspace=workspace).order_by("path"))
+def workspace_members(viewer: Principal | None, workspace: Workspace, within: Scope | None = None) -> Members:
+    """The matrix over the scopes of `workspace` the viewer governs (its grants' subtrees; only `within`'s
+    subtree when given), in tree order, at most MATRIX_MAX_SCOPES of them. A fixed number of queries
+    whatever the size of the workspace."""
+    governed = governed_scopes(viewer, within=within).filter(workspace=workspace)
+    total = governed.count()
+    if total == 0:
+        if not is_site_admin(viewer):
+            raise NotFound()
+        governed = Scope.objects.filter(workspace=workspace)
+        if within is not None:
+            governed = governed.filter(tree__descendant_of=within.tree)
+        total = governed.count()
+    scopes = list(governed.order_by("path")[:MATRIX_MAX_SCOPES])
     matrix = role_matrix(scopes)
     principals = {p.pk: p for p in Principal.objects.filter(pk__in=matrix).prefetch_related(
         Prefetch("groups", queryset=Principal.objects.only("pk", "name")))}
@@ -93,8 +104,8 @@ def workspace_members(viewer: Principal | None, workspace: Workspace) -> Members
     invitations = list(Invitation.objects.filter(
         scope__in=administered, accepted_at__isnull=True, revoked_at__isnull=True,
         expires_at__gt=timezone.now()).select_related("scope", "created_by").order_by("-created_at")[:100])
-    return Members(workspace=workspace, scopes=scopes, rows=rows, teams=teams, invitations=invitations,
-                   administered=administered)
+    return Members(workspace=workspace, scopes=scopes, total_scopes=total, rows=rows, teams=teams,
+                   invitations=invitations, administered=administered)
 
 
 @dataclass

@@ -92,14 +92,15 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
 def _members_page(request, slug: str, error: DomainError | None = None, status: int = 200,
                   invitation_link: str = "") -> HttpResponse:
     workspace = workspace_for(request.principal, slug)
-    data = workspace_members(request.principal, workspace)
+    within = request.scope if request.scope is not None and request.scope.workspace_id == workspace.pk else None
+    data = workspace_members(request.principal, workspace, within)
     for row in data.rows:
         row.pairs = list(zip(data.scopes, row.cells, strict=True))
     roles = RoleMap.of(request.principal)
     grantable = [r for r in Role if any(roles.may_grant(s, r) for s in data.administered)]
     openable = [s for s in data.scopes if s.archived_at is None and roles.can(s, Action.WRITE_CANDIDATE)]
     return page(request, "dashboard/admin/members.html", {
-        "workspace": workspace, "m": data, "scope_columns": data.scopes,
+        "workspace": workspace, "m": data, "scope_columns": data.scopes, "within": within,
         "grantable_roles": grantable, "openable": openable,
         "known_principals": (list(principals_visible_to(request.principal).order_by("name")
                                   .values_list("name", "kind")[:PICKER_LIMIT]) if data.administered else []),

@@ -99,3 +99,16 @@ def test_teams_are_created_by_owners_only(owner, reviewer, agent, anonymous, wor
     assert token_client(owner).post("/api/v1/teams", {"name": "taken"}).status_code == 409
     added = token_client(owner).post("/api/v1/teams/x-team/members", {"member": "rami"})
     assert added.status_code == 204
+
+
+def test_the_members_matrix_is_capped_and_narrowed_with_under(owner, project_scope):
+    from governance.selectors.members import MATRIX_MAX_SCOPES
+    from governance.services.scope import scope_ensure
+
+    for i in range(MATRIX_MAX_SCOPES + 5):
+        scope_ensure(path=f"acme/slides/t{i:03d}", actor=None)
+    body = token_client(owner).get("/api/v1/workspaces/acme/members").json()
+    assert len(body["scopes"]) == MATRIX_MAX_SCOPES and body["total_scopes"] == MATRIX_MAX_SCOPES + 7
+    narrowed = token_client(owner).get("/api/v1/workspaces/acme/members?under=acme/slides/t001").json()
+    assert narrowed["scopes"] == ["acme/slides/t001"] and narrowed["total_scopes"] == 1
+    assert token_client(owner).get("/api/v1/workspaces/acme/members?under=globex").status_code == 404
