@@ -131,6 +131,9 @@ def test_agent_write_policy_none_set_above_applies_below(owner, agent, workspace
     token_client(owner).patch(f"/api/v1/scopes/{workspace_scope.pk}", {"agent_write": "none"})
     refused = _write(token_client(agent), "acme/slides", kind="episodic")
     assert refused.status_code == 403 and refused.json()["message"] == AGENT_WRITE_NONE
+    event = token_client(agent).post("/api/v1/events", {"scope": "acme/slides", "session": "s",
+                                                        "turns": [{"role": "user", "content": "hi"}]}, format="json")
+    assert event.status_code == 403 and not Memory.objects.filter(scope=project_scope).exists()
     # A scope below cannot relax it.
     token_client(owner).patch(f"/api/v1/scopes/{project_scope.pk}", {"agent_write": "propose"})
     assert _write(token_client(agent), "acme/slides").status_code == 403
