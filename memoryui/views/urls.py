@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from memoryui.views import evaluation, governance, graph, memories, overview, review, timeline, turns
+from memoryui.views import (
+    evaluation,
+    governance,
+    graph,
+    memories,
+    overview,
+    review,
+    timeline,
+    turns,
+    webhooks,
+)
 
 app_name = "dashboard"
 
@@ -30,4 +40,8 @@ urlpatterns = [
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
+    path("webhooks/", webhooks.webhooks, name="webhooks"),
+    path("webhooks/add/", webhooks.webhook_create, name="webhook-create"),
+    path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
+    path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
 ]
