@@ -18,6 +18,7 @@ import uuid
 from datetime import timedelta
 from http.client import HTTPException
 
+from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -59,6 +60,8 @@ TOPIC_EVENTS: dict[str, tuple[str, ...]] = {
 }
 
 SUBSCRIPTION_PAUSED = "The subscription is paused; redeliver after turning it on again."
+SECRET_UNREADABLE = ("The signing secret cannot be decrypted (SECRET_KEY or WEBHOOK_SECRET_KEY changed without "
+                     "the old key in SECRET_KEY_FALLBACKS); rotate the secret, then redeliver.")
 
 HEADER_ID = "X-Memgov-Event-Id"
 HEADER_EVENT = "X-Memgov-Event"
@@ -203,10 +206,15 @@ def webhook_attempt(delivery_id: int) -> str | None:
     if not subscription.active:
         mine.update(state=WebhookDelivery.State.FAILED, last_error=SUBSCRIPTION_PAUSED, claimed_until=None)
         return WebhookDelivery.State.FAILED
+    try:
+        secret = subscription.secret()
+    except InvalidToken:  # encrypted under a key this installation no longer has
+        mine.update(state=WebhookDelivery.State.FAILED, last_error=SECRET_UNREADABLE, claimed_until=None)
+        return WebhookDelivery.State.FAILED
     body = encode(delivery.body)
     timestamp = int(time.time())
     headers = {HEADER_ID: str(delivery.event_id), HEADER_EVENT: delivery.event_type,
-               HEADER_TIMESTAMP: str(timestamp), HEADER_SIGNATURE: sign(subscription.secret(), timestamp, body),
+               HEADER_TIMESTAMP: str(timestamp), HEADER_SIGNATURE: sign(secret, timestamp, body),
                HEADER_ATTEMPT: str(delivery.attempts)}
     status_code, elapsed, error, final = None, None, "", False
     try:

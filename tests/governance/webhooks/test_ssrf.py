@@ -96,3 +96,18 @@ def test_no_subscription_means_no_webhook_store_on_the_outbox_row(owner, project
     row = Outbox.objects.get(memory=memory, topic="memory.created")
     assert "webhooks" not in set(row.deliveries.values_list("store", flat=True))
     assert "webhook_events" not in row.payload
+
+
+def test_a_secret_encrypted_under_a_lost_key_fails_the_delivery_with_advice_instead_of_looping(
+    owner, project_scope, settings,
+):
+    from governance.propagation.webhooks import SECRET_UNREADABLE
+
+    with WebhookReceiver() as receiver:
+        subscribe(project_scope, receiver.url, owner, ["memory.confirmed"])
+        delivery = _fan_out(remember(project_scope, "Use the grey template", key="template", actor=owner))
+        settings.WEBHOOK_SECRET_KEY = "a-different-key"
+        assert propagation.webhook_attempt(delivery.pk) == WebhookDelivery.State.FAILED
+        assert receiver.received == []
+    delivery.refresh_from_db()
+    assert delivery.last_error == SECRET_UNREADABLE
