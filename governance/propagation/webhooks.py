@@ -25,6 +25,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from governance.models import (
+    AuditEvent,
     EventType,
     Memory,
     Outbox,
@@ -80,14 +81,16 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
     ids = [int(i) for i in payload.get("memory_ids") or []]
     if memory is not None and memory.pk not in ids:
         ids.append(memory.pk)
+    actor = _actor(topic, ids)
     if topic == "memory.status":
         event = STATUS_EVENTS.get(payload.get("status"))
-        return [{"type": event, "memory_id": i} for i in ids] if event else []
+        return [{"type": event, "memory_id": i, "actor": actor} for i in ids] if event else []
     if topic == "memory.forgotten":
-        return [{"type": EventType.MEMORY_FORGOTTEN, "memory_id": i, "mode": payload.get("mode", "soft")} for i in ids]
+        return [{"type": EventType.MEMORY_FORGOTTEN, "memory_id": i, "mode": payload.get("mode", "soft"),
+                 "actor": actor} for i in ids]
     if topic == "grant.changed":
         # A team's membership change names no scope, hence no workspace: it makes no event (docs/webhooks.md).
-        return [{"type": EventType.GRANT_CHANGED}] if payload.get("scope_id") else []
+        return [{"type": EventType.GRANT_CHANGED, "actor": actor}] if payload.get("scope_id") else []
     # memory.created: a proposal waits for review; a memory written in force by one who may confirm it
     # is confirmed. A plain episode is neither.
     rows = [memory] if memory is not None and ids == [memory.pk] else Memory.objects.filter(pk__in=ids).only(
@@ -95,10 +98,23 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
     events = []
     for row in rows:
         if row.status == Status.PROPOSED:
-            events.append({"type": EventType.REVIEW_WAITING, "memory_id": row.pk})
+            events.append({"type": EventType.REVIEW_WAITING, "memory_id": row.pk, "actor": actor})
         elif row.status == Status.ACTIVE and row.confirmed_at is not None:
-            events.append({"type": EventType.MEMORY_CONFIRMED, "memory_id": row.pk})
+            events.append({"type": EventType.MEMORY_CONFIRMED, "memory_id": row.pk, "actor": actor})
     return events
+
+
+def _actor(topic: str, memory_ids: list[int]) -> str | None:
+    """Who made the change: the name on the audit event the service wrote just before this outbox row, in
+    the same transaction. The audit chain's advisory lock is held to the end of that transaction, so the
+    newest audit event is ours if it names this change's target; otherwise the name stays unknown."""
+    last = AuditEvent.objects.order_by("-pk").values("actor_name", "target_type", "target_id").first()
+    if last is None:
+        return None
+    if topic == "grant.changed":
+        return last["actor_name"] if last["target_type"] == "grant" else None
+    ours = last["target_type"] == "memory" and last["target_id"] in {str(i) for i in memory_ids}
+    return last["actor_name"] if ours else None
 
 
 def event_id(outbox_id: int, spec: dict) -> uuid.UUID:
@@ -129,7 +145,7 @@ def _bodies(outbox: Outbox) -> list[tuple[int, dict]]:
     out = []
     for spec in specs:
         base = {"id": str(event_id(outbox.pk, spec)), "type": spec["type"],
-                "created_at": outbox.created_at.isoformat()}
+                "created_at": outbox.created_at.isoformat(), "actor": spec.get("actor")}
         if spec["type"] == EventType.GRANT_CHANGED:
             scope = Scope.objects.select_related("workspace").filter(pk=outbox.payload.get("scope_id")).first()
             if scope is None:

@@ -28,7 +28,7 @@ def test_a_confirmed_memory_reaches_the_receiver_signed_with_the_subscriptions_s
     memory = remember(project_scope, "Decks are exported as PDF", key="export_format", actor=owner)
     hit = receiver.wait_for(1)[0]
     body = hit.json()
-    assert body["type"] == "memory.confirmed" and body["workspace"] == "acme"
+    assert body["type"] == "memory.confirmed" and body["workspace"] == "acme" and body["actor"] == "olivia"
     assert body["data"]["memory"]["id"] == memory.pk and body["data"]["memory"]["key"] == "export_format"
     assert body["data"]["memory"]["scope"] == "acme/slides" and body["data"]["memory"]["status"] == "active"
     assert hit.headers["x-memgov-event-id"] == body["id"] and hit.headers["x-memgov-event"] == "memory.confirmed"
@@ -116,6 +116,8 @@ def test_a_proposal_an_agent_writes_tells_the_subscriber_a_review_is_waiting(
     assert proposal.status == "proposed"
     first = receiver.wait_for(1)[0].json()
     assert first["type"] == "review.waiting" and first["data"]["memory"]["id"] == proposal.pk
+    assert first["actor"] == "slides-agent"
     memory_confirm(memory_id=proposal.pk, actor=reviewer)
     second = receiver.wait_for(2)[1].json()
     assert second["type"] == "memory.confirmed" and second["data"]["memory"]["id"] == proposal.pk
+    assert second["actor"] == "rami"
