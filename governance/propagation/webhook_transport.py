@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 URL_TOO_LONG = "A webhook URL has at most 2048 characters."
+URL_CHARACTERS = "A webhook URL has no spaces or control characters (percent-encode them)."
 URL_SCHEME = "A webhook URL starts with http:// or https://."
 URL_HOST = "A webhook URL names a host."
 URL_CREDENTIALS = "A webhook URL may not carry a user name or password; the signature authenticates us."
@@ -50,9 +51,12 @@ class Target:
 
 def parse_url(url: str) -> Target:
     """The URL's parts, or TargetRefused. Checks the form only; `resolve` checks the addresses."""
+    url = url.strip()
     if len(url) > 2048:
         raise TargetRefused(URL_TOO_LONG)
-    parts = urlsplit(url.strip())
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise TargetRefused(URL_CHARACTERS)  # a CR/LF in the request line would forge headers
+    parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise TargetRefused(URL_SCHEME)
     if parts.username is not None or parts.password is not None:

@@ -11,6 +11,7 @@ from governance.errors import InvalidInput
 from governance.models import Outbox, WebhookDelivery
 from governance.propagation.webhook_transport import (
     REDIRECT_REFUSED,
+    URL_CHARACTERS,
     URL_CREDENTIALS,
     URL_PRIVATE,
     URL_SCHEME,
@@ -38,6 +39,7 @@ def test_private_and_loopback_targets_are_refused_when_not_allowed(owner, worksp
 @pytest.mark.parametrize(("url", "message"), [
     ("file:///etc/passwd", URL_SCHEME), ("gopher://example.com/", URL_SCHEME), ("ftp://example.com/", URL_SCHEME),
     ("//example.com/hook", URL_SCHEME), ("https://user:pw@example.com/hook", URL_CREDENTIALS),
+    ("https://example.com/a\r\nX-Injected: 1", URL_CHARACTERS), ("https://example.com/a b", URL_CHARACTERS),
 ])
 def test_only_plain_http_and_https_urls_are_accepted(owner, workspace_scope, url, message):
     with pytest.raises(InvalidInput) as refused:
