@@ -36,7 +36,9 @@ from governance.models import (
     Status,
     WebhookDelivery,
     WebhookSubscription,
+    Workspace,
 )
+from governance.permissions import grants_for
 from governance.propagation.stores import handler
 from governance.propagation.webhook_transport import RedirectAnswer, TargetRefused, post, sign
 
@@ -81,7 +83,8 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
     ids = [int(i) for i in payload.get("memory_ids") or []]
     if memory is not None and memory.pk not in ids:
         ids.append(memory.pk)
-    actor = _actor(topic, ids)
+    last = _own_audit_event()
+    actor = _actor(topic, ids, last)
     if topic == "memory.status":
         event = STATUS_EVENTS.get(payload.get("status"))
         return [{"type": event, "memory_id": i, "actor": actor} for i in ids] if event else []
@@ -89,8 +92,7 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
         return [{"type": EventType.MEMORY_FORGOTTEN, "memory_id": i, "mode": payload.get("mode", "soft"),
                  "actor": actor} for i in ids]
     if topic == "grant.changed":
-        # A team's membership change names no scope, hence no workspace: it makes no event (docs/webhooks.md).
-        return [{"type": EventType.GRANT_CHANGED, "actor": actor}] if payload.get("scope_id") else []
+        return _grant_events(payload, last, actor)
     # memory.created: a proposal waits for review; a memory written in force by one who may confirm it
     # is confirmed. A plain episode is neither.
     rows = [memory] if memory is not None and ids == [memory.pk] else Memory.objects.filter(pk__in=ids).only(
@@ -104,17 +106,46 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
     return events
 
 
-def _actor(topic: str, memory_ids: list[int]) -> str | None:
-    """Who made the change: the name on the audit event the service wrote just before this outbox row, in
-    the same transaction. The audit chain's advisory lock is held to the end of that transaction, so the
-    newest audit event is ours if it names this change's target; otherwise the name stays unknown."""
-    last = AuditEvent.objects.order_by("-pk").values("actor_name", "target_type", "target_id").first()
+def _own_audit_event() -> dict | None:
+    """The audit event the service wrote just before this outbox row, in the same transaction: the audit
+    chain's advisory lock is held to the end of that transaction, so the newest audit event is ours (the
+    callers still check that it names this change's target)."""
+    return (AuditEvent.objects.order_by("-pk")
+            .values("actor_name", "action", "target_type", "target_id", "data").first())
+
+
+GRANT_ACTIONS = {"grant.add": "added", "grant.revoke": "revoked"}
+MEMBER_ACTIONS = {"group.member_add": "member_added", "group.member_remove": "member_removed"}
+
+
+def _actor(topic: str, memory_ids: list[int], last: dict | None) -> str | None:
+    """Who made the change, when the audit event names this change's target; otherwise unknown."""
     if last is None:
         return None
     if topic == "grant.changed":
-        return last["actor_name"] if last["target_type"] == "grant" else None
+        return last["actor_name"] if last["action"] in GRANT_ACTIONS or last["action"] in MEMBER_ACTIONS else None
     ours = last["target_type"] == "memory" and last["target_id"] in {str(i) for i in memory_ids}
     return last["actor_name"] if ours else None
+
+
+def _grant_events(payload: dict, last: dict | None, actor: str | None) -> list[dict]:
+    """A grant added or revoked on a scope: one event in that scope's workspace, with the role. A member
+    added to or removed from a team: one event in each workspace where the team holds a grant (the team
+    and member names from the audit event; the outbox row names neither team nor scope)."""
+    data = (last or {}).get("data") or {}
+    if payload.get("scope_id"):
+        spec = {"type": EventType.GRANT_CHANGED, "actor": actor}
+        if last and last["action"] in GRANT_ACTIONS:
+            spec.update(change=GRANT_ACTIONS[last["action"]], role=data.get("role"))
+        return [spec]
+    if not last or last["action"] not in MEMBER_ACTIONS or not str(last["target_id"]).isdigit():
+        return []
+    group = Principal.objects.filter(pk=int(last["target_id"])).first()
+    if group is None:
+        return []
+    workspace_ids = sorted({g.scope.workspace_id for g in grants_for(group)})
+    return [{"type": EventType.GRANT_CHANGED, "actor": actor, "change": MEMBER_ACTIONS[last["action"]],
+             "group": data.get("group"), "member": data.get("member"), "workspace_ids": workspace_ids}] if workspace_ids else []
 
 
 def event_id(outbox_id: int, spec: dict) -> uuid.UUID:
@@ -146,13 +177,18 @@ def _bodies(outbox: Outbox) -> list[tuple[int, dict]]:
     for spec in specs:
         base = {"id": str(event_id(outbox.pk, spec)), "type": spec["type"],
                 "created_at": outbox.created_at.isoformat(), "actor": spec.get("actor")}
+        if spec["type"] == EventType.GRANT_CHANGED and spec.get("workspace_ids"):
+            data = {"change": spec.get("change"), "group": spec.get("group"), "member": spec.get("member")}
+            for workspace in Workspace.objects.filter(pk__in=spec["workspace_ids"]):
+                out.append((workspace.pk, {**base, "workspace": workspace.slug, "data": data}))
+            continue
         if spec["type"] == EventType.GRANT_CHANGED:
             scope = Scope.objects.select_related("workspace").filter(pk=outbox.payload.get("scope_id")).first()
             if scope is None:
                 continue
             principal = Principal.objects.filter(pk=outbox.payload.get("principal_id")).values_list("name", flat=True).first()
-            out.append((scope.workspace_id, {**base, "workspace": scope.workspace.slug,
-                                             "data": {"scope": scope.path, "principal": principal}}))
+            out.append((scope.workspace_id, {**base, "workspace": scope.workspace.slug, "data": {
+                "scope": scope.path, "principal": principal, "change": spec.get("change"), "role": spec.get("role")}}))
             continue
         memory = memories.get(spec["memory_id"])
         if memory is None:
