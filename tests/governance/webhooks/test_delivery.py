@@ -121,3 +121,20 @@ def test_a_proposal_an_agent_writes_tells_the_subscriber_a_review_is_waiting(
     second = receiver.wait_for(2)[1].json()
     assert second["type"] == "memory.confirmed" and second["data"]["memory"]["id"] == proposal.pk
     assert second["actor"] == "rami"
+
+
+def test_the_reconciler_sends_a_delivery_whose_task_was_lost(celery_worker, owner, project_scope, receiver):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from governance.tasks import reconcile
+
+    sub, secret = subscribe(project_scope, receiver.url, owner, ["memory.retired"])
+    # As a worker that died after the fan-out leaves it: pending, due a minute ago, no message queued.
+    lost = WebhookDelivery.objects.create(subscription=sub, event_type="memory.retired", next_attempt_at=timezone.now()
+                                          - timedelta(seconds=60), body={"id": "lost", "type": "memory.retired"})
+    assert reconcile(stale_after_seconds=30)["webhooks_requeued"] == 1
+    hit = receiver.wait_for(1)[0]
+    assert hit.headers["x-memgov-event-id"] == str(lost.event_id) and WebhookReceiver.verify(hit, secret)
+    assert wait_for(lambda: WebhookDelivery.objects.get(pk=lost.pk).state == "delivered")
