@@ -1,11 +1,11 @@
 """/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
 views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
-scopes.py, review.py, access.py, operations.py, admin.py)."""
+scopes.py, review.py, access.py, operations.py, admin.py, webhooks.py)."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import access, admin, context, events, operations, review, scopes, turns
+from governance.api import access, admin, context, events, operations, review, scopes, turns, webhooks
 from governance.api.memories import views as memories
 
 urlpatterns = [
@@ -50,4 +50,13 @@ urlpatterns = [
     path("summary", operations.SummaryView.as_view(), name="api-gov-summary"),
     path("audit/verify", operations.AuditVerifyView.as_view(), name="api-gov-audit-verify"),
     path("outbox/<int:outbox_id>", operations.OutboxView.as_view(), name="api-gov-outbox-state"),
+    # Outbound events (webhooks) of a workspace: its owners only.
+    path("webhooks", webhooks.WebhookListView.as_view(), name="api-gov-webhooks"),
+    path("webhooks/<int:webhook_id>", webhooks.WebhookDetailView.as_view(), name="api-gov-webhook"),
+    path("webhooks/<int:webhook_id>/rotate-secret", webhooks.WebhookRotateSecretView.as_view(),
+         name="api-gov-webhook-rotate-secret"),
+    path("webhooks/<int:webhook_id>/deliveries", webhooks.WebhookDeliveriesView.as_view(),
+         name="api-gov-webhook-deliveries"),
+    path("webhooks/deliveries/<int:delivery_id>/redeliver", webhooks.WebhookRedeliverView.as_view(),
+         name="api-gov-webhook-redeliver"),
 ]

@@ -21,6 +21,7 @@ from governance.models.retention import RetentionPolicy
 from governance.models.scope import AgentWrite, Scope, Workspace
 from governance.models.summary import Summary
 from governance.models.turn import Turn, TurnMemory
+from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscription
 
 __all__ = [
     "AgentWrite",
@@ -30,6 +31,7 @@ __all__ = [
     "DECAY_PER_DAY",
     "DERIVED_STORES",
     "EvaluationRun",
+    "EventType",
     "Grant",
     "IN_FORCE",
     "Kind",
@@ -53,6 +55,8 @@ __all__ = [
     "Tier",
     "Turn",
     "TurnMemory",
+    "WebhookDelivery",
+    "WebhookSubscription",
     "Workspace",
     "content_hash",
     "hash_token",

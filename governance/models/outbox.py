@@ -1,7 +1,8 @@
 from django.db import models
 
 # Every derived copy of memory data that a change must reach. Each outbox row gets one delivery per store.
-DERIVED_STORES = ("embedding", "keyword", "cache", "summaries", "turns")
+# `webhooks` (outbound events) is added only to rows that a webhook subscription takes.
+DERIVED_STORES = ("embedding", "keyword", "cache", "summaries", "turns", "webhooks")
 
 
 class Outbox(models.Model):

@@ -61,13 +61,17 @@ from governance.permissions.objects import (  # noqa: F401
     can_create_team,
     can_issue_token,
     can_manage_principal,
+    can_manage_webhooks,
     can_revoke_token,
     can_verify_audit,
     outbox_scopes,
     principal_visible,
     principals_visible_to,
+    require_manage_webhooks,
     require_outbox_read,
     tokens_visible_to,
+    webhook_workspaces,
+    workspace_root,
 )
 from governance.permissions.owners import (  # noqa: F401
     LAST_OWNER,

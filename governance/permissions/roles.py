@@ -18,6 +18,7 @@ class Action(StrEnum):
     FORGET_HARD = "forget_hard"
     MANAGE_GRANTS = "manage_grants"
     MANAGE_POLICY = "manage_policy"
+    MANAGE_WEBHOOKS = "manage_webhooks"  # a workspace's outbound events: asked on its root scope
 
 
 _ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
@@ -32,6 +33,7 @@ ACTION_ROLES: dict[Action, set[str]] = {
     Action.FORGET_HARD: {Role.OWNER},
     Action.MANAGE_GRANTS: {Role.OWNER},
     Action.MANAGE_POLICY: {Role.OWNER},
+    Action.MANAGE_WEBHOOKS: {Role.OWNER},
 }
 
 DENIAL_REASONS: dict[Action, str] = {
@@ -45,6 +47,7 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.FORGET_HARD: "A hard forget (purging the text) needs the owner role on the memory's scope.",
     Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
     Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
+    Action.MANAGE_WEBHOOKS: "Webhooks of a workspace are managed by the owners of the whole workspace.",
 }
 
 

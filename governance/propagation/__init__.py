@@ -2,7 +2,8 @@
 
 Modules: `stores` (one idempotent handler per derived store, delivery claims, the Redis hot set and
 cached packets), `embedding` (the one "needs embedding" definition, row claims, writing vectors),
-`turns` (redacting hard-forgotten memories from stored turns). The reconciler and the Celery tasks that
+`turns` (redacting hard-forgotten memories from stored turns), `webhooks` (outbound events: fan-out,
+signing, sending, retries) with `webhook_transport` (the SSRF-safe HTTP request). The reconciler and the Celery tasks that
 run deliveries stay in governance/tasks.py, under the task names beat and the queues route by.
 The names below are what callers use as `governance.propagation.<name>`."""
 
@@ -43,6 +44,12 @@ from governance.propagation.turns import (
     redact_turns,
     turns_still_holding_purged,
 )
+from governance.propagation.webhooks import (
+    queue_deliveries,
+    webhook_attempt,
+    webhook_deliveries_due,
+    webhook_events,
+)
 
 __all__ = [
     "EMBED_FIELDS", "EMBED_STATUSES", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
@@ -50,4 +57,5 @@ __all__ = [
     "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
     "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",
     "redact_turns", "renew_lease", "run_delivery", "turns_still_holding_purged", "workspace_cache_key",
+    "queue_deliveries", "webhook_attempt", "webhook_deliveries_due", "webhook_events",
 ]

@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from memoryui.views import admin, evaluation, governance, graph, memories, overview, review, timeline, turns
+from memoryui.views import (
+    admin,
+    evaluation,
+    governance,
+    graph,
+    memories,
+    overview,
+    review,
+    timeline,
+    turns,
+    webhooks,
+)
 
 app_name = "dashboard"
 
@@ -45,4 +56,8 @@ urlpatterns = [
     path("scopes/<int:scope_id>/settings/change/", admin.scope_settings_change, name="scope-settings-change"),
     path("invite/<str:token>/", admin.invite, name="invite"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
+    path("webhooks/", webhooks.webhooks, name="webhooks"),
+    path("webhooks/add/", webhooks.webhook_create, name="webhook-create"),
+    path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
+    path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
 ]
