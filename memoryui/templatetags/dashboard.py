@@ -42,3 +42,18 @@ def pct(value, total):
 @register.filter
 def get(mapping, key):
     return (mapping or {}).get(key) if hasattr(mapping, "get") else None
+
+
+@register.filter
+def duration(value):
+    """A timedelta in words at its largest useful unit: "40 s", "12 min", "3 h 5 min", "2 days"."""
+    if value is None:
+        return "—"
+    seconds = max(int(value.total_seconds()), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} days"

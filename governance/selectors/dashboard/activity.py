@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.apps import apps
 from django.conf import settings
 from django.core.paginator import Page
 from django.db import connection
-from django.db.models import BigIntegerField, Count, JSONField, Min, Q, QuerySet
+from django.db.models import Count, JSONField, Min
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from governance.activation import days
-from governance.errors import InvalidInput, NotFound
+from governance.errors import NotFound
 from governance.models import (
     AuditEvent,
     Grant,
@@ -27,11 +26,9 @@ from governance.models import (
     Turn,
     TurnMemory,
 )
-from governance.permissions import Action, governed_roots, require, tokens_visible_to
+from governance.permissions import Action, require, tokens_visible_to
 from governance.selectors.dashboard.common import (
-    BAD_PAGE,
     PAGE_SIZE,
-    LightPage,
     _page,
     governed_scope_ids,
 )
@@ -80,6 +77,8 @@ def propagation_health() -> dict:
 
 
 def recent_audit(principal: Principal, scope: Scope | None, limit: int = 10) -> list[AuditEvent]:
+    from governance.selectors.dashboard.audit import audit_queryset
+
     return list(audit_queryset(principal, scope).order_by("-pk")[:limit])
 
 
@@ -192,71 +191,6 @@ def tokens_in(principal: Principal, scope: Scope | None) -> list:
     if scope is not None:
         qs = qs.filter(scope__tree__descendant_of=scope.tree)
     return list(qs.order_by("-created_at", "-pk")[:200])
-
-
-@dataclass
-class AuditFilters:
-    action: str = ""
-    actor: str = ""
-    target: str = ""
-
-
-def audit_queryset(principal: Principal, scope: Scope | None, filters: AuditFilters | None = None) -> QuerySet:
-    """Audit events of the scopes the principal may read (events carry the path of their scope)."""
-    roots = [scope.path] if scope is not None else governed_roots(principal)
-    if not roots:
-        return AuditEvent.objects.none()
-    q = Q()
-    for path in roots:
-        q |= Q(scope_path=path) | Q(scope_path__startswith=path + "/")
-    qs = AuditEvent.objects.filter(q)
-    if filters:
-        if filters.action:
-            qs = qs.filter(action=filters.action)
-        if filters.actor:
-            qs = qs.filter(actor_name=filters.actor)
-        if filters.target:
-            qs = qs.filter(target_id=filters.target)
-    return qs
-
-
-
-def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters, page: int | str = 1) -> LightPage:
-    try:
-        number = int(page or 1)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(BAD_PAGE, field="page") from exc
-    if not 1 <= number <= 10_000:
-        raise InvalidInput(BAD_PAGE, field="page")
-    # Id order is the chain's order (appends are serialised), and the primary key index serves it.
-    qs = audit_queryset(principal, scope, filters).order_by("-pk")
-    offset = (number - 1) * PAGE_SIZE
-    return LightPage(list(qs[offset : offset + PAGE_SIZE + 1]), number, PAGE_SIZE)
-
-
-def audit_actions() -> list[str]:
-    return list(AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct())
-
-
-def recent_propagation(principal: Principal, scope: Scope | None, limit: int = 25) -> list[dict]:
-    """The last changes carried to derived stores, with each store's delivery state."""
-    ids = governed_scope_ids(principal, scope)
-    since = timezone.now() - timedelta(days=7)
-    rows = list(
-        Outbox.objects.filter(created_at__gte=since)
-        # a batch write names its memories only in the payload; its first one stands for the batch
-        .annotate(first_memory=RawSQL("(governance_outbox.payload->'memory_ids'->>0)::bigint", [],
-                                      output_field=BigIntegerField()))
-        .filter(
-            Q(memory__scope_id__in=ids)
-            | Q(payload__scope_id__in=ids)
-            | Q(memory__isnull=True, first_memory__in=Memory.objects.filter(scope_id__in=ids).values("pk"))
-        )
-        .prefetch_related("deliveries").order_by("-pk")[:limit]
-    )
-    return [
-        {"outbox": row, "deliveries": sorted(row.deliveries.all(), key=lambda d: d.store)} for row in rows
-    ]
 
 
 def latest_evaluation():
