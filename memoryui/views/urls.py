@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from memoryui.views import evaluation, governance, graph, memories, overview, review, timeline, turns
+from memoryui.views import (
+    evaluation,
+    glossary,
+    governance,
+    graph,
+    memories,
+    overview,
+    review,
+    timeline,
+    turns,
+)
 
 app_name = "dashboard"
 
@@ -33,4 +43,5 @@ urlpatterns = [
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
+    path("glossary/", glossary.glossary, name="glossary"),
 ]
