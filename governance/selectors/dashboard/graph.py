@@ -17,7 +17,8 @@ def memory_neighbourhood(principal: Principal, memory_id: int, *, depth: int = 1
                          max_edges: int = NEIGHBOURHOOD_MAX_EDGES) -> dict:
     """Relations reaching `depth` steps out from the memory (either direction), newest first, whose both ends
     the principal may read by id (permissions.memory_readable_scopes, the memory page's rule); capped at
-    `max_edges`. The same shape as relation_graph, plus the centre. 2 + 2·depth queries."""
+    `max_edges`. The same shape as relation_graph, plus the centre. A fixed number of queries: the
+    reader's access (4), two per step out, the nodes."""
     centre = memory_for_reader(principal, memory_id)
     readable = set(memory_readable_scopes(principal).values_list("pk", flat=True))
     relations = Relation.objects.filter(kind__in=kinds) if kinds else Relation.objects.all()
