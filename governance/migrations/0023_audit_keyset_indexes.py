@@ -25,6 +25,6 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='outboxdelivery',
-            index=models.Index(condition=models.Q(('state__in', ['pending', 'failed'])), fields=['store', 'state'], name='delivery_open'),
+            index=models.Index(condition=models.Q(('state__in', ['pending', 'failed'])), fields=['store', 'state', 'outbox'], name='delivery_open'),
         ),
     ]

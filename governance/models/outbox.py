@@ -49,7 +49,7 @@ class OutboxDelivery(models.Model):
 
     class Meta:
         # The propagation tab counts open deliveries per store; done ones (nearly all) stay out of it.
-        indexes = [models.Index(fields=["store", "state"], name="delivery_open",
+        indexes = [models.Index(fields=["store", "state", "outbox"], name="delivery_open",
                                 condition=models.Q(state__in=["pending", "failed"]))]
         constraints = [
             models.UniqueConstraint(fields=["outbox", "store"], name="delivery_unique"),

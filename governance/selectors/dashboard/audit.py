@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import BigIntegerField, Count, Min, Q, QuerySet
+from django.db.models import BigIntegerField, Count, Max, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -64,8 +64,18 @@ def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters,
                before: int | None = None, after: int | None = None, per_page: int = PAGE_SIZE) -> AuditPage:
     """Keyset paging in id order (the chain's order: appends are serialised), so page 2,000 costs what
     page 1 does: `id < before ORDER BY id DESC` (or `id > after ORDER BY id` walking back), one query,
-    served by the primary key or by the (action, id) / (actor_name, id) indexes of migration 0023."""
+    served by the primary key or by the (action, id) / (actor_name, id) indexes of migration 0023; two more
+    (one row each) with a date range."""
     qs = audit_queryset(principal, scope, filters)
+    # A date range as an id range too: the first id with at >= since and the last with at < until bound
+    # every match exactly (whatever the order of `at`), and as `at` grows with the id, each is one short
+    # walk of the primary key; the page then walks the key from there instead of filtering its way down.
+    if filters.since is not None:
+        first = AuditEvent.objects.filter(at__gte=filters.since).aggregate(m=Min("pk"))["m"]
+        qs = qs.filter(pk__gte=first) if first is not None else qs.none()
+    if filters.until is not None:
+        last = AuditEvent.objects.filter(at__lt=filters.until).aggregate(m=Max("pk"))["m"]
+        qs = qs.filter(pk__lte=last) if last is not None else qs.none()
     if after is not None:
         rows = list(qs.filter(pk__gt=after).order_by("pk")[: per_page + 1])
         more_newer = len(rows) > per_page
@@ -121,18 +131,21 @@ def recent_propagation(principal: Principal, scope: Scope | None, limit: int = 2
 
 
 def store_states() -> list[dict]:
-    """Per derived store: deliveries still pending and failed, and how long the oldest open one has
-    waited. System-wide like the overview's backlog (counts and ages hold no memory content); reads only
-    the open deliveries, through the partial index of migration 0023, so it stays small as history grows."""
+    """Per derived store: deliveries still pending and failed, and since when the oldest open one waits.
+    System-wide like the overview's backlog (counts and ages hold no memory content); reads only the open
+    deliveries, through the partial index of migration 0023, so it stays small as history grows. Two
+    queries: the counts with each store's oldest open change (lowest outbox id), then those changes' times."""
     now = timezone.now()
-    open_rows = (
+    open_rows = list(
         OutboxDelivery.objects.filter(state__in=[OutboxDelivery.State.PENDING, OutboxDelivery.State.FAILED])
-        .order_by().values_list("store", "state").annotate(n=Count("*"), oldest=Min("outbox__created_at"))
+        .order_by().values_list("store", "state").annotate(n=Count("*"), first=Min("outbox_id"))
     )
+    created = dict(Outbox.objects.filter(pk__in={r[3] for r in open_rows}).values_list("pk", "created_at"))
     found: dict[str, dict] = {s: {"store": s, "pending": 0, "failed": 0, "oldest": None} for s in DERIVED_STORES}
-    for store, state, n, oldest in open_rows:
+    for store, state, n, first in open_rows:
         row = found.setdefault(store, {"store": store, "pending": 0, "failed": 0, "oldest": None})
         row[state] = n
+        oldest = created.get(first)
         if oldest is not None and (row["oldest"] is None or oldest < row["oldest"]):
             row["oldest"] = oldest
     for row in found.values():
