@@ -128,6 +128,8 @@ PAGES = ["/", "/memories/", "/timeline/", "/graph/", "/turns/", "/review/", "/go
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_every_text_on_the_main_pages_has_a_contrast_of_at_least_4_5(page, owner, readable_world, scheme):
     page.emulate_media(color_scheme=scheme)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
     sign_in(page, "olivia", "pw-olivia")
     failures, checked = [], 0
     for url in PAGES:
@@ -139,3 +141,4 @@ def test_every_text_on_the_main_pages_has_a_contrast_of_at_least_4_5(page, owner
                 failures.append((url, round(item["ratio"], 2), item["text"], item["tag"], item["cls"], item["fg"], item["bg"]))
     assert checked > 200
     assert failures == []
+    assert errors == []  # and no script error on any of them
