@@ -65,7 +65,7 @@ document.addEventListener("DOMContentLoaded", function () {
       }) : [];
       Plotly.restyle(el, { x: [hits.map(function (n) { return n.x; })], y: [hits.map(function (n) { return n.y; })] }, [found]);
       el.dataset.found = hits.length;
-      summary.textContent = q ? (hits.length ? hits.length + " memories match “" + search.value.trim() + "”" +
+      summary.textContent = q ? (hits.length ? hits.length + (hits.length === 1 ? " memory matches “" : " memories match “") + search.value.trim() + "”" +
         (hits.length <= 5 ? ": " + hits.map(function (n) { return n.label; }).join(", ") : "") + "." : "No memory matches.") : "";
     });
 

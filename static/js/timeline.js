@@ -9,7 +9,7 @@ document.addEventListener("DOMContentLoaded", function () {
     var traces = [], labels = [];
     d.series.forEach(function (s, i) {
       s.label = window.plain(s.label); s.text = window.plain(s.text);
-      var color = "hsl(" + Math.round((i * 137.5) % 360) + ", 65%, " + (window.matchMedia("(prefers-color-scheme: dark)").matches ? "65%" : "38%") + ")";
+      var color = "hsl(" + Math.round((i * 137.5) % 360) + ", 65%, " + (window.matchMedia("(prefers-color-scheme: dark)").matches ? "68%" : "33%") + ")";
       var dash = DASHES[i % DASHES.length], symbol = SYMBOLS[i % SYMBOLS.length];
       traces.push({ type: "scatter", mode: "lines+markers", name: s.label, x: s.x, y: s.y, legendgroup: "m" + s.id,
         line: { color: color, width: 1.8, dash: dash }, marker: { symbol: symbol, size: 7, color: color, maxdisplayed: 8 },
@@ -35,14 +35,24 @@ document.addEventListener("DOMContentLoaded", function () {
           hovertemplate: "<b>" + s.label + "</b><br>became %{text}<br>%{x}<extra></extra>" });
       }
     });
+    // Names at the lines' ends are spread apart so they do not print over each other: a minimum gap of
+    // about one text line, in log10 units of the plotted range.
+    var ys = [];
+    d.series.forEach(function (s) { s.y.forEach(function (v) { if (v > 0) { ys.push(Math.log10(v)); } }); });
+    ys.push(Math.log10(d.threshold));
+    var gap = (Math.max.apply(null, ys) - Math.min.apply(null, ys) + 0.5) * 15 / 420;
+    labels.sort(function (a, b) { return a.y - b.y; });
+    for (var k = 1; k < labels.length; k++) { labels[k].y = Math.max(labels[k].y, labels[k - 1].y + gap); }
     var bad = window.themeColor("--bad");
     labels.push({ xref: "paper", x: 0, y: Math.log10(d.threshold), text: "cold threshold", showarrow: false, yanchor: "bottom", xanchor: "left", font: { color: bad } });
     Plotly.newPlot(el, traces, window.dashboardLayout({
-      height: 480, margin: { l: 60, r: 130, t: 10, b: 50 },
+      // The legend (colour, dash and marker of each line) goes under the plot; the right margin is for
+      // the names at the lines' ends.
+      height: 560, margin: { l: 60, r: 170, t: 10, b: 60 },
       xaxis: { title: { text: "time (your time zone)" }, type: "date", range: [d.since, d.until] },
       yaxis: { title: { text: "activation A(t) (log scale, unitless)" }, type: "log", dtick: 1 },
       shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: d.threshold, y1: d.threshold, line: { dash: "dash", color: bad } }],
-      annotations: labels, showlegend: true, legend: { font: { size: 11 } },
+      annotations: labels, showlegend: true, legend: { font: { size: 11 }, orientation: "h", y: -0.18, yanchor: "top" },
     }), { responsive: true, displaylogo: false });
     el.on("plotly_click", function (ev) { var p = ev.points[0]; if (p && p.customdata) { window.location = p.customdata; } });
   });

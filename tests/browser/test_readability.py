@@ -91,7 +91,7 @@ def test_the_graph_draws_parallel_relations_as_separate_curves_with_a_filter_and
     assert _drawn_edge_curves(page) == 2
     page.get_by_label("Find a memory").fill("green")
     expect(chart).to_have_attribute("data-found", "1")
-    expect(page.locator("#graph-summary")).to_contain_text("1 memories match")
+    expect(page.locator("#graph-summary")).to_contain_text("1 memory matches “green”")
     # around one memory, from its page
     page.goto(f"/memories/{readable_world['a'].pk}/")
     page.get_by_role("link", name="See the graph around this memory").click()
