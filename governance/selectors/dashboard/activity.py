@@ -28,6 +28,7 @@ from governance.models import (
     TurnMemory,
 )
 from governance.permissions import Action, require, tokens_visible_to
+from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
     PAGE_SIZE,
     _page,
@@ -78,8 +79,6 @@ def propagation_health() -> dict:
 
 
 def recent_audit(principal: Principal, scope: Scope | None, limit: int = 10) -> list[AuditEvent]:
-    from governance.selectors.dashboard.audit import audit_queryset
-
     return list(audit_queryset(principal, scope).order_by("-pk")[:limit])
 
 
