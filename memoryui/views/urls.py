@@ -5,6 +5,7 @@ from django.urls import path
 from memoryui.views import (
     admin,
     evaluation,
+    glossary,
     governance,
     graph,
     memories,
@@ -34,7 +35,10 @@ urlpatterns = [
     path("turns/<int:turn_id>/replay/", turns.turn_replay, name="turn-replay"),
     path("review/", review.review, name="review"),
     path("review/act/", review.review_act, name="review-act"),
-    path("governance/", governance.governance, name="governance"),
+    path("governance/", governance.governance_index, name="governance-index"),
+    path("governance/grants/", governance.governance, name="governance"),
+    path("governance/audit/", governance.governance_audit, name="governance-audit"),
+    path("governance/propagation/", governance.governance_propagation, name="governance-propagation"),
     path("governance/verify/", governance.audit_verify, name="audit-verify"),
     path("governance/grants/add/", governance.grant_create, name="grant-add"),
     path("governance/grants/revoke/", governance.grant_delete, name="grant-revoke"),
@@ -60,4 +64,5 @@ urlpatterns = [
     path("webhooks/add/", webhooks.webhook_create, name="webhook-create"),
     path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
     path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
+    path("glossary/", glossary.glossary, name="glossary"),
 ]

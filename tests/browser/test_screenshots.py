@@ -46,6 +46,9 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         "turn": f"/turns/{turn['turn_id']}/",
         "review": "/review/?scope=demo",
         "governance": "/governance/?scope=demo",
+        "governance-audit": "/governance/audit/?scope=demo",
+        "governance-propagation": "/governance/propagation/?scope=demo",
+        "glossary": "/glossary/",
         "evaluation": "/evaluation/",
         "members": "/workspaces/demo/members/",
         "scope-settings": f"/scopes/{slides.pk}/settings/",
@@ -53,7 +56,7 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
     for name, url in shots.items():
         page.goto(url)
         page.wait_for_load_state("networkidle")
-        for chart in page.locator(".chart[data-src]").all():
+        for chart in page.locator(".chart[data-src], .chart[data-inline]").all():
             if chart.is_visible():
                 chart.page.wait_for_function("el => el.dataset.ready === '1' || el.hidden", arg=chart.element_handle())
         if name == "turn":

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import statistics
 import time
+from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from benchmarks.stats import percentile
-from governance.models import Memory, Turn
+from governance.models import AuditEvent, Memory, Turn
 from memoryui.management.bench_seed import WORKSPACE, ensure_bench
 
 GOAL_MS = 300.0
@@ -67,6 +69,11 @@ class Command(BaseCommand):
         ws = f"scope={WORKSPACE}"
         keyed = Memory.objects.filter(scope__workspace__slug=WORKSPACE, key__isnull=False, status="active").order_by("-pk").first()
         turn = Turn.objects.filter(scope__workspace__slug=WORKSPACE).order_by("-pk").first()
+        today = timezone.localdate()
+        week_ago = today - timedelta(days=7)
+        # a keyset cursor halfway down the workspace's audit log: a deep page costs what the first does
+        ids = AuditEvent.objects.filter(scope_path__startswith=WORKSPACE).order_by("pk").values_list("pk", flat=True)
+        deep_audit = ids[ids.count() // 2] if ids.exists() else 1
         pages = [
             ("overview", f"/?{ws}", "owner", "get"),
             ("overview: activation histogram", f"/charts/activation.json?{ws}", "owner", "get"),
@@ -87,8 +94,11 @@ class Command(BaseCommand):
             ("turn page", f"/turns/{turn.pk}/", "owner", "get"),
             ("review queue", f"/review/?scope={WORKSPACE}/p0", "reviewer", "get"),
             ("review queue, whole workspace", f"/review/?{ws}", "owner", "get"),
-            ("governance", f"/governance/?{ws}", "owner", "get"),
-            ("governance: audit filtered", f"/governance/?{ws}&action=memory.record&page=3", "owner", "get"),
+            ("governance: grants", f"/governance/grants/?{ws}", "owner", "get"),
+            ("governance: audit", f"/governance/audit/?{ws}", "owner", "get"),
+            ("governance: propagation", f"/governance/propagation/?{ws}", "owner", "get"),
+            ("governance: audit filtered, a week", f"/governance/audit/?{ws}&action=memory.record&from={week_ago}&to={today}", "owner", "get"),
+            ("governance: audit by actor, deep page", f"/governance/audit/?{ws}&actor=system&before={deep_audit}", "owner", "get"),
             ("governance: chain verification", "/governance/verify/", "owner", "get"),
             ("evaluation", "/evaluation/", "owner", "get"),
         ]
