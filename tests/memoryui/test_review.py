@@ -15,7 +15,7 @@ def proposal(scope, text, **kw):
 def test_queue_lists_proposals_of_readable_scopes(reviewer_client, outsider_client, history, sibling_scope):
     hidden = proposal(sibling_scope, "payments prefer cents")
     response = reviewer_client.get(reverse("dashboard:review"))
-    listed = [i.memory.pk for _, _, items in response.context["groups"] for i in items]
+    listed = [i.memory.pk for i in response.context["items"]]
     assert listed == [history["proposal"].pk]
     assert hidden.pk not in listed
     assert outsider_client.get(reverse("dashboard:review")).context["count"] == 0
