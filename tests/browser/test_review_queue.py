@@ -111,3 +111,25 @@ def test_review_queue_works_without_javascript(browser, live_server, reviewer, p
         assert Memory.objects.get(pk=item.pk).status == Status.REJECTED
     finally:
         context.close()
+
+
+def test_similar_memories_load_inline_and_the_supersedes_shortcut_takes_the_key(page, reviewer, project_scope):
+    from tests.memoryui.conftest import remember
+
+    fact = remember(project_scope, "Export slides as PPTX", kind="convention", key="export_format")
+    item = remember(project_scope, "Export the slides as PDF from now on", kind="convention", status="proposed")
+    sign_in(page, "rami", "pw-rami")
+    page.goto("/review/?scope=acme/slides")
+    entry = page.locator(f"#item-{item.pk}")
+    hit = entry.locator(f".similar-hit[data-memory='{fact.pk}']")
+    expect(hit).to_contain_text("Export slides as PPTX")
+    expect(hit).to_contain_text("active, score")
+    hit.get_by_role("button", name="This supersedes export_format").click()
+    form = entry.locator(".decide-edit")
+    expect(form.get_by_label("Key")).to_have_value("export_format")
+    expect(form.get_by_label("Text", exact=True)).to_be_focused()
+    page.keyboard.press("Control+Enter")
+    expect(entry).to_have_class(re.compile(r"\bdecided\b"))
+    edited = Memory.objects.get(meta__edited_from=item.pk)
+    assert (edited.key, edited.revision, edited.status) == ("export_format", 2, Status.ACTIVE)
+    assert Memory.objects.get(pk=fact.pk).status == Status.SUPERSEDED
