@@ -259,3 +259,18 @@ def test_similar_is_refused_outside_the_callers_grants(outsider_client, client, 
     viewer = person("vic", project_scope, Role.VIEWER)
     assert viewer.get(url).status_code == 403  # a viewer may read the queue but not ask the recall
     assert json.loads(viewer.get(url).content)["error"] == "permission_denied"
+
+
+def test_a_forgotten_memory_is_never_offered_as_similar_nor_its_text_shown(
+    reviewer_client, curator, project_scope
+):
+    from governance.services.memory import memory_forget
+
+    secret = remember(project_scope, "Export slides with the client's private watermark", kind="convention")
+    item = proposal(project_scope, "Export slides with a watermark", kind="convention")
+    url = reverse("dashboard:review-similar", args=[item.pk])
+    assert secret.pk in [s["memory_id"] for s in reviewer_client.get(url).json()["similar"]]
+    memory_forget(memory_id=secret.pk, actor=curator, reason="private")
+    body = reviewer_client.get(url).content.decode()
+    assert secret.pk not in [s["memory_id"] for s in json.loads(body)["similar"]] and "private watermark" not in body
+    assert "private watermark" not in reviewer_client.get(reverse("dashboard:review")).content.decode()

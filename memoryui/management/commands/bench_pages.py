@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from urllib.parse import quote
 
 from django.core.management.base import BaseCommand
 from django.db import connection
@@ -19,6 +20,7 @@ from django.test import Client
 
 from benchmarks.stats import percentile
 from governance.models import Memory, Turn
+from governance.selectors.review import encode_cursor
 from memoryui.management.bench_seed import WORKSPACE, ensure_bench
 
 GOAL_MS = 300.0
@@ -67,6 +69,9 @@ class Command(BaseCommand):
         ws = f"scope={WORKSPACE}"
         keyed = Memory.objects.filter(scope__workspace__slug=WORKSPACE, key__isnull=False, status="active").order_by("-pk").first()
         turn = Turn.objects.filter(scope__workspace__slug=WORKSPACE).order_by("-pk").first()
+        # The last item of the review queue's first page: its cursor opens page 2.
+        page_end = Memory.objects.filter(scope__workspace__slug=WORKSPACE, status="proposed").order_by(
+            "created_at", "pk")[59]
         pages = [
             ("overview", f"/?{ws}", "owner", "get"),
             ("overview: activation histogram", f"/charts/activation.json?{ws}", "owner", "get"),
@@ -87,6 +92,9 @@ class Command(BaseCommand):
             ("turn page", f"/turns/{turn.pk}/", "owner", "get"),
             ("review queue", f"/review/?scope={WORKSPACE}/p0", "reviewer", "get"),
             ("review queue, whole workspace", f"/review/?{ws}", "owner", "get"),
+            ("review queue: newest, kind filter", f"/review/?{ws}&sort=newest&kind=semantic", "owner", "get"),
+            ("review queue: page 2 (keyset)", f"/review/?{ws}&after={quote(encode_cursor(page_end))}", "owner", "get"),
+            ("review: similar in force (JSON)", f"/review/{page_end.pk}/similar.json", "owner", "get"),
             ("governance", f"/governance/?{ws}", "owner", "get"),
             ("governance: audit filtered", f"/governance/?{ws}&action=memory.record&page=3", "owner", "get"),
             ("governance: chain verification", "/governance/verify/", "owner", "get"),
