@@ -178,7 +178,7 @@ def review_similar(request, memory_id: int):
     hits = recall_memories(principal=request.principal, scope=memory.scope, query=_as_query(memory.text),
                            k=SIMILAR_ASKED)
     similar = [h for h in hits if h["status"] == Status.ACTIVE and h["memory_id"] != memory.pk][:SIMILAR_SHOWN]
-    return JsonResponse({"memory_id": memory.pk, "key": memory.key, "similar": [
+    return JsonResponse({"memory_id": memory.pk, "key": memory.key, "kind": memory.kind, "similar": [
         {"memory_id": h["memory_id"], "text": h["text"], "kind": h["kind"], "key": h["key"],
          "revision": h["revision"], "status": h["status"], "score": h["score"],
          "same_key": bool(memory.key) and h["key"] == memory.key,

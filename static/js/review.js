@@ -68,8 +68,9 @@
         note.textContent = "same key: confirming supersedes this";
         li.appendChild(document.createTextNode(" "));
         li.appendChild(note);
-      } else if (s.key && !data.key) {
-        // The shortcut: take the similar memory's key (and kind), so confirming the edit supersedes it.
+      } else if (s.key && !data.key && s.kind === data.kind) {
+        // The shortcut, for an unkeyed proposal of the same kind as a keyed fact in force: take its key,
+        // so confirming the edit supersedes it.
         var btn = document.createElement("button");
         btn.type = "button";
         btn.className = "supersedes-shortcut";
@@ -226,6 +227,8 @@
     if (counter && (el.name === "memory" || "selectAll" in (el.dataset || {}))) {
       var n = document.querySelectorAll('input[name="memory"][form="review-form"]:checked').length;
       counter.textContent = n ? "(" + n + " selected)" : "";
+      // The bar follows the reader down the page only while something is selected.
+      counter.closest("form").classList.toggle("in-use", n > 0);
     }
   });
 })();

@@ -133,3 +133,24 @@ def test_similar_memories_load_inline_and_the_supersedes_shortcut_takes_the_key(
     edited = Memory.objects.get(meta__edited_from=item.pk)
     assert (edited.key, edited.revision, edited.status) == ("export_format", 2, Status.ACTIVE)
     assert Memory.objects.get(pk=fact.pk).status == Status.SUPERSEDED
+
+
+def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
+    from tests.memoryui.conftest import remember
+
+    items = [remember(project_scope, f"Bulk proposal {i} about fonts", kind="preference", status="proposed")
+             for i in range(3)]
+    sign_in(page, "rami", "pw-rami")
+    page.goto("/review/?scope=acme/slides")
+    page.keyboard.press("j")
+    page.keyboard.press("x")  # first
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("x")  # third
+    expect(page.locator("[data-selected-count]")).to_have_text("(2 selected)")
+    expect(page.locator("#review-form")).to_have_class(re.compile(r"\bin-use\b"))
+    page.get_by_role("button", name="Confirm selected").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".msg.success")).to_contain_text("Confirmed 2 of 2")
+    statuses = [Memory.objects.get(pk=m.pk).status for m in items]
+    assert statuses == [Status.ACTIVE, Status.PROPOSED, Status.ACTIVE]
