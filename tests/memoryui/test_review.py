@@ -99,6 +99,7 @@ def test_each_item_shows_proposer_reason_source_and_the_turn_it_was_seen_in(revi
     body = response.content.decode()
     assert "slides-agent" in body and "The user said so twice in this session" in body
     assert "turn-ref-42" in body and reverse("dashboard:turn", args=[seen_in.pk]) in body
+    assert "acme/slides" in body and "0\xa0minutes ago" in body  # scope path and age
 
 
 def test_promotions_are_in_the_same_queue_labelled(reviewer_client, project_scope):
