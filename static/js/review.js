@@ -196,7 +196,9 @@
     if (typing(event.target) || (help && help.open)) { return; }
     var item = currentItem();
     switch (event.key) {
-      case "j": if (current < 0) { select(items.findIndex(open)); } else { move(1); } break;
+      case "j":
+        if (current >= 0) { move(1); } else if (items.findIndex(open) >= 0) { select(items.findIndex(open)); }
+        break;
       case "k": move(-1); break;
       case "?": toggleHelp(); break;
       case "c":
