@@ -62,6 +62,11 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         if name == "turn":
             page.get_by_role("button", name="Replay now").click()
             page.locator("#replay .replay-result").wait_for()
+        if name == "review":
+            # The first item current (j), its similar memories in force loaded inline.
+            page.keyboard.press("j")
+            page.wait_for_function("(b => !b || !/Loading|Not loaded/.test(b.textContent))"
+                                   "(document.querySelector('.review-item.current .similar-body'))")
         page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         assert (OUT / f"{name}.png").stat().st_size > 10_000
     assert errors == []
