@@ -10,6 +10,7 @@ The names below are what callers use as `governance.propagation.<name>`."""
 from governance.propagation.embedding import (
     EMBED_FIELDS,
     EMBED_STATUSES,
+    EmbedAhead,
     claim_lease,
     claim_rows,
     embed_memories,
@@ -18,6 +19,7 @@ from governance.propagation.embedding import (
     hold_rows,
     needs_embedding,
     needs_vector,
+    release_rows,
 )
 from governance.propagation.stores import (
     HANDLERS,
@@ -52,10 +54,10 @@ from governance.propagation.webhooks import (
 )
 
 __all__ = [
-    "EMBED_FIELDS", "EMBED_STATUSES", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
+    "EMBED_FIELDS", "EMBED_STATUSES", "EmbedAhead", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
     "bump_cache_generation", "cache_generation_key", "cache_purge_workspace", "claim", "claim_lease",
     "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
     "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",
-    "redact_turns", "renew_lease", "run_delivery", "turns_still_holding_purged", "workspace_cache_key",
-    "queue_deliveries", "webhook_attempt", "webhook_deliveries_due", "webhook_events",
+    "redact_turns", "release_rows", "renew_lease", "run_delivery", "turns_still_holding_purged",
+    "workspace_cache_key", "queue_deliveries", "webhook_attempt", "webhook_deliveries_due", "webhook_events",
 ]
