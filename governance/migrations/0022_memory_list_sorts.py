@@ -1,0 +1,34 @@
+"""Indexes for the memories list's sortable columns (docs/dashboard.md, "Memories").
+
+The list pages by keyset: each page is `(column, id) > (value, id)` (or `<`) ordered by (column, id),
+LIMIT 51, which is one range scan of a btree on (column, id) in either direction, whatever the page's
+depth; without it PostgreSQL sorts every governed row for each page. Rows without a value (never used,
+no key) are read as their own segment, `column IS NULL ORDER BY id`, from the same index. The written
+column sorts by created_at. Activation is computed at the walk's instant and has no such index (its top-k
+is a sort of the governed rows; figures in docs/benchmarks.md).
+
+Raw SQL with CONCURRENTLY (the table stays writable while the indexes are built) and no change of model
+state: the model's Meta is shared with other parts of the code base, and these indexes serve only the
+dashboard's reads."""
+
+from django.db import migrations
+
+SORT_COLUMNS = {
+    "memory_sort_created": "created_at",
+    "memory_sort_last_used": "last_reinforced_at",
+    "memory_sort_confidence": "confidence",
+    "memory_sort_key": "key",
+    "memory_sort_status": "status",
+}
+
+
+class Migration(migrations.Migration):
+    atomic = False
+    dependencies = [("governance", "0016_memory_stale_source_ref")]
+    operations: list = [
+        migrations.RunSQL(
+            f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON governance_memory ({column}, id)",
+            f"DROP INDEX CONCURRENTLY IF EXISTS {name}",
+        )
+        for name, column in SORT_COLUMNS.items()
+    ]
