@@ -51,8 +51,9 @@ def _vector(rng: random.Random, dims: int) -> str:
     return "[" + ",".join(f"{v / norm:.4f}" for v in values) + "]"
 
 
-def ensure_bench(*, memories: int, vectors: int, seed: int, log, turns: int = 10_000) -> dict:
-    """Create the bench workspace once (idempotent: an existing, big enough workspace is reused)."""
+def ensure_bench(*, memories: int, vectors: int, seed: int, log, turns: int = 10_000, vacuum: bool = True) -> dict:
+    """Create the bench workspace once (idempotent: an existing, big enough workspace is reused). `vacuum`
+    off for callers inside a transaction (tests), where VACUUM cannot run."""
     owner = user_ensure(username=OWNER, password=None, actor=None)
     reviewer = user_ensure(username=REVIEWER, password=None, actor=None)
     root = scope_ensure(path=WORKSPACE, actor=None)
@@ -69,6 +70,8 @@ def ensure_bench(*, memories: int, vectors: int, seed: int, log, turns: int = 10
         ids = _copy_memories(rng, [s.pk for s in scopes], memories - have, vectors, owner.pk, log)
         _links_and_history(rng, ids, owner.pk, log, turns)
         _audit(ids, owner, log)
+    if not vacuum:
+        return {"owner": owner, "reviewer": reviewer, "root": root, "created": len(ids)}
     with connection.cursor() as cursor:
         # As autovacuum would: statistics for the planner and a visibility map for index-only counts.
         for table in ("governance_memory", "governance_auditevent", "governance_relation", "governance_turn",
@@ -87,7 +90,7 @@ def _copy_memories(rng, scope_ids, count, vectors, owner_id, log) -> dict:
                "created_at", "updated_at"]
     chains = count // 20  # keyed facts with two revisions: r1 superseded, r2 active
     statuses = [s for s, w in STATUS_MIX for _ in range(w)]
-    batch = f"b{now.timestamp():.0f}"
+    batch = f"b{now.timestamp() * 1e6:.0f}"  # distinct per call: a second call adds new keys
     sql = f"COPY governance_memory ({', '.join(columns)}) FROM STDIN"
     with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
         for i in range(count):
