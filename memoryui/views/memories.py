@@ -267,8 +267,10 @@ def memory_bulk(request):
             memory_ids=ids, action=action, reason=reason, actor=request.principal)
     except DomainError as exc:
         return render_error(request, exc)
-    rows = [{"id": o.memory_id, "outcome": o.outcome, "status": o.status, "message": o.message} for o in outcomes]
-    rows += [{"id": i, "outcome": "refused", "status": "", "message": NotFound.message} for i in hidden]
+    rows = [{"id": o.memory_id, "outcome": o.outcome, "status": o.status, "message": o.message, "readable": True}
+            for o in outcomes]
+    rows += [{"id": i, "outcome": "refused", "status": "", "message": NotFound.message, "readable": False}
+             for i in hidden]
     summary = {k: sum(1 for r in rows if r["outcome"] == k) for k in ("done", "requested", "refused")}
     return page(request, "dashboard/memories/bulk_result.html", {
         "rows": rows, "summary": summary, "action": BULK_ACTIONS.get(action, action), "reason": reason.strip(),
