@@ -41,4 +41,13 @@ class Migration(migrations.Migration):
             "(scope_id, status) INCLUDE (activation_log_k, decay_rate, id)",
             "DROP INDEX CONCURRENTLY IF EXISTS memory_sort_activation",
         ),
+        # The search by meaning over a whole workspace is the agents' exact vector branch over all its
+        # (small) scopes: without this index it read every row of those scopes to keep the ones with a
+        # vector (97k rows for 10k vectors in the bench workspace, 220 ms under load); with it, only the
+        # rows with a vector (112 ms, the rest is the distances). The recall's exact branch uses it too.
+        migrations.RunSQL(
+            "CREATE INDEX CONCURRENTLY IF NOT EXISTS memory_vectored_scope ON governance_memory "
+            "(scope_id, status) WHERE embedding IS NOT NULL",
+            "DROP INDEX CONCURRENTLY IF EXISTS memory_vectored_scope",
+        ),
     ]
