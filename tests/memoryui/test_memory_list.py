@@ -363,3 +363,39 @@ def test_scope_tree_counts_a_parents_whole_subtree(owner, project_scope, sibling
     assert tree["acme/slides"] == (6, 2)
     assert tree["acme/slides/q3"] == (4, 4)
     assert tree["acme/payments"] == (3, 3)
+
+
+# --- Who may reach the new endpoints at all ---------------------------------------------------------------
+
+
+def test_an_agents_api_token_opens_neither_the_bulk_action_nor_the_scope_endpoint(agent, batch, project_scope):
+    from tests.conftest import token_client
+
+    api = token_client(agent)
+    assert api.get(reverse("dashboard:scope-options"), {"q": "acme"}).status_code == 302  # to the sign-in page
+    response = api.post(reverse("dashboard:memory-bulk"), {"ids": batch["proposed"], "action": "confirm",
+                                                           "reason": "agent says so"})
+    assert response.status_code in (302, 403)
+    assert set(Memory.objects.filter(pk__in=batch["proposed"]).values_list("status", flat=True)) == {"candidate"}
+
+
+def test_bulk_action_is_post_only_and_needs_the_csrf_token(curator, batch):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(curator.user)
+    assert strict.get(reverse("dashboard:memory-bulk")).status_code == 405
+    refused = strict.post(reverse("dashboard:memory-bulk"), {"ids": batch["active"], "action": "retire",
+                                                            "reason": "x", "irreversible": "yes"})
+    assert refused.status_code == 403
+    assert set(Memory.objects.filter(pk__in=batch["active"]).values_list("status", flat=True)) == {"active"}
+
+
+def test_bad_ids_and_unknown_actions_are_400s_that_change_nothing(curator_client, batch):
+    bad = bulk(curator_client, ids=["1; drop table"], action="retire", reason="x", irreversible="yes")
+    assert bad.status_code == 400
+    unknown = bulk(curator_client, ids=batch["active"], action="purge", reason="x")
+    assert unknown.status_code == 400
+    nothing = bulk(curator_client, action="confirm", reason="x")
+    assert nothing.status_code == 400
+    assert set(Memory.objects.filter(pk__in=batch["active"]).values_list("status", flat=True)) == {"active"}
