@@ -75,6 +75,13 @@ def _sort_links(request, filters: sel.MemoryFilters) -> list[dict]:
     return out
 
 
+def _first_page(request) -> str:
+    params = request.GET.copy()
+    for gone in ("after", "before", "page"):
+        params.pop(gone, None)
+    return "?" + params.urlencode()
+
+
 def _keyset_links(request, page_obj) -> dict:
     links = {}
     for rel, cursor, key in (("prev", page_obj.prev_cursor, "before"), ("next", page_obj.next_cursor, "after")):
@@ -100,7 +107,7 @@ def memory_list(request):
         rows, links = page_obj.object_list, _keyset_links(request, page_obj)
     context = {
         "page_obj": page_obj, "rows": rows, "meaning": bool(meaning), "links": links, "filters": filters,
-        "sort_links": _sort_links(request, filters), "bulk_cap": BULK_CAP, "query": request.GET.urlencode(),
+        "sort_links": _sort_links(request, filters), "first_page": _first_page(request), "bulk_cap": BULK_CAP, "query": request.GET.urlencode(),
         "statuses": Status.choices, "kinds": Kind.choices, "sources": SourceKind.choices, "tiers": Tier.choices,
         "now": timezone.now(), "nav": "memories", "scopes": sel.scope_tree(request.principal),
         "bulk_actions": BULK_ACTIONS,

@@ -399,3 +399,15 @@ def test_bad_ids_and_unknown_actions_are_400s_that_change_nothing(curator_client
     nothing = bulk(curator_client, action="confirm", reason="x")
     assert nothing.status_code == 400
     assert set(Memory.objects.filter(pk__in=batch["active"]).values_list("status", flat=True)) == {"active"}
+
+
+def test_a_cursor_past_the_last_row_offers_the_first_page_with_the_filters(owner_client, sortable):
+    last = max(Memory.objects.values_list("pk", flat=True))
+    from governance.selectors.dashboard.memory_list import Cursor
+
+    beyond = Cursor("confidence", "desc", False, -1.0, last).encode()
+    response = owner_client.get(reverse("dashboard:memories"), {"sort": "confidence", "dir": "desc",
+                                                                "status": "active", "after": beyond})
+    assert response.status_code == 200 and response.context["rows"] == []
+    assert response.context["first_page"] == "?sort=confidence&dir=desc&status=active"
+    assert b"go back to its first page" in response.content
