@@ -263,6 +263,8 @@ def memory_bulk(request):
                 asked = list(dict.fromkeys(int(i) for i in post.getlist("ids")))
             except ValueError as exc:
                 raise InvalidInput(BULK_BAD_IDS, field="ids") from exc
+            if any(not 0 < i < 2**63 for i in asked):  # a bigint key: anything else cannot exist
+                raise InvalidInput(BULK_BAD_IDS, field="ids")
             if len(asked) > BULK_CAP:
                 raise InvalidInput(BULK_TOO_MANY.format(cap=BULK_CAP), field="ids")
             ids = sel.memory_ids_governed(request.principal, asked)

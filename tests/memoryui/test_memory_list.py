@@ -15,7 +15,7 @@ from governance.propagation import embed_memories
 from governance.selectors import dashboard as sel
 from governance.services.memory_bulk import BULK_REASON_REQUIRED, memory_bulk_act
 from governance.services.scope import scope_ensure
-from memoryui.views.memories import BULK_IRREVERSIBLE, BULK_MATCHING_TOO_MANY
+from memoryui.views.memories import BULK_BAD_IDS, BULK_IRREVERSIBLE, BULK_MATCHING_TOO_MANY
 from tests.memoryui.conftest import remember, signed_in
 
 # --- Sorting and keyset paging ---------------------------------------------------------------------------
@@ -394,6 +394,8 @@ def test_bulk_action_is_post_only_and_needs_the_csrf_token(curator, batch):
 def test_bad_ids_and_unknown_actions_are_400s_that_change_nothing(curator_client, batch):
     bad = bulk(curator_client, ids=["1; drop table"], action="retire", reason="x", irreversible="yes")
     assert bad.status_code == 400
+    huge = bulk(curator_client, ids=[str(2**70), "-3"], action="retire", reason="x", irreversible="yes")
+    assert huge.status_code == 400 and BULK_BAD_IDS.encode() in huge.content
     unknown = bulk(curator_client, ids=batch["active"], action="purge", reason="x")
     assert unknown.status_code == 400
     nothing = bulk(curator_client, action="confirm", reason="x")
@@ -411,3 +413,14 @@ def test_a_cursor_past_the_last_row_offers_the_first_page_with_the_filters(owner
     assert response.status_code == 200 and response.context["rows"] == []
     assert response.context["first_page"] == "?sort=confidence&dir=desc&status=active"
     assert b"go back to its first page" in response.content
+
+
+def test_a_forged_cursor_is_a_400_not_an_error(owner_client, sortable):
+    from governance.selectors.dashboard.memory_list import BAD_CURSOR, Cursor
+
+    url = reverse("dashboard:memories")
+    for forged in (Cursor("written", "desc", False, "x", 2**70).encode(),
+                   Cursor("confidence", "desc", False, "not a number", 1).encode(),
+                   Cursor("written", "desc", True, None, 1).encode()):  # written has no NULL segment
+        response = owner_client.get(url, {"sort": "written", "after": forged})
+        assert response.status_code == 400 and BAD_CURSOR.encode() in response.content

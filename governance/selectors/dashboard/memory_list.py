@@ -122,7 +122,8 @@ class Cursor:
         try:
             raw = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode())
             sort, direction, null, value, pk, at = raw
-            if sort not in SORTS or direction not in ("asc", "desc") or not isinstance(pk, int):
+            if sort not in SORTS or direction not in ("asc", "desc") or not isinstance(pk, int) \
+                    or not 0 <= pk < 2**63:  # a bigint key
                 raise ValueError
             column, nullable = SORTS[sort]
             if null and not nullable:
