@@ -25,7 +25,7 @@ from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, gove
 from governance.selectors.search import count_cap
 
 BAD_CURSOR = "This page link is damaged or out of date: go back to the first page of the list."
-BAD_DATE = "Dates are written YYYY-MM-DD."
+BAD_DATE = "Dates are written YYYY-MM-DD (years 1000 to 9998)."
 SEARCH_MODES = ("words", "meaning")
 # Nearest memories asked of the vector search before the list's other filters (status, kind, dates…) apply.
 MEANING_CANDIDATES = 200
@@ -70,9 +70,12 @@ def parse_date(value: str, name: str) -> date | None:
     if not value:
         return None
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError as exc:
         raise InvalidInput(BAD_DATE, field=name) from exc
+    if not 1000 <= day.year <= 9998:  # the day after, in any time zone, must still be a date
+        raise InvalidInput(BAD_DATE, field=name)
+    return day
 
 
 def _day_start(d: date) -> datetime:
