@@ -33,6 +33,11 @@ ACTIONS = [
 ]
 
 
+def _text(request, name: str, limit: int) -> str:
+    """A free-text filter as PostgreSQL can hold it: no NUL character, at most `limit` characters."""
+    return request.GET.get(name, "").replace("\x00", "").strip()[:limit]
+
+
 def _filters(request) -> sel.MemoryFilters:
     """The list's filters from the query string (every one of them is in the URL: a link shares the view).
     Unknown choice values are ignored; a malformed date is a 400."""
@@ -45,15 +50,15 @@ def _filters(request) -> sel.MemoryFilters:
         kind=g.get("kind", "") if g.get("kind", "") in Kind.values else "",
         source=g.get("source", "") if g.get("source", "") in SourceKind.values else "",
         tier=g.get("tier", "") if g.get("tier", "") in Tier.values else "",
-        q=g.get("q", "")[:200],
+        q=_text(request, "q", 200),
         cold=g.get("cold", ""),
         mode=g.get("mode", "") if g.get("mode", "") in sel.SEARCH_MODES else "words",
         written_from=sel.parse_date(g.get("from", "").strip(), "from"),
         written_to=sel.parse_date(g.get("to", "").strip(), "to"),
-        key=g.get("key", "").strip()[:200],
+        key=_text(request, "key", 200),
         key_prefix=g.get("key_match", "") == "prefix",
-        session=g.get("session", "").strip()[:200],
-        ref=g.get("ref", "").strip()[:500],
+        session=_text(request, "session", 200),
+        ref=_text(request, "ref", 500),
         sort=sort,
         dir=direction if direction in ("asc", "desc") else sel.FIRST_DIR[sort],
     )
@@ -305,4 +310,4 @@ def _matching_ids(request, listed: QueryDict) -> list[int]:
 def scope_options(request):
     """The type-ahead scope picker: governed scope paths matching what was typed (path prefix, or a word
     of the name), SCOPE_OPTIONS_LIMIT at most, in tree order."""
-    return JsonResponse({"scopes": sel.scope_suggestions(request.principal, request.GET.get("q", "")[:200])})
+    return JsonResponse({"scopes": sel.scope_suggestions(request.principal, _text(request, "q", 200))})

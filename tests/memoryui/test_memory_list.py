@@ -424,3 +424,10 @@ def test_a_forged_cursor_is_a_400_not_an_error(owner_client, sortable):
                    Cursor("written", "desc", True, None, 1).encode()):  # written has no NULL segment
         response = owner_client.get(url, {"sort": "written", "after": forged})
         assert response.status_code == 400 and BAD_CURSOR.encode() in response.content
+
+
+def test_a_nul_character_in_a_text_filter_is_not_an_error(owner_client, varied):
+    for name in ("key", "session", "ref", "q"):
+        response = owner_client.get(reverse("dashboard:memories"), {name: "export\x00"})
+        assert response.status_code == 200, name
+    assert owner_client.get(reverse("dashboard:scope-options"), {"q": "ac\x00"}).json()["scopes"] == ["acme", "acme/slides"]
