@@ -431,3 +431,9 @@ def test_a_nul_character_in_a_text_filter_is_not_an_error(owner_client, varied):
         response = owner_client.get(reverse("dashboard:memories"), {name: "export\x00"})
         assert response.status_code == 200, name
     assert owner_client.get(reverse("dashboard:scope-options"), {"q": "ac\x00"}).json()["scopes"] == ["acme", "acme/slides"]
+
+
+@pytest.mark.parametrize("name", ["memories", "overview", "turns", "scope-options"])
+def test_a_nul_character_in_the_scope_is_not_found_on_any_page(owner_client, project_scope, name):
+    response = owner_client.get(reverse(f"dashboard:{name}"), {"scope": "acme\x00"})
+    assert response.status_code == 404

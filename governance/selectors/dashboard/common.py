@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, QuerySet
 
-from governance.errors import InvalidInput
+from governance.errors import InvalidInput, NotFound
 from governance.models import Memory, Principal, Scope
 from governance.permissions import RoleMap, governed_scope, governed_scopes
 
@@ -23,6 +23,8 @@ def scope_for_path(principal: Principal, path: str | None) -> Scope | None:
     paths are the same NotFound, so a page never tells whether a scope it may not see exists."""
     if not path:
         return None
+    if "\x00" in path:  # no scope path holds one, and PostgreSQL refuses it as a parameter (a 500)
+        raise NotFound()
     return governed_scope(principal, path)
 
 
