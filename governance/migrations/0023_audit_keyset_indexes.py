@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('governance', '0020_webhooks'),
+        ('governance', '0022_memory_list_sorts'),
     ]
 
     operations = [

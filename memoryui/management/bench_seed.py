@@ -51,8 +51,9 @@ def _vector(rng: random.Random, dims: int) -> str:
     return "[" + ",".join(f"{v / norm:.4f}" for v in values) + "]"
 
 
-def ensure_bench(*, memories: int, vectors: int, seed: int, log) -> dict:
-    """Create the bench workspace once (idempotent: an existing, big enough workspace is reused)."""
+def ensure_bench(*, memories: int, vectors: int, seed: int, log, turns: int = 10_000, vacuum: bool = True) -> dict:
+    """Create the bench workspace once (idempotent: an existing, big enough workspace is reused). `vacuum`
+    off for callers inside a transaction (tests), where VACUUM cannot run."""
     owner = user_ensure(username=OWNER, password=None, actor=None)
     reviewer = user_ensure(username=REVIEWER, password=None, actor=None)
     root = scope_ensure(path=WORKSPACE, actor=None)
@@ -67,8 +68,10 @@ def ensure_bench(*, memories: int, vectors: int, seed: int, log) -> dict:
     rng = random.Random(seed)
     with transaction.atomic():
         ids = _copy_memories(rng, [s.pk for s in scopes], memories - have, vectors, owner.pk, log)
-        _links_and_history(rng, ids, owner.pk, log)
+        _links_and_history(rng, ids, owner.pk, log, turns)
         _audit(ids, owner, log)
+    if not vacuum:
+        return {"owner": owner, "reviewer": reviewer, "root": root, "created": len(ids)}
     with connection.cursor() as cursor:
         # As autovacuum would: statistics for the planner and a visibility map for index-only counts.
         for table in ("governance_memory", "governance_auditevent", "governance_relation", "governance_turn",
@@ -87,7 +90,7 @@ def _copy_memories(rng, scope_ids, count, vectors, owner_id, log) -> dict:
                "created_at", "updated_at"]
     chains = count // 20  # keyed facts with two revisions: r1 superseded, r2 active
     statuses = [s for s, w in STATUS_MIX for _ in range(w)]
-    batch = f"b{now.timestamp():.0f}"
+    batch = f"b{now.timestamp() * 1e6:.0f}"  # distinct per call: a second call adds new keys
     sql = f"COPY governance_memory ({', '.join(columns)}) FROM STDIN"
     with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
         for i in range(count):
@@ -120,7 +123,7 @@ def _copy_memories(rng, scope_ids, count, vectors, owner_id, log) -> dict:
     return {"rows": list(rows), "chains": chains}
 
 
-def _links_and_history(rng, ids, owner_id, log) -> None:
+def _links_and_history(rng, ids, owner_id, log, turns: int = 10_000) -> None:
     rows = ids["rows"]
     keyed = [r for r in rows if r[2]]
     now = timezone.now()
@@ -143,7 +146,7 @@ def _links_and_history(rng, ids, owner_id, log) -> None:
                         copy.write_row([pk, now - timedelta(days=rng.uniform(0, 60)), 1.0, "recall"])
         with cursor.cursor.copy("COPY governance_turn (scope_id, session, query, strategy, request, packet, text, "
                                 "budget_limit, budget_used, token_counter, trace, created_at) FROM STDIN") as copy:
-            for n in range(2000):
+            for n in range(turns):
                 cited = rng.sample(rows, 8)
                 packet = {"evidence": [{"memory_id": pk, "kind": "semantic", "key": key, "revision": 1, "status": st,
                                         "text": "bench block", "source": "user", "score": round(rng.random(), 3),
@@ -162,7 +165,7 @@ def _links_and_history(rng, ids, owner_id, log) -> None:
     OutboxDelivery.objects.bulk_create(
         OutboxDelivery(outbox=o, store=store, state="done", done_at=now) for o in outboxes for store in ("embedding", "cache")
     )
-    log(f"  {len(relations)} relations, reinforcements, 2000 turns, {len(recent)} settled outbox rows")
+    log(f"  {len(relations)} relations, reinforcements, {turns} turns, {len(recent)} settled outbox rows")
 
 
 def _audit(ids, owner, log) -> None:

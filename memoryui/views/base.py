@@ -72,7 +72,6 @@ def nav_context(request: HttpRequest) -> dict:
     return {
         "scope": getattr(request, "scope", None),
         "scope_qs": scope_query(request) if principal else "",
-        "scope_paths": sel.scope_paths(principal) if principal else [],
     }
 
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput
+from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import TRANSITIONS, Kind, SourceKind, Status, Tier
 from governance.permissions import Action, approvers
 from governance.selectors import dashboard as sel
 from governance.services import memory as memory_services
-from memoryui.views.base import chart_time, dashboard_view, page, page_links, render_error
+from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
+from memoryui.views.base import chart_time, dashboard_view, page, render_error
 from memoryui.views.charts import curve
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
@@ -31,26 +33,89 @@ ACTIONS = [
 ]
 
 
+def _text(request, name: str, limit: int) -> str:
+    """A free-text filter as PostgreSQL can hold it: no NUL character, at most `limit` characters."""
+    return request.GET.get(name, "").replace("\x00", "").strip()[:limit]
+
+
 def _filters(request) -> sel.MemoryFilters:
+    """The list's filters from the query string (every one of them is in the URL: a link shares the view).
+    Unknown choice values are ignored; a malformed date is a 400."""
     g = request.GET
+    sort = g.get("sort", "")
+    sort = sort if sort in sel.SORTS else sel.DEFAULT_SORT
+    direction = g.get("dir", "")
     return sel.MemoryFilters(
         status=g.get("status", "") if g.get("status", "") in Status.values else "",
         kind=g.get("kind", "") if g.get("kind", "") in Kind.values else "",
         source=g.get("source", "") if g.get("source", "") in SourceKind.values else "",
         tier=g.get("tier", "") if g.get("tier", "") in Tier.values else "",
-        q=g.get("q", "")[:200],
+        q=_text(request, "q", 200),
         cold=g.get("cold", ""),
+        mode=g.get("mode", "") if g.get("mode", "") in sel.SEARCH_MODES else "words",
+        written_from=sel.parse_date(g.get("from", "").strip(), "from"),
+        written_to=sel.parse_date(g.get("to", "").strip(), "to"),
+        key=_text(request, "key", 200),
+        key_prefix=g.get("key_match", "") == "prefix",
+        session=_text(request, "session", 200),
+        ref=_text(request, "ref", 500),
+        sort=sort,
+        dir=direction if direction in ("asc", "desc") else sel.FIRST_DIR[sort],
     )
+
+
+def _sort_links(request, filters: sel.MemoryFilters) -> list[dict]:
+    """A link per sortable column: the first click sorts it its natural way, the next one reverses it;
+    every filter is kept and the position is not (a new order starts at its top)."""
+    out = []
+    for name, label in sel.SORT_LABELS.items():
+        params = request.GET.copy()
+        for gone in ("after", "before", "page"):
+            params.pop(gone, None)
+        active = filters.sort == name
+        params["sort"] = name
+        params["dir"] = ("asc" if filters.dir == "desc" else "desc") if active else sel.FIRST_DIR[name]
+        out.append({"name": name, "label": label, "url": "?" + params.urlencode(), "active": active,
+                    "dir": filters.dir if active else ""})
+    return out
+
+
+def _first_page(request) -> str:
+    params = request.GET.copy()
+    for gone in ("after", "before", "page"):
+        params.pop(gone, None)
+    return "?" + params.urlencode()
+
+
+def _keyset_links(request, page_obj) -> dict:
+    links = {}
+    for rel, cursor, key in (("prev", page_obj.prev_cursor, "before"), ("next", page_obj.next_cursor, "after")):
+        if cursor:
+            params = request.GET.copy()
+            for gone in ("after", "before", "page"):
+                params.pop(gone, None)
+            params[key] = cursor
+            links[rel] = "?" + params.urlencode()
+    return links
 
 
 @dashboard_view()
 def memory_list(request):
     filters = _filters(request)
-    page_obj = sel.memory_page(request.principal, request.scope, filters, request.GET.get("page", 1))
+    meaning = filters.mode == "meaning" and filters.q.strip()
+    if meaning:
+        rows = sel.memory_meaning(request.principal, request.scope, filters)
+        page_obj, links = None, {}
+    else:
+        page_obj = sel.memory_list_page(request.principal, request.scope, filters,
+                                        after=request.GET.get("after", ""), before=request.GET.get("before", ""))
+        rows, links = page_obj.object_list, _keyset_links(request, page_obj)
     context = {
-        "page_obj": page_obj, "links": page_links(request, page_obj), "filters": filters,
+        "page_obj": page_obj, "rows": rows, "meaning": bool(meaning), "links": links, "filters": filters,
+        "sort_links": _sort_links(request, filters), "first_page": _first_page(request), "bulk_cap": BULK_CAP, "query": request.GET.urlencode(),
         "statuses": Status.choices, "kinds": Kind.choices, "sources": SourceKind.choices, "tiers": Tier.choices,
         "now": timezone.now(), "nav": "memories", "scopes": sel.scope_tree(request.principal),
+        "bulk_actions": BULK_ACTIONS,
     }
     if request.htmx and request.htmx.target == "memory-table":
         return page(request, "dashboard/memories/_table.html", context)
@@ -178,3 +243,71 @@ def apply_action(request, memory_id: int, name: str, reason: str):
     if name == "retire":
         return memory_services.memory_retire(memory_id=memory_id, actor=actor, reason=reason)
     return memory_services.memory_forget(memory_id=memory_id, actor=actor, reason=reason, hard=name == "forget_hard")
+
+
+BULK_MATCHING_TOO_MANY = ("{n} memories match these filters; a bulk action takes at most {cap} at once. Narrow the "
+                          "filters (scope, status, kind, dates, key…) until at most {cap} match.")
+BULK_BAD_IDS = "Memory ids are whole numbers."
+BULK_IRREVERSIBLE = "Retiring or forgetting cannot be undone: tick the box that says so to go ahead."
+
+
+@require_POST
+@dashboard_view()
+def memory_bulk(request):
+    """Retire, forget or confirm the selected rows (or every row matching the list's filters, up to
+    BULK_CAP) with one reason, through memory_bulk_act; answers with one line per memory."""
+    post = request.POST
+    action, reason, query = post.get("action", ""), post.get("reason", ""), post.get("query", "")
+    try:
+        if action in ("retire", "forget") and post.get("irreversible") != "yes":
+            raise InvalidInput(BULK_IRREVERSIBLE, field="irreversible")
+        if post.get("all") == "yes":
+            ids, hidden = _matching_ids(request, QueryDict(query)), []
+        else:
+            try:
+                asked = list(dict.fromkeys(int(i) for i in post.getlist("ids")))
+            except ValueError as exc:
+                raise InvalidInput(BULK_BAD_IDS, field="ids") from exc
+            if any(not 0 < i < 2**63 for i in asked):  # a bigint key: anything else cannot exist
+                raise InvalidInput(BULK_BAD_IDS, field="ids")
+            if len(asked) > BULK_CAP:
+                raise InvalidInput(BULK_TOO_MANY.format(cap=BULK_CAP), field="ids")
+            ids = sel.memory_ids_governed(request.principal, asked)
+            # Ids outside the person's scopes get the answer ids that do not exist get.
+            hidden = [i for i in asked if i not in set(ids)]
+        # With no readable id left the service still answers for the action, the reason and an empty
+        # selection; it is only skipped when every id asked for was unreadable.
+        outcomes = [] if hidden and not ids else memory_bulk_act(
+            memory_ids=ids, action=action, reason=reason, actor=request.principal)
+    except DomainError as exc:
+        return render_error(request, exc)
+    rows = [{"id": o.memory_id, "outcome": o.outcome, "status": o.status, "message": o.message, "readable": True}
+            for o in outcomes]
+    rows += [{"id": i, "outcome": "refused", "status": "", "message": NotFound.message, "readable": False}
+             for i in hidden]
+    summary = {k: sum(1 for r in rows if r["outcome"] == k) for k in ("done", "requested", "refused")}
+    return page(request, "dashboard/memories/bulk_result.html", {
+        "rows": rows, "summary": summary, "action": BULK_ACTIONS.get(action, action), "reason": reason.strip(),
+        "back": reverse("dashboard:memories") + ("?" + query if query else ""), "nav": "memories",
+    })
+
+
+def _matching_ids(request, listed: QueryDict) -> list[int]:
+    """Every memory the list showed for its filters (searching by words), or a 400 past BULK_CAP."""
+    scope = sel.scope_for_path(request.principal, listed.get("scope"))
+    request.GET = listed
+    filters = _filters(request)
+    filters.mode = "words"
+    ids = sel.memory_ids_matching(request.principal, scope, filters, BULK_CAP)
+    if len(ids) > BULK_CAP:
+        counted = sel.memory_list_page(request.principal, scope, filters, per_page=1)
+        n = f"More than {counted.count}" if counted.capped else str(counted.count)
+        raise InvalidInput(BULK_MATCHING_TOO_MANY.format(n=n, cap=BULK_CAP), field="all")
+    return ids
+
+
+@dashboard_view(json=True)
+def scope_options(request):
+    """The type-ahead scope picker: governed scope paths matching what was typed (path prefix, or a word
+    of the name), SCOPE_OPTIONS_LIMIT at most, in tree order."""
+    return JsonResponse({"scopes": sel.scope_suggestions(request.principal, _text(request, "q", 200))})

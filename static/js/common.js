@@ -14,7 +14,36 @@
   }
   document.addEventListener("change", function (event) {
     var el = event.target;
-    if (el.matches && el.matches("select[data-autosubmit]")) { el.form.submit(); }
+    if (el.matches && el.matches("select[data-autosubmit], input[data-autosubmit]")) { el.form.submit(); }
+  });
+  // Type-ahead scope fields (input[data-scope-picker]): ask /scopes.json for the governed paths matching
+  // what was typed and offer them in the field's datalist, instead of a select listing every path.
+  var pending = null;
+  document.addEventListener("input", function (event) {
+    var input = event.target;
+    if (!input.matches || !input.matches("input[data-scope-picker]")) { return; }
+    var list = document.getElementById(input.getAttribute("list"));
+    clearTimeout(pending);
+    pending = setTimeout(function () {
+      var url = input.dataset.scopePicker + "?q=" + encodeURIComponent(input.value);
+      fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : { scopes: [] }; })
+        .then(function (body) {
+          list.replaceChildren.apply(list, body.scopes.map(function (path) {
+            var option = document.createElement("option");
+            option.value = path;
+            return option;
+          }));
+        })
+        .catch(function () { /* a typed path still works */ });
+    }, 150);
+  });
+  document.addEventListener("focusin", function (event) {
+    var input = event.target;
+    if (input.matches && input.matches("input[data-scope-picker]") && !input.dataset.offered) {
+      input.dataset.offered = "1";  // offer the first paths before anything is typed
+      input.dispatchEvent(new Event("input", { bubbles: true }));
+    }
   });
 })();
 

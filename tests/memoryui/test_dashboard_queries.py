@@ -24,9 +24,19 @@ def many(project_scope, history):
 
 def test_memory_page_queries_do_not_grow_with_rows(reviewer, project_scope, many, django_assert_max_num_queries):
     with django_assert_max_num_queries(6):
-        page = sel.memory_page(reviewer, None, sel.MemoryFilters(q="fact"))
+        page = sel.memory_list_page(reviewer, None, sel.MemoryFilters(q="fact"))
         rows = [(m.scope.path, m.activation) for m in page.object_list]
     assert len(rows) == 40  # 30 facts and 10 second revisions
+
+
+@pytest.mark.parametrize("sort", ["written", "last_used", "activation", "confidence", "key", "status"])
+def test_every_sort_of_the_memory_list_is_constant_query(reviewer, many, sort, django_assert_max_num_queries):
+    """Scope set, count, and at most two page queries (a page spanning the end of the rows with a value)."""
+    for direction in ("asc", "desc"):
+        with django_assert_max_num_queries(5):
+            page = sel.memory_list_page(reviewer, None, sel.MemoryFilters(sort=sort, dir=direction), per_page=7)
+            rows = [(m.scope.path, m.activation) for m in page.object_list]
+        assert len(rows) == 7
 
 
 def test_scope_tree_and_overview_are_constant_query(reviewer, many, django_assert_max_num_queries):

@@ -1,12 +1,13 @@
 from django.urls import reverse
 
 from governance.models import AuditEvent, Memory, Status
+from governance.selectors.dashboard.memory_list import BAD_CURSOR, BAD_DATE
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE, REASON_REQUIRED
 from tests.memoryui.conftest import remember
 
 
 def ids_on(response):
-    return {m.pk for m in response.context["page_obj"].object_list}
+    return {m.pk for m in response.context["rows"]}
 
 
 def test_list_shows_the_readers_scope_and_never_a_sibling(reviewer_client, history):
@@ -23,21 +24,24 @@ def test_filters_by_status_kind_and_text(reviewer_client, history):
     assert ids_on(reviewer_client.get(url, {"q": "payments"})) == set()
 
 
-def test_unknown_filter_values_are_ignored_and_a_bad_page_is_a_400(reviewer_client, history):
+def test_unknown_filter_values_are_ignored_and_a_bad_cursor_or_date_is_a_400(reviewer_client, history):
     url = reverse("dashboard:memories")
-    assert len(ids_on(reviewer_client.get(url, {"status": "bogus"}))) == 4
-    response = reviewer_client.get(url, {"page": "x"})
-    assert response.status_code == 400 and b"page is a positive whole number" in response.content
+    assert len(ids_on(reviewer_client.get(url, {"status": "bogus", "sort": "bogus", "dir": "up"}))) == 4
+    response = reviewer_client.get(url, {"after": "not-a-cursor"})
+    assert response.status_code == 400 and BAD_CURSOR.encode() in response.content
+    for bad in ({"from": "31/12/2026"}, {"to": "9999-12-31"}, {"from": "0001-01-01"}):
+        response = reviewer_client.get(url, bad)
+        assert response.status_code == 400 and BAD_DATE.encode() in response.content
 
 
 def test_pagination_is_server_side_and_keeps_filters(reviewer_client, project_scope):
     for i in range(60):
         remember(project_scope, f"episode {i}", kind="episodic")
     first = reviewer_client.get(reverse("dashboard:memories"), {"kind": "episodic"})
-    assert len(first.context["page_obj"].object_list) == 50
-    assert "kind=episodic" in first.context["links"]["next"] and "page=2" in first.context["links"]["next"]
+    assert len(first.context["rows"]) == 50
+    assert "kind=episodic" in first.context["links"]["next"] and "after=" in first.context["links"]["next"]
     second = reviewer_client.get(reverse("dashboard:memories") + first.context["links"]["next"])
-    assert len(second.context["page_obj"].object_list) == 10
+    assert len(second.context["rows"]) == 10
 
 
 def test_htmx_filter_request_returns_only_the_table(reviewer_client, history):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, Exists, OuterRef, QuerySet
 
-from governance.errors import InvalidInput
+from governance.errors import InvalidInput, NotFound
 from governance.models import Memory, Principal, Scope
 from governance.permissions import RoleMap, governed_scope, governed_scopes
 
@@ -23,6 +23,8 @@ def scope_for_path(principal: Principal, path: str | None) -> Scope | None:
     paths are the same NotFound, so a page never tells whether a scope it may not see exists."""
     if not path:
         return None
+    if "\x00" in path:  # no scope path holds one, and PostgreSQL refuses it as a parameter (a 500)
+        raise NotFound()
     return governed_scope(principal, path)
 
 
@@ -50,16 +52,28 @@ def scope_paths(principal: Principal) -> list[str]:
 
 
 def scope_tree(principal: Principal) -> list[dict]:
-    """Readable scopes in tree order with their memory counts (for the sidebar and scope pickers)."""
+    """Readable scopes in tree order with their memory counts: `memories` of the whole subtree (the scope and
+    everything under it), `own_memories` of the scope alone (for the sidebar and scope pickers)."""
     scopes = list(governed_scopes_within(principal).order_by("path").values("pk", "path", "name"))
     counts = dict(
         # count(*), not count(id): the (scope, status, kind) index then answers without the table.
         Memory.objects.filter(scope_id__in=[s["pk"] for s in scopes]).order_by().values_list("scope_id")
         .annotate(n=Count("*")).values_list("scope_id", "n")
     )
+    # A scope's count is its whole subtree's (a parent holding nothing itself but 23 in its children says
+    # 23): each scope's own count is added to itself and to every ancestor on its path, in Python, from
+    # the one grouped query above.
+    subtree: dict[str, int] = {}
+    for s in scopes:
+        own = counts.get(s["pk"], 0)
+        parts = s["path"].split("/")
+        for n in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:n])
+            subtree[prefix] = subtree.get(prefix, 0) + own
     for s in scopes:
         s["depth"] = s["path"].count("/")
-        s["memories"] = counts.get(s["pk"], 0)
+        s["own_memories"] = counts.get(s["pk"], 0)
+        s["memories"] = subtree.get(s["path"], 0)
     return scopes
 
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
-from django.core.paginator import Page
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -23,22 +21,13 @@ from governance.models import (
     Status,
 )
 from governance.permissions import can_read_memory
-from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, _by_ids, _page, governed_scope_ids
-from governance.selectors.search import CappedPaginator, keyword_match
+from governance.selectors.dashboard.common import _by_ids, governed_scope_ids
+from governance.selectors.dashboard.memory_list import MemoryFilters, apply_filters
+from governance.selectors.search import keyword_match
 
 GRAPH_CHUNK = 5000
 
 # --- Memories -----------------------------------------------------------------------------------------
-
-
-@dataclass
-class MemoryFilters:
-    status: str = ""
-    kind: str = ""
-    source: str = ""
-    tier: str = ""
-    q: str = ""
-    cold: str = ""  # "cold" | "hot" | ""
 
 
 def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySet[Memory]:
@@ -46,29 +35,13 @@ def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySe
 
 
 def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
-    qs = Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope))
-    for name, column in (("status", "status"), ("kind", "kind"), ("source", "source_kind"), ("tier", "tier")):
-        value = getattr(filters, name)
-        if value:
-            qs = qs.filter(**{column: value})
-    if filters.q.strip():
+    qs = apply_filters(Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)), filters)
+    if filters.q.strip() and filters.mode != "meaning":
         qs = keyword_match(qs, filters.q)
     if filters.cold in ("cold", "hot"):
         op = "<" if filters.cold == "cold" else ">="
         qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
     return qs
-
-
-def memory_page(
-    principal: Principal, scope: Scope | None, filters: MemoryFilters, page: int | str = 1, per_page: int = PAGE_SIZE
-) -> Page:
-    """One page of memories, newest first, with scope and activation, in three queries plus the scopes. The
-    count stops at MEMORY_LIST_COUNT_CAP (`page.paginator.capped` says there are more)."""
-    qs = with_activation(memory_queryset(principal, scope, filters)).select_related("scope").defer(
-        "embedding", "lexical", "meta"
-    ).order_by("-pk")
-    return _page(qs, page, min(per_page, MAX_PAGE_SIZE), paginator_class=CappedPaginator)
-
 
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:
