@@ -1,11 +1,11 @@
 """/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
 views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
-scopes.py, review.py, access.py, operations.py)."""
+scopes.py, relations.py, promotions.py, review.py, access.py, operations.py)."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import access, context, events, operations, review, scopes, turns
+from governance.api import access, context, events, operations, promotions, relations, review, scopes, turns
 from governance.api.memories import views as memories
 
 urlpatterns = [
@@ -25,6 +25,10 @@ urlpatterns = [
     path("context", context.ContextView.as_view(), name="api-context"),
     path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
     path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
+    # Relations made by hand; promotion requested for chosen episodes.
+    path("relations", relations.RelationsView.as_view(), name="api-gov-relations"),
+    path("relations/<int:relation_id>", relations.RelationDetailView.as_view(), name="api-gov-relation"),
+    path("promotions", promotions.PromotionRequestView.as_view(), name="api-promotions"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
     # Access: grants, group members, tokens.

@@ -18,6 +18,7 @@ class Action(StrEnum):
     FORGET_HARD = "forget_hard"
     MANAGE_GRANTS = "manage_grants"
     MANAGE_POLICY = "manage_policy"
+    LINK = "link"  # relate two memories by hand (supports, contradicts, derived from), or remove a link
 
 
 _ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
@@ -32,6 +33,9 @@ ACTION_ROLES: dict[Action, set[str]] = {
     Action.FORGET_HARD: {Role.OWNER},
     Action.MANAGE_GRANTS: {Role.OWNER},
     Action.MANAGE_POLICY: {Role.OWNER},
+    # A hand-made link changes how packets adjudicate (a contradiction is flagged, evidence grouped): a
+    # curation step, like superseding. Agents' evidence links are made by the system's own services.
+    Action.LINK: {Role.CURATOR, Role.OWNER},
 }
 
 DENIAL_REASONS: dict[Action, str] = {
@@ -45,6 +49,8 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.FORGET_HARD: "A hard forget (purging the text) needs the owner role on the memory's scope.",
     Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
     Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
+    Action.LINK: "Linking memories by hand (or removing a link) needs the curator or owner role on the linking "
+                 "memory's scope.",
 }
 
 
