@@ -90,6 +90,11 @@ def _group(candidate: Memory) -> str:
     return f"{candidate.task_type}|{subject}|{candidate.content_hash[:16]}"
 
 
+def episodes_suggested(candidate: Memory) -> list[Memory]:
+    """The episodes the scan would cite for this candidate (the dashboard ticks them in its request form)."""
+    return _episodes_for(candidate)
+
+
 def _propose(
     *, scope: Scope, template: Memory, candidates: list[Memory], episodes: list[Memory], needed: int,
     actor: Principal | None, group: str, reason: str = "", requested: bool = False,

@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from memoryui.views import evaluation, governance, graph, memories, overview, review, timeline, turns
+from memoryui.views import (
+    curation,
+    evaluation,
+    governance,
+    graph,
+    memories,
+    overview,
+    review,
+    summary,
+    timeline,
+    turns,
+)
 
 app_name = "dashboard"
 
@@ -13,6 +24,11 @@ urlpatterns = [
     path("memories/<int:memory_id>/", memories.memory_detail, name="memory"),
     path("memories/<int:memory_id>/activation.json", memories.memory_activation_json, name="memory-activation"),
     path("memories/<int:memory_id>/act/", memories.memory_act, name="memory-act"),
+    path("memories/<int:memory_id>/link/", curation.memory_link, name="memory-link"),
+    path("memories/<int:memory_id>/link/choices/", curation.memory_link_choices, name="memory-link-choices"),
+    path("memories/<int:memory_id>/unlink/", curation.memory_unlink, name="memory-unlink"),
+    path("memories/<int:memory_id>/promote/", curation.memory_promote, name="memory-promote"),
+    path("summary/rebuild/", summary.summary_rebuild, name="summary-rebuild"),
     path("timeline/", timeline.timeline, name="timeline"),
     path("timeline/data.json", timeline.timeline_json, name="timeline-data"),
     path("graph/", graph.graph, name="graph"),
