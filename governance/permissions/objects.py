@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from governance.errors import NotFound
+from governance.errors import NotFound, PermissionDenied
 from governance.models import ApiToken, Grant, Outbox, Principal, Role, Scope
 from governance.permissions.access import (
     RoleMap,
@@ -14,7 +14,7 @@ from governance.permissions.access import (
     grants_for,
     memory_readable_scopes,
 )
-from governance.permissions.roles import Action
+from governance.permissions.roles import DENIAL_REASONS, Action
 
 AUDIT_VERIFY_DENIED = "Verifying the audit chain needs the owner role on some scope."
 GROUP_MANAGE_DENIED = (
@@ -23,6 +23,50 @@ GROUP_MANAGE_DENIED = (
 )
 
 
+
+
+def is_site_admin(principal: Principal | None) -> bool:
+    """A person whose Django user is a superuser: the site's administrator (acts on any workspace where a
+    rule names site administrators, such as starting an evaluation)."""
+    if principal is None:
+        return True
+    user = getattr(principal, "user", None) if principal.user_id else None
+    return bool(user is not None and user.is_active and user.is_superuser)
+
+
+def can_start_evaluation(principal: Principal | None, workspace_root: Scope) -> bool:
+    """Uploading a conversation file for evaluation: owners of the workspace (its root scope), and site
+    administrators."""
+    return is_site_admin(principal) or can(principal, workspace_root, Action.EVALUATE)
+
+
+def require_evaluation_start(principal: Principal | None, workspace_root: Scope) -> None:
+    """NotFound when the caller holds no role in the workspace (no existence leak); a reason otherwise."""
+    if can_start_evaluation(principal, workspace_root):
+        return
+    if not memory_readable_scopes(principal).filter(workspace_id=workspace_root.workspace_id).exists():
+        raise NotFound()
+    raise PermissionDenied(DENIAL_REASONS[Action.EVALUATE], action=str(Action.EVALUATE))
+
+
+def evaluation_roots(principal: Principal | None) -> list[Scope]:
+    """The workspace roots where the principal may start an evaluation (the upload form's choices)."""
+    from django.db.models import F
+
+    roots = Scope.objects.filter(path=F("workspace__slug")).select_related("workspace").order_by("path")
+    if is_site_admin(principal):
+        return list(roots)
+    roles = RoleMap.of(principal)
+    return [r for r in roots.filter(pk__in=memory_readable_scopes(principal)) if roles.can(r, Action.EVALUATE)]
+
+
+def evaluation_workspace_ids(principal: Principal | None) -> list[int] | None:
+    """Workspaces whose evaluation runs the principal may see: those where it holds any grant (None: all,
+    for the system and site administrators). The site-wide replay suite's runs (no workspace) are seen by
+    every signed-in person."""
+    if is_site_admin(principal):
+        return None
+    return sorted(set(memory_readable_scopes(principal).values_list("workspace_id", flat=True)))
 
 
 def can_verify_audit(principal: Principal | None) -> bool:

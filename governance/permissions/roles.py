@@ -19,6 +19,7 @@ class Action(StrEnum):
     MANAGE_GRANTS = "manage_grants"
     MANAGE_POLICY = "manage_policy"
     LINK = "link"  # relate two memories by hand (supports, contradicts, derived from), or remove a link
+    EVALUATE = "evaluate"  # start an evaluation run of an uploaded conversation file (on the workspace root)
 
 
 _ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
@@ -36,6 +37,8 @@ ACTION_ROLES: dict[Action, set[str]] = {
     # A hand-made link changes how packets adjudicate (a contradiction is flagged, evidence grouped): a
     # curation step, like superseding. Agents' evidence links are made by the system's own services.
     Action.LINK: {Role.CURATOR, Role.OWNER},
+    # An upload costs worker time and imports a whole file: the workspace's owners decide.
+    Action.EVALUATE: {Role.OWNER},
 }
 
 DENIAL_REASONS: dict[Action, str] = {
@@ -51,6 +54,7 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
     Action.LINK: "Linking memories by hand (or removing a link) needs the curator or owner role on the linking "
                  "memory's scope.",
+    Action.EVALUATE: "Starting an evaluation needs the owner role on the workspace (or a site administrator).",
 }
 
 

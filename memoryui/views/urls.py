@@ -46,4 +46,6 @@ urlpatterns = [
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
+    path("evaluation/upload/", evaluation.evaluation_upload, name="evaluation-upload"),
+    path("evaluation/runs/<int:run_id>/", evaluation.evaluation_run, name="evaluation-run"),
 ]
