@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from governance.errors import DomainError, InvalidInput
+from governance.errors import DomainError, InvalidInput, NotFound
 from governance.evaluation.conversations import Loaded, load_locomo, load_longmemeval
 from governance.models import EvaluationRun, Memory, Principal, Scope, Workspace
 from governance.permissions import require_evaluation_start
@@ -81,7 +81,10 @@ def _load(text: str, fmt: str | None, *, prefix: str, name: str) -> tuple[str, L
 
 
 def workspace_root(workspace: Workspace) -> Scope:
-    return Scope.objects.get(workspace=workspace, path=workspace.slug)
+    root = Scope.objects.filter(workspace=workspace, path=workspace.slug).first()
+    if root is None:
+        raise NotFound()
+    return root
 
 
 def evaluation_request(*, workspace: Workspace, name: str, content: bytes, fmt: str | None,
