@@ -169,3 +169,16 @@ def test_the_history_lists_every_run_paged_in_constant_queries(reviewer, reviewe
         page = evaluation_runs_page(reviewer, 1)
         rows = [(r.suite, r.replay_overall, r.workspace) for r in page.object_list]
     assert len(rows) == 25 and rows[0][1] == "0.5"
+
+
+def test_a_longmemeval_upload_is_detected_and_a_bad_format_name_refused(owner, workspace_scope):
+    from governance.services.evaluation import UPLOAD_BAD_FORMAT, parse_upload
+    from tests.governance.evaluation.test_benchmark_files import LONGMEMEVAL
+
+    fmt, _, loaded = parse_upload(name="lme.json", content=json.dumps(LONGMEMEVAL).encode(), fmt=None)
+    assert fmt == "longmemeval" and loaded.questions
+    from governance.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as refused:
+        parse_upload(name="lme.json", content=json.dumps(LONGMEMEVAL).encode(), fmt="csv")
+    assert refused.value.message == UPLOAD_BAD_FORMAT
