@@ -1,8 +1,9 @@
 """Evaluation runs of an uploaded conversation file (LoCoMo or LongMemEval, as published): the request
 stores the file and queues a Celery task; the task imports its conversations into a workspace of the
 run's own (`eval-run-<id>`, where nobody holds a grant, so no real scope sees a turn of it), measures
-retrieval on its questions (governance.evaluation.retrieval) and stores the figures, with each question's
-expected evidence and what the full pipeline ranked first, on the EvaluationRun row."""
+retrieval on its questions (governance.evaluation.retrieval), stores the figures, with each question's
+expected evidence and what the full pipeline ranked first, on the EvaluationRun row, and then throws
+that workspace away."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from django.utils import timezone
 
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.evaluation.conversations import Loaded, load_locomo, load_longmemeval
-from governance.models import EvaluationRun, Memory, Principal, Scope, Workspace
+from governance.models import EvaluationRun, Memory, Principal, Scope, Turn, Workspace
 from governance.permissions import require_evaluation_start
 from governance.services.audit import AuditEntry, audit_record
 
@@ -128,10 +129,33 @@ def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:
     except Exception as exc:  # noqa: BLE001 -- any failure is the run's result, shown on its page
         logger.exception("evaluation run %s failed", run_id)
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
+        evaluation_sandbox_drop(run=run, sandbox=sandbox)
         return _finish(run, state=EvaluationRun.State.FAILED, error=message[:2000], sandbox=sandbox,
                        duration=time.perf_counter() - started)
-    return _finish(run, state=EvaluationRun.State.DONE, results=results, sandbox=sandbox,
-                   duration=time.perf_counter() - started)
+    duration = time.perf_counter() - started  # the figures' time, without the clean-up
+    evaluation_sandbox_drop(run=run, sandbox=sandbox)
+    return _finish(run, state=EvaluationRun.State.DONE, results=results, sandbox=sandbox, duration=duration)
+
+
+def evaluation_sandbox_drop(*, run: EvaluationRun, sandbox: str) -> int:
+    """Throw the run's own workspace away once measured: its memories (their relations, outbox rows,
+    reinforcements go with them), turns, scopes (deepest first) and the workspace. Nobody ever held a grant
+    there and nothing outside it refers to it; audit events that name its paths stay (append-only).
+    Returns how many memories were removed."""
+    workspace = Workspace.objects.filter(slug=sandbox).first()
+    if workspace is None or not sandbox.startswith(SANDBOX_PREFIX):
+        return 0
+    with transaction.atomic():
+        removed, _ = Memory.objects.filter(scope__workspace=workspace).delete()
+        Turn.objects.filter(scope__workspace=workspace).delete()
+        for scope in sorted(Scope.objects.filter(workspace=workspace), key=lambda s: -s.path.count("/")):
+            scope.delete()
+        workspace.delete()
+        audit_record(actor=None, entry=AuditEntry(
+            "evaluation.sandbox_drop", "evaluation_run", str(run.pk), sandbox, "", "", "",
+            {"rows": removed},
+        ))
+    return removed
 
 
 def _measure(run: EvaluationRun, sandbox: str) -> dict:

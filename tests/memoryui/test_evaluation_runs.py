@@ -94,15 +94,20 @@ def test_an_uploaded_locomo_file_is_evaluated_by_the_worker_into_its_own_workspa
     run = wait_for(lambda: EvaluationRun.objects.filter(pk=run.pk, state__in=("done", "failed")).first(), timeout=180)
     assert run.state == "done", run.error
     assert (run.upload, run.sandbox, run.workspace.slug, run.started_by_id) == ("", f"eval-run-{run.pk}", "acme", owner.pk)
-    # Imported into the run's own workspace, nothing into the team's scopes; nobody holds a grant there.
+    # Imported into the run's own workspace, nothing into the team's scopes; that workspace is thrown
+    # away once measured (the drill-down keeps the texts it needs).
     assert Memory.objects.filter(scope__workspace__slug="acme").count() == before
-    assert Memory.objects.filter(scope__path=f"eval-run-{run.pk}/conv_26", kind="episodic").count() == 8
+    assert run.results["turns"] == 8 and not Workspace.objects.filter(slug=f"eval-run-{run.pk}").exists()
+    assert not Memory.objects.filter(scope__path__startswith=f"eval-run-{run.pk}/").exists()
+    assert AuditEvent.objects.filter(action="evaluation.sandbox_drop", target_id=str(run.pk)).exists()
     full = run.results["strategies"]["full"]
     assert full["all"]["questions"] == 4 and set(full["categories"]) == {"1 multi-hop", "2 temporal", "4 single-hop"}
     assert all(0.0 <= full["all"][f"recall@{k}"] <= 1.0 for k in (1, 5, 10)) and full["latency_ms_p50"] > 0
     assert set(run.results["strategies"]) == {"full", "vector", "keyword", "bm25"}
     tasks = run.results["tasks"]
     assert len(tasks) == 4 and all(set(t["expected"]) <= {"D1:3", "D1:5", "D2:1", "D2:2", "D2:3"} for t in tasks)
+    for task in tasks:  # a failing question kept the texts of its evidence before the workspace went
+        assert task["passed"] or all(e["text"] for e in task["expected_texts"])
     assert run.environment.get("postgres") and run.finished_at is not None
     # The page: its figures and every question (the tiny conversation lets most pass: show them all).
     page = owner_client.get(f"/evaluation/runs/{run.pk}/", {"show": "all"}).content.decode()
