@@ -241,3 +241,18 @@ def test_rebuild_is_offered_to_readers_and_refused_outside_their_scopes(reviewer
     assert reviewer_client.post("/summary/rebuild/", {"scope": ""}).status_code == 400
     assert Client().post("/summary/rebuild/", {"scope": "acme/slides"}).status_code == 302
     assert outsider_client.get("/", {"scope": "acme/slides"}).status_code == 404
+
+
+def test_the_memory_pages_curation_forms_read_in_constant_queries(curator, project_scope, promotable,
+                                                                  django_assert_max_num_queries):
+    from governance.permissions import RoleMap
+    from memoryui.views.curation import curation_context
+
+    candidate, episodes = promotable
+    for i in range(12):
+        other = remember(project_scope, f"related fact {i}")
+        relation_link(source_id=other.pk, target_id=candidate.pk, kind="supports", reason="r", actor=curator)
+    roles = RoleMap.of(curator)
+    with django_assert_max_num_queries(4):  # episodes, the scan's choice, links out, links in
+        context = curation_context(curator, candidate, roles)
+    assert context["can_link"] and context["promotable"] and len(context["unlinkable"]) == 12
