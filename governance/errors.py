@@ -74,3 +74,17 @@ class PinnedOverBudget(DomainError):
 class LastOwner(Conflict):
     """A revoke or a membership removal that would leave a scope without an owner (permissions.owners)."""
     code = "last_owner"
+
+
+class ScopeArchived(Conflict):
+    """A write (memory, event, child scope) in an archived scope or below one (permissions.scopes)."""
+    code = "scope_archived"
+    message = ("This scope is archived: it takes no new memories, events or child scopes. Its memories stay "
+               "readable; an owner may restore it.")
+
+
+class InvitationInvalid(DomainError):
+    """An invitation link that is unknown, used, revoked or expired: one answer for all four."""
+    code = "invitation_invalid"
+    status = 410
+    message = "This invitation link is unknown, already used, revoked or expired; ask for a new one."

@@ -62,6 +62,13 @@ def dispatch_outbox(outbox_id: int, stores) -> None:
 
 
 @shared_task(**RETRY)
+def deliver_webhook(delivery_id: int) -> str | None:
+    """Send one webhook delivery if it is due and unclaimed (its own retries are scheduled by the
+    attempt itself, with backoff and jitter; docs/webhooks.md)."""
+    return propagation.webhook_attempt(delivery_id)
+
+
+@shared_task(**RETRY)
 def embed_memories(memory_ids: list[int]) -> int:
     """Embed these memories (routed to the `embedding` queue); rows another caller holds are skipped."""
     return propagation.embed_memories(memory_ids)
@@ -99,9 +106,11 @@ def reconcile(*, stale_after_seconds: int | None = None, limit: int = 500) -> di
     )
     if stale_ids:
         embed_memories.delay(stale_ids)
+    webhooks = propagation.webhook_deliveries_due(overdue_seconds=stale_after_seconds, limit=limit)
     cache.set("reconciler:last_run", timezone.now().isoformat(), timeout=None)
     drift = repair_derived_drift()
-    return {"redispatched": len(pending), "purged_vectors": purged, "reembed": len(stale_ids), **drift}
+    return {"redispatched": len(pending), "purged_vectors": purged, "reembed": len(stale_ids),
+            "webhooks_requeued": webhooks, **drift}
 
 
 def repair_derived_drift() -> dict:

@@ -1,4 +1,3 @@
-from django.contrib import admin
 from django.urls import include, path
 
 from memoryui.ops import health, metrics
@@ -7,7 +6,6 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics.metrics, name="metrics"),
-    path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/v1/", include("governance.api.urls")),
     path("", include("memoryui.views.urls")),

@@ -14,13 +14,20 @@ from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
 from governance.masking import masked_text
 from governance.permissions import governed_scope
-from governance.selectors.review import review_queue
+from governance.selectors.review import QueueFilter, encode_cursor, review_queue
 
 
 class ReviewQueueInput(serializers.Serializer):
-    """GET /review: the query string (not in the schema)."""
+    """GET /review: the query string (not in the schema). The filters are the dashboard queue's
+    (governance.selectors.review.QueueFilter), which validates them."""
 
     scope = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    kind = serializers.CharField(required=False, allow_blank=True, max_length=20)
+    proposer = serializers.CharField(required=False, allow_blank=True, max_length=150)
+    older = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    newer = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    sort = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    after = serializers.CharField(required=False, allow_blank=True, max_length=100)
 
 
 class ReviewMemoryBriefOutput(serializers.Serializer):
@@ -47,6 +54,13 @@ class ReviewItemOutput(serializers.Serializer):
     approvals = serializers.ListField(child=serializers.CharField(), help_text="Reviewers who approved so far.")
     approvals_needed = serializers.IntegerField()
     can_confirm = serializers.BooleanField()
+    proposer = serializers.CharField(allow_null=True, help_text="Who wrote it (null: the system).")
+    proposer_kind = serializers.CharField(allow_null=True, help_text="user, agent or group.")
+    proposer_reason = serializers.CharField(allow_blank=True, help_text="Why it was put in the queue.")
+    origin_turn_id = serializers.IntegerField(allow_null=True, help_text="The turn of its session it was seen in.")
+    edited_from = serializers.IntegerField(allow_null=True, help_text="The proposal a reviewer edited into it.")
+    created_at = serializers.DateTimeField()
+    cursor = serializers.CharField(help_text="Pass as `after` to list the items after this one.")
 
 
 def review_item(item) -> dict:
@@ -65,6 +79,13 @@ def review_item(item) -> dict:
         "approvals": item.approvals,
         "approvals_needed": item.approvals_needed,
         "can_confirm": item.can_confirm,
+        "proposer": item.memory.created_by.name if item.memory.created_by else None,
+        "proposer_kind": item.memory.created_by.kind if item.memory.created_by else None,
+        "proposer_reason": item.proposer_reason,
+        "origin_turn_id": item.origin_turn_id,
+        "edited_from": item.edited_from.pk if item.edited_from else None,
+        "created_at": item.memory.created_at,
+        "cursor": encode_cursor(item.memory),
     }
 
 
@@ -76,4 +97,5 @@ class ReviewQueueView(APIView):
         principal = request_principal(request)
         query = valid(ReviewQueueInput, request.query_params)
         scope = governed_scope(principal, query["scope"]) if query.get("scope") else None
-        return Response([review_item(i) for i in review_queue(principal=principal, scope=scope)])
+        filters = QueueFilter.parse(query)
+        return Response([review_item(i) for i in review_queue(principal=principal, scope=scope, filters=filters)])

@@ -1,11 +1,23 @@
 """/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
 views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
-scopes.py, relations.py, promotions.py, review.py, access.py, operations.py)."""
+scopes.py, relations.py, promotions.py, review.py, access.py, operations.py, admin.py, webhooks.py)."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import access, context, events, operations, promotions, relations, review, scopes, turns
+from governance.api import (
+    access,
+    admin,
+    context,
+    events,
+    operations,
+    promotions,
+    relations,
+    review,
+    scopes,
+    turns,
+    webhooks,
+)
 from governance.api.memories import views as memories
 
 urlpatterns = [
@@ -25,6 +37,17 @@ urlpatterns = [
     path("context", context.ContextView.as_view(), name="api-context"),
     path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
     path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
+    path("scopes/<int:scope_id>", admin.ScopeDetailView.as_view(), name="api-gov-scope"),
+    # Administration: workspaces, their members, teams, invitations (governance/api/admin.py).
+    path("workspaces", admin.WorkspacesView.as_view(), name="api-gov-workspaces"),
+    path("workspaces/<str:slug>", admin.WorkspaceView.as_view(), name="api-gov-workspace"),
+    path("workspaces/<str:slug>/members", admin.WorkspaceMembersView.as_view(), name="api-gov-workspace-members"),
+    path("teams", admin.TeamsView.as_view(), name="api-gov-teams"),
+    path("teams/<str:group>/members", access.GroupMembersView.as_view(), name="api-gov-team-members"),
+    path("teams/<str:group>/members/<str:member>", access.GroupMemberView.as_view(), name="api-gov-team-member"),
+    path("invitations", admin.InvitationsView.as_view(), name="api-gov-invitations"),
+    path("invitations/accept", admin.InvitationAcceptView.as_view(), name="api-gov-invitation-accept"),
+    path("invitations/<int:invitation_id>", admin.InvitationView.as_view(), name="api-gov-invitation"),
     # Relations made by hand; promotion requested for chosen episodes.
     path("relations", relations.RelationsView.as_view(), name="api-gov-relations"),
     path("relations/<int:relation_id>", relations.RelationDetailView.as_view(), name="api-gov-relation"),
@@ -43,4 +66,13 @@ urlpatterns = [
     path("summary", operations.SummaryView.as_view(), name="api-gov-summary"),
     path("audit/verify", operations.AuditVerifyView.as_view(), name="api-gov-audit-verify"),
     path("outbox/<int:outbox_id>", operations.OutboxView.as_view(), name="api-gov-outbox-state"),
+    # Outbound events (webhooks) of a workspace: its owners only.
+    path("webhooks", webhooks.WebhookListView.as_view(), name="api-gov-webhooks"),
+    path("webhooks/<int:webhook_id>", webhooks.WebhookDetailView.as_view(), name="api-gov-webhook"),
+    path("webhooks/<int:webhook_id>/rotate-secret", webhooks.WebhookRotateSecretView.as_view(),
+         name="api-gov-webhook-rotate-secret"),
+    path("webhooks/<int:webhook_id>/deliveries", webhooks.WebhookDeliveriesView.as_view(),
+         name="api-gov-webhook-deliveries"),
+    path("webhooks/deliveries/<int:delivery_id>/redeliver", webhooks.WebhookRedeliverView.as_view(),
+         name="api-gov-webhook-redeliver"),
 ]

@@ -348,6 +348,31 @@ def _exact_term(c: _Ctx) -> EvalTask:
                   expect=Expect(include=("log",), evidence=("log",), absent=("dup-sibling", "dup-foreign")))
 
 
+# Reviews in a support_chain task: more than a search path brings back (recall.CANDIDATES_PER_PATH), as in
+# a team wiki, so the linked one is not in the pool by chance.
+REVIEWS = 40
+
+
+def _support_chain(c: _Ctx) -> EvalTask:
+    """A rule in force and the review behind it, linked by a curator (`supports`). The review shares no
+    words with the question and sits among other reviews of the same shape; only following the link from
+    the recalled rule brings it in, marked as what supports the rule."""
+    ago = c.rng.randint(2 * DAY, 6 * DAY)
+    rule = c.rule("rule", 0, ago)
+    templates = vocab.RATIONALE[c.lang]
+    reviews = [MemorySpec(label="why" if j == 0 else f"other-review{j}", place="task", kind="external",
+                          text=templates[j % len(templates)].format(n=c.rng.randint(100, 999)),
+                          source_kind="external_document", source_ref=f"https://wiki.example.com/{c.tid}/review-{j}",
+                          ago_min=c.rng.randint(ago, ago + 2 * DAY), confidence=0.8)
+               for j in range(REVIEWS)]
+    support = ActionSpec(op="support", target="rule", label="why",
+                         reason={"en": "the review that led to the rule", "zh": "促成这条规定的复盘"}[c.lang])
+    return c.task("support_chain", c.ask(), events=(c.statement_event("rule-turn", rule.text, ago), *c.noise(10, 25)),
+                  memories=(rule, *reviews, *c.duplicates()), actions=(support,),
+                  expect=Expect(include=("rule", "why"), constraints=("rule",), supports=(("why", "rule"),),
+                                evidence=("rule", "why"), absent=("dup-sibling", "dup-foreign")))
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -360,5 +385,6 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "stale_episode": _stale_episode,
     "episode_correction": _episode_correction,
     "exact_term": _exact_term,
+    "support_chain": _support_chain,
 }
 assert set(BUILDERS) == set(CATEGORIES)

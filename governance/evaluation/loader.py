@@ -122,6 +122,9 @@ def _apply(action, ids: dict[str, Loaded], actor: Principal) -> None:
     elif action.op == "replace":
         relation_add(source_id=ids[action.label].id, target_id=target, kind="supersedes", reason=action.reason,
                      actor=actor)
+    elif action.op == "support":
+        relation_add(source_id=ids[action.label].id, target_id=target, kind="supports", reason=action.reason,
+                     actor=actor)
     elif action.op == "retire":
         memory_retire(memory_id=target, actor=actor, reason=action.reason)
     elif action.op == "forget":

@@ -191,6 +191,19 @@ def check_conflicts(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str
     return out
 
 
+def check_supports(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
+    """Each supporter is usable and its block says which fact it supports."""
+    out = []
+    for supporter, fact in e.supports:
+        s, f = _id(ids, supporter), _id(ids, fact)
+        shown = [b for slot, b in _usable_blocks(packet, s or -1)]
+        if not shown:
+            out.append(f"{supporter} (#{s}): the support of {fact} is missing from the usable slots")
+        elif not any(b.get("supports") == f for b in shown):
+            out.append(f"{supporter} (#{s}): in the packet, but not marked as supporting {fact} (#{f})")
+    return out
+
+
 # Which checks judge which category. `absent` (nothing from another scope, nothing forgotten) judges all.
 CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "delayed_recall": (check_include, check_absent),
@@ -205,6 +218,7 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "stale_episode": (check_include, check_negative, check_not_in_force, check_absent),
     "episode_correction": (check_include, check_negative, check_not_in_force, check_absent),
     "exact_term": (check_include, check_absent),
+    "support_chain": (check_include, check_supports, check_absent),
 }
 
 
@@ -224,6 +238,8 @@ CATEGORY_NEEDS: dict[str, str] = {
     "stale_episode": RELATIONS,
     "episode_correction": RELATIONS,
     "exact_term": LEXICAL,  # the exact identifier, in a log the vector path ranks below its near-duplicates
+    # The review behind a rule shares no words with the question: only following `supports` finds it.
+    "support_chain": RELATIONS,
 }
 
 

@@ -20,6 +20,7 @@ CATEGORIES = (
     "stale_episode",
     "episode_correction",
     "exact_term",
+    "support_chain",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -66,7 +67,8 @@ class MemorySpec:
 class ActionSpec:
     """A later change: `supersede` (curator writes the next revision of `target`, labelled `label`),
     `contradict` (a relation from `label` to `target`), `replace` (a curator's `supersedes` relation from
-    `label` to `target`, for two episodes: the later message replaces the earlier one), `retire`, `forget`."""
+    `label` to `target`, for two episodes: the later message replaces the earlier one), `support` (a curator's
+    `supports` relation from `label` to `target`), `retire`, `forget`."""
 
     op: str
     target: str
@@ -92,6 +94,7 @@ class Expect:
     evidence: tuple[str, ...] = ()  # what answers the question: for evidence recall@k
     constraints: tuple[str, ...] = ()  # rules in force the packet must retain (constraint retention)
     stale: tuple[str, ...] = ()  # no longer in force (stale-use rate)
+    supports: tuple[tuple[str, str], ...] = ()  # (supporter, fact): usable, and its block names the fact
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 from governance.models.audit import AuditEvent
 from governance.models.evaluation import EvaluationRun
+from governance.models.invitation import Invitation
 from governance.models.memory import (
     DECAY_PER_DAY,
     IN_FORCE,
@@ -17,16 +18,20 @@ from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Relation, RelationKind
 from governance.models.retention import RetentionPolicy
-from governance.models.scope import Scope, Workspace
+from governance.models.scope import AgentWrite, Scope, Workspace
 from governance.models.summary import Summary
 from governance.models.turn import Turn, TurnMemory
+from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscription
 
 __all__ = [
+    "AgentWrite",
+    "Invitation",
     "ApiToken",
     "AuditEvent",
     "DECAY_PER_DAY",
     "DERIVED_STORES",
     "EvaluationRun",
+    "EventType",
     "Grant",
     "IN_FORCE",
     "Kind",
@@ -50,6 +55,8 @@ __all__ = [
     "Tier",
     "Turn",
     "TurnMemory",
+    "WebhookDelivery",
+    "WebhookSubscription",
     "Workspace",
     "content_hash",
     "hash_token",

@@ -28,7 +28,9 @@ class AuditEvent(models.Model):
         indexes = [
             models.Index(fields=["target_type", "target_id"]),
             models.Index(fields=["-at"]),
-            models.Index(fields=["action"]),
+            # The audit tab filters by action or actor and pages by id (keyset): one range scan each.
+            models.Index(fields=["action", "id"], name="audit_action_id"),
+            models.Index(fields=["actor_name", "id"], name="audit_actor_id"),
         ]
 
     def __str__(self) -> str:

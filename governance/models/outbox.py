@@ -1,7 +1,8 @@
 from django.db import models
 
 # Every derived copy of memory data that a change must reach. Each outbox row gets one delivery per store.
-DERIVED_STORES = ("embedding", "keyword", "cache", "summaries", "turns")
+# `webhooks` (outbound events) is added only to rows that a webhook subscription takes.
+DERIVED_STORES = ("embedding", "keyword", "cache", "summaries", "turns", "webhooks")
 
 
 class Outbox(models.Model):
@@ -48,6 +49,9 @@ class OutboxDelivery(models.Model):
     done_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        # The propagation tab counts open deliveries per store; done ones (nearly all) stay out of it.
+        indexes = [models.Index(fields=["store", "state", "outbox"], name="delivery_open",
+                                condition=models.Q(state__in=["pending", "failed"]))]
         constraints = [
             models.UniqueConstraint(fields=["outbox", "store"], name="delivery_unique"),
             models.CheckConstraint(

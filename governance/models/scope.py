@@ -18,6 +18,14 @@ class Workspace(models.Model):
         return self.slug
 
 
+class AgentWrite(models.TextChoices):
+    """What an agent's token may write in a scope (governance.permissions.scopes decides)."""
+
+    PROPOSE = "propose", "Agents record episodes and propose memories"
+    EPISODES = "episodes", "Agents record episodes only"
+    NONE = "none", "Agents write nothing"
+
+
 class ScopeQuerySet(models.QuerySet):
     def ancestors_of(self, scope: "Scope") -> "ScopeQuerySet":
         """The scope itself and every ancestor: what a read in `scope` may see."""
@@ -38,6 +46,13 @@ class Scope(models.Model):
     tree = LtreeField(null=True, blank=True)
     # Four-eyes: long-term commitments in this scope need two different reviewers.
     require_two_reviewers = models.BooleanField(default=False)
+    # Archived: takes no new writes and is left out of pickers; its memories stay readable by grant.
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # What agents may write here; the strictest setting on the scope or above it applies.
+    agent_write = models.CharField(max_length=10, choices=AgentWrite.choices, default=AgentWrite.PROPOSE)
+    # The lowest role that may open a child scope here ("" = settings.SCOPE_CREATE_ROLE); the strictest
+    # setting on the scope or above it applies.
+    child_scope_role = models.CharField(max_length=10, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ScopeQuerySet.as_manager()
@@ -45,6 +60,11 @@ class Scope(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="scope_unique_child_name"),
+            models.CheckConstraint(condition=models.Q(agent_write__in=["propose", "episodes", "none"]),
+                                   name="scope_agent_write_valid"),
+            models.CheckConstraint(
+                condition=models.Q(child_scope_role__in=["", "agent", "reviewer", "curator", "owner"]),
+                name="scope_child_scope_role_valid"),
         ]
         indexes = [models.Index(fields=["workspace"])]
 

@@ -10,7 +10,8 @@ after the token was issued never widens what the token may do, and a grant taken
 
 The package: `roles` (actions, the roles that allow them, ranks), `bounds` (a token's bound), `access`
 (usable roles, decisions, the scope sets), `review` (four-eyes), `objects` (audit check, principals,
-tokens, outbox rows), `owners` (no scope is left without an owner). Import from `governance.permissions`.
+tokens, outbox rows), `owners` (no scope is left without an owner), `scopes` (administering the tree: workspaces,
+rename/move/archive, scope settings, agent write policy, child scopes). Import from `governance.permissions`.
 
 Three sets of scopes, each with its own name:
 - `reading_scope_ids(p, scope)`: what a read *in* `scope` sees: the scope and its ancestors;
@@ -23,13 +24,12 @@ from __future__ import annotations
 
 from governance.permissions.access import (  # noqa: F401
     GRANT_ABOVE_OWN,
-    SCOPE_CREATE_DENIED,
+    MatrixCell,
     RoleMap,
     ScopeAccess,
     can,
     can_grant,
     can_read_memory,
-    child_scope_roles,
     effective_grants,
     governed_roots,
     governed_scope,
@@ -38,9 +38,9 @@ from governance.permissions.access import (  # noqa: F401
     memory_readable_scopes,
     reading_scope_ids,
     require,
-    require_create_child_scope,
     require_grant,
     require_roles,
+    role_matrix,
     roles_at,
     scope_access,
     turn_readable_scopes,
@@ -55,22 +55,27 @@ from governance.permissions.bounds import (  # noqa: F401
 from governance.permissions.objects import (  # noqa: F401
     AUDIT_VERIFY_DENIED,
     GROUP_MANAGE_DENIED,
+    TEAM_CREATE_DENIED,
     TOKEN_ISSUE_DENIED,
     TOKEN_REVOKE_DENIED,
+    can_create_team,
     can_issue_token,
     can_manage_principal,
+    can_manage_webhooks,
     can_revoke_token,
     can_start_evaluation,
     can_verify_audit,
     evaluation_roots,
     evaluation_workspace_ids,
-    is_site_admin,
     outbox_scopes,
     principal_visible,
     principals_visible_to,
     require_evaluation_start,
+    require_manage_webhooks,
     require_outbox_read,
     tokens_visible_to,
+    webhook_workspaces,
+    workspace_root,
 )
 from governance.permissions.owners import (  # noqa: F401
     LAST_OWNER,
@@ -90,9 +95,36 @@ from governance.permissions.review import (  # noqa: F401
 from governance.permissions.roles import (  # noqa: F401
     ACTION_ROLES,
     DENIAL_REASONS,
+    PERMISSION_WORDS,
     Action,
     highest_rank,
     may_grant_role,
+    role_permissions,
     role_rank,
     roles_up_to,
+)
+from governance.permissions.scopes import (  # noqa: F401
+    AGENT_WRITE_EPISODES,
+    AGENT_WRITE_NONE,
+    ARCHIVE_ROOT,
+    FOUR_EYES_OFF_REASON,
+    MOVE_ACROSS_WORKSPACES,
+    MOVE_INTO_ITSELF,
+    MOVE_ROOT,
+    SCOPE_CREATE_DENIED,
+    WORKSPACE_ADMIN_DENIED,
+    WORKSPACE_CREATE_DENIED,
+    agent_write_policy,
+    archived_scope,
+    child_scope_lowest_role,
+    child_scope_roles,
+    is_site_admin,
+    may_write_candidates,
+    require_administer,
+    require_create_child_scope,
+    require_four_eyes_change,
+    require_move,
+    require_workspace_admin,
+    require_workspace_create,
+    require_writable,
 )

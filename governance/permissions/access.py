@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, Q, QuerySet
 
 from governance.errors import NotFound, PermissionDenied
-from governance.models import Grant, Principal, Role, Scope
+from governance.models import Grant, Principal, Scope
 from governance.permissions.bounds import bound_of, under
 from governance.permissions.roles import (
     ACTION_ROLES,
@@ -16,7 +16,6 @@ from governance.permissions.roles import (
     Action,
     highest_rank,
     may_grant_role,
-    role_rank,
 )
 
 # --- Grants as a principal may use them now ------------------------------------------------------------
@@ -266,32 +265,43 @@ def governed_scope(principal: Principal | None, path: str | None) -> Scope:
     return scope
 
 
-
-# --- Opening child scopes (the scopes API) -------------------------------------------------------------
-
-SCOPE_CREATE_DENIED = (
-    "Opening a scope under this one needs the right to write memories here, with one of these roles: {roles}."
-)
+# --- Who can do what where (the Members page and GET /workspaces/{slug}/members) --------------------------
 
 
-def child_scope_roles() -> set[str]:
-    """Roles that may open a child scope: those that may write in the parent, at or above the rank of
-    settings.SCOPE_CREATE_ROLE (default `agent`: an agent opens the task scopes it works in)."""
-    from django.conf import settings
-
-    lowest = role_rank(settings.SCOPE_CREATE_ROLE)
-    return {r for r in ACTION_ROLES[Action.WRITE_CANDIDATE] if role_rank(r) >= lowest}
+@dataclass
+class MatrixCell:
+    roles: set[str]
+    via: list[str]  # where each role comes from: "direct", "from <path>", "team <name>"
 
 
-def require_create_child_scope(principal: Principal | None, parent: Scope) -> None:
-    """NotFound when the caller holds no role on the parent (no existence leak, another workspace
-    included); PermissionDenied with the roles that would allow it when it holds one that does not."""
-    if principal is None:
-        return
-    roles = roles_at(principal, parent)
-    if not roles:
-        raise NotFound()
-    allowed = child_scope_roles()
-    if not roles & allowed:
-        names = ", ".join(r for r in Role.values if r in allowed)
-        raise PermissionDenied(SCOPE_CREATE_DENIED.format(roles=names), action="create_scope")
+def role_matrix(scopes: list[Scope]) -> dict[int, dict[int, MatrixCell]]:
+    """{principal id: {scope id: MatrixCell}} for every principal holding a role on any of `scopes`
+    (all in one workspace): granted there, inherited from an ancestor, or held through a team. Teams
+    appear as rows of their own. Two queries, whatever the number of scopes and principals."""
+    if not scopes:
+        return {}
+    grants = list(Grant.objects.filter(scope__workspace_id=scopes[0].workspace_id)
+                  .values_list("principal_id", "role", "scope__tree", "scope__path", "principal__name"))
+    teams = {g[0] for g in grants}
+    memberships = list(Principal.groups.through.objects.filter(to_principal_id__in=teams)
+                       .values_list("from_principal_id", "to_principal_id"))
+    holders: dict[int, list[tuple[int | None, str, str, str, str]]] = {}
+    for principal_id, role, tree, path, name in grants:
+        holders.setdefault(principal_id, []).append((None, role, str(tree), path, name))
+    for member_id, team_id in memberships:
+        for _, role, tree, path, name in [g for g in holders.get(team_id, []) if g[0] is None]:
+            holders.setdefault(member_id, []).append((team_id, role, tree, path, name))
+    matrix: dict[int, dict[int, MatrixCell]] = {}
+    for principal_id, held in holders.items():
+        for scope in scopes:
+            cell = None
+            for team_id, role, tree, path, name in held:
+                if not under(str(scope.tree), tree):
+                    continue
+                cell = cell or MatrixCell(roles=set(), via=[])
+                cell.roles.add(role)
+                source = f"team {name}" if team_id is not None else ("direct" if path == scope.path else f"from {path}")
+                cell.via.append(f"{role}: {source}")
+            if cell is not None:
+                matrix.setdefault(principal_id, {})[scope.pk] = cell
+    return matrix

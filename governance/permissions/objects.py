@@ -5,16 +5,19 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from governance.errors import NotFound, PermissionDenied
-from governance.models import ApiToken, Grant, Outbox, Principal, Role, Scope
+from governance.models import ApiToken, Grant, Outbox, Principal, Role, Scope, Workspace
 from governance.permissions.access import (
     RoleMap,
     can,
     can_grant,
     effective_grants,
+    governed_scopes,
     grants_for,
     memory_readable_scopes,
+    roles_at,
 )
-from governance.permissions.roles import DENIAL_REASONS, Action
+from governance.permissions.roles import ACTION_ROLES, DENIAL_REASONS, Action
+from governance.permissions.scopes import is_site_admin
 
 AUDIT_VERIFY_DENIED = "Verifying the audit chain needs the owner role on some scope."
 GROUP_MANAGE_DENIED = (
@@ -23,15 +26,6 @@ GROUP_MANAGE_DENIED = (
 )
 
 
-
-
-def is_site_admin(principal: Principal | None) -> bool:
-    """A person whose Django user is a superuser: the site's administrator (acts on any workspace where a
-    rule names site administrators, such as starting an evaluation)."""
-    if principal is None:
-        return True
-    user = getattr(principal, "user", None) if principal.user_id else None
-    return bool(user is not None and user.is_active and user.is_superuser)
 
 
 def can_start_evaluation(principal: Principal | None, workspace_root: Scope) -> bool:
@@ -162,3 +156,46 @@ def require_outbox_read(principal: Principal | None, outbox: Outbox) -> None:
     roles = RoleMap.of(principal)
     if not all(roles.at(s) for s in scopes):
         raise NotFound()
+
+
+TEAM_CREATE_DENIED = "Creating a team needs the owner role on some scope."
+
+
+def can_create_team(principal: Principal | None) -> bool:
+    """A new team holds nothing yet: any owner of some scope may create one (then grant it roles up to
+    their own, and add members by can_manage_principal)."""
+    return can_verify_audit(principal)
+# --- Webhooks: a workspace's outbound events ------------------------------------------------------------
+
+
+def workspace_root(workspace: Workspace) -> Scope:
+    return Scope.objects.get(workspace=workspace, parent__isnull=True)
+
+
+def can_manage_webhooks(principal: Principal | None, workspace: Workspace) -> bool:
+    """Subscriptions see every event of the whole workspace, so only its owners (the owner role on the
+    workspace's root scope, within a token's bound) manage them and read their delivery log."""
+    return can(principal, workspace_root(workspace), Action.MANAGE_WEBHOOKS)
+
+
+def require_manage_webhooks(principal: Principal | None, workspace: Workspace) -> None:
+    """A member of the workspace who is not its owner gets a 403 with the reason; anyone else the same
+    404 as for a workspace that does not exist."""
+    if principal is None:
+        return
+    roles = roles_at(principal, workspace_root(workspace))
+    if roles & ACTION_ROLES[Action.MANAGE_WEBHOOKS]:
+        return
+    if roles or governed_scopes(principal).filter(workspace=workspace).exists():
+        raise PermissionDenied(DENIAL_REASONS[Action.MANAGE_WEBHOOKS], action=str(Action.MANAGE_WEBHOOKS))
+    raise NotFound()
+
+
+def webhook_workspaces(principal: Principal | None) -> QuerySet[Workspace]:
+    """The workspaces whose webhooks the principal manages."""
+    roots = Scope.objects.filter(parent__isnull=True).select_related("workspace").order_by("path")
+    if principal is None:
+        return Workspace.objects.filter(pk__in=roots.values("workspace_id")).order_by("slug")
+    ids = [s.workspace_id for s in roots.filter(pk__in=governed_scopes(principal).values("pk"))
+           if can(principal, s, Action.MANAGE_WEBHOOKS)]
+    return Workspace.objects.filter(pk__in=ids).order_by("slug")

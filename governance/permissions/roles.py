@@ -20,6 +20,7 @@ class Action(StrEnum):
     MANAGE_POLICY = "manage_policy"
     LINK = "link"  # relate two memories by hand (supports, contradicts, derived from), or remove a link
     EVALUATE = "evaluate"  # start an evaluation run of an uploaded conversation file (on the workspace root)
+    MANAGE_WEBHOOKS = "manage_webhooks"  # a workspace's outbound events: asked on its root scope
 
 
 _ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
@@ -39,6 +40,7 @@ ACTION_ROLES: dict[Action, set[str]] = {
     Action.LINK: {Role.CURATOR, Role.OWNER},
     # An upload costs worker time and imports a whole file: the workspace's owners decide.
     Action.EVALUATE: {Role.OWNER},
+    Action.MANAGE_WEBHOOKS: {Role.OWNER},
 }
 
 DENIAL_REASONS: dict[Action, str] = {
@@ -55,6 +57,7 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.LINK: "Linking memories by hand (or removing a link) needs the curator or owner role on the linking "
                  "memory's scope.",
     Action.EVALUATE: "Starting an evaluation needs the owner role on the workspace (or a site administrator).",
+    Action.MANAGE_WEBHOOKS: "Webhooks of a workspace are managed by the owners of the whole workspace.",
 }
 
 
@@ -80,3 +83,18 @@ def may_grant_role(roles: set[str] | frozenset[str], role: str) -> bool:
     """Given the roles a principal holds on a scope: may it give (or take back) `role` there? Owners
     only, and never above their own rank."""
     return bool(roles & ACTION_ROLES[Action.MANAGE_GRANTS]) and role_rank(role) <= highest_rank(roles)
+
+
+# What each role gives, in the words the Members page and the API use (an action stands for each word).
+PERMISSION_WORDS: dict[str, Action] = {
+    "read": Action.READ,
+    "propose": Action.WRITE_CANDIDATE,
+    "confirm": Action.CONFIRM,
+    "revoke": Action.RETIRE,  # supersede, retire, forget memories
+    "administer": Action.MANAGE_GRANTS,  # grants, teams, invitations, scope settings
+}
+
+
+def role_permissions(roles: set[str] | frozenset[str]) -> list[str]:
+    """The permission words the roles give together, in PERMISSION_WORDS order."""
+    return [word for word, action in PERMISSION_WORDS.items() if set(roles) & ACTION_ROLES[action]]

@@ -2,13 +2,15 @@
 
 Modules: `stores` (one idempotent handler per derived store, delivery claims, the Redis hot set and
 cached packets), `embedding` (the one "needs embedding" definition, row claims, writing vectors),
-`turns` (redacting hard-forgotten memories from stored turns). The reconciler and the Celery tasks that
+`turns` (redacting hard-forgotten memories from stored turns), `webhooks` (outbound events: fan-out,
+signing, sending, retries) with `webhook_transport` (the SSRF-safe HTTP request). The reconciler and the Celery tasks that
 run deliveries stay in governance/tasks.py, under the task names beat and the queues route by.
 The names below are what callers use as `governance.propagation.<name>`."""
 
 from governance.propagation.embedding import (
     EMBED_FIELDS,
     EMBED_STATUSES,
+    EmbedAhead,
     claim_lease,
     claim_rows,
     embed_memories,
@@ -17,6 +19,7 @@ from governance.propagation.embedding import (
     hold_rows,
     needs_embedding,
     needs_vector,
+    release_rows,
 )
 from governance.propagation.stores import (
     HANDLERS,
@@ -43,11 +46,18 @@ from governance.propagation.turns import (
     redact_turns,
     turns_still_holding_purged,
 )
+from governance.propagation.webhooks import (
+    queue_deliveries,
+    webhook_attempt,
+    webhook_deliveries_due,
+    webhook_events,
+)
 
 __all__ = [
-    "EMBED_FIELDS", "EMBED_STATUSES", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
+    "EMBED_FIELDS", "EMBED_STATUSES", "EmbedAhead", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
     "bump_cache_generation", "cache_generation_key", "cache_purge_workspace", "claim", "claim_lease",
     "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
     "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",
-    "redact_turns", "renew_lease", "run_delivery", "turns_still_holding_purged", "workspace_cache_key",
+    "redact_turns", "release_rows", "renew_lease", "run_delivery", "turns_still_holding_purged",
+    "workspace_cache_key", "queue_deliveries", "webhook_attempt", "webhook_deliveries_due", "webhook_events",
 ]

@@ -101,6 +101,13 @@ def hold_rows(memory_ids: list[int]) -> None:
     Memory.objects.filter(pk__in=memory_ids).update(embedding_claimed_until=timezone.now() + claim_lease())
 
 
+def release_rows(memory_ids: list[int]) -> None:
+    """Give back the embedding claim on rows the caller will not embed after all (a failed import), so
+    the embedding queue's reconciler takes them at once instead of after the lease."""
+    Memory.objects.filter(pk__in=memory_ids, embedding_claimed_until__isnull=False).update(
+        embedding_claimed_until=None)
+
+
 def embedding_batches(rows: list[tuple[int, int]], size: int, max_chars: int) -> list[list[int]]:
     """Split (id, text length) rows into the embedder's batches: at most `size` texts and, past the first
     text, at most `max_chars` characters. The engine's throughput falls steeply with small batches (8
@@ -156,3 +163,64 @@ def embed_memories(
     return done
 
 
+
+
+class EmbedAhead:
+    """Embeds claimed rows on a thread of its own while the caller writes the next ones, so a bulk import
+    is limited by the embedder alone: the engine releases the GIL and the write is mostly the database
+    server's work, so the two overlap on separate cores. `submit` hands over ids the caller holds
+    (hold_rows in the transaction that wrote them) and blocks only while `depth` batches are already
+    waiting; `close` embeds what is left and re-raises the first error of the thread.
+
+    The thread has its own database connection and so sees committed rows only: inside an outer
+    transaction (a test's, or a caller's atomic block) the rows are invisible to it, and it embeds inline
+    instead, on the caller's connection."""
+
+    def __init__(self, *, depth: int = 2) -> None:
+        import queue
+        import threading
+
+        self.inline = connection.in_atomic_block
+        self.done = 0
+        self._error: BaseException | None = None
+        self._queue: queue.Queue[list[int] | None] = queue.Queue(maxsize=depth)
+        self._thread = None if self.inline else threading.Thread(target=self._run, name="embed-ahead", daemon=True)
+        if self._thread is not None:
+            self._thread.start()
+
+    def _run(self) -> None:
+        from django.db import connections
+
+        try:
+            while (ids := self._queue.get()) is not None:
+                if self._error is None:
+                    try:
+                        self.done += embed_memories(ids, claimed=True)
+                        continue
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller in close()
+                        self._error = exc
+                # After a failure: drain without embedding (submit never blocks), and give the rows'
+                # claims back so the embedding queue's reconciler takes them at once, not after the lease.
+                release_rows(ids)
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    def submit(self, memory_ids: list[int]) -> None:
+        if not memory_ids:
+            return
+        self._raise()
+        if self._thread is None:
+            self.done += embed_memories(memory_ids, claimed=True)
+        else:
+            self._queue.put(list(memory_ids))
+
+    def close(self) -> int:
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+        self._raise()
+        return self.done
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error

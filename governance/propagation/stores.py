@@ -153,6 +153,16 @@ def cache_purge_workspace(workspace_id: int) -> int:
 def _summaries_store(outbox: Outbox) -> None:
     from governance.services.summary import summaries_mark_stale, summaries_redact
 
+    if outbox.topic == "scope.changed":
+        # Renamed or moved: the subtree's summaries name the old path and (after a move) cover other
+        # ancestors; the next read rebuilds them.
+        from governance.models import Scope, Summary
+
+        scope = Scope.objects.filter(pk=outbox.payload.get("scope_id")).first()
+        if scope is not None:
+            Summary.objects.filter(scope__tree__descendant_of=scope.tree, stale=False).update(
+                stale=True, stale_reason="scope renamed, moved or reconfigured")
+        return
     ids = _ids(outbox)
     if not ids:
         return

@@ -5,7 +5,9 @@
 - contradicts: both are flagged and the packet says which one wins and why (in force beats unconfirmed,
   then higher confidence, then the newer one); a contradiction a person linked by hand also brings its
   other end (when readable and active) when the query recalled only one, and its reason is quoted;
-- supports: evidence is grouped (each block lists what supports it).
+- supports: evidence is grouped (each block lists what supports it); with the relations stage, what a
+  person said supports a recalled fact in force comes along with it, even when it shares no words with
+  the question (the incident review behind a freeze rule): why the rule holds is evidence too.
 
 With the relations stage (`full`), adjudication also reads provenance: an episode (a stored turn) whose
 lesson is no longer in force — a memory extracted from it (`derived_from`) or citing it (its
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 from django.db import connection
 
-from governance.models import Relation, RelationKind, Status
+from governance.models import PrincipalKind, Relation, RelationKind, Status
+from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import fetch
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import RELATIONS
@@ -72,6 +75,8 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     state.negative = list(negatives.values()) + outdated
     _contradictions(state, relations, pool)
     _supports(state, relations, pool)
+    if RELATIONS in state.stages:
+        _bring_supporters(state, relations, pool)
     return n_in, len(state.hits) + len(state.negative)
 
 
@@ -181,6 +186,51 @@ def _supports(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -
             supported.extra.setdefault("supported_by", []).append(rel["source_id"])
         if supporter is not None and supported is not None:
             supporter.extra["supports"] = rel["target_id"]
+
+
+# Supporters come along for the best few facts in force: at most this many each, this many in all, ranked
+# just below what they support. Only links a person (or the system) made count: an agent may link its own
+# proposal to a popular rule, and that must not carry the proposal into every packet that holds the rule.
+SUPPORT_ANCHORS = 10
+SUPPORTERS_PER_FACT = 2
+SUPPORTERS_MAX = 6
+SUPPORT_SHARE = 0.9
+
+
+def _bring_supporters(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> None:
+    in_force = [h for h in pool.values() if h.row["status"] == Status.ACTIVE and h.row.get("confirmed") is not False]
+    anchors = {h.id: h for h in sorted(in_force, key=lambda h: (-h.fused, h.id))[:SUPPORT_ANCHORS]}
+    wanted: dict[int, Hit] = {}
+    per_fact: dict[int, int] = {}
+    for rel in relations:
+        anchor = anchors.get(rel["target_id"])
+        if (rel["kind"] != RelationKind.SUPPORTS or anchor is None or rel["source_id"] in anchors
+                or rel["source_id"] in wanted or per_fact.get(anchor.id, 0) >= SUPPORTERS_PER_FACT):
+            continue
+        per_fact[anchor.id] = per_fact.get(anchor.id, 0) + 1
+        wanted[rel["source_id"]] = anchor
+    if not wanted:
+        return
+    people = set(Relation.objects.filter(kind=RelationKind.SUPPORTS, source_id__in=list(wanted))
+                 .exclude(actor__kind=PrincipalKind.AGENT).values_list("source_id", "target_id"))
+    wanted = {sid: a for sid, a in wanted.items() if (sid, a.id) in people}
+    # Eligible rows only (scope, grants, as-of): a supporter the caller may not read never comes in.
+    rows = fetch(state, [sid for sid in wanted if sid not in pool], statuses=(Status.ACTIVE,))
+    for sid, anchor in sorted(wanted.items(), key=lambda item: (-item[1].fused, item[0]))[:SUPPORTERS_MAX]:
+        # A rule found by its key (the constraints slot) has no search score: rank gives it KEYED_MATCH.
+        share = (anchor.fused or KEYED_MATCH) * SUPPORT_SHARE
+        hit = pool.get(sid)
+        if hit is None:  # not found by any search path: comes in with the fact it supports
+            if sid not in rows:
+                continue
+            hit = state.hits[sid] = Hit(id=sid, row=rows[sid])
+        elif hit.id not in state.hits or hit.row["status"] != Status.ACTIVE:
+            continue  # a rule or preference itself, or not usable as evidence
+        hit.fused = max(hit.fused, share)  # found weakly by search, it still ranks with the fact it supports
+        hit.paths.add("supports")
+        hit.extra["supports"] = anchor.id
+        if sid not in anchor.extra.get("supported_by", []):
+            anchor.extra.setdefault("supported_by", []).append(sid)
 
 
 # For each episode: the memories learned from it (extracted: derived_from; or citing its ref in its own

@@ -24,6 +24,8 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "planning": {"match": 0.55, "activation": 0.20, "recency": 0.05, "importance": 0.20},
 }
 RECENCY_HALF_LIFE_DAYS = 3.0
+# The match of a fact found by its key alone (the keyed stage), which no search path scored.
+KEYED_MATCH = 0.5
 # Activation is unbounded (reinforcement adds up); squash it to 0..1 for the weighted sum.
 ACTIVATION_SCALE = 2.0
 # A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set; it still comes back as
@@ -110,7 +112,7 @@ def rank(state: RecallState) -> tuple[int, int]:
         hit.recency = recency(hit, state)
         hit.activation = float(hit.row.get("activation") or hit.activation or 0.0)
         if not hit.fused and hit.paths & {"recent", "keyed", "superseded_by", "call_partner"}:
-            hit.fused = 0.5 if "keyed" in hit.paths else 0.0
+            hit.fused = KEYED_MATCH if "keyed" in hit.paths else 0.0
         value = score(hit, state, weights, use_activation)
         if hit.id in state.hits:
             if time_weight and _when(hit) is not None:
@@ -176,8 +178,8 @@ def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:
 def strong_match(hit: Hit, best_semantic: float | None) -> bool:
     """Whether a memory's match would bring it back from cold: enough of the query's terms, or a vector
     match close to the best one of this query."""
-    if (hit.lexical or 0.0) >= COLD_LEXICAL_FLOOR:
-        return True
+    if (hit.lexical or 0.0) >= COLD_LEXICAL_FLOOR or "supports" in hit.paths:
+        return True  # (a supporter stands with the fact in force it was brought in for)
     return hit.semantic is not None and best_semantic is not None and hit.semantic >= best_semantic - COLD_SEMANTIC_MARGIN
 
 

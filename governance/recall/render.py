@@ -45,7 +45,7 @@ def render_block(slot: str, block: dict) -> str:
         return f"- {who}: {text}"
     if slot == "external":
         ref = block.get("source", {}).get("ref")
-        return f"- {text}" + (f" (source: {ref})" if ref else "")
+        return f"- {text}" + (f" (source: {ref})" if ref else "") + _supports(block)
     line = f"- {text}"
     if block.get("status") not in (None, "active"):
         line += f" ({UNCONFIRMED.format(status=block['status'])})"
@@ -53,11 +53,17 @@ def render_block(slot: str, block: dict) -> str:
         line += f" ({UNCONFIRMED_ACTIVE})"
     if block.get("call_id") and slot == "evidence":
         line = f"- {block.get('role', 'tool')} {block['call_id']}: {text}"
+    line += _supports(block)
     # The loser of a contradiction may still be shown; the model must see that it lost, and to what.
     lost = [f for f in block.get("flags") or [] if f.startswith("loses to ")]
     if lost:
         line += f" (CONTRADICTED by memory {lost[0][len('loses to '):]})"
     return line
+
+
+def _supports(block: dict) -> str:
+    """The fact a supporter was brought in for, by id only (its text is in its own block)."""
+    return f" (supports memory {block['supports']})" if block.get("supports") else ""
 
 
 def render_outdated(block: dict) -> str:

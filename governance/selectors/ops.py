@@ -8,7 +8,7 @@ from django.db.models import Min
 from django.utils import timezone
 
 from governance.embedding.base import embedder_class
-from governance.models import Outbox
+from governance.models import Outbox, WebhookDelivery
 from governance.propagation import needs_embedding
 
 
@@ -31,3 +31,17 @@ def embedding_backlog(*, cap: int) -> int:
     """How many memories need a vector, counted up to `cap` (a LIMIT keeps a huge backlog from costing a
     full count on every probe); a result equal to `cap` means "at least cap"."""
     return embedding_backlog_queryset().values("pk")[:cap].count()
+
+
+def webhook_overdue_seconds() -> float:
+    """How late the most overdue pending webhook delivery is (0.0 when none is due): workers or the broker
+    are not keeping up. The `webhook_delivery_due` partial index answers it with one index entry."""
+    now = timezone.now()
+    oldest = (WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING, next_attempt_at__lt=now)
+              .aggregate(oldest=Min("next_attempt_at"))["oldest"])
+    return 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
+
+
+def webhook_failed(*, cap: int) -> int:
+    """Webhook deliveries that used up their attempts and wait for a person, counted up to `cap`."""
+    return WebhookDelivery.objects.filter(state=WebhookDelivery.State.FAILED).values("pk")[:cap].count()

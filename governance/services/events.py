@@ -12,6 +12,7 @@ from django.utils import timezone
 from governance.errors import InvalidInput
 from governance.extraction import Extractor, get_extractor
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, content_hash
+from governance.permissions import may_write_candidates
 from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve
 from governance.services.memory import MemoryInput, memory_record_batch
@@ -72,7 +73,8 @@ def event_ingest(
                 meta={"role": role},
             ))
         extractor = extractor or get_extractor()
-        found = extractor.extract(fresh)
+        # Under an agent write policy of 'episodes' the turns are recorded, nothing is extracted from them.
+        found = extractor.extract(fresh) if may_write_candidates(actor, scope) else []
         # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value.
         corrections_resolve(scope=scope, found=found)
         # A sentence whose text was forgotten in this scope is not extracted again (the episode records

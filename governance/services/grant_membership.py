@@ -7,11 +7,13 @@ from datetime import datetime
 
 from django.db import transaction
 
-from governance.errors import InvalidInput, LastOwner, NotFound, PermissionDenied
+from governance.errors import Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
 from governance.models import Principal, PrincipalKind, Role, Scope
 from governance.permissions import (
     GROUP_MANAGE_DENIED,
     LAST_OWNER,
+    TEAM_CREATE_DENIED,
+    can_create_team,
     can_manage_principal,
     lock_owner_grants,
     owner_left,
@@ -20,6 +22,26 @@ from governance.permissions import (
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 from governance.services.principal import token_issue
+
+TEAM_NAME_TAKEN = "The name {name!r} is taken by another user, team or agent; choose another."
+BAD_TEAM_NAME = "A team name is 1 to 150 characters."
+
+
+def team_create(*, name: str, actor: Principal | None) -> Principal:
+    """A new team (a principal of kind group) with no grants and no members yet."""
+    name = (name or "").strip()
+    if not 1 <= len(name) <= 150:
+        raise InvalidInput(BAD_TEAM_NAME, field="name")
+    if not can_create_team(actor):
+        raise PermissionDenied(TEAM_CREATE_DENIED, action="create_team")
+    with transaction.atomic():
+        if Principal.objects.filter(name=name).exists():
+            raise Conflict(TEAM_NAME_TAKEN.format(name=name), field="name")
+        team = Principal.objects.create(kind=PrincipalKind.GROUP, name=name)
+        audit_record(actor=actor, entry=AuditEntry("principal.create", "principal", str(team.pk),
+                                                   data={"kind": PrincipalKind.GROUP, "name": name}))
+        return team
+
 
 NOT_A_GROUP = "Members can only be added to a principal of kind group."
 GROUP_IN_GROUP = "A group cannot be a member of a group."

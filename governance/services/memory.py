@@ -43,6 +43,7 @@ from governance.permissions import (
     ending_needs_two_people,
     puts_in_force,
     require,
+    require_writable,
     requires_four_eyes,
 )
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
@@ -222,6 +223,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
     With a key and no revision it becomes the next revision; the same text at the same revision is a no-op."""
     _validate(item)
     require(actor, item.scope, Action.WRITE_CANDIDATE)
+    require_writable(actor, item.scope, episodes_only=item.kind == Kind.EPISODIC)
     confirmed = _settle_status(item, _may_confirm(item, actor))
     _check_four_eyes_write(item, actor)
     try:
@@ -296,6 +298,8 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
     for item in items:
         if item.scope.pk not in checked:
             require(actor, item.scope, Action.WRITE_CANDIDATE)
+            require_writable(actor, item.scope, episodes_only=all(
+                i.kind == Kind.EPISODIC for i in items if i.scope.pk == item.scope.pk))
             checked.add(item.scope.pk)
         if not _is_plain_episode(item) and item.scope.pk not in may_confirm:
             may_confirm[item.scope.pk] = puts_in_force(actor, item.scope)

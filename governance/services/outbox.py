@@ -17,6 +17,8 @@ TOPIC_STORES: dict[str, tuple[str, ...]] = {
     "memory.archived": ("cache",),
     "memory.reembed": ("embedding",),
     "grant.changed": ("cache",),
+    # Renamed, moved, archived or reconfigured: cached recalls and the subtree's summaries are stale.
+    "scope.changed": ("cache", "summaries"),
 }
 
 
@@ -24,9 +26,17 @@ def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | Non
     """Write the outbox row and its per-store deliveries; dispatch after commit (the reconciler
     re-dispatches anything a lost message or dead worker left pending)."""
     assert transaction.get_connection().in_atomic_block, "outbox rows belong to the change's transaction"
-    row = Outbox.objects.create(topic=topic, memory=memory, payload=payload or {})
-    OutboxDelivery.objects.bulk_create(OutboxDelivery(outbox=row, store=store) for store in TOPIC_STORES[topic])
+    from governance.propagation.webhooks import webhook_events
+
+    payload = dict(payload or {})
     stores = TOPIC_STORES[topic]
+    # Outbound events are one more store, for the rows a subscription somewhere takes (docs/webhooks.md).
+    events = webhook_events(topic, memory, payload)
+    if events:
+        payload["webhook_events"] = events
+        stores = (*stores, "webhooks")
+    row = Outbox.objects.create(topic=topic, memory=memory, payload=payload)
+    OutboxDelivery.objects.bulk_create(OutboxDelivery(outbox=row, store=store) for store in stores)
     transaction.on_commit(lambda: _dispatch(row.pk, stores))
     return row
 

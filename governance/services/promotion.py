@@ -12,7 +12,7 @@ from django.db import transaction
 
 from governance.errors import Conflict, InvalidInput
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, Status, Tier
-from governance.permissions import Action, require
+from governance.permissions import Action, require, require_writable
 from governance.selectors.memory import forgotten_hashes
 from governance.services.audit import AuditEntry, audit_record
 
@@ -143,6 +143,7 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
 
             raise NotFound()
         require(actor, candidate.scope, Action.WRITE_CANDIDATE)
+        require_writable(actor, candidate.scope, episodes_only=False)
         if candidate.kind not in PROMOTABLE_KINDS or candidate.status != Status.CANDIDATE:
             raise InvalidInput(PROMOTION_NOT_CANDIDATE, field="memory")
         episodes = list(

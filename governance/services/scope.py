@@ -80,6 +80,17 @@ def scope_create_child(*, parent: Scope, name: str, actor: Principal | None) -> 
         return existing, False
     try:
         with transaction.atomic():
+            from governance.services.scope_admin import lock_tree
+
+            # A rename or move of the parent may have committed since it was read: read it again under the
+            # tree's lock (services.scope_admin.lock_tree), so the child takes the parent's current path.
+            lock_tree(parent.workspace_id)
+            parent = Scope.objects.get(pk=parent.pk)
+            require_create_child_scope(actor, parent)
+            path = f"{parent.path}/{name}"
+            existing = Scope.objects.filter(path=path).first()
+            if existing:
+                return existing, False
             scope = Scope.objects.create(workspace_id=parent.workspace_id, parent=parent, name=name, path=path)
             scope.tree = f"{parent.tree}.{scope.pk}"
             scope.save(update_fields=["tree"])

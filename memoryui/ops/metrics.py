@@ -19,7 +19,12 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-from governance.selectors.ops import embedding_backlog, outbox_lag_seconds
+from governance.selectors.ops import (
+    embedding_backlog,
+    outbox_lag_seconds,
+    webhook_failed,
+    webhook_overdue_seconds,
+)
 from memoryui.auth_backends import client_ip
 
 logger = logging.getLogger(__name__)
@@ -64,6 +69,8 @@ class DatabaseCollector:
             lag = outbox_lag_seconds()
             backlog = embedding_backlog(cap=settings.METRICS_BACKLOG_CAP)
             latency = propagation_latency(settings.METRICS_PROPAGATION_WINDOW)
+            webhooks_overdue = webhook_overdue_seconds()
+            webhooks_failed = webhook_failed(cap=settings.METRICS_BACKLOG_CAP)
         except Exception as exc:  # noqa: BLE001 - a scrape must answer even when the database does not
             logger.warning("metrics: database figures unavailable: %s", exc.__class__.__name__)
             up.add_metric([], 0)
@@ -90,6 +97,13 @@ class DatabaseCollector:
             family.add_metric([store, "p95"], p95)
             family.add_metric([store, "max"], top)
         yield family
+        yield GaugeMetricFamily("memory_webhook_overdue_seconds",
+                                "How late the most overdue pending webhook delivery is (0 when none is due).",
+                                value=webhooks_overdue)
+        yield GaugeMetricFamily("memory_webhook_failed_deliveries",
+                                "Webhook deliveries whose attempts are used up, waiting for a person, counted up "
+                                f"to METRICS_BACKLOG_CAP ({settings.METRICS_BACKLOG_CAP}).",
+                                value=webhooks_failed)
 
 
 def _registry_text() -> bytes:

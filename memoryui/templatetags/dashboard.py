@@ -42,3 +42,35 @@ def pct(value, total):
 @register.filter
 def get(mapping, key):
     return (mapping or {}).get(key) if hasattr(mapping, "get") else None
+
+
+@register.filter
+def duration(value):
+    """A timedelta in words at its largest useful unit: "40 s", "12 min", "3 h 5 min", "2 days"."""
+    if value is None:
+        return "—"
+    seconds = max(int(value.total_seconds()), 0)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min"
+    if seconds < 86400:
+        return f"{seconds // 3600} h {seconds % 3600 // 60} min"
+    return f"{seconds // 86400} days"
+
+
+@register.simple_tag
+def help(slug, label=""):
+    """A glossary word: `label` (when given) as an <abbr> with the short meaning, then a "?" link to the
+    glossary's entry carrying the same meaning as its title."""
+    from django.urls import reverse
+
+    from memoryui.views.glossary import term
+
+    t = term(slug)
+    url = reverse("dashboard:glossary") + "#" + t.slug
+    link = format_html('<a class="help" href="{}" title="{}" aria-label="What is {}?">?</a>', url, t.short,
+                       t.name.lower())
+    if label:
+        return format_html('<abbr title="{}">{}</abbr>{}', t.short, label, link)
+    return link

@@ -1,12 +1,17 @@
-"""Governance: grants per scope (and who may change them), the audit log with the chain's state, and the
-propagation of recent changes to each derived store."""
+"""Governance, in three tabs with URLs of their own: grants per scope (and who may change them) with API
+tokens; the audit log (filters, a date range, keyset pages) with the chain's state; and propagation (outbox
+lag, per-store delivery states, failed deliveries with their errors). `/governance/` opens the first."""
 
 from __future__ import annotations
 
+from datetime import date, datetime, time, timedelta
+
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, LastOwner, NotFound, PermissionDenied
@@ -25,7 +30,7 @@ from governance.permissions import (
 from governance.selectors import dashboard as sel
 from governance.services.audit import audit_verify_chain
 from governance.services.principal import grant_add, grant_revoke, token_revoke
-from memoryui.views.base import dashboard_view, page, page_links, scope_query
+from memoryui.views.base import dashboard_view, page, scope_query
 
 UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
 UNKNOWN_SCOPE = "Choose one of the scopes you own."
@@ -34,12 +39,58 @@ BAD_TOKEN_ID = "token is a whole number."
 REVOKE_REASON_REQUIRED = "Say why the grant is revoked; the reason goes into the audit log."
 PICKER_LIMIT = 500  # the "who" picker lists at most this many names; a longer list is typed and checked
 VERIFY_CACHE_SECONDS = 600
+BAD_DATE = "from and to are dates written YYYY-MM-DD."
+BAD_RANGE = "from is a day on or before to."
+BAD_CURSOR = "before and after are event numbers (whole numbers)."
+GRANTS_URL = "/governance/grants/"
+
+
+def _day(raw: str, field: str) -> date | None:
+    if not raw:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError as exc:
+        raise InvalidInput(BAD_DATE, field=field) from exc
+
+
+def _cursor(raw: str, field: str) -> int | None:
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise InvalidInput(BAD_CURSOR, field=field) from exc
+    if value < 1:
+        raise InvalidInput(BAD_CURSOR, field=field)
+    return value
 
 
 def _audit_filters(request) -> sel.AuditFilters:
+    """Filters from the query string; `from`/`to` are whole days in the viewer's time zone, both included."""
     g = request.GET
-    return sel.AuditFilters(action=g.get("action", "")[:50], actor=g.get("actor", "")[:150],
-                            target=g.get("target", "")[:64])
+    first, last = _day(g.get("from", ""), "from"), _day(g.get("to", ""), "to")
+    if first and last and first > last:
+        raise InvalidInput(BAD_RANGE, field="from")
+    zone = timezone.get_current_timezone()
+    return sel.AuditFilters(
+        action=g.get("action", "")[:50], actor=g.get("actor", "")[:150], target=g.get("target", "")[:64],
+        since=datetime.combine(first, time.min, tzinfo=zone) if first else None,
+        until=datetime.combine(last + timedelta(days=1), time.min, tzinfo=zone) if last else None,
+    )
+
+
+def _tab_links(request, audit: sel.AuditPage) -> dict:
+    """Newer/older links that keep every filter and swap the cursor."""
+    links = {}
+    for name, key, value in (("newer", "after", audit.newer), ("older", "before", audit.older)):
+        if value is not None:
+            params = request.GET.copy()
+            params.pop("before", None)
+            params.pop("after", None)
+            params[key] = value
+            links[name] = "?" + params.urlencode()
+    return links
 
 
 def _grant_rows(request, roles: sel.MyRoles) -> list[dict]:
@@ -54,8 +105,16 @@ def _grant_rows(request, roles: sel.MyRoles) -> list[dict]:
     return rows
 
 
+@login_required
+def governance_index(request):
+    """The old single page's URL opens the first tab, keeping the query string (scope and filters)."""
+    query = request.META.get("QUERY_STRING", "")
+    return redirect(GRANTS_URL + (f"?{query}" if query else ""))
+
+
 @dashboard_view()
 def governance(request):
+    """The grants tab: grants per scope, the add form for owners, API tokens."""
     return _render(request)
 
 
@@ -63,22 +122,43 @@ def _render(request, error: DomainError | None = None, status: int = 200):
     roles = sel.MyRoles.of(request.principal)
     scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
     owned = [s for s in scopes if roles.can(s, Action.MANAGE_GRANTS)]
-    filters = _audit_filters(request)
-    audit = sel.audit_page(request.principal, request.scope, filters, request.GET.get("page", 1))
     context = {
         "grants": _grant_rows(request, roles), "owned_scopes": owned,
         "grantable_roles": [r for r in Role if any(roles.may_grant(s, r) for s in owned)],
         "known_principals": (list(principals_visible_to(request.principal).order_by("name")
                                   .values_list("name", "kind")[:PICKER_LIMIT]) if owned else []),
         "tokens": sel.tokens_in(request.principal, request.scope),
-        "can_verify_audit": can_verify_audit(request.principal),
-        "audit": audit, "links": page_links(request, audit), "filters": filters, "actions": sel.audit_actions(),
-        "propagation": sel.recent_propagation(request.principal, request.scope), "error": error,
-        "nav": "governance",
+        "error": error, "nav": "governance", "tab": "grants",
+    }
+    return page(request, "dashboard/governance/grants.html", context, status=status)
+
+
+@dashboard_view()
+def governance_audit(request):
+    """The audit tab: newest first, by action, actor, target and date range, in keyset pages."""
+    filters = _audit_filters(request)
+    audit = sel.audit_page(request.principal, request.scope, filters,
+                           before=_cursor(request.GET.get("before", ""), "before"),
+                           after=_cursor(request.GET.get("after", ""), "after"))
+    context = {
+        "audit": audit, "links": _tab_links(request, audit), "filters": filters, "actions": sel.audit_actions(),
+        "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),
+        "can_verify_audit": can_verify_audit(request.principal), "nav": "governance", "tab": "audit",
     }
     if request.htmx and request.htmx.target == "audit-log":
-        return page(request, "dashboard/governance/_audit.html", context, status=status)
-    return page(request, "dashboard/governance/index.html", context, status=status)
+        return page(request, "dashboard/governance/_audit.html", context)
+    return page(request, "dashboard/governance/audit.html", context)
+
+
+@dashboard_view()
+def governance_propagation(request):
+    """The propagation tab: how far behind the outbox is, each store's open deliveries, what failed and why."""
+    return page(request, "dashboard/governance/propagation.html", {
+        "lag": sel.outbox_lag(), "stores": sel.store_states(),
+        "failed": sel.failed_deliveries(request.principal, request.scope),
+        "propagation": sel.recent_propagation(request.principal, request.scope),
+        "health": sel.propagation_health(), "nav": "governance", "tab": "propagation",
+    })
 
 
 @dashboard_view()
@@ -115,7 +195,7 @@ def grant_create(request):
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
     messages.success(request, f"Granted {request.POST.get('role')} on {scope.path} to {principal.name}.")
-    return redirect("/governance/" + scope_query(request))
+    return redirect(GRANTS_URL + scope_query(request))
 
 
 def _grant_to_revoke(request, raw: str) -> Grant:
@@ -155,7 +235,7 @@ def grant_delete(request):
             error = exc
         else:
             messages.success(request, f"Revoked {grant.role} of {grant.principal.name} on {grant.scope.path}.")
-            return redirect("/governance/" + scope_query(request))
+            return redirect(GRANTS_URL + scope_query(request))
     elif grant.role == Role.OWNER and not owner_left(grant.scope, without_grant=grant.pk):
         error = LastOwner(LAST_OWNER.format(path=grant.scope.path))
     blocked = error is not None and error.code == LastOwner.code
@@ -177,4 +257,4 @@ def token_delete(request):
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
     messages.success(request, f"Token {token.prefix}… of {token.principal.name} revoked.")
-    return redirect("/governance/" + scope_query(request))
+    return redirect(GRANTS_URL + scope_query(request))

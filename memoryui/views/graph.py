@@ -1,4 +1,5 @@
-"""Graph: the relations between a scope's memories (supersedes, contradicts, supports, derived_from)."""
+"""Graph: the relations between a scope's memories (supersedes, contradicts, supports, derived_from), or
+around one memory (`?memory=<id>&depth=1|2`); directed, parallel edges drawn apart, filtered by kind."""
 
 from __future__ import annotations
 
@@ -8,18 +9,43 @@ from django.core.cache import cache
 from django.http import JsonResponse
 from django.urls import reverse
 
+from governance.errors import InvalidInput
 from governance.models import RelationKind, Status
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
-from memoryui.views.layout import layout
+from memoryui.views.layout import edge_geometry, layout
 
 LAYOUT_CACHE_SECONDS = 3600
+BAD_KIND = "kind is one of supersedes, contradicts, supports or derived_from."
+BAD_MEMORY = "memory is a memory's number (a whole number)."
+BAD_DEPTH = "depth is 1 or 2."
+
+
+def _params(request) -> dict:
+    """The graph's query: relation kinds to show (all when none), and the memory to centre on with a depth."""
+    kinds = request.GET.getlist("kind")
+    if any(k not in RelationKind.values for k in kinds):
+        raise InvalidInput(BAD_KIND, field="kind")
+    memory = request.GET.get("memory", "").strip()
+    try:
+        memory_id = int(memory) if memory else None
+    except ValueError as exc:
+        raise InvalidInput(BAD_MEMORY, field="memory") from exc
+    depth = request.GET.get("depth", "1")
+    if depth not in ("1", "2"):
+        raise InvalidInput(BAD_DEPTH, field="depth")
+    return {"kinds": kinds, "memory": memory_id, "depth": int(depth)}
 
 
 @dashboard_view()
 def graph(request):
+    params = _params(request)
+    centre = sel.memory_for_reader(request.principal, params["memory"]) if params["memory"] else None
+    query = request.GET.copy()
     return page(request, "dashboard/graph.html", {
         "relation_kinds": RelationKind.choices, "statuses": Status.choices, "nav": "graph",
+        "kinds": params["kinds"] or list(RelationKind.values), "centre": centre, "depth": params["depth"],
+        "data_query": query.urlencode(),
     })
 
 
@@ -37,7 +63,12 @@ def _cached_layout(node_ids: list[int], edges: list[tuple[int, int]]) -> dict[in
 
 @dashboard_view(json=True)
 def graph_json(request):
-    data = sel.relation_graph(request.principal, request.scope)
+    params = _params(request)
+    if params["memory"]:
+        data = sel.memory_neighbourhood(request.principal, params["memory"], depth=params["depth"],
+                                        kinds=params["kinds"])
+    else:
+        data = sel.relation_graph(request.principal, request.scope, kinds=params["kinds"])
     node_ids = [n["pk"] for n in data["nodes"]]
     pairs = [(a, b) for a, b, _ in data["edges"]]
     positions = _cached_layout(node_ids, pairs)
@@ -53,11 +84,16 @@ def graph_json(request):
             "text": "(forgotten)" if forgotten else n["text"][:80], "scope": n["scope__path"],
             "url": url.format(n["pk"]),
         })
+    # One trace per kind (lines joined by gaps) with its arrowheads; `links` lists each edge's ends and bend.
     edges: dict[str, dict] = {}
-    for a, b, kind in data["edges"]:
-        (ax, ay), (bx, by) = positions[a], positions[b]
-        e = edges.setdefault(kind, {"x": [], "y": []})
-        e["x"] += [ax, bx, None]
-        e["y"] += [ay, by, None]
-    return JsonResponse({"nodes": nodes, "edges": edges, "truncated": data["truncated"],
-                         "edge_count": len(data["edges"])})
+    links = []
+    for g in edge_geometry(data["edges"], positions):
+        e = edges.setdefault(g["kind"], {"x": [], "y": [], "arrows": {"x": [], "y": [], "angle": []}, "count": 0})
+        e["x"] += [*g["x"], None]
+        e["y"] += [*g["y"], None]
+        for axis, value in zip(("x", "y", "angle"), g["arrow"], strict=True):
+            e["arrows"][axis].append(value)
+        e["count"] += 1
+        links.append({"source": g["source"], "target": g["target"], "kind": g["kind"], "offset": g["offset"]})
+    return JsonResponse({"nodes": nodes, "edges": edges, "links": links, "truncated": data["truncated"],
+                         "edge_count": len(data["edges"]), "centre": data.get("centre")})

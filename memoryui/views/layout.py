@@ -93,3 +93,38 @@ def layout(node_ids: list[int], edges: list[tuple[int, int]]) -> dict[int, tuple
         x += w + gap
         row_height = max(row_height, h)
     return placed
+
+
+CURVE = 0.22  # the bend of each parallel edge: its apex sits offset × length off the straight line
+CURVE_SAMPLES = 9
+ARROW_AT = 0.72  # arrowheads sit this far along the edge, clear of the target's marker
+
+
+def edge_geometry(edges: list[tuple[int, int, str]], positions: dict[int, tuple[float, float]]) -> list[dict]:
+    """How to draw each directed edge: its points and its arrowhead (position, and angle clockwise from
+    up, as Plotly's marker.angle reads it). Edges between the same two memories, in either direction,
+    get distinct offsets (j − (n−1)/2)·CURVE about the straight line, so a `contradicts` and a
+    `supersedes` between the same pair are two visible curves; a lone edge stays straight."""
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for i, (a, b, _) in enumerate(edges):
+        pairs.setdefault((min(a, b), max(a, b)), []).append(i)
+    out: list[dict] = [{} for _ in edges]
+    for (lo, hi), members in pairs.items():
+        (x0, y0), (x1, y1) = positions[lo], positions[hi]
+        # the normal of the pair's canonical direction, so opposite edges bend to opposite sides too
+        nx, ny = -(y1 - y0), x1 - x0
+        members.sort(key=lambda i: (edges[i][2], edges[i][0]))
+        for j, i in enumerate(members):
+            a, b, kind = edges[i]
+            offset = (j - (len(members) - 1) / 2) * CURVE
+            (ax, ay), (bx, by) = positions[a], positions[b]
+            cx, cy = (ax + bx) / 2 + 2 * offset * nx, (ay + by) / 2 + 2 * offset * ny
+            ts = [k / (CURVE_SAMPLES - 1) for k in range(CURVE_SAMPLES)] if offset else [0.0, 1.0]
+            xs = [round((1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t * t * bx, 3) for t in ts]
+            ys = [round((1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t * t * by, 3) for t in ts]
+            t = ARROW_AT
+            px, py = (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t * t * bx, (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t * t * by
+            tx, ty = 2 * (1 - t) * (cx - ax) + 2 * t * (bx - cx), 2 * (1 - t) * (cy - ay) + 2 * t * (by - cy)
+            out[i] = {"source": a, "target": b, "kind": kind, "offset": round(offset, 3), "x": xs, "y": ys,
+                      "arrow": [round(px, 3), round(py, 3), round(math.degrees(math.atan2(tx, ty)), 1)]}
+    return out

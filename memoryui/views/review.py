@@ -1,24 +1,46 @@
-"""Review queue: proposals, promotions with their supporting episodes, conflicts side by side; confirm or
-reject one or many at once, with a reason and the four-eyes state."""
+"""Review queue: proposals, promotions with their supporting episodes, conflicts side by side, each with
+where it came from, who proposed it and why, and the similar memories already in force. Each item is
+confirmed, edited then confirmed, or rejected with its own reason; selected items are decided together
+in one transaction with one reason. Filters (scope, kind, proposer, age), oldest/newest first, and
+keyset paging on (created_at, id). static/js/review.js adds keyboard use and in-place decisions; every
+control is a real form that works without it."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.db import transaction
+from django.http import HttpRequest, JsonResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
 
-from governance.errors import DomainError, InvalidInput
-from governance.selectors import dashboard as sel
-from governance.selectors.review import review_queue
+from governance.errors import DomainError, InvalidInput, NotFound
+from governance.models import Kind, Memory, Status
+from governance.permissions import can_read_memory
+from governance.recall import recall_memories
+from governance.recall.packet import MAX_QUERY_CHARS
+from governance.selectors.review import (
+    AGES,
+    QueueFilter,
+    encode_cursor,
+    queue_proposers,
+    queue_queryset,
+    review_queue,
+)
 from governance.services.memory import memory_confirm, memory_reject
+from governance.services.review import proposal_edit_confirm
 from memoryui.views.base import dashboard_view, page, scope_query
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE, REASON_REQUIRED
 
 QUEUE_PAGE = 60
+SIMILAR_SHOWN = 3
+# Recall is asked for more than it shows: proposals and candidates it also finds are left out.
+SIMILAR_ASKED = 12
 NOTHING_SELECTED = "Select at least one item of the queue."
 BAD_DECISION = "decision is confirm or reject."
+BAD_ITEM_DECISION = "decision is confirm, reject or edit."
 BAD_ID = "Memory ids are whole numbers."
+FILTER_PARAMS = ("scope", "kind", "proposer", "older", "newer", "sort")
 
 
 @dashboard_view()
@@ -27,15 +49,43 @@ def review(request):
 
 
 def _render(request, error: DomainError | None = None, status: int = 200):
-    # The oldest items first, a screenful at a time: deciding them brings the next ones up.
-    items = review_queue(principal=request.principal, scope=request.scope, limit=QUEUE_PAGE)
-    waiting = sel.overview_counts(request.principal, request.scope)["review_queue"] if len(items) == QUEUE_PAGE else len(items)
-    groups = [(kind, label, [i for i in items if i.kind == kind]) for kind, label in (
-        ("conflict", "Conflicts"), ("promotion", "Promotions"), ("proposal", "Proposals"))]
+    try:
+        filters = QueueFilter.parse(request.GET)
+    except DomainError as exc:
+        filters, error, status = QueueFilter(), exc, exc.status
+    items = review_queue(principal=request.principal, scope=request.scope, limit=QUEUE_PAGE + 1, filters=filters)
+    more = len(items) > QUEUE_PAGE
+    items = items[:QUEUE_PAGE]
+    waiting = queue_queryset(principal=request.principal, scope=request.scope, filters=filters).count()
+    params = {k: request.GET.get(k, "") for k in FILTER_PARAMS if request.GET.get(k)}
+    links = {}
+    if more:
+        links["next"] = "?" + _qs({**params, "after": encode_cursor(items[-1].memory)})
+    if filters.after is not None:
+        links["first"] = "?" + _qs(params)
     return page(request, "dashboard/review.html", {
-        "groups": groups, "count": len(items), "waiting": waiting, "can_act": any(i.can_confirm for i in items),
-        "error": error, "nav": "review",
+        "items": items, "count": len(items), "waiting": waiting, "can_act": any(i.can_confirm for i in items),
+        "error": error, "nav": "review", "filters": filters, "kinds": Kind.choices, "ages": list(AGES),
+        "proposers": queue_proposers(principal=request.principal, scope=request.scope), "links": links,
+        "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
+        "back": request.GET.urlencode(),
     }, status=status)
+
+
+def _qs(params: dict) -> str:
+    from urllib.parse import urlencode
+
+    return urlencode({k: v for k, v in params.items() if v})
+
+
+def _back(request: HttpRequest) -> str:
+    """Where a decision returns to without JavaScript: the queue with the filters it was made under."""
+    back = request.POST.get("back", "")
+    return reverse("dashboard:review") + ("?" + back if back and "\n" not in back else scope_query(request))
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return "application/json" in request.headers.get("Accept", "")
 
 
 @require_POST
@@ -71,7 +121,74 @@ def review_act(request):
         if waiting:
             text += f" Approval recorded, a second reviewer is needed for: {', '.join(map(str, waiting))}."
         messages.success(request, text)
-    return redirect("/review/" + scope_query(request))
+    return redirect(_back(request))
+
+
+@require_POST
+@dashboard_view(json=True)
+def review_decide(request, memory_id: int):
+    """One item: confirm (an optional reason), reject (a reason), or edit then confirm (the edited text,
+    key and kind, and a reason). JSON for review.js, else back to the queue with a message."""
+    decision = request.POST.get("decision", "")
+    reason = request.POST.get("reason", "").strip()[:2000]
+    try:
+        if decision == "confirm":
+            result = memory_confirm(memory_id=memory_id, actor=request.principal, reason=reason)
+        elif decision == "reject":
+            if not reason:
+                raise InvalidInput(REASON_REQUIRED, field="reason")
+            result = memory_reject(memory_id=memory_id, actor=request.principal, reason=reason)
+        elif decision == "edit":
+            result = proposal_edit_confirm(
+                memory_id=memory_id, text=request.POST.get("text", ""), key=request.POST.get("key", ""),
+                kind=request.POST.get("kind", ""), reason=reason, actor=request.principal,
+            )
+        else:
+            raise InvalidInput(BAD_ITEM_DECISION, field="decision")
+    except DomainError as exc:
+        if _wants_json(request):
+            return JsonResponse(exc.as_dict(), status=exc.status)
+        return _render(request, error=exc, status=exc.status)
+    text = _outcome(memory_id, decision, result)
+    if _wants_json(request):
+        return JsonResponse({"memory_id": memory_id, "result_id": result.pk, "status": result.status,
+                             "decision": decision, "message": text})
+    messages.success(request, text)
+    return redirect(_back(request))
+
+
+def _outcome(memory_id: int, decision: str, result: Memory) -> str:
+    label = f"#{memory_id}"
+    if decision == "reject":
+        return f"Rejected {label}."
+    edited = f"Edited {label} into #{result.pk}; " if result.pk != memory_id else ""
+    if result.status == Status.ACTIVE:
+        return f"{edited}Confirmed{'' if edited else ' ' + label}: it is in force now."
+    return f"{edited}Approval recorded{'' if edited else ' for ' + label}: a second, different reviewer must confirm it."
+
+
+@require_GET
+@dashboard_view(json=True)
+def review_similar(request, memory_id: int):
+    """The active memories most like a proposal, found by the recall agents use (governance.recall), in
+    the proposal's scope as the reviewer reads it: its scope and the ones above, within their grants."""
+    memory = Memory.objects.select_related("scope").filter(pk=memory_id).first()
+    if memory is None or not can_read_memory(request.principal, memory) or memory.status == Status.FORGOTTEN:
+        raise NotFound()
+    hits = recall_memories(principal=request.principal, scope=memory.scope, query=_as_query(memory.text),
+                           k=SIMILAR_ASKED)
+    similar = [h for h in hits if h["status"] == Status.ACTIVE and h["memory_id"] != memory.pk][:SIMILAR_SHOWN]
+    return JsonResponse({"memory_id": memory.pk, "key": memory.key, "kind": memory.kind, "similar": [
+        {"memory_id": h["memory_id"], "text": h["text"], "kind": h["kind"], "key": h["key"],
+         "revision": h["revision"], "status": h["status"], "score": h["score"],
+         "same_key": bool(memory.key) and h["key"] == memory.key,
+         "url": reverse("dashboard:memory", args=[h["memory_id"]])}
+        for h in similar
+    ]})
+
+
+def _as_query(text: str) -> str:
+    return text if len(text) <= MAX_QUERY_CHARS else text[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
 
 
 def _ids(raw: list[str]) -> list[int]:

@@ -1,4 +1,6 @@
-"""Timeline: how the activation of a scope's top memories decayed and was reinforced over a period."""
+"""Timeline: how the activation of memories decayed and was reinforced over a period: a scope's most
+activated memories, or those picked by search (`?m=<id>&m=<id>`, found with `?q=`). The chart's data is
+also on the page as a table (the accessible fallback), computed once for both."""
 
 from __future__ import annotations
 
@@ -10,17 +12,21 @@ from django.urls import reverse
 from django.utils import timezone
 
 from governance.errors import InvalidInput
+from governance.masking import masked_text
 from governance.selectors import dashboard as sel
 from memoryui.views.base import chart_time, dashboard_view, page
-from memoryui.views.charts import curve
+from memoryui.views.charts import activation_at, curve
 
 PERIODS = {"1": "the last day", "7": "the last 7 days", "30": "the last 30 days", "90": "the last 90 days",
            "365": "the last year"}
 BAD_PERIOD = "days is one of 1, 7, 30, 90 or 365."
 BAD_TOP = "top is a whole number from 1 to 50."
+BAD_PICK = "m is a memory's number (a whole number); at most 50 of them."
+MAX_PICKED = 50
+TABLE_COLUMNS = 6  # activation at this many evenly spaced times of the period, in the table fallback
 
 
-def _params(request) -> tuple[int, int]:
+def _params(request) -> tuple[int, int, list[int]]:
     days = request.GET.get("days", "30")
     if days not in PERIODS:
         raise InvalidInput(BAD_PERIOD, field="days")
@@ -30,37 +36,63 @@ def _params(request) -> tuple[int, int]:
         raise InvalidInput(BAD_TOP, field="top") from exc
     if not 1 <= top <= 50:
         raise InvalidInput(BAD_TOP, field="top")
-    return int(days), top
+    raw = [v for v in request.GET.getlist("m") if v.strip()]
+    if len(raw) > MAX_PICKED:
+        raise InvalidInput(BAD_PICK, field="m")
+    try:
+        picked = list(dict.fromkeys(int(v) for v in raw))
+    except ValueError as exc:
+        raise InvalidInput(BAD_PICK, field="m") from exc
+    return int(days), top, picked
+
+
+def _series(request, days: int, top: int, picked: list[int]) -> dict:
+    until = timezone.now()
+    since = until - timedelta(days=days)
+    if picked:
+        memories = sel.timeline_memories(request.principal, request.scope, picked)
+    else:
+        memories = sel.top_memories(request.principal, request.scope, limit=top)
+    ids = [m.pk for m in memories]
+    events = sel.reinforcements_for(ids)
+    changes = sel.status_changes(ids, since=since)
+    columns = [since + (until - since) * i / (TABLE_COLUMNS - 1) for i in range(TABLE_COLUMNS)]
+    series = []
+    for m in memories:
+        start = m.occurred_at or m.created_at
+        history = events.get(m.pk, [])
+        data = curve(a0=m.activation_a0, decay=m.decay_rate, start=start, events=history, since=since, until=until)
+        label = f"{m.key} r{m.revision}" if m.key else f"#{m.pk} {m.kind}"
+        series.append({
+            "id": m.pk, "label": label, "text": masked_text(m.status, m.text)[:140], "status": m.status,
+            "url": reverse("dashboard:memory", args=[m.pk]),
+            "x": [chart_time(t) for t in data["x"]], "y": data["y"],
+            "reinforcements": [{"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
+            "changes": [{"at": chart_time(e.at), "to": e.after_status} for e in changes.get(m.pk, [])],
+            "table": [activation_at(m.activation_a0, m.decay_rate, start, history, t) for t in columns],
+        })
+    return {"series": series, "threshold": settings.MEMORY_COLD_THRESHOLD, "since": chart_time(since),
+            "until": chart_time(until), "columns": [chart_time(t) for t in columns], "picked": bool(picked),
+            "column_times": columns}
 
 
 @dashboard_view()
 def timeline(request):
-    days, top = _params(request)
+    days, top, picked = _params(request)
+    q = request.GET.get("q", "").strip()[:200]
+    data = _series(request, days, top, picked)
+    chart = {k: v for k, v in data.items() if k != "column_times"}
     return page(request, "dashboard/timeline.html", {
-        "periods": PERIODS, "days": str(days), "top": top, "nav": "timeline",
+        "periods": PERIODS, "days": str(days), "top": top, "nav": "timeline", "q": q, "picked": picked,
+        "choices": sel.timeline_choices(request.principal, request.scope, q) if q else [],
+        "chart": chart, "series": data["series"], "columns": data["column_times"],
+        "threshold": settings.MEMORY_COLD_THRESHOLD,
     })
 
 
 @dashboard_view(json=True)
 def timeline_json(request):
-    days, top = _params(request)
-    until = timezone.now()
-    since = until - timedelta(days=days)
-    memories = sel.top_memories(request.principal, request.scope, limit=top)
-    ids = [m.pk for m in memories]
-    events = sel.reinforcements_for(ids)
-    changes = sel.status_changes(ids, since=since)
-    series = []
-    for m in memories:
-        start = m.occurred_at or m.created_at
-        data = curve(a0=m.activation_a0, decay=m.decay_rate, start=start, events=events.get(m.pk, []),
-                     since=since, until=until)
-        label = f"{m.key} r{m.revision}" if m.key else f"#{m.pk} {m.kind}"
-        series.append({
-            "id": m.pk, "label": label, "text": m.text[:140], "url": reverse("dashboard:memory", args=[m.pk]),
-            "x": [chart_time(t) for t in data["x"]], "y": data["y"],
-            "reinforcements": [{"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
-            "changes": [{"at": chart_time(e.at), "to": e.after_status} for e in changes.get(m.pk, [])],
-        })
-    return JsonResponse({"series": series, "threshold": settings.MEMORY_COLD_THRESHOLD,
-                         "since": chart_time(since), "until": chart_time(until)})
+    days, top, picked = _params(request)
+    data = _series(request, days, top, picked)
+    data.pop("column_times")
+    return JsonResponse(data)

@@ -3,8 +3,10 @@
 from django.urls import path
 
 from memoryui.views import (
+    admin,
     curation,
     evaluation,
+    glossary,
     governance,
     graph,
     memories,
@@ -13,6 +15,7 @@ from memoryui.views import (
     summary,
     timeline,
     turns,
+    webhooks,
 )
 
 app_name = "dashboard"
@@ -39,13 +42,38 @@ urlpatterns = [
     path("turns/<int:turn_id>/replay/", turns.turn_replay, name="turn-replay"),
     path("review/", review.review, name="review"),
     path("review/act/", review.review_act, name="review-act"),
-    path("governance/", governance.governance, name="governance"),
+    path("governance/", governance.governance_index, name="governance-index"),
+    path("governance/grants/", governance.governance, name="governance"),
+    path("governance/audit/", governance.governance_audit, name="governance-audit"),
+    path("governance/propagation/", governance.governance_propagation, name="governance-propagation"),
+    path("review/<int:memory_id>/decide/", review.review_decide, name="review-decide"),
+    path("review/<int:memory_id>/similar.json", review.review_similar, name="review-similar"),
     path("governance/verify/", governance.audit_verify, name="audit-verify"),
     path("governance/grants/add/", governance.grant_create, name="grant-add"),
     path("governance/grants/revoke/", governance.grant_delete, name="grant-revoke"),
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
+    # Administration (memoryui/views/admin.py): workspaces, members, scope settings, invitation links.
+    path("workspaces/", admin.workspaces, name="workspaces"),
+    path("workspaces/new/", admin.workspace_new, name="workspace-new"),
+    path("workspaces/<str:slug>/members/", admin.members, name="members"),
+    path("workspaces/<str:slug>/rename/", admin.workspace_edit, name="workspace-rename"),
+    path("workspaces/<str:slug>/members/add/", admin.member_add, name="member-add"),
+    path("workspaces/<str:slug>/invitations/", admin.invitation_new, name="invitation-new"),
+    path("workspaces/<str:slug>/invitations/withdraw/", admin.invitation_withdraw, name="invitation-withdraw"),
+    path("workspaces/<str:slug>/teams/", admin.team_new, name="team-new"),
+    path("workspaces/<str:slug>/teams/members/", admin.team_member_add, name="team-member-add"),
+    path("workspaces/<str:slug>/teams/members/remove/", admin.team_member_remove, name="team-member-remove"),
+    path("workspaces/<str:slug>/scopes/", admin.scope_new, name="scope-new"),
+    path("scopes/<int:scope_id>/settings/", admin.scope_settings, name="scope-settings"),
+    path("scopes/<int:scope_id>/settings/change/", admin.scope_settings_change, name="scope-settings-change"),
+    path("invite/<str:token>/", admin.invite, name="invite"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
     path("evaluation/upload/", evaluation.evaluation_upload, name="evaluation-upload"),
     path("evaluation/runs/<int:run_id>/", evaluation.evaluation_run, name="evaluation-run"),
+    path("webhooks/", webhooks.webhooks, name="webhooks"),
+    path("webhooks/add/", webhooks.webhook_create, name="webhook-create"),
+    path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
+    path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
+    path("glossary/", glossary.glossary, name="glossary"),
 ]

@@ -19,9 +19,15 @@
 })();
 
 // Fetch a chart's JSON (the element's data-src) and draw it; a failed fetch says so in the chart box.
+// A chart whose data is already on the page (data-inline names a json_script element) draws from it.
 window.dashboardChart = function (id, draw) {
   var el = document.getElementById(id);
   if (!el) { return; }
+  if (el.dataset.inline) {
+    draw(el, JSON.parse(document.getElementById(el.dataset.inline).textContent));
+    el.dataset.ready = "1";
+    return;
+  }
   fetch(el.dataset.src, { credentials: "same-origin", headers: { Accept: "application/json" } })
     .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
     .then(function (res) {
@@ -32,17 +38,47 @@ window.dashboardChart = function (id, draw) {
     .catch(function () { el.textContent = "The chart could not be loaded."; });
 };
 
-window.dashboardLayout = function (extra) {
-  var base = {
-    margin: { l: 60, r: 20, t: 10, b: 50 }, height: 320, hovermode: "closest",
-    font: { family: "system-ui, sans-serif", size: 12 }, paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "#fff",
-  };
-  return Object.assign(base, extra || {});
+// Colours come from the stylesheet's variables (static/css/dashboard.css), so charts follow the light or
+// dark theme the system asks for; when the system switches, every drawn chart is re-coloured.
+window.themeColor = function (name) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 };
+window.relationColor = function (kind) { return window.themeColor("--rel-" + kind.replace("_", "-")); };
+function themeLayout() {
+  var fg = window.themeColor("--fg");
+  return {
+    font: { family: "system-ui, sans-serif", size: 12, color: fg }, paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: window.themeColor("--card"), hoverlabel: { bgcolor: window.themeColor("--card"), font: { color: fg } },
+    legend: { font: { color: fg } },
+  };
+}
+function axisTheme(axis) {
+  var grid = window.themeColor("--grid"), muted = window.themeColor("--muted");
+  return Object.assign({ gridcolor: grid, zerolinecolor: grid, linecolor: grid, tickfont: { color: muted } }, axis || {});
+}
+window.dashboardLayout = function (extra) {
+  var base = Object.assign({ margin: { l: 60, r: 20, t: 10, b: 50 }, height: 320, hovermode: "closest" }, themeLayout());
+  var layout = Object.assign(base, extra || {});
+  layout.legend = Object.assign({}, themeLayout().legend, (extra || {}).legend || {});
+  layout.xaxis = axisTheme(layout.xaxis); layout.yaxis = axisTheme(layout.yaxis);
+  return layout;
+};
+if (window.matchMedia) {
+  window.matchMedia("(prefers-color-scheme: dark)").addEventListener("change", function () {
+    document.querySelectorAll(".js-plotly-plot").forEach(function (el) {
+      var update = themeLayout();
+      ["xaxis", "yaxis"].forEach(function (a) {
+        var t = axisTheme();
+        Object.keys(t).forEach(function (k) { update[a + "." + k] = t[k]; });
+      });
+      Plotly.relayout(el, update);
+    });
+  });
+}
 // Plotly reads a subset of HTML in labels and hover text; memory texts and keys come from agents, so
 // they reach a chart only without markup characters.
 window.plain = function (value) { return String(value == null ? "" : value).replace(/[<>&"]/g, ""); };
 window.STATUS_COLORS = {
   active: "#1a7f37", candidate: "#9a6700", proposed: "#0969da", superseded: "#8c959f",
-  retired: "#57606a", forgotten: "#cf222e", rejected: "#a40e26",
+  retired: "#6e7781", forgotten: "#cf222e", rejected: "#a40e26",
 };

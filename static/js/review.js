@@ -1,6 +1,236 @@
-// Review queue: "select all" per group.
-document.addEventListener("change", function (event) {
-  var group = event.target.dataset && event.target.dataset.selectAll;
-  if (!group) { return; }
-  document.querySelectorAll('input[data-group="' + group + '"]').forEach(function (box) { box.checked = event.target.checked; });
-});
+// Review queue: keyboard use (j/k, c, e, r, x, ?), decisions in place (fetch, then on to the next item),
+// similar memories loaded lazily per item, and "select all" for the bulk form. Every control is a real
+// form: without this file they post and the page comes back with a message.
+(function () {
+  "use strict";
+  var list = document.getElementById("review-list");
+  var help = document.getElementById("review-help");
+  var items = list ? Array.prototype.slice.call(list.querySelectorAll(".review-item")) : [];
+  var current = -1;
+
+  function open(item) { return item && !item.classList.contains("decided"); }
+
+  function select(index, focus) {
+    if (!items.length) { return; }
+    index = Math.max(0, Math.min(items.length - 1, index));
+    if (current >= 0 && items[current]) { items[current].classList.remove("current"); }
+    current = index;
+    var item = items[current];
+    item.classList.add("current");
+    if (focus !== false) { item.focus({ preventScroll: true }); item.scrollIntoView({ block: "nearest" }); }
+    loadSimilar(item);
+  }
+
+  function move(step) {
+    // Decided items stay in the list (so the reviewer sees what was done) but j/k skip them.
+    var i = current;
+    do { i += step; } while (i >= 0 && i < items.length && !open(items[i]));
+    if (i >= 0 && i < items.length) { select(i); }
+  }
+
+  function currentItem() { return current >= 0 ? items[current] : null; }
+
+  // --- Similar memories -------------------------------------------------------------------------------
+  function loadSimilar(item) {
+    var box = item.querySelector(".similar");
+    if (!box || box.dataset.loaded) { return; }
+    box.dataset.loaded = "1";
+    var body = box.querySelector(".similar-body");
+    body.textContent = "Loading…";
+    fetch(box.dataset.similarUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+      .then(function (res) {
+        if (!res.ok) { body.textContent = res.body.message || "Similar memories could not be loaded."; return; }
+        renderSimilar(item, box, body, res.body);
+      })
+      .catch(function () { body.textContent = "Similar memories could not be loaded."; delete box.dataset.loaded; });
+  }
+
+  function renderSimilar(item, box, body, data) {
+    if (!data.similar.length) { body.textContent = "None: nothing in force reads like this."; return; }
+    var ul = document.createElement("ul");
+    data.similar.forEach(function (s) {
+      var li = document.createElement("li");
+      li.className = "similar-hit";
+      li.dataset.memory = s.memory_id;
+      var a = document.createElement("a");
+      a.href = s.url;
+      a.textContent = s.key ? s.key + " r" + s.revision : "#" + s.memory_id;
+      li.appendChild(a);
+      li.appendChild(document.createTextNode(" " + s.text + " "));
+      var meta = document.createElement("span");
+      meta.className = "muted";
+      meta.textContent = "(" + s.status + ", score " + s.score.toFixed(3) + ")";
+      li.appendChild(meta);
+      if (s.same_key) {
+        var note = document.createElement("span");
+        note.className = "badge";
+        note.textContent = "same key: confirming supersedes this";
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(note);
+      } else if (s.key && !data.key && s.kind === data.kind) {
+        // The shortcut, for an unkeyed proposal of the same kind as a keyed fact in force: take its key,
+        // so confirming the edit supersedes it.
+        var btn = document.createElement("button");
+        btn.type = "button";
+        btn.className = "supersedes-shortcut";
+        btn.textContent = "This supersedes " + s.key;
+        btn.addEventListener("click", function () { openEdit(item, { key: s.key, kind: s.kind }); });
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(btn);
+      }
+      ul.appendChild(li);
+    });
+    body.replaceWith(ul);
+  }
+
+  // --- Decisions ---------------------------------------------------------------------------------------
+  function openEdit(item, preset) {
+    var details = item.querySelector(".decide-edit");
+    if (!details) { return; }
+    details.open = true;
+    if (preset) {
+      if (preset.key) { details.querySelector("[name=key]").value = preset.key; }
+      if (preset.kind) { details.querySelector("[name=kind]").value = preset.kind; }
+      details.querySelector("[name=reason]").value = details.querySelector("[name=reason]").value || "supersedes " + preset.key;
+    }
+    details.querySelector("textarea").focus();
+  }
+
+  function openReject(item) {
+    var details = item.querySelector(".decide-reject");
+    if (!details) { return; }
+    details.open = true;
+    details.querySelector("[name=reason]").focus();
+  }
+
+  function submitDecision(form) {
+    var item = form.closest(".review-item");
+    var outcome = item.querySelector(".outcome");
+    var buttons = form.querySelectorAll("button");
+    buttons.forEach(function (b) { b.disabled = true; });
+    outcome.textContent = "Saving…";
+    fetch(form.action, {
+      method: "POST", body: new FormData(form), credentials: "same-origin",
+      headers: { Accept: "application/json", "X-CSRFToken": form.querySelector("[name=csrfmiddlewaretoken]").value },
+    })
+      .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+      .then(function (res) {
+        buttons.forEach(function (b) { b.disabled = false; });
+        if (!res.ok) {
+          outcome.textContent = res.body.message || "That did not work; nothing was changed.";
+          outcome.classList.add("error");
+          return;
+        }
+        outcome.classList.remove("error");
+        outcome.textContent = res.body.message;
+        item.dataset.outcome = res.body.status;
+        item.classList.add("decided");
+        item.querySelectorAll("details").forEach(function (d) { d.open = false; });
+        item.querySelectorAll(".decide form, input[name=memory]").forEach(function (el) {
+          if (el.tagName === "INPUT") { el.checked = false; el.disabled = true; } else { el.hidden = true; }
+        });
+        var i = items.indexOf(item);
+        current = i;
+        move(1);
+        if (items[current] === item) { item.focus(); }
+      })
+      .catch(function () {
+        buttons.forEach(function (b) { b.disabled = false; });
+        outcome.textContent = "The server could not be reached; nothing was changed.";
+      });
+  }
+
+  if (list) {
+    list.addEventListener("submit", function (event) {
+      var form = event.target;
+      if (!form.closest(".decide") || !window.fetch) { return; }
+      event.preventDefault();
+      submitDecision(form);
+    });
+    list.addEventListener("focusin", function (event) {
+      var item = event.target.closest(".review-item");
+      var i = items.indexOf(item);
+      if (i >= 0 && i !== current) { select(i, false); }
+    });
+    list.addEventListener("click", function (event) {
+      var link = event.target.closest("[data-load-similar]");
+      if (link) { event.preventDefault(); loadSimilar(link.closest(".review-item")); }
+    });
+    list.addEventListener("keydown", function (event) {
+      // Ctrl/Cmd+Enter saves the edit from the text area.
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && event.target.tagName === "TEXTAREA") {
+        event.preventDefault();
+        event.target.form.requestSubmit();
+      }
+    });
+    // The items in view load their similar memories; the rest wait until they scroll in or are chosen.
+    if ("IntersectionObserver" in window) {
+      var seen = new IntersectionObserver(function (entries) {
+        entries.forEach(function (e) { if (e.isIntersecting) { loadSimilar(e.target); seen.unobserve(e.target); } });
+      });
+      items.forEach(function (item) { seen.observe(item); });
+    }
+  }
+
+  function typing(target) {
+    return target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName);
+  }
+
+  function toggleHelp() {
+    if (!help) { return; }
+    if (help.open) { help.close(); } else { help.showModal(); }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (event.key === "Escape") {
+      var item = currentItem();
+      if (item && item.contains(event.target) && event.target !== item) {
+        item.querySelectorAll("details").forEach(function (d) { d.open = false; });
+        item.focus();
+        event.preventDefault();
+      }
+      return;
+    }
+    if (typing(event.target) || (help && help.open)) { return; }
+    var item = currentItem();
+    switch (event.key) {
+      case "j":
+        if (current >= 0) { move(1); } else if (items.findIndex(open) >= 0) { select(items.findIndex(open)); }
+        break;
+      case "k": move(-1); break;
+      case "?": toggleHelp(); break;
+      case "c":
+        if (open(item) && item.querySelector(".decide-confirm")) { item.querySelector(".decide-confirm").requestSubmit(); }
+        break;
+      case "e": if (open(item)) { openEdit(item); } break;
+      case "r": if (open(item)) { openReject(item); } break;
+      case "x":
+        var box = item && item.querySelector("input[name=memory]");
+        if (box && !box.disabled) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }
+        break;
+      default: return;
+    }
+    event.preventDefault();
+  });
+
+  document.querySelectorAll("[data-help-open]").forEach(function (b) { b.addEventListener("click", toggleHelp); });
+
+  // --- Bulk --------------------------------------------------------------------------------------------
+  var counter = document.querySelector("[data-selected-count]");
+  document.addEventListener("change", function (event) {
+    var el = event.target;
+    if (el.dataset && "selectAll" in el.dataset) {
+      document.querySelectorAll('input[name="memory"][form="review-form"]:not(:disabled)').forEach(function (box) {
+        box.checked = el.checked;
+      });
+    }
+    if (counter && (el.name === "memory" || "selectAll" in (el.dataset || {}))) {
+      var n = document.querySelectorAll('input[name="memory"][form="review-form"]:checked').length;
+      counter.textContent = n ? "(" + n + " selected)" : "";
+      // The bar follows the reader down the page only while something is selected.
+      counter.closest("form").classList.toggle("in-use", n > 0);
+    }
+  });
+})();

@@ -46,17 +46,27 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         "turn": f"/turns/{turn['turn_id']}/",
         "review": "/review/?scope=demo",
         "governance": "/governance/?scope=demo",
+        "governance-audit": "/governance/audit/?scope=demo",
+        "governance-propagation": "/governance/propagation/?scope=demo",
+        "glossary": "/glossary/",
         "evaluation": "/evaluation/",
+        "members": "/workspaces/demo/members/",
+        "scope-settings": f"/scopes/{slides.pk}/settings/",
     }
     for name, url in shots.items():
         page.goto(url)
         page.wait_for_load_state("networkidle")
-        for chart in page.locator(".chart[data-src]").all():
+        for chart in page.locator(".chart[data-src], .chart[data-inline]").all():
             if chart.is_visible():
                 chart.page.wait_for_function("el => el.dataset.ready === '1' || el.hidden", arg=chart.element_handle())
         if name == "turn":
             page.get_by_role("button", name="Replay now").click()
             page.locator("#replay .replay-result").wait_for()
+        if name == "review":
+            # The first item current (j), its similar memories in force loaded inline.
+            page.keyboard.press("j")
+            page.wait_for_function("(b => !b || !/Loading|Not loaded/.test(b.textContent))"
+                                   "(document.querySelector('.review-item.current .similar-body'))")
         page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         assert (OUT / f"{name}.png").stat().st_size > 10_000
     assert errors == []

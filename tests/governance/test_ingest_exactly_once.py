@@ -238,3 +238,53 @@ def test_an_import_that_only_writes_is_embedded_once_by_the_embedding_queue(cele
     wait_for(lambda: Memory.objects.filter(scope__path="imp/queue", embedding__isnull=False).count() == 12)
     wait_for(lambda: not OutboxDelivery.objects.filter(store="embedding").exclude(state="done").exists())
     assert counted_embedder == Counter(Memory.objects.filter(scope__path="imp/queue").values_list("text", flat=True))
+
+
+def test_import_embeds_on_a_thread_of_its_own_while_it_writes(transactional_db, tmp_path, settings):
+    """Outside a transaction the importer hands full batches to a background thread (EmbedAhead), so the
+    write of the next chunk overlaps the embedder; every text is still embedded exactly once."""
+    settings.EMBEDDING_BATCH_SIZE = 8
+    embedder = get_embedder()
+    real = embedder.embed_memories
+    threads: list[str] = []
+    seen: Counter[str] = Counter()
+
+    def recording(texts):
+        threads.append(threading.current_thread().name)
+        seen.update(texts)
+        return real(texts)
+
+    embedder.embed_memories = recording
+    try:
+        call_command("import_conversations", conversation_file(tmp_path, 20, scope="imp/ahead"),
+                     stdout=StringIO(), stderr=StringIO())
+    finally:
+        del embedder.embed_memories
+
+    assert threads and set(threads) == {"embed-ahead"}
+    assert Memory.objects.filter(scope__path="imp/ahead", embedding__isnull=False).count() == 20
+    assert seen == Counter(Memory.objects.filter(scope__path="imp/ahead").values_list("text", flat=True))
+    assert not Memory.objects.filter(scope__path="imp/ahead", embedding_claimed_until__isnull=False).exists()
+
+
+def test_a_failing_embedder_fails_the_import_keeps_the_turns_and_gives_their_claims_back(transactional_db,
+                                                                                        tmp_path, settings):
+    settings.EMBEDDING_BATCH_SIZE = 4
+    embedder = get_embedder()
+
+    def broken(texts):
+        raise RuntimeError("embedder crashed")
+
+    embedder.embed_memories = broken
+    try:
+        with pytest.raises(RuntimeError, match="embedder crashed"):
+            call_command("import_conversations", conversation_file(tmp_path, 16, scope="imp/broken"),
+                         stdout=StringIO(), stderr=StringIO())
+    finally:
+        del embedder.embed_memories
+
+    rows = Memory.objects.filter(scope__path="imp/broken")
+    assert rows.count() >= 4  # what was written before the error stays, searchable by keyword
+    assert not rows.filter(embedding__isnull=False).exists()
+    # No row is left held by the dead import: the embedding queue may take every one of them now.
+    assert not rows.filter(embedding_claimed_until__isnull=False).exists()

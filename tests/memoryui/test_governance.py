@@ -72,10 +72,10 @@ def test_unknown_principal_is_a_400_with_a_sentence(owner_client, history):
 
 
 def test_audit_log_is_filtered_to_readable_scopes_and_by_action(reviewer_client, history):
-    response = reviewer_client.get(reverse("dashboard:governance"), {"action": "memory.supersede"})
+    response = reviewer_client.get(reverse("dashboard:governance-audit"), {"action": "memory.supersede"})
     events = list(response.context["audit"].object_list)
     assert events and {e.action for e in events} == {"memory.supersede"}
-    everything = reviewer_client.get(reverse("dashboard:governance")).context["audit"].object_list
+    everything = reviewer_client.get(reverse("dashboard:governance-audit")).context["audit"].object_list
     assert all(e.scope_path.startswith("acme/slides") for e in everything)
 
 
@@ -85,7 +85,7 @@ def test_chain_verification_state_is_reported_to_owners(owner_client, history):
 
 
 def test_propagation_state_lists_each_store_of_recent_changes(reviewer_client, history):
-    rows = reviewer_client.get(reverse("dashboard:governance")).context["propagation"]
+    rows = reviewer_client.get(reverse("dashboard:governance-propagation")).context["propagation"]
     assert rows
     assert {d.store for d in rows[0]["deliveries"]}
     memory_ids = {r["outbox"].memory_id for r in rows if r["outbox"].memory_id}

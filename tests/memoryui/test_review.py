@@ -6,8 +6,8 @@ from memoryui.views.review import NOTHING_SELECTED
 from tests.memoryui.conftest import remember
 
 
-def proposal(scope, text, **kw):
-    memory = remember(scope, text, kind="preference", status="candidate", **kw)
+def proposal(scope, text, kind="preference", **kw):
+    memory = remember(scope, text, kind=kind, status="candidate", **kw)
     memory_propose(memory_id=memory.pk, actor=None)
     return memory
 
@@ -15,7 +15,7 @@ def proposal(scope, text, **kw):
 def test_queue_lists_proposals_of_readable_scopes(reviewer_client, outsider_client, history, sibling_scope):
     hidden = proposal(sibling_scope, "payments prefer cents")
     response = reviewer_client.get(reverse("dashboard:review"))
-    listed = [i.memory.pk for _, _, items in response.context["groups"] for i in items]
+    listed = [i.memory.pk for i in response.context["items"]]
     assert listed == [history["proposal"].pk]
     assert hidden.pk not in listed
     assert outsider_client.get(reverse("dashboard:review")).context["count"] == 0
@@ -79,3 +79,96 @@ def test_a_viewer_sees_the_queue_without_decision_controls(client, project_scope
     response = client.get(reverse("dashboard:review"))
     assert response.context["count"] == 1 and not response.context["can_act"]
     assert b"Confirm selected" not in response.content
+
+
+# --- Provenance, filters, paging, query count --------------------------------------------------------------
+
+
+def test_each_item_shows_proposer_reason_source_and_the_turn_it_was_seen_in(reviewer_client, project_scope, agent):
+    from governance.models import Turn
+    from governance.services.memory import MemoryInput, memory_record
+
+    seen_in = Turn.objects.create(scope=project_scope, principal=agent, session="s-9", query="make it dark")
+    item = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="The user likes dark decks",
+                                          source_kind="user", source_ref="turn-ref-42", session="s-9",
+                                          status="candidate"), actor=agent)
+    memory_propose(memory_id=item.pk, actor=agent, reason="The user said so twice in this session")
+    response = reviewer_client.get(reverse("dashboard:review"))
+    [listed] = [i for i in response.context["items"] if i.memory.pk == item.pk]
+    assert listed.origin_turn_id == seen_in.pk
+    body = response.content.decode()
+    assert "slides-agent" in body and "The user said so twice in this session" in body
+    assert "turn-ref-42" in body and reverse("dashboard:turn", args=[seen_in.pk]) in body
+    assert "acme/slides" in body and "0\xa0minutes ago" in body  # scope path and age
+
+
+def test_promotions_are_in_the_same_queue_labelled(reviewer_client, project_scope):
+    promo = proposal(project_scope, "Decks use the corporate template", meta={"promotion": {"sessions": ["a", "b"]}})
+    response = reviewer_client.get(reverse("dashboard:review"))
+    [item] = [i for i in response.context["items"] if i.memory.pk == promo.pk]
+    assert item.kind == "promotion" and 'class="badge kind-promotion">Promotion<' in response.content.decode()
+
+
+def test_filters_by_kind_proposer_and_age(reviewer_client, project_scope, agent):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from governance.services.memory import MemoryInput, memory_record
+
+    old = proposal(project_scope, "Old convention", kind="convention")
+    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=3))
+    by_agent = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="Agent's idea",
+                                              source_kind="user", status="proposed"), actor=agent)
+    url = reverse("dashboard:review")
+
+    def listed(**params):
+        return [i.memory.pk for i in reviewer_client.get(url, params).context["items"]]
+
+    assert listed(kind="convention") == [old.pk]
+    assert listed(proposer="slides-agent") == [by_agent.pk]
+    assert by_agent.pk not in listed(proposer="-")
+    assert listed(older="1d") == [old.pk]
+    assert old.pk not in listed(newer="1d") and by_agent.pk in listed(newer="1d")
+    assert listed(sort="newest")[0] == by_agent.pk and listed()[0] == old.pk
+    assert reviewer_client.get(url, {"older": "forever"}).status_code == 400
+    assert reviewer_client.get(url, {"kind": "gossip"}).status_code == 400
+    assert reviewer_client.get(url, {"after": "not-a-cursor"}).status_code == 400
+
+
+def test_keyset_paging_goes_past_the_first_60(reviewer_client, project_scope):
+    from governance.services.memory import MemoryInput, memory_record_batch
+
+    made = memory_record_batch(items=[MemoryInput(scope=project_scope, kind="preference", text=f"Preference {i}",
+                                                  source_kind="user", status="proposed") for i in range(65)], actor=None)
+    first = reviewer_client.get(reverse("dashboard:review"))
+    assert first.context["count"] == 60 and first.context["waiting"] == 65
+    second = reviewer_client.get(reverse("dashboard:review") + first.context["links"]["next"])
+    shown = [i.memory.pk for i in first.context["items"]] + [i.memory.pk for i in second.context["items"]]
+    assert shown == sorted(m.pk for m in made)  # oldest first, no gap, no repeat
+    assert "next" not in second.context["links"] and "first" in second.context["links"]
+
+
+def test_review_page_query_count_does_not_grow_with_the_queue(reviewer_client, project_scope, agent):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from governance.models import Turn
+    from governance.services.memory import MemoryInput, memory_record
+
+    def add(n):
+        for i in range(n):
+            item = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text=f"Idea {i} {n}",
+                                                  source_kind="user", session="s", status="candidate"), actor=agent)
+            memory_propose(memory_id=item.pk, actor=agent, reason=f"reason {i}")
+        Turn.objects.create(scope=project_scope, principal=agent, session="s", query="q")
+
+    def count():
+        with CaptureQueriesContext(connection) as ctx:
+            assert reviewer_client.get(reverse("dashboard:review")).status_code == 200
+        return len(ctx.captured_queries)
+
+    add(2)
+    small = count()
+    add(25)
+    assert count() == small

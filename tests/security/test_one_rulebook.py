@@ -24,11 +24,11 @@ def test_the_dashboard_offers_the_audit_check_only_to_whom_the_api_allows(owner,
     reviewer_page = _browser(reviewer, "pw-rami")
     assert token_client(reviewer).get("/api/v1/audit/verify").status_code == 403
     assert reviewer_page.get("/governance/verify/").status_code == 403
-    assert b'id="chain-state"' not in reviewer_page.get("/governance/").content
+    assert b'id="chain-state"' not in reviewer_page.get("/governance/audit/").content
     owner_page = _browser(owner, "pw-olivia")
     assert token_client(owner).get("/api/v1/audit/verify").status_code == 200
     assert owner_page.get("/governance/verify/").status_code == 200
-    assert b'id="chain-state"' in owner_page.get("/governance/").content
+    assert b'id="chain-state"' in owner_page.get("/governance/audit/").content
 
 
 def test_api_and_dashboard_agree_that_a_turn_above_the_callers_grant_is_not_its_to_read(

@@ -169,7 +169,7 @@ def test_the_dashboard_lists_and_revokes_tokens_its_user_owns(owner, agent, proj
     token = ApiToken.objects.get(principal=agent)
     browser = Client()
     assert browser.login(username=owner.name, password="pw-olivia")
-    page = browser.get("/governance/")
+    page = browser.get("/governance/grants/")
     assert token in page.context["tokens"]
     response = browser.post("/governance/tokens/revoke/", {"token": token.pk})
     assert response.status_code == 302

@@ -7,7 +7,8 @@ without a ref gets one derived from its time, role and content), so importing a 
 
 Each chunk of turns is written in one transaction that also claims the rows' embedding for this process;
 the command embeds them once they fill a batch (EMBEDDING_BATCH_SIZE texts or EMBEDDING_BATCH_CHARS
-characters, across sessions: small batches are slow) and the embedding worker, receiving the
+characters, across sessions: small batches are slow), on a thread of its own while the next chunk is
+written, so the import runs at the embedder's own speed; the embedding worker, receiving the
 same rows' outbox delivery, finds them taken: every text goes through the embedder once. Rows are
 searchable by keyword from the commit on, by vector when their embedding lands. With --no-embed the
 command only writes and the `embedding` queue does the work."""
@@ -29,7 +30,7 @@ from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
 from governance.evaluation.conversations import FORMATS, detect_format, load
-from governance.propagation import embed_memories, embedding_batches, hold_rows
+from governance.propagation import EmbedAhead, claim_lease, embedding_batches, hold_rows, release_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
 
@@ -136,43 +137,58 @@ class Command(BaseCommand):
     def ingest(self, lines: list[dict], errors: list[str], *, no_embed: bool) -> None:
         total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
         done = 0
-        # Written but not yet embedded (claimed by this process): embedded once they fill a batch, so a
-        # conversation of many short sessions still reaches the embedder in full batches.
+        # Written but not yet embedded (claimed by this process): handed to the embedder once they fill a
+        # batch, so a conversation of many short sessions still reaches the embedder in full batches.
         waiting: list[tuple[int, int]] = []
+        renewed = time.monotonic()
+        # The embedder works on its own thread while the next chunk is written (EmbedAhead).
+        ahead = None if no_embed else EmbedAhead()
         scopes: dict[str, object] = {}
-        # Consecutive lines of one scope and session form one event (in chunks), in file order.
-        for (scope_path, session), group in groupby(lines, key=lambda x: (x["scope"], x["session"])):
-            group = list(group)
-            try:
-                scope = scopes.get(scope_path) or scope_ensure(path=scope_path, actor=None)
-            except DomainError as exc:
-                errors.append(f"scope {scope_path!r}: {exc.message}")
-                done += len(group)
-                continue
-            scopes[scope_path] = scope
-            for start in range(0, len(group), BATCH_TURNS):
-                chunk = group[start : start + BATCH_TURNS]
-                turns = [{k: t.get(k) for k in ("role", "speaker", "content", "ref", "call_id", "at")} for t in chunk]
-                memories = ingest_claimed(scope=scope, session=session, turns=turns, embed=not no_embed)
-                created += len(memories)
-                turns_new += sum(1 for m in memories if m.kind == "episodic")
-                if not no_embed:
-                    waiting += [(m.pk, len(m.text)) for m in memories]
-                    full = embedding_batches(waiting, settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_BATCH_CHARS)
-                    ready = [pk for batch in full[:-1] for pk in batch]  # the last batch may still grow
-                    if full and len(full[-1]) >= settings.EMBEDDING_BATCH_SIZE:
-                        ready += full[-1]
-                    if ready:
-                        taken = set(ready)
-                        waiting = [row for row in waiting if row[0] not in taken]
-                        later = [pk for pk, _ in waiting]
-                        # The rows still waiting keep their claim while the ready ones are embedded.
-                        embed_memories(ready, claimed=True, heartbeat=lambda later=later: hold_rows(later))
-                done += len(chunk)
-                self.stdout.write(progress_line(done, total, created, time.monotonic() - started))
-                self.stdout.flush()
-        if waiting:
-            embed_memories([pk for pk, _ in waiting], claimed=True)
+        try:
+            # Consecutive lines of one scope and session form one event (in chunks), in file order.
+            for (scope_path, session), group in groupby(lines, key=lambda x: (x["scope"], x["session"])):
+                group = list(group)
+                try:
+                    scope = scopes.get(scope_path) or scope_ensure(path=scope_path, actor=None)
+                except DomainError as exc:
+                    errors.append(f"scope {scope_path!r}: {exc.message}")
+                    done += len(group)
+                    continue
+                scopes[scope_path] = scope
+                for start in range(0, len(group), BATCH_TURNS):
+                    chunk = group[start : start + BATCH_TURNS]
+                    turns = [{k: t.get(k) for k in ("role", "speaker", "content", "ref", "call_id", "at")}
+                             for t in chunk]
+                    memories = ingest_claimed(scope=scope, session=session, turns=turns, embed=ahead is not None)
+                    created += len(memories)
+                    turns_new += sum(1 for m in memories if m.kind == "episodic")
+                    if ahead is not None:
+                        waiting += [(m.pk, len(m.text)) for m in memories]
+                        full = embedding_batches(waiting, settings.EMBEDDING_BATCH_SIZE,
+                                                 settings.EMBEDDING_BATCH_CHARS)
+                        ready = [pk for batch in full[:-1] for pk in batch]  # the last batch may still grow
+                        if full and len(full[-1]) >= settings.EMBEDDING_BATCH_SIZE:
+                            ready += full[-1]
+                        if ready:
+                            taken = set(ready)
+                            waiting = [row for row in waiting if row[0] not in taken]
+                            ahead.submit(ready)
+                        if waiting and time.monotonic() - renewed > claim_lease().total_seconds() / 3:
+                            hold_rows([pk for pk, _ in waiting])  # still ours while they wait for a batch
+                            renewed = time.monotonic()
+                    done += len(chunk)
+                    self.stdout.write(progress_line(done, total, created, time.monotonic() - started))
+                    self.stdout.flush()
+            if ahead is not None and waiting:
+                ahead.submit([pk for pk, _ in waiting])
+                waiting = []
+        except BaseException:
+            if waiting:  # written, never handed over: the embedding queue may take them at once
+                release_rows([pk for pk, _ in waiting])
+            raise
+        finally:
+            if ahead is not None:
+                ahead.close()  # on an error too: the rows handed over are embedded, and its error raised
         elapsed = time.monotonic() - started
         self.stdout.write(f"read {total} turns: {turns_new} new ({created} memories created with their "
                           f"candidates), {total - turns_new} already present; {len(errors)} bad lines; "

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+import math
+from datetime import datetime
 
 from django.apps import apps
 from django.conf import settings
 from django.core.paginator import Page
 from django.db import connection
-from django.db.models import BigIntegerField, Count, JSONField, Min, Q, QuerySet
+from django.db.models import Count, JSONField, Min
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from governance.activation import days
-from governance.errors import InvalidInput, NotFound
+from governance.errors import NotFound
 from governance.models import (
     AuditEvent,
     Grant,
@@ -27,11 +27,10 @@ from governance.models import (
     Turn,
     TurnMemory,
 )
-from governance.permissions import Action, governed_roots, require, tokens_visible_to
+from governance.permissions import Action, require, tokens_visible_to
+from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
-    BAD_PAGE,
     PAGE_SIZE,
-    LightPage,
     _page,
     governed_scope_ids,
 )
@@ -83,28 +82,51 @@ def recent_audit(principal: Principal, scope: Scope | None, limit: int = 10) -> 
     return list(audit_queryset(principal, scope).order_by("-pk")[:limit])
 
 
-def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 30) -> dict:
-    """Histogram of log10 activation of the memories a recall could use, and the cold threshold."""
+def _short(value: float) -> str:
+    """An activation for a label: two significant digits, plain up to 1e-3, powers of ten below."""
+    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}".replace("e-0", "e-")
+
+
+def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 24) -> dict:
+    """Histogram of log10 activation of the memories a recall could use, over the range they occupy (and
+    the cold threshold, so the line is always on the chart): equal log bins from the data's minimum to its
+    maximum, rounded out to a tenth of a decade, each labelled with its bounds. One query: the values are
+    computed once (a CTE over the covering index of migration 0005), their range taken, then bucketed."""
     ids = governed_scope_ids(principal, scope)
-    lo, hi = -6.0, 1.0
     now = timezone.now()
-    counts = [0] * bins
+    threshold = settings.MEMORY_COLD_THRESHOLD
+    t = math.log10(threshold)
+    rows: list = []
+    lo = hi = None
     if ids:
         # log10 A(t) = (log K − λ·t) / ln 10: plain arithmetic per row, no exp/log over the whole table.
         sql = (
-            "SELECT width_bucket((activation_log_k - decay_rate * %s) / ln(10), %s, %s, %s) AS b, count(*) "
-            "FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s) GROUP BY b"
+            "WITH v AS MATERIALIZED (SELECT (activation_log_k - decay_rate * %s) / ln(10) AS x "
+            "FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s)), "
+            "r AS (SELECT floor(least(min(x), %s) * 10) / 10 AS lo, "
+            "ceil(greatest(max(x), %s) * 10) / 10 + 0.1 AS hi FROM v) "
+            "SELECT r.lo, r.hi, width_bucket(v.x, r.lo, r.hi, %s) AS b, count(*) FROM v, r "
+            "GROUP BY r.lo, r.hi, b"
         )
         with connection.cursor() as cursor:
-            cursor.execute(sql, [days(now), lo, hi, bins, ids, ["active", "candidate", "proposed"]])
-            for bucket, n in cursor.fetchall():
-                counts[min(max(bucket, 1), bins) - 1] += n  # out-of-range values join the edge bins
+            cursor.execute(sql, [days(now), ids, ["active", "candidate", "proposed"], t - 0.1, t + 0.1, bins])
+            rows = cursor.fetchall()
+    if rows:
+        lo, hi = float(rows[0][0]), float(rows[0][1])
+    else:
+        lo, hi = math.floor(t) - 1.0, math.ceil(t) + 1.0
+    counts = [0] * bins
+    for _, _, bucket, n in rows:
+        counts[min(max(bucket, 1), bins) - 1] += n
     width = (hi - lo) / bins
+    edges = [10 ** (lo + i * width) for i in range(bins + 1)]
     return {
-        "edges": [10 ** (lo + i * width) for i in range(bins + 1)],
+        "edges": edges,
         "centers": [10 ** (lo + (i + 0.5) * width) for i in range(bins)],
+        "labels": [f"{_short(edges[i])}–{_short(edges[i + 1])}" for i in range(bins)],
         "counts": counts,
-        "threshold": settings.MEMORY_COLD_THRESHOLD,
+        "range": [lo, hi],
+        "threshold": threshold,
     }
 
 
@@ -192,71 +214,6 @@ def tokens_in(principal: Principal, scope: Scope | None) -> list:
     if scope is not None:
         qs = qs.filter(scope__tree__descendant_of=scope.tree)
     return list(qs.order_by("-created_at", "-pk")[:200])
-
-
-@dataclass
-class AuditFilters:
-    action: str = ""
-    actor: str = ""
-    target: str = ""
-
-
-def audit_queryset(principal: Principal, scope: Scope | None, filters: AuditFilters | None = None) -> QuerySet:
-    """Audit events of the scopes the principal may read (events carry the path of their scope)."""
-    roots = [scope.path] if scope is not None else governed_roots(principal)
-    if not roots:
-        return AuditEvent.objects.none()
-    q = Q()
-    for path in roots:
-        q |= Q(scope_path=path) | Q(scope_path__startswith=path + "/")
-    qs = AuditEvent.objects.filter(q)
-    if filters:
-        if filters.action:
-            qs = qs.filter(action=filters.action)
-        if filters.actor:
-            qs = qs.filter(actor_name=filters.actor)
-        if filters.target:
-            qs = qs.filter(target_id=filters.target)
-    return qs
-
-
-
-def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters, page: int | str = 1) -> LightPage:
-    try:
-        number = int(page or 1)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(BAD_PAGE, field="page") from exc
-    if not 1 <= number <= 10_000:
-        raise InvalidInput(BAD_PAGE, field="page")
-    # Id order is the chain's order (appends are serialised), and the primary key index serves it.
-    qs = audit_queryset(principal, scope, filters).order_by("-pk")
-    offset = (number - 1) * PAGE_SIZE
-    return LightPage(list(qs[offset : offset + PAGE_SIZE + 1]), number, PAGE_SIZE)
-
-
-def audit_actions() -> list[str]:
-    return list(AuditEvent.objects.order_by("action").values_list("action", flat=True).distinct())
-
-
-def recent_propagation(principal: Principal, scope: Scope | None, limit: int = 25) -> list[dict]:
-    """The last changes carried to derived stores, with each store's delivery state."""
-    ids = governed_scope_ids(principal, scope)
-    since = timezone.now() - timedelta(days=7)
-    rows = list(
-        Outbox.objects.filter(created_at__gte=since)
-        # a batch write names its memories only in the payload; its first one stands for the batch
-        .annotate(first_memory=RawSQL("(governance_outbox.payload->'memory_ids'->>0)::bigint", [],
-                                      output_field=BigIntegerField()))
-        .filter(
-            Q(memory__scope_id__in=ids)
-            | Q(payload__scope_id__in=ids)
-            | Q(memory__isnull=True, first_memory__in=Memory.objects.filter(scope_id__in=ids).values("pk"))
-        )
-        .prefetch_related("deliveries").order_by("-pk")[:limit]
-    )
-    return [
-        {"outbox": row, "deliveries": sorted(row.deliveries.all(), key=lambda d: d.store)} for row in rows
-    ]
 
 
 def latest_evaluation():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from governance.errors import InvalidInput
 from governance.models import Memory, Principal, Scope
@@ -42,8 +42,11 @@ def governed_scope_ids(principal: Principal, scope: Scope | None = None) -> list
 
 
 def scope_paths(principal: Principal) -> list[str]:
-    """Readable scope paths in tree order (the header's scope picker: no counts, so no scan of memories)."""
-    return list(governed_scopes_within(principal).order_by("path").values_list("path", flat=True))
+    """Readable scope paths in tree order (the header's scope picker: no counts, so no scan of memories).
+    Archived scopes are left out (their memories stay readable from the lists and by id)."""
+    archived_above = Scope.objects.filter(archived_at__isnull=False, tree__ancestor_of=OuterRef("tree"))
+    return list(governed_scopes_within(principal).filter(~Exists(archived_above)).order_by("path")
+                .values_list("path", flat=True))
 
 
 def scope_tree(principal: Principal) -> list[dict]:

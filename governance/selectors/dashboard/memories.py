@@ -162,22 +162,25 @@ def reinforcements_for(memory_ids: list[int]) -> dict[int, list[tuple[datetime, 
     return grouped
 
 
-def relation_graph(principal: Principal, scope: Scope | None, *, max_edges: int = 2000) -> dict:
-    """Relations between memories the principal may read (both ends), newest first, capped."""
+def relation_graph(principal: Principal, scope: Scope | None, *, max_edges: int = 2000,
+                   kinds: list[str] | None = None) -> dict:
+    """Relations between memories the principal may read (both ends), newest first, capped; only of
+    `kinds` when given."""
     ids = set(governed_scope_ids(principal, scope))
     edges: list[tuple[int, int, str]] = []
     chunk: list = []
+    relations = Relation.objects.filter(kind__in=kinds) if kinds else Relation.objects.all()
     if scope is None or scope.parent_id is None:
         # A whole workspace: the newest relations, with their ends looked up by id, are cheap whatever
         # the size of the memory table, and most of them are readable here.
-        chunk = list(Relation.objects.order_by("-pk").values_list("source_id", "target_id", "kind")[:GRAPH_CHUNK])
+        chunk = list(relations.order_by("-pk").values_list("source_id", "target_id", "kind")[:GRAPH_CHUNK])
         ends = {i for s, t, _ in chunk for i in (s, t)}
         scope_of = dict(_by_ids(Memory.objects.all(), ends).values_list("pk", "scope_id"))
         edges = [(s, t, k) for s, t, k in chunk if scope_of.get(s) in ids and scope_of.get(t) in ids]
     if len(edges) <= max_edges and (scope is not None and scope.parent_id is not None or len(chunk) == GRAPH_CHUNK):
         # A narrower scope: let PostgreSQL find its relations through the memories of its scopes.
         edges = list(
-            Relation.objects.filter(
+            relations.filter(
                 Exists(Memory.objects.filter(pk=OuterRef("source_id"), scope_id__in=ids)),
                 Exists(Memory.objects.filter(pk=OuterRef("target_id"), scope_id__in=ids)),
             ).order_by("-pk").values_list("source_id", "target_id", "kind")[: max_edges + 1]

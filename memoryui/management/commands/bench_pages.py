@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import statistics
 import time
+from datetime import timedelta
+from urllib.parse import quote
 
 from django.core.management.base import BaseCommand
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from benchmarks.stats import percentile
-from governance.models import Memory, Turn
+from governance.models import AuditEvent, Memory, Turn
+from governance.selectors.review import encode_cursor
 from memoryui.management.bench_seed import WORKSPACE, ensure_bench
 
 GOAL_MS = 300.0
@@ -67,6 +71,14 @@ class Command(BaseCommand):
         ws = f"scope={WORKSPACE}"
         keyed = Memory.objects.filter(scope__workspace__slug=WORKSPACE, key__isnull=False, status="active").order_by("-pk").first()
         turn = Turn.objects.filter(scope__workspace__slug=WORKSPACE).order_by("-pk").first()
+        today = timezone.localdate()
+        week_ago = today - timedelta(days=7)
+        # a keyset cursor halfway down the workspace's audit log: a deep page costs what the first does
+        ids = AuditEvent.objects.filter(scope_path__startswith=WORKSPACE).order_by("pk").values_list("pk", flat=True)
+        deep_audit = ids[ids.count() // 2] if ids.exists() else 1
+        # The last item of the review queue's first page: its cursor opens page 2.
+        page_end = Memory.objects.filter(scope__workspace__slug=WORKSPACE, status="proposed").order_by(
+            "created_at", "pk")[59]
         pages = [
             ("overview", f"/?{ws}", "owner", "get"),
             ("overview: activation histogram", f"/charts/activation.json?{ws}", "owner", "get"),
@@ -87,8 +99,14 @@ class Command(BaseCommand):
             ("turn page", f"/turns/{turn.pk}/", "owner", "get"),
             ("review queue", f"/review/?scope={WORKSPACE}/p0", "reviewer", "get"),
             ("review queue, whole workspace", f"/review/?{ws}", "owner", "get"),
-            ("governance", f"/governance/?{ws}", "owner", "get"),
-            ("governance: audit filtered", f"/governance/?{ws}&action=memory.record&page=3", "owner", "get"),
+            ("governance: grants", f"/governance/grants/?{ws}", "owner", "get"),
+            ("governance: audit", f"/governance/audit/?{ws}", "owner", "get"),
+            ("governance: propagation", f"/governance/propagation/?{ws}", "owner", "get"),
+            ("governance: audit filtered, a week", f"/governance/audit/?{ws}&action=memory.record&from={week_ago}&to={today}", "owner", "get"),
+            ("governance: audit by actor, deep page", f"/governance/audit/?{ws}&actor=system&before={deep_audit}", "owner", "get"),
+            ("review queue: newest, kind filter", f"/review/?{ws}&sort=newest&kind=semantic", "owner", "get"),
+            ("review queue: page 2 (keyset)", f"/review/?{ws}&after={quote(encode_cursor(page_end))}", "owner", "get"),
+            ("review: similar in force (JSON)", f"/review/{page_end.pk}/similar.json", "owner", "get"),
             ("governance: chain verification", "/governance/verify/", "owner", "get"),
             ("evaluation", "/evaluation/", "owner", "get"),
         ]

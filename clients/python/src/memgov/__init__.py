@@ -39,6 +39,8 @@ from memgov.types import (
     Scope,
     Trace,
     Turn,
+    Webhook,
+    WebhookDelivery,
 )
 
 __version__ = "0.1.0"
@@ -48,5 +50,5 @@ __all__ = [
     "Forbidden", "FourEyesRequired", "Grant", "InvalidInput", "InvalidTransition", "KeyRevisionConflict",
     "MemgovError", "Memory", "MemoryState", "NotAuthenticated", "NotFound", "Packet", "PinnedOverBudget",
     "RecallHit", "ReviewItem", "Scope", "ServerError", "ServiceUnavailable", "StaleRevision", "Throttled",
-    "Trace", "Turn",
+    "Trace", "Turn", "Webhook", "WebhookDelivery",
 ]

@@ -171,6 +171,45 @@ class Tokens(_Resource):
         return self._send(Call("DELETE", f"/tokens/{int(token_id)}"))
 
 
+class Webhooks(_Resource):
+    """A workspace's outbound events; owners of the whole workspace only (docs/webhooks.md)."""
+
+    def list(self, *, workspace: str | None = None) -> list[t.Webhook]:
+        return self._send(Call("GET", "/webhooks", params=clean({"workspace": workspace}),
+                               parse=lambda d: [t.Webhook.from_dict(w) for w in d]))
+
+    def create(self, *, workspace: str, url: str, event_types: list[str], description: str = "",
+               active: bool = True) -> t.Webhook:
+        """Subscribe `url`; the result's `secret` signs every request and is shown only now."""
+        return self._send(Call("POST", "/webhooks", json={"workspace": workspace, "url": url,
+                                                          "event_types": list(event_types),
+                                                          "description": description, "active": active},
+                               parse=t.Webhook.from_dict))
+
+    def get(self, webhook_id: int) -> t.Webhook:
+        return self._send(Call("GET", f"/webhooks/{int(webhook_id)}", parse=t.Webhook.from_dict))
+
+    def update(self, webhook_id: int, *, url: str | None = None, event_types: list[str] | None = None,
+               description: str | None = None, active: bool | None = None) -> t.Webhook:
+        body = clean({"url": url, "event_types": event_types, "description": description, "active": active})
+        return self._send(Call("PATCH", f"/webhooks/{int(webhook_id)}", json=body, parse=t.Webhook.from_dict))
+
+    def delete(self, webhook_id: int) -> None:
+        return self._send(Call("DELETE", f"/webhooks/{int(webhook_id)}"))
+
+    def rotate_secret(self, webhook_id: int) -> t.Webhook:
+        return self._send(Call("POST", f"/webhooks/{int(webhook_id)}/rotate-secret", parse=t.Webhook.from_dict))
+
+    def deliveries(self, webhook_id: int, *, state: str | None = None) -> list[t.WebhookDelivery]:
+        """The newest 100 deliveries, of one state (pending, delivered, failed) or all."""
+        return self._send(Call("GET", f"/webhooks/{int(webhook_id)}/deliveries", params=clean({"state": state}),
+                               parse=lambda d: [t.WebhookDelivery.from_dict(x) for x in d]))
+
+    def redeliver(self, delivery_id: int) -> t.WebhookDelivery:
+        return self._send(Call("POST", f"/webhooks/deliveries/{int(delivery_id)}/redeliver",
+                               parse=t.WebhookDelivery.from_dict))
+
+
 class _Sender:
     """The operations that are not a resource's, and the resources themselves."""
 
@@ -186,6 +225,7 @@ class _Sender:
         self.promotions = Promotions(self)
         self.grants = Grants(self)
         self.tokens = Tokens(self)
+        self.webhooks = Webhooks(self)
 
     def _send(self, call: Call) -> Any:  # pragma: no cover - defined by the two clients
         raise NotImplementedError

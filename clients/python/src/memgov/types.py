@@ -354,6 +354,57 @@ class TokenInfo:
                    last_used_at=_dt(d.get("last_used_at")), revoked_at=_dt(d.get("revoked_at")))
 
 
+@dataclass(frozen=True)
+class Webhook:
+    """A workspace's webhook subscription (docs/webhooks.md). `secret` is set only in the answer of
+    `webhooks.create` and `webhooks.rotate_secret`: it is shown once."""
+
+    id: int
+    workspace: str
+    url: str
+    event_types: list[str]
+    description: str
+    active: bool
+    created_at: datetime | None
+    updated_at: datetime | None
+    secret: str | None = None
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Webhook:
+        return cls(id=d["id"], workspace=d["workspace"], url=d["url"], event_types=list(d.get("event_types", [])),
+                   description=d.get("description", ""), active=bool(d.get("active", True)),
+                   created_at=_dt(d.get("created_at")), updated_at=_dt(d.get("updated_at")), secret=d.get("secret"),
+                   raw=d)
+
+
+@dataclass(frozen=True)
+class WebhookDelivery:
+    """One event sent (or being sent) to one subscription: its state and how the last attempt went."""
+
+    id: int
+    subscription: int
+    event_id: str
+    event_type: str
+    state: str
+    attempts: int
+    last_status_code: int | None
+    last_error: str
+    response_ms: int | None
+    created_at: datetime | None
+    delivered_at: datetime | None
+    body: dict
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> WebhookDelivery:
+        return cls(id=d["id"], subscription=d["subscription"], event_id=str(d["event_id"]), event_type=d["event_type"],
+                   state=d["state"], attempts=d.get("attempts", 0), last_status_code=d.get("last_status_code"),
+                   last_error=d.get("last_error", ""), response_ms=d.get("response_ms"),
+                   created_at=_dt(d.get("created_at")), delivered_at=_dt(d.get("delivered_at")),
+                   body=d.get("body") or {}, raw=d)
+
+
 def as_dict(value: Any) -> Any:
     """The JSON the service sent for a typed result (for printing or passing on)."""
     return getattr(value, "raw", value)

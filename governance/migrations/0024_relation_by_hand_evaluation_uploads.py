@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('governance', '0016_memory_stale_source_ref'),
+        ('governance', '0023_audit_keyset_indexes'),
     ]
 
     operations = [

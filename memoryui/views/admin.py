@@ -1,0 +1,352 @@
+"""Administration pages: workspaces (list, create for site administrators, rename), one Members page per
+workspace (the role matrix: who can do what where, with adding people, invitations, teams and new
+scopes), the scope settings page (rename, move, archive, four-eyes, agent write policy, child scopes,
+retention), and the invitation page a new person opens. Every change is one service call; every rule
+is asked of governance.permissions."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from governance.errors import DomainError, InvalidInput, NotFound
+from governance.models import AgentWrite, Kind, Principal, RetentionPolicy, Role, Scope
+from governance.permissions import (
+    PERMISSION_WORDS,
+    Action,
+    RoleMap,
+    can,
+    can_create_team,
+    is_site_admin,
+    principal_visible,
+    principals_visible_to,
+)
+from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
+from governance.services import grant_membership, scope_admin
+from governance.services import invitation as invitations
+from governance.services.principal import grant_add
+from governance.services.retention import retention_policy_set
+from governance.services.scope import scope_create_child
+from governance.services.workspace import workspace_create, workspace_rename
+from memoryui.views.base import dashboard_view, page
+
+UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
+UNKNOWN_SCOPE = "Choose one of the scopes listed."
+PICKER_LIMIT = 500
+BAD_DAYS = "Give a whole number of days."
+
+
+def _principal(actor, name: str, field: str = "principal") -> Principal:
+    """A principal the actor may know of; anything else is the same answer as an unknown name."""
+    found = Principal.objects.filter(name=(name or "").strip()).first()
+    if found is None or not principal_visible(actor, found):
+        raise InvalidInput(UNKNOWN_PRINCIPAL, field=field)
+    return found
+
+
+def _scope_in(actor, workspace, path: str, field: str = "scope") -> Scope:
+    """A scope of this workspace the actor holds a role on; anything else is one answer."""
+    scope = Scope.objects.filter(workspace=workspace, path=(path or "").strip()).first()
+    if scope is None or not can(actor, scope, Action.READ):
+        raise InvalidInput(UNKNOWN_SCOPE, field=field)
+    return scope
+
+
+# --- Workspaces -----------------------------------------------------------------------------------------
+
+
+@dashboard_view()
+def workspaces(request: HttpRequest) -> HttpResponse:
+    return _workspaces_page(request)
+
+
+def _workspaces_page(request, error: DomainError | None = None, status: int = 200) -> HttpResponse:
+    return page(request, "dashboard/admin/workspaces.html", {
+        "workspaces": list(workspaces_for(request.principal)), "may_create": is_site_admin(request.principal),
+        "error": error, "nav": "admin"}, status=status)
+
+
+@require_POST
+@dashboard_view()
+def workspace_new(request: HttpRequest) -> HttpResponse:
+    try:
+        workspace = workspace_create(slug=request.POST.get("slug", ""), name=request.POST.get("name", ""),
+                                     actor=request.principal)
+    except DomainError as exc:
+        return _workspaces_page(request, exc, exc.status)
+    messages.success(request, f"Workspace {workspace.slug} created; you own it.")
+    return redirect("dashboard:members", slug=workspace.slug)
+
+
+# --- Members --------------------------------------------------------------------------------------------
+
+
+@dashboard_view()
+def members(request: HttpRequest, slug: str) -> HttpResponse:
+    return _members_page(request, slug)
+
+
+def _members_page(request, slug: str, error: DomainError | None = None, status: int = 200,
+                  invitation_link: str = "") -> HttpResponse:
+    workspace = workspace_for(request.principal, slug)
+    within = request.scope if request.scope is not None and request.scope.workspace_id == workspace.pk else None
+    data = workspace_members(request.principal, workspace, within)
+    for row in data.rows:
+        row.pairs = list(zip(data.scopes, row.cells, strict=True))
+    roles = RoleMap.of(request.principal)
+    grantable = [r for r in Role if any(roles.may_grant(s, r) for s in data.administered)]
+    openable = [s for s in data.scopes if s.archived_at is None and roles.can(s, Action.WRITE_CANDIDATE)]
+    return page(request, "dashboard/admin/members.html", {
+        "workspace": workspace, "m": data, "scope_columns": data.scopes, "within": within,
+        "grantable_roles": grantable, "openable": openable,
+        "known_principals": (list(principals_visible_to(request.principal).order_by("name")
+                                  .values_list("name", "kind")[:PICKER_LIMIT]) if data.administered else []),
+        "may_create_team": can_create_team(request.principal),
+        "may_rename": bool(data.scopes) and data.scopes[0].parent_id is None
+        and roles.can(data.scopes[0], Action.MANAGE_POLICY),
+        "permission_words": list(PERMISSION_WORDS), "role_words": _role_words(),
+        "error": error, "invitation_link": invitation_link, "nav": "admin",
+    }, status=status)
+
+
+def _role_words() -> list[tuple[str, list[str]]]:
+    from governance.permissions import role_permissions
+
+    return [(r.value, role_permissions({r.value})) for r in Role]
+
+
+def _members_action(request, slug: str, act) -> HttpResponse:
+    """Run one change for the Members page: on success back to the page with a message, on a refusal the
+    page again with the reason and its status (nothing changed)."""
+    try:
+        workspace = workspace_for(request.principal, slug)
+        result = act(workspace)
+    except DomainError as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return _members_page(request, slug, exc, exc.status)
+    if isinstance(result, HttpResponse):
+        return result
+    messages.success(request, result)
+    return redirect("dashboard:members", slug=result_slug(request, slug))
+
+
+def result_slug(request, slug: str) -> str:
+    return getattr(request, "_new_slug", slug)
+
+
+@require_POST
+@dashboard_view()
+def member_add(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        who = _principal(request.principal, request.POST.get("principal", ""))
+        scope = _scope_in(request.principal, workspace, request.POST.get("grant_scope", ""), "grant_scope")
+        role = request.POST.get("role", "")
+        grant_add(principal=who, scope=scope, role=role, actor=request.principal)
+        return f"{who.name} is now {role} on {scope.path}."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def invitation_new(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        scope = _scope_in(request.principal, workspace, request.POST.get("invite_scope", ""), "invite_scope")
+        try:
+            days = int(request.POST.get("days", "7"))
+        except ValueError as exc:
+            raise InvalidInput(BAD_DAYS, field="days") from exc
+        _, raw = invitations.invitation_create(scope=scope, role=request.POST.get("role", ""), actor=request.principal,
+                                               note=request.POST.get("note", ""), expires_in_days=days)
+        # The raw link is shown once, on this answer; only its hash is stored.
+        return _members_page(request, slug, invitation_link=request.build_absolute_uri(
+            reverse("dashboard:invite", args=[raw])))
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def invitation_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        try:
+            invitation_id = int(request.POST.get("invitation", ""))
+        except ValueError as exc:
+            raise InvalidInput("invitation is a whole number.", field="invitation") from exc
+        invitations.invitation_revoke(invitation_id=invitation_id, actor=request.principal)
+        return "Invitation withdrawn."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def team_new(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        team = grant_membership.team_create(name=request.POST.get("team", ""), actor=request.principal)
+        return f"Team {team.name} created; give it a role with “Add people”."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        team = _principal(request.principal, request.POST.get("team", ""), "team")
+        member = _principal(request.principal, request.POST.get("member", ""), "member")
+        grant_membership.group_member_add(group=team, member=member, actor=request.principal)
+        return f"{member.name} joined {team.name}."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        team = _principal(request.principal, request.POST.get("team", ""), "team")
+        member = _principal(request.principal, request.POST.get("member", ""), "member")
+        grant_membership.group_member_remove(group=team, member=member, actor=request.principal,
+                                             reason=request.POST.get("reason", ""))
+        return f"{member.name} left {team.name}."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def scope_new(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        parent = _scope_in(request.principal, workspace, request.POST.get("parent", ""), "parent")
+        scope, created = scope_create_child(parent=parent, name=request.POST.get("name", ""), actor=request.principal)
+        return f"Scope {scope.path} {'opened' if created else 'already exists'}."
+    return _members_action(request, slug, act)
+
+
+@require_POST
+@dashboard_view()
+def workspace_edit(request: HttpRequest, slug: str) -> HttpResponse:
+    def act(workspace):
+        new_slug = request.POST.get("slug", "").strip() or None
+        renamed = workspace_rename(workspace=workspace, actor=request.principal,
+                                   name=request.POST.get("name", "").strip() or None, slug=new_slug)
+        request._new_slug = renamed.slug
+        return f"Workspace renamed: {renamed.slug} ({renamed.name})."
+    return _members_action(request, slug, act)
+
+
+# --- Scope settings -------------------------------------------------------------------------------------
+
+
+def _settings_scope(request, scope_id: int) -> Scope:
+    scope = Scope.objects.select_related("workspace", "parent").filter(pk=scope_id).first()
+    if scope is None or not can(request.principal, scope, Action.READ):
+        raise NotFound()
+    return scope
+
+
+@dashboard_view()
+def scope_settings(request: HttpRequest, scope_id: int) -> HttpResponse:
+    return _settings_page(request, _settings_scope(request, scope_id))
+
+
+def _settings_page(request, scope: Scope, error: DomainError | None = None, status: int = 200) -> HttpResponse:
+    roles = RoleMap.of(request.principal)
+    administered = roles.can(scope, Action.MANAGE_POLICY)
+    parents = [s for s in Scope.objects.filter(workspace=scope.workspace).exclude(tree__descendant_of=scope.tree)
+               .order_by("path") if roles.can(s, Action.MANAGE_POLICY)] if administered else []
+    return page(request, "dashboard/admin/scope_settings.html", {
+        "s": scope, "state": scope_state(scope), "administered": administered, "parents": parents,
+        "policy": RetentionPolicy.objects.filter(scope=scope).first(), "kinds": Kind.values,
+        "agent_write_choices": AgentWrite.choices,
+        "child_roles": [("", "site default")] + [(r, r) for r in (Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER)],
+        "error": error, "nav": "admin",
+    }, status=status)
+
+
+def _int_or_none(raw: str, field: str) -> int | None:
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"{field} is a whole number.", field=field) from exc
+
+
+def _float_or_none(raw: str, field: str) -> float | None:
+    raw = (raw or "").strip()
+    if not raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise InvalidInput(f"{field} is a number.", field=field) from exc
+
+
+@require_POST
+@dashboard_view()
+def scope_settings_change(request: HttpRequest, scope_id: int) -> HttpResponse:
+    """One form per change (the button's `action`): each calls its one service."""
+    scope = _settings_scope(request, scope_id)
+    post, actor = request.POST, request.principal
+    action = post.get("action", "")
+    try:
+        if action == "rename":
+            scope = scope_admin.scope_rename(scope=scope, name=post.get("name", ""), actor=actor)
+            done = f"Renamed to {scope.path}."
+        elif action == "move":
+            parent = _scope_in(actor, scope.workspace, post.get("parent", ""), "parent")
+            scope = scope_admin.scope_move(scope=scope, new_parent=parent, actor=actor)
+            done = f"Moved to {scope.path}."
+        elif action == "archive":
+            scope_admin.scope_archive(scope=scope, actor=actor, reason=post.get("reason", ""))
+            done = f"{scope.path} archived: it takes no new writes."
+        elif action == "restore":
+            scope_admin.scope_restore(scope=scope, actor=actor, reason=post.get("reason", ""))
+            done = f"{scope.path} restored."
+        elif action == "settings":
+            scope_admin.scope_settings_set(
+                scope=scope, actor=actor, require_two_reviewers=post.get("require_two_reviewers") == "on",
+                agent_write=post.get("agent_write", scope.agent_write),
+                child_scope_role=post.get("child_scope_role", scope.child_scope_role), reason=post.get("reason", ""))
+            done = "Settings saved."
+        elif action == "retention":
+            retention_policy_set(
+                scope=scope, actor=actor, retire_unused_days=_int_or_none(post.get("retire_unused_days"),
+                                                                          "retire_unused_days"),
+                archive_cold=post.get("archive_cold") == "on",
+                cold_threshold=_float_or_none(post.get("cold_threshold"), "cold_threshold"),
+                kinds=post.getlist("kinds"), enabled=post.get("enabled") == "on")
+            done = "Retention policy saved."
+        else:
+            raise InvalidInput("Unknown action.", field="action")
+    except DomainError as exc:
+        if isinstance(exc, NotFound):
+            raise
+        return _settings_page(request, _settings_scope(request, scope_id), exc, exc.status)
+    messages.success(request, done)
+    return redirect("dashboard:scope-settings", scope_id=scope.pk)
+
+
+# --- The invitation link (no sign-in) -------------------------------------------------------------------
+
+
+def invite(request: HttpRequest, token: str) -> HttpResponse:
+    """GET: what the link invites to; POST: choose a user name and password, then sign in."""
+    error: DomainError | None = None
+    try:
+        invitation = invitations.invitation_for_token(token)
+    except DomainError as exc:
+        return render(request, "dashboard/admin/invite.html", {"error": exc, "invalid": True}, status=exc.status)
+    if request.method == "POST":
+        try:
+            invitations.invitation_accept(token=token, username=request.POST.get("username", ""),
+                                          password=request.POST.get("password", ""))
+        except DomainError as exc:
+            error = exc
+        else:
+            messages.success(request, "Your account is ready: sign in.")
+            return redirect("login")
+    return render(request, "dashboard/admin/invite.html",
+                  {"invitation": invitation, "error": error, "username": request.POST.get("username", "")},
+                  status=error.status if error else 200)

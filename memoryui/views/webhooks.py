@@ -1,0 +1,102 @@
+"""Webhooks: a workspace's outbound-event subscriptions (add, pause or resume, rotate the secret, delete)
+and their delivery log (state, status code, attempts, time; failed ones only on demand) with a redeliver
+button. Owners of the whole workspace only, as in the API (governance.permissions); a new secret is shown
+once, on the page that answers the POST, and kept nowhere in the browser."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from governance.errors import DomainError, InvalidInput, NotFound
+from governance.models import EventType, WebhookDelivery, Workspace
+from governance.permissions import webhook_workspaces
+from governance.selectors import webhooks as sel
+from governance.services import webhook as services
+from memoryui.views.base import dashboard_view, page
+
+BAD_ID = "Choose a subscription or delivery from the list."
+BAD_ACTION = "The action is one of pause, resume, rotate or delete."
+NONE_MANAGED = "Webhooks are managed by the owners of a whole workspace; you own none."
+
+
+def _workspace(request, slug: str | None = None) -> Workspace | None:
+    """The chosen workspace (checked), else the first one the viewer manages, else None."""
+    slug = slug if slug is not None else request.GET.get("workspace", "")
+    if slug:
+        return sel.workspace_for(request.principal, slug[:63])
+    return webhook_workspaces(request.principal).first()
+
+
+def _id(raw: str) -> int:
+    try:
+        return int(raw)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(BAD_ID, field="id") from exc
+
+
+def _url(workspace: Workspace | None, state: str = "") -> str:
+    query = f"?workspace={workspace.slug}" if workspace else ""
+    return "/webhooks/" + query + (f"&state={state}" if state and query else "")
+
+
+def _render(request, workspace: Workspace | None, *, error: DomainError | None = None, secret: dict | None = None,
+            status: int = 200, form: dict | None = None):
+    state = request.GET.get("state", "")
+    state = state if state in WebhookDelivery.State.values else ""
+    subscriptions = list(sel.subscriptions_in([workspace])) if workspace else []
+    context = {
+        "nav": "webhooks", "workspace": workspace, "workspaces": list(webhook_workspaces(request.principal)),
+        "subscriptions": subscriptions, "deliveries": sel.deliveries_of(subscriptions, state) if subscriptions else [],
+        "state": state, "event_types": EventType.choices, "error": error, "secret": secret,
+        "form": form or {"event_types": list(EventType.values)}, "none_managed": NONE_MANAGED,
+    }
+    return page(request, "dashboard/webhooks/index.html", context, status=status)
+
+
+@dashboard_view()
+def webhooks(request):
+    return _render(request, _workspace(request))
+
+
+@require_POST
+@dashboard_view()
+def webhook_create(request):
+    workspace = _workspace(request, request.POST.get("workspace", ""))
+    if workspace is None:
+        raise NotFound()
+    form = {"url": request.POST.get("url", ""), "event_types": request.POST.getlist("event_types"),
+            "description": request.POST.get("description", "")}
+    try:
+        created = services.webhook_create(workspace=workspace, actor=request.principal, **form)
+    except DomainError as exc:
+        return _render(request, workspace, error=exc, status=exc.status, form=form)
+    return _render(request, workspace, secret={"subscription": created.subscription, "value": created.secret})
+
+
+@require_POST
+@dashboard_view()
+def webhook_act(request, webhook_id: int):
+    sub = sel.subscription_for(request.principal, webhook_id)
+    action = request.POST.get("action", "")
+    if action == "rotate":
+        created = services.webhook_rotate_secret(subscription_id=sub.pk, actor=request.principal)
+        return _render(request, sub.workspace, secret={"subscription": created.subscription, "value": created.secret})
+    if action in ("pause", "resume"):
+        services.webhook_update(subscription_id=sub.pk, actor=request.principal, active=action == "resume")
+        messages.success(request, f"Webhook to {sub.url} {'resumed' if action == 'resume' else 'paused'}.")
+    elif action == "delete":
+        services.webhook_delete(subscription_id=sub.pk, actor=request.principal)
+        messages.success(request, f"Webhook to {sub.url} deleted, with its delivery log.")
+    else:
+        raise InvalidInput(BAD_ACTION, field="action")
+    return redirect(_url(sub.workspace))
+
+
+@require_POST
+@dashboard_view()
+def webhook_redeliver(request, delivery_id: int):
+    delivery = services.webhook_redeliver(delivery_id=delivery_id, actor=request.principal)
+    messages.success(request, f"Event {delivery.event_type} queued for redelivery.")
+    return redirect(_url(delivery.subscription.workspace, request.POST.get("state", "")))
