@@ -1,11 +1,23 @@
 """/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
 views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
-scopes.py, review.py, access.py, operations.py, admin.py, webhooks.py)."""
+scopes.py, relations.py, promotions.py, review.py, access.py, operations.py, admin.py, webhooks.py)."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import access, admin, context, events, operations, review, scopes, turns, webhooks
+from governance.api import (
+    access,
+    admin,
+    context,
+    events,
+    operations,
+    promotions,
+    relations,
+    review,
+    scopes,
+    turns,
+    webhooks,
+)
 from governance.api.memories import views as memories
 
 urlpatterns = [
@@ -36,6 +48,10 @@ urlpatterns = [
     path("invitations", admin.InvitationsView.as_view(), name="api-gov-invitations"),
     path("invitations/accept", admin.InvitationAcceptView.as_view(), name="api-gov-invitation-accept"),
     path("invitations/<int:invitation_id>", admin.InvitationView.as_view(), name="api-gov-invitation"),
+    # Relations made by hand; promotion requested for chosen episodes.
+    path("relations", relations.RelationsView.as_view(), name="api-gov-relations"),
+    path("relations/<int:relation_id>", relations.RelationDetailView.as_view(), name="api-gov-relation"),
+    path("promotions", promotions.PromotionRequestView.as_view(), name="api-promotions"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
     # Access: grants, group members, tokens.

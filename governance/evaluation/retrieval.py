@@ -166,9 +166,10 @@ def newer_first(q, ranked: list[str]) -> bool:
 
 
 def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozenset[str]] | None = None,
-                    baseline: bool = True, progress=None) -> dict:
+                    baseline: bool = True, progress=None, detail_path: str | None = None) -> dict:
     """recall@1/5/10 per category and overall, newer-evidence-first on knowledge updates, and recall
-    latency p50/p95 (query embedding included), for each path and the BM25 baseline, on one question set."""
+    latency p50/p95 (query embedding included), for each path and the BM25 baseline, on one question set.
+    With `detail_path`, also "tasks": per question, what that path ranked first (its refs) and its recall."""
     from governance.embedding.cache import query_cache
     from governance.recall.packet import recall_with_stages
 
@@ -187,6 +188,9 @@ def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozens
         rankers["bm25"] = lambda q: bm25.ranked_refs(q.scope, q.question, max(KS))
     out: dict = {"questions": len(questions), "strategies": {}}
     categories = sorted({q.category for q in questions})
+    tasks: list[dict] = []
+    if detail_path is not None:
+        out["tasks"] = tasks
     for name, ranker in rankers.items():
         per_q, times, errors, updates = [], [], [], []
         for i, q in enumerate(questions):
@@ -197,9 +201,17 @@ def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozens
             except DomainError as exc:
                 errors.append(f"{q.ident or q.scope}: {exc.message}")
                 per_q.append((q, dict.fromkeys(KS, 0.0)))
+                if name == detail_path:
+                    tasks.append({"id": q.ident or f"q{i + 1}", "scope": q.scope, "question": q.question,
+                                  "category": q.category, "expected": list(q.evidence_refs), "ranked": [],
+                                  "error": exc.message, **{f"recall@{k}": 0.0 for k in KS}})
                 continue
             times.append((time.perf_counter() - started) * 1000)
             per_q.append((q, {k: _recall_at(q.evidence_refs, ranked, k) for k in KS}))
+            if name == detail_path:
+                tasks.append({"id": q.ident or f"q{i + 1}", "scope": q.scope, "question": q.question,
+                              "category": q.category, "expected": list(q.evidence_refs),
+                              "ranked": ranked[:max(KS)], **{f"recall@{k}": per_q[-1][1][k] for k in KS}})
             if q.newer_refs and q.older_refs:
                 updates.append(newer_first(q, ranked))
             if progress is not None:

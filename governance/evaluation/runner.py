@@ -49,6 +49,8 @@ class Outcome:
     stale_used: bool | None
     evidence_recall: dict[int, float] | None
     error: str = ""
+    # For a failed task: what the packet held (slot, memory id, the start of its text), for the drill-down.
+    held: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -133,8 +135,18 @@ def _run_task(loaded: LoadedTask, strategies: list[str], principals: Principals)
             retained=scorers.constraint_retention(task, packet, loaded.ids),
             stale_used=scorers.stale_used(task, packet, loaded.ids),
             evidence_recall=_evidence_recall(task.expect.evidence, loaded, ranked_ids),
+            held=[] if verdict.passed else _held(packet),
         ))
     return out
+
+
+HELD_BLOCKS = 30
+
+
+def _held(packet: dict) -> list[dict]:
+    """What a packet held, block by block (slot, memory id, start of the text): a failed task's evidence."""
+    return [{"slot": slot, "memory_id": block.get("memory_id"), "text": str(block.get("text") or "")[:200]}
+            for slot, block in scorers.blocks(packet)][:HELD_BLOCKS]
 
 
 def _results(ranked) -> list[dict]:
@@ -179,7 +191,8 @@ def summarise(result: RunResult, max_failures: int = 200) -> dict:
             "metrics": _metrics(rows),
         }
     failures = [
-        {"task": o.task_id, "category": o.category, "strategy": o.strategy, "failures": o.failures[:5]}
+        {"task": o.task_id, "category": o.category, "strategy": o.strategy, "failures": o.failures[:5],
+         "held": o.held}
         for o in result.outcomes if not o.passed
     ]
     return {
@@ -188,6 +201,8 @@ def summarise(result: RunResult, max_failures: int = 200) -> dict:
         "strategies": strategies,
         "metrics": {name: body["metrics"] for name, body in strategies.items()},
         "failures": failures[:max_failures], "failure_count": len(failures),
+        # Every task's verdict per strategy, compact: [task, category, strategy, passed].
+        "outcomes": [[o.task_id, o.category, o.strategy, o.passed] for o in result.outcomes],
     }
 
 

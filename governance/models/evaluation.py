@@ -2,11 +2,33 @@ from django.db import models
 
 
 class EvaluationRun(models.Model):
-    """One run of the replay suite (`manage.py evaluate`): which suite, seed and strategies, and the
-    results in the shape `--json` writes ({"strategies": {name: {"overall", "categories", "metrics"}}}).
-    The dashboard's evaluation page shows the latest."""
+    """One evaluation run: of the replay suite (`manage.py evaluate`, site-wide: no workspace), results in
+    the shape `--json` writes ({"strategies": {name: {"overall", "categories", "metrics"}}}); or of a
+    conversation file uploaded on the dashboard (suite "retrieval:<file>", of one workspace, run by a
+    Celery task into a workspace of its own), results {"strategies": {path: {"all", "categories", …}},
+    "tasks": [per question]}. The dashboard's evaluation page lists them."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
 
     created_at = models.DateTimeField(auto_now_add=True)
+    # Whose run it is: None for the site-wide replay suite; an uploaded file's run is seen only in the
+    # workspace it was started from (its questions and turns are that team's data).
+    workspace = models.ForeignKey("governance.Workspace", null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="evaluation_runs")
+    started_by = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
+    error = models.TextField(blank=True, default="")
+    # The uploaded file until the task has read it (emptied then): the request never runs the evaluation.
+    upload = models.TextField(blank=True, default="")
+    upload_format = models.CharField(max_length=12, blank=True, default="")
+    # The workspace the task imported the file's conversations into (nobody holds a grant there).
+    sandbox = models.CharField(max_length=63, blank=True, default="")
+    finished_at = models.DateTimeField(null=True, blank=True)
     suite = models.CharField(max_length=50)
     seed = models.BigIntegerField()
     strategies = models.JSONField(default=list)
@@ -18,6 +40,8 @@ class EvaluationRun(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["-created_at"], name="evaluation_run_latest")]
+        constraints = [models.CheckConstraint(condition=models.Q(state__in=["queued", "running", "done", "failed"]),
+                                              name="evaluation_run_state_valid")]
 
     def __str__(self) -> str:
         return f"evaluation {self.suite} seed={self.seed} @ {self.created_at:%Y-%m-%d %H:%M}"

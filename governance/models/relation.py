@@ -17,6 +17,9 @@ class Relation(models.Model):
     kind = models.CharField(max_length=12, choices=RelationKind.choices)
     reason = models.TextField(blank=True, default="")
     actor = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL)
+    # Made by a person on the dashboard or the API (relation_link), not inferred by the system: a hand-made
+    # `contradicts` brings its other end into the packet (governance/recall/adjudicate.py).
+    by_hand = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -17,6 +17,7 @@ from governance.permissions.access import (
     roles_at,
 )
 from governance.permissions.roles import ACTION_ROLES, DENIAL_REASONS, Action
+from governance.permissions.scopes import is_site_admin
 
 AUDIT_VERIFY_DENIED = "Verifying the audit chain needs the owner role on some scope."
 GROUP_MANAGE_DENIED = (
@@ -25,6 +26,41 @@ GROUP_MANAGE_DENIED = (
 )
 
 
+
+
+def can_start_evaluation(principal: Principal | None, workspace_root: Scope) -> bool:
+    """Uploading a conversation file for evaluation: owners of the workspace (its root scope), and site
+    administrators."""
+    return is_site_admin(principal) or can(principal, workspace_root, Action.EVALUATE)
+
+
+def require_evaluation_start(principal: Principal | None, workspace_root: Scope) -> None:
+    """NotFound when the caller holds no role in the workspace (no existence leak); a reason otherwise."""
+    if can_start_evaluation(principal, workspace_root):
+        return
+    if not memory_readable_scopes(principal).filter(workspace_id=workspace_root.workspace_id).exists():
+        raise NotFound()
+    raise PermissionDenied(DENIAL_REASONS[Action.EVALUATE], action=str(Action.EVALUATE))
+
+
+def evaluation_roots(principal: Principal | None) -> list[Scope]:
+    """The workspace roots where the principal may start an evaluation (the upload form's choices)."""
+    from django.db.models import F
+
+    roots = Scope.objects.filter(path=F("workspace__slug")).select_related("workspace").order_by("path")
+    if is_site_admin(principal):
+        return list(roots)
+    roles = RoleMap.of(principal)
+    return [r for r in roots.filter(pk__in=memory_readable_scopes(principal)) if roles.can(r, Action.EVALUATE)]
+
+
+def evaluation_workspace_ids(principal: Principal | None) -> list[int] | None:
+    """Workspaces whose evaluation runs the principal may see: those where it holds any grant (None: all,
+    for the system and site administrators). The site-wide replay suite's runs (no workspace) are seen by
+    every signed-in person."""
+    if is_site_admin(principal):
+        return None
+    return sorted(set(memory_readable_scopes(principal).values_list("workspace_id", flat=True)))
 
 
 def can_verify_audit(principal: Principal | None) -> bool:

@@ -18,6 +18,8 @@ class Action(StrEnum):
     FORGET_HARD = "forget_hard"
     MANAGE_GRANTS = "manage_grants"
     MANAGE_POLICY = "manage_policy"
+    LINK = "link"  # relate two memories by hand (supports, contradicts, derived from), or remove a link
+    EVALUATE = "evaluate"  # start an evaluation run of an uploaded conversation file (on the workspace root)
     MANAGE_WEBHOOKS = "manage_webhooks"  # a workspace's outbound events: asked on its root scope
 
 
@@ -33,6 +35,11 @@ ACTION_ROLES: dict[Action, set[str]] = {
     Action.FORGET_HARD: {Role.OWNER},
     Action.MANAGE_GRANTS: {Role.OWNER},
     Action.MANAGE_POLICY: {Role.OWNER},
+    # A hand-made link changes how packets adjudicate (a contradiction is flagged, evidence grouped): a
+    # curation step, like superseding. Agents' evidence links are made by the system's own services.
+    Action.LINK: {Role.CURATOR, Role.OWNER},
+    # An upload costs worker time and imports a whole file: the workspace's owners decide.
+    Action.EVALUATE: {Role.OWNER},
     Action.MANAGE_WEBHOOKS: {Role.OWNER},
 }
 
@@ -47,6 +54,9 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.FORGET_HARD: "A hard forget (purging the text) needs the owner role on the memory's scope.",
     Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
     Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
+    Action.LINK: "Linking memories by hand (or removing a link) needs the curator or owner role on the linking "
+                 "memory's scope.",
+    Action.EVALUATE: "Starting an evaluation needs the owner role on the workspace (or a site administrator).",
     Action.MANAGE_WEBHOOKS: "Webhooks of a workspace are managed by the owners of the whole workspace.",
 }
 

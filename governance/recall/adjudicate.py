@@ -3,7 +3,8 @@
 - supersedes: the old version goes to negative context ("no longer in force: …, replaced by …"), never
   to the evidence, and an in-force fact brings the versions it replaced along as negative context;
 - contradicts: both are flagged and the packet says which one wins and why (in force beats unconfirmed,
-  then higher confidence, then the newer one);
+  then higher confidence, then the newer one); a contradiction a person linked by hand also brings its
+  other end (when readable and active) when the query recalled only one, and its reason is quoted;
 - supports: evidence is grouped (each block lists what supports it); with the relations stage, what a
   person said supports a recalled fact in force comes along with it, even when it shares no words with
   the question (the incident review behind a freeze rule): why the rule holds is evidence too.
@@ -86,7 +87,8 @@ def _relations_touching(ids, kinds: tuple[str, ...]) -> list[dict]:
     ids, kinds = list(ids), [str(k.value) if hasattr(k, "value") else str(k) for k in kinds]
     if not ids:
         return []
-    columns = "id, source_id, target_id, kind, reason"
+    names = ("id", "source_id", "target_id", "kind", "reason", "by_hand")
+    columns = ", ".join(names)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {columns} FROM governance_relation WHERE kind = ANY(%s) AND source_id = ANY(%s)"
@@ -94,8 +96,7 @@ def _relations_touching(ids, kinds: tuple[str, ...]) -> list[dict]:
             " ORDER BY id",
             [kinds, ids, kinds, ids],
         )
-        return [dict(zip(("id", "source_id", "target_id", "kind", "reason"), row, strict=True))
-                for row in cursor.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _chain_ids(supersedes: list[dict]) -> set[int]:
@@ -136,14 +137,29 @@ def _winner(a: dict, b: dict) -> tuple[dict, str]:
         else (b, "more recent")
 
 
+def _hand_made_other_ends(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> dict[int, Hit]:
+    """The other end of each hand-made contradiction of which only one end was recalled, when the caller
+    may read it and it is active: a person said the two disagree, so the packet shows both and says
+    which wins, even if the query matched only one. One query."""
+    missing = {rel["target_id"] if rel["source_id"] in pool else rel["source_id"]
+               for rel in relations if rel["kind"] == RelationKind.CONTRADICTS and rel.get("by_hand")
+               and (rel["source_id"] in pool) != (rel["target_id"] in pool)}
+    rows = fetch(state, sorted(missing), statuses=(Status.ACTIVE,)) if missing else {}
+    return {i: Hit(id=i, row=row, paths={"contradicted_by_hand"}) for i, row in rows.items()}
+
+
 def _contradictions(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> None:
+    others = _hand_made_other_ends(state, relations, pool)
     for rel in relations:
         if rel["kind"] != RelationKind.CONTRADICTS:
             continue
-        a, b = pool.get(rel["source_id"]), pool.get(rel["target_id"])
+        a = pool.get(rel["source_id"]) or others.get(rel["source_id"])
+        b = pool.get(rel["target_id"]) or others.get(rel["target_id"])
         if a is None or b is None:
             continue
         winner, why = _winner(a.row, b.row)
+        if rel.get("by_hand"):
+            why = f"{why}; a person linked them: {rel['reason']}"
         loser = b if winner["id"] == a.id else a
         for hit in (a, b):
             hit.flags.append(f"contradicts {(b if hit is a else a).id}")

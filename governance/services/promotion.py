@@ -35,6 +35,15 @@ class PromotionForgotten(Conflict):
                "again brings it back.")
 
 
+class PromotionExists(Conflict):
+    code = "promotion_exists"
+    message = ("This candidate's promotion was already proposed (or decided) in this scope: see the review "
+               "queue or the memory it became.")
+
+
+PROMOTION_NOT_CANDIDATE = "Only candidate preferences and conventions can be promoted."
+
+
 def min_episodes() -> int:
     return int(getattr(settings, "PROMOTION_MIN_EPISODES", 3))
 
@@ -74,9 +83,21 @@ def _episodes_for(candidate: Memory) -> list[Memory]:
     )
 
 
+def _group(candidate: Memory) -> str:
+    """The promotion group the periodic scan files this candidate under, so a proposal requested by hand
+    and the scan's never double up (`_already_promoted`)."""
+    subject = f"key:{candidate.key}" if candidate.key else f"text:{candidate.content_hash}"
+    return f"{candidate.task_type}|{subject}|{candidate.content_hash[:16]}"
+
+
+def episodes_suggested(candidate: Memory) -> list[Memory]:
+    """The episodes the scan would cite for this candidate (the dashboard ticks them in its request form)."""
+    return _episodes_for(candidate)
+
+
 def _propose(
     *, scope: Scope, template: Memory, candidates: list[Memory], episodes: list[Memory], needed: int,
-    actor: Principal | None, group: str,
+    actor: Principal | None, group: str, reason: str = "", requested: bool = False,
 ) -> Memory:
     from governance.services.memory import MemoryInput, memory_record
 
@@ -87,7 +108,9 @@ def _propose(
             confidence=max(c.confidence for c in candidates), importance=max(c.importance for c in candidates),
             tier=Tier.LONG, task_type=template.task_type,
             meta={"promotion": {"group": group, "candidates": [c.pk for c in candidates], "min_episodes": needed,
-                                "sessions": sorted(_supporting_sessions(episodes))}},
+                                "sessions": sorted(_supporting_sessions(episodes)),
+                                **({"requested_by": actor.name if actor else "system", "reason": reason}
+                                   if requested else {})}},
         ),
         actor=actor,
     )
@@ -99,14 +122,18 @@ def _propose(
         ignore_conflicts=True,
     )
     audit_record(actor=actor, entry=AuditEntry(
-        "memory.promotion_propose", "memory", str(proposal.pk), scope.path, "", proposal.status, "",
+        "memory.promotion_request" if requested else "memory.promotion_propose", "memory", str(proposal.pk),
+        scope.path, "", proposal.status, reason,
         {"episodes": [e.pk for e in episodes], "candidates": [c.pk for c in candidates], "needed": needed},
     ))
     return proposal
 
 
-def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principal | None) -> Memory:
-    """Propose one candidate for promotion, citing the given episodes; refused without enough of them."""
+def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principal | None, reason: str = "") -> Memory:
+    """Request the promotion of one candidate preference or convention, citing the episodes a person (or
+    an agent) chose: the proposal the periodic scan would make (the same group, every candidate of that
+    group folded in), in `proposed` whoever asks: it goes through review like any proposal and puts
+    nothing in force. Refused without enough supporting sessions, or when already proposed or decided."""
     if not isinstance(episode_ids, list) or not all(isinstance(i, int) for i in episode_ids):
         raise InvalidInput("episode_ids is a list of memory ids.", field="episode_ids")
     with transaction.atomic():
@@ -118,7 +145,7 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
         require(actor, candidate.scope, Action.WRITE_CANDIDATE)
         require_writable(actor, candidate.scope, episodes_only=False)
         if candidate.kind not in PROMOTABLE_KINDS or candidate.status != Status.CANDIDATE:
-            raise InvalidInput("Only candidate preferences and conventions can be promoted.", field="memory")
+            raise InvalidInput(PROMOTION_NOT_CANDIDATE, field="memory")
         episodes = list(
             Memory.objects.filter(pk__in=episode_ids, kind=Kind.EPISODIC, scope_id=candidate.scope_id,
                                   task_type=candidate.task_type).exclude(status=Status.FORGOTTEN)
@@ -128,8 +155,16 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
             raise PromotionUnsupported()
         if forgotten_hashes(scope=candidate.scope, hashes=[candidate.content_hash]):
             raise PromotionForgotten()
-        return _propose(scope=candidate.scope, template=candidate, candidates=[candidate], episodes=episodes,
-                        needed=needed, actor=actor, group=f"manual:{candidate.pk}")
+        group = _group(candidate)
+        if _already_promoted(candidate.scope, group):
+            raise PromotionExists()
+        same = Memory.objects.filter(scope_id=candidate.scope_id, status=Status.CANDIDATE, kind=candidate.kind,
+                                     task_type=candidate.task_type, content_hash=candidate.content_hash)
+        same = same.filter(key=candidate.key) if candidate.key else same.filter(key__isnull=True)
+        members = sorted({candidate, *same}, key=lambda m: m.pk)
+        return _propose(scope=candidate.scope, template=candidate, candidates=members, episodes=episodes,
+                        needed=needed, actor=actor, group=group, reason=(reason or "").strip()[:500],
+                        requested=True)
 
 
 def _already_promoted(scope: Scope, group: str) -> bool:

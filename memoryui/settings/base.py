@@ -235,6 +235,9 @@ SPECTACULAR_SETTINGS = {
 # --- Request limits (memoryui/middleware.py, governance/api/limits.py) -----------------------------------
 # Bodies over this many bytes get 413 before they are read; JSON nested deeper than API_MAX_JSON_DEPTH, 400.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BODY_BYTES", 2 * 1024 * 1024)
+# The largest conversation file the evaluation page accepts (a bigger one is refused with a 413 and a
+# sentence; it would be imported and embedded in full by the worker).
+EVALUATION_UPLOAD_MAX_BYTES = env_int("EVALUATION_UPLOAD_MAX_BYTES", 5 * 1024 * 1024)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("MAX_REQUEST_FORM_FIELDS", 1000)
 API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 32)
 # Memory lists (API and dashboard) count at most this many matches and page no deeper (governance/selectors/search.py).

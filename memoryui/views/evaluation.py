@@ -1,14 +1,37 @@
-"""Evaluation: the latest results of the replay suite, per strategy (the ablations) and per category."""
+"""Evaluation: the history of runs (paged), the latest replay-suite results beside the latest uploaded
+conversation file's retrieval figures, one run's page with every task or question and, for a failing
+one, what was expected and what the packet (or the ranking) held; and the upload of a LoCoMo or
+LongMemEval file, evaluated by a Celery task (owners of a workspace and site administrators)."""
 
 from __future__ import annotations
 
+from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import JsonResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
 
+from governance.errors import InvalidInput, NotFound
+from governance.models import EvaluationRun, Workspace
+from governance.permissions import evaluation_roots
 from governance.selectors import dashboard as sel
-from memoryui.views.base import dashboard_view, page
+from governance.selectors.dashboard.evaluation import (
+    RETRIEVAL_PREFIX,
+    evaluation_run_for,
+    evaluation_runs_page,
+    latest_retrieval_run,
+)
+from governance.services.evaluation import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
+from memoryui.views.base import dashboard_view, page, page_links
+
+FILE_REQUIRED = "Choose a LoCoMo or LongMemEval file to upload."
+WORKSPACE_REQUIRED = "Pick the workspace the evaluation belongs to."
+TASKS_PER_PAGE = 50
+KS = (1, 5, 10)
 
 
 def _table(run) -> dict:
+    """The replay suite's table: per strategy, overall and per category (share of checks passed)."""
     strategies = (run.results or {}).get("strategies", {}) if run else {}
     categories = sorted({c for s in strategies.values() for c in (s.get("categories") or {})})
     metrics = sorted({m for s in strategies.values() for m in (s.get("metrics") or {})})
@@ -24,13 +47,115 @@ def _table(run) -> dict:
     return {"rows": rows, "categories": categories, "metrics": metrics}
 
 
+def _retrieval_table(run) -> dict:
+    """An uploaded file's table: per search path, recall@1/5/10 overall and per category, newer-first on
+    knowledge updates, and latency."""
+    strategies = (run.results or {}).get("strategies", {}) if run else {}
+    order = [s for s in (run.strategies or []) if s in strategies] if run else []
+    names = order + sorted(n for n in strategies if n not in order)
+    categories = sorted({c for s in strategies.values() for c in (s.get("categories") or {})})
+    rows = []
+    for name in names:
+        s = strategies[name]
+        every = s.get("all") or {}
+        rows.append({
+            "name": name, "all": [every.get(f"recall@{k}") for k in KS],
+            "categories": [((s.get("categories") or {}).get(c) or {}).get("recall@5") for c in categories],
+            "newer_first": (s.get("newer_first") or {}).get("rate"),
+            "p50": s.get("latency_ms_p50"), "p95": s.get("latency_ms_p95"), "errors": len(s.get("errors") or []),
+        })
+    counts = {c: ((strategies.get(names[0], {}).get("categories") or {}).get(c) or {}).get("questions")
+              for c in categories} if names else {}
+    return {"rows": rows, "categories": [(c, counts.get(c)) for c in categories], "ks": KS}
+
+
+def is_retrieval(run) -> bool:
+    return bool(run) and run.suite.startswith(RETRIEVAL_PREFIX)
+
+
 @dashboard_view()
 def evaluation(request):
-    run = sel.latest_evaluation()
-    return page(request, "dashboard/evaluation.html", {"run": run, "table": _table(run), "nav": "evaluation"})
+    runs = evaluation_runs_page(request.principal, request.GET.get("page", 1))
+    replay = sel.latest_evaluation()
+    retrieval = latest_retrieval_run(request.principal)
+    return page(request, "dashboard/evaluation.html", {
+        "run": replay, "table": _table(replay), "retrieval": retrieval,
+        "retrieval_table": _retrieval_table(retrieval) if retrieval else None,
+        "runs": runs, "links": page_links(request, runs), "roots": evaluation_roots(request.principal),
+        "formats": UPLOAD_FORMATS, "upload_limit": upload_limit(), "nav": "evaluation",
+    })
+
+
+@dashboard_view()
+def evaluation_run(request, run_id: int):
+    """One run: its figures and its tasks (failing first), paged; `?show=all` lists the passing ones too."""
+    run = evaluation_run_for(request.principal, run_id)
+    show_all = request.GET.get("show") == "all"
+    if is_retrieval(run):
+        tasks = list((run.results or {}).get("tasks") or [])
+        context = {"retrieval_table": _retrieval_table(run) if run.state == EvaluationRun.State.DONE else None}
+    else:
+        tasks = _replay_tasks(run)
+        context = {"table": _table(run)}
+    failing = sum(1 for t in tasks if not t["passed"])
+    listed = tasks if show_all else [t for t in tasks if not t["passed"]]
+    listed.sort(key=lambda t: (t["passed"], t.get("category") or "", str(t.get("id") or t.get("task"))))
+    tasks_page = Paginator(listed, TASKS_PER_PAGE).get_page(request.GET.get("page", 1))
+    return page(request, "dashboard/evaluation_run.html", {
+        **context, "run": run,
+        "retrieval": is_retrieval(run), "tasks_page": tasks_page, "links": page_links(request, tasks_page),
+        "task_count": len(tasks), "failing": failing, "show_all": show_all, "nav": "evaluation",
+        "failure_count": (run.results or {}).get("failure_count"),
+    })
+
+
+def _replay_tasks(run) -> list[dict]:
+    """A replay run's tasks: every verdict stored ([task, category, strategy, passed]; runs stored before
+    per-task verdicts list only their failures), each failure with its reasons and what the packet held."""
+    results = run.results or {}
+    failures = {(f["task"], f["strategy"]): f for f in results.get("failures") or []}
+    outcomes = results.get("outcomes")
+    if outcomes is None:
+        outcomes = [[f["task"], f["category"], f["strategy"], False] for f in failures.values()]
+    tasks = []
+    for task, category, strategy, passed in outcomes:
+        failure = failures.get((task, strategy), {})
+        tasks.append({"id": task, "category": category, "strategy": strategy, "passed": bool(passed),
+                      "failures": failure.get("failures", []), "held": failure.get("held", []),
+                      "listed": bool(failure) or passed})
+    return tasks
+
+
+@require_POST
+@dashboard_view()
+def evaluation_upload(request):
+    """Check the file and queue its evaluation; the page of the new run shows its state until done."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        raise InvalidInput(FILE_REQUIRED, field="file")
+    if upload.size > upload_limit():  # refused before the file is read into memory
+        raise UploadTooLarge(f"The file is {upload.size} bytes; an evaluation upload is at most {upload_limit()} bytes.",
+                             field="file")
+    slug = request.POST.get("workspace", "").strip()
+    if not slug:
+        raise InvalidInput(WORKSPACE_REQUIRED, field="workspace")
+    workspace = Workspace.objects.filter(slug=slug).first()
+    if workspace is None:
+        raise NotFound()
+    run = evaluation_request(workspace=workspace, name=upload.name, content=upload.read(),
+                             fmt=request.POST.get("format", "").strip() or None, actor=request.principal)
+    messages.success(request, f"Evaluation of {upload.name} queued as run {run.pk}: a worker imports and measures it.")
+    return redirect("dashboard:evaluation-run", run_id=run.pk)
 
 
 @dashboard_view(json=True)
 def evaluation_json(request):
-    run = sel.latest_evaluation()
-    return JsonResponse({"run": run.pk if run else None, **_table(run)})
+    """The chart's data: a run the caller may see (`?run=`), else the latest replay-suite run."""
+    run_id = request.GET.get("run", "")
+    run = evaluation_run_for(request.principal, int(run_id)) if run_id.isdigit() else sel.latest_evaluation()
+    if is_retrieval(run):
+        table = _retrieval_table(run)
+        return JsonResponse({"run": run.pk, "kind": "retrieval", "categories": [c for c, _ in table["categories"]],
+                             "rows": [{"name": r["name"], "overall": r["all"][1], "categories": r["categories"]}
+                                      for r in table["rows"]]})
+    return JsonResponse({"run": run.pk if run else None, "kind": "replay", **_table(run)})

@@ -17,6 +17,7 @@ from governance.services import memory as memory_services
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
 from memoryui.views.base import chart_time, dashboard_view, page, render_error
 from memoryui.views.charts import curve
+from memoryui.views.curation import curation_context
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
 REASON_REQUIRED = "Say why: a reason is kept in the audit log with this change."
@@ -163,6 +164,7 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
         "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),
         "activation_now": memory_activation_now(memory), "source_kinds": SourceKind.choices,
         "turn_uses": sel.memory_turns(request.principal, memory.pk), "turn_uses_limit": sel.MEMORY_TURNS_LIMIT,
+        **curation_context(request.principal, memory, roles),  # link / unlink / request promotion
     }, status=status)
 
 

@@ -6,6 +6,7 @@ from django.http import JsonResponse
 
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
+from memoryui.views.summary import summary_context
 
 
 @dashboard_view()
@@ -15,6 +16,7 @@ def overview(request):
         "health": sel.propagation_health(),
         "recent": sel.recent_audit(request.principal, request.scope),
         "nav": "overview",
+        **summary_context(request.principal, request.scope),
     })
 
 

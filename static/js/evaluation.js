@@ -1,6 +1,7 @@
-// Evaluation: overall score per strategy and score per category (grouped bars).
+// Evaluation: overall score per strategy and score per category (grouped bars), for the replay suite
+// (share of tasks passed) and for an uploaded conversation file (recall@5 per search path).
 document.addEventListener("DOMContentLoaded", function () {
-  window.dashboardChart("evaluation-chart", function (el, d) {
+  ["evaluation-chart", "retrieval-chart"].forEach(function (id) { window.dashboardChart(id, function (el, d) {
     var names = d.rows.map(function (r) { return r.name; });
     var traces = [{ type: "bar", name: "overall", x: names, y: d.rows.map(function (r) { return r.overall; }) }];
     d.categories.forEach(function (c, i) {
@@ -8,7 +9,7 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     Plotly.newPlot(el, traces, window.dashboardLayout({
       barmode: "group", xaxis: { title: { text: "strategy (ablation)" } },
-      yaxis: { title: { text: "score (0–1)" }, range: [0, 1] }, legend: { orientation: "v", x: 1.01, y: 1 }, margin: { l: 60, r: 10, t: 10, b: 50 },
+      yaxis: { title: { text: d.kind === "retrieval" ? "recall@5 (0–1)" : "score (0–1)" }, range: [0, 1] }, legend: { orientation: "v", x: 1.01, y: 1 }, margin: { l: 60, r: 10, t: 10, b: 50 },
     }), { responsive: true, displaylogo: false });
-  });
+  }); });
 });

@@ -159,3 +159,28 @@ def test_url_and_token_come_from_the_environment(service, agent_token, monkeypat
     monkeypatch.delenv("MEMGOV_TOKEN")
     with pytest.raises(ValueError, match="MEMGOV_TOKEN"):
         memgov.Client()
+
+
+def test_relations_by_hand_and_a_promotion_request(service, curator, agent, token_for, project_scope, settings):
+    settings.PROMOTION_MIN_EPISODES = 2
+    curator_client = memgov.Client(service, token_for(curator))
+    a = curator_client.memories.create(scope="acme/slides", text="The launch is on March 3", status="active",
+                                       source_kind="user")
+    b = curator_client.memories.create(scope="acme/slides", text="Marketing moved it to March 10",
+                                       status="active", source_kind="user")
+    link = curator_client.relations.link(source=b.id, target=a.id, kind="contradicts", reason="two dates")
+    assert (link.kind, link.by_hand, link.actor) == ("contradicts", True, "cora")
+    with pytest.raises(memgov.errors.Conflict):
+        curator_client.relations.link(source=a.id, target=b.id, kind="contradicts", reason="again")
+    assert curator_client.relations.unlink(link.id, reason="reconciled").id == link.id
+    agent_client = memgov.Client(service, token_for(agent))
+    with pytest.raises(memgov.errors.Forbidden):
+        agent_client.relations.link(source=b.id, target=a.id, kind="supports", reason="agents do not curate")
+    episodes = [m for session in ("s1", "s2") for m in agent_client.events.record(
+        scope="acme/slides", session=session, turns=[{"role": "user", "content": f"Can I get the deck as PDF ({session})?"}])
+        if m.kind == "episodic"]
+    candidate = agent_client.memories.create(scope="acme/slides", kind="preference", text="Exports as PDF",
+                                             source_kind="model_inference")
+    proposal = agent_client.promotions.request(memory=candidate.id, episodes=[e.id for e in episodes],
+                                               reason="seen twice")
+    assert (proposal.status, proposal.tier) == ("proposed", "long")

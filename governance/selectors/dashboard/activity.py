@@ -217,9 +217,10 @@ def tokens_in(principal: Principal, scope: Scope | None) -> list:
 
 
 def latest_evaluation():
-    """The newest stored evaluation run, or None while the evaluation suite has stored none (or has no model)."""
+    """The newest stored run of the site-wide replay suite, or None while it has stored none (or has no
+    model). A workspace's uploaded-file runs are its own (governance/selectors/dashboard/evaluation.py)."""
     try:
         model = apps.get_model("governance", "EvaluationRun")
     except LookupError:
         return None
-    return model.objects.order_by("-created_at", "-pk").first()
+    return model.objects.filter(workspace__isnull=True, state="done").order_by("-created_at", "-pk").first()

@@ -82,3 +82,12 @@ def test_results_carry_the_metrics_and_the_run_leaves_nothing_behind(results):
     assert metrics["context_ms_p50"] > 0 and metrics["errors"] == 0
     assert results["metrics"]["full"] == metrics
     assert results["_left_behind"] == (0, 0, 0)
+
+
+def test_every_verdict_is_kept_and_a_failure_says_what_the_packet_held(results):
+    outcomes = results["outcomes"]
+    assert len(outcomes) == results["tasks"] * len(results["strategies"])
+    assert {tuple(o[:3]) for o in outcomes if not o[3]} == {(f["task"], f["category"], f["strategy"])
+                                                             for f in results["failures"]}
+    held = [b for f in results["failures"] for b in f["held"]]
+    assert held and all({"slot", "memory_id", "text"} <= set(b) for b in held)

@@ -117,6 +117,28 @@ class Review(_Resource):
                                parse=lambda d: [t.ReviewItem.from_dict(i) for i in d]))
 
 
+class Relations(_Resource):
+    def link(self, *, source: int, target: int, kind: str, reason: str) -> t.Relation:
+        """`source` supports / contradicts / is derived from `target`, with a reason (curator or owner)."""
+        return self._send(Call("POST", "/relations", json={"source": int(source), "target": int(target),
+                                                           "kind": kind, "reason": reason},
+                               parse=t.Relation.from_dict))
+
+    def unlink(self, relation_id: int, *, reason: str) -> t.Relation:
+        return self._send(Call("DELETE", f"/relations/{int(relation_id)}", json={"reason": reason},
+                               parse=t.Relation.from_dict))
+
+
+class Promotions(_Resource):
+    def request(self, *, memory: int, episodes: list[int], reason: str = "") -> t.Memory:
+        """Propose a candidate preference or convention for promotion, citing the episodes that support
+        it: the proposal waits in the review queue (never in force)."""
+        return self._send(Call("POST", "/promotions", json={"memory": int(memory),
+                                                            "episodes": [int(e) for e in episodes],
+                                                            "reason": reason},
+                               parse=t.Memory.from_dict))
+
+
 class Grants(_Resource):
     def list(self, *, scope: str | None = None) -> list[t.Grant]:
         return self._send(Call("GET", "/grants", params=clean({"scope": scope}),
@@ -199,6 +221,8 @@ class _Sender:
         self.turns = Turns(self)
         self.scopes = Scopes(self)
         self.review = Review(self)
+        self.relations = Relations(self)
+        self.promotions = Promotions(self)
         self.grants = Grants(self)
         self.tokens = Tokens(self)
         self.webhooks = Webhooks(self)

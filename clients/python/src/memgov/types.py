@@ -287,6 +287,23 @@ class ReviewItem:
 
 
 @dataclass(frozen=True)
+class Relation:
+    id: int
+    source: int  # supports / contradicts / is derived from
+    target: int
+    kind: str
+    reason: str
+    by_hand: bool
+    actor: str | None
+    created_at: datetime | None
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Relation:
+        return cls(id=d["id"], source=d["source"], target=d["target"], kind=d["kind"], reason=d.get("reason", ""),
+                   by_hand=d.get("by_hand", False), actor=d.get("actor"), created_at=_dt(d.get("created_at")))
+
+
+@dataclass(frozen=True)
 class Grant:
     id: int
     principal: str

@@ -1,0 +1,39 @@
+"""A scope's summary beside the scope it summarises (the overview's "Summary" panel): the stored lines
+with the memories they cite, its staleness, when and by whom it was built; and the rebuild button."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
+
+from governance.errors import InvalidInput
+from governance.permissions import Action, can, governed_scope
+from governance.selectors.dashboard.summaries import scope_summary
+from governance.services.summary import summary_build
+from memoryui.views.base import dashboard_view
+
+SCOPE_REQUIRED = "Pick the scope whose summary to rebuild."
+
+
+def summary_context(principal, scope) -> dict:
+    """The overview's summary panel: nothing until a scope is focused."""
+    if scope is None:
+        return {"summary_panel": {"scope": None}}
+    return {"summary_panel": {"scope": scope, "view": scope_summary(principal, scope),
+                              "can_rebuild": can(principal, scope, Action.READ)}}
+
+
+@require_POST
+@dashboard_view()
+def summary_rebuild(request):
+    """Build the focused scope's summary now from its current memories (audited as summary.build)."""
+    path = request.POST.get("scope", "").strip()
+    if not path:
+        raise InvalidInput(SCOPE_REQUIRED, field="scope")
+    scope = governed_scope(request.principal, path)
+    summary_build(scope=scope, actor=request.principal, reason=request.POST.get("reason", "").strip()[:200]
+                  or "rebuilt from the dashboard")
+    messages.success(request, f"Summary of {scope.path} rebuilt.")
+    return redirect(f"/?{urlencode({'scope': scope.path})}#summary")
