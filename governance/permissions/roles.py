@@ -18,6 +18,8 @@ class Action(StrEnum):
     FORGET_HARD = "forget_hard"
     MANAGE_GRANTS = "manage_grants"
     MANAGE_POLICY = "manage_policy"
+    EXPORT = "export"  # take a scope subtree out as a file (governance.services.portability)
+    IMPORT = "import"  # bring an exported subtree in under a scope
 
 
 _ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
@@ -32,6 +34,10 @@ ACTION_ROLES: dict[Action, set[str]] = {
     Action.FORGET_HARD: {Role.OWNER},
     Action.MANAGE_GRANTS: {Role.OWNER},
     Action.MANAGE_POLICY: {Role.OWNER},
+    # An export carries every memory, grant and audit event of the subtree: those who govern it whole.
+    Action.EXPORT: {Role.CURATOR, Role.OWNER},
+    # An import writes memories in force and grants: only an owner of the target may.
+    Action.IMPORT: {Role.OWNER},
 }
 
 DENIAL_REASONS: dict[Action, str] = {
@@ -45,6 +51,8 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.FORGET_HARD: "A hard forget (purging the text) needs the owner role on the memory's scope.",
     Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
     Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
+    Action.EXPORT: "Exporting a scope needs the curator or owner role on it.",
+    Action.IMPORT: "Importing into a scope needs the owner role on it.",
 }
 
 
