@@ -5,7 +5,7 @@ scopes.py, review.py, access.py, operations.py)."""
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import access, context, events, operations, review, scopes, turns
+from governance.api import access, context, events, operations, portability, review, scopes, turns
 from governance.api.memories import views as memories
 
 urlpatterns = [
@@ -25,6 +25,8 @@ urlpatterns = [
     path("context", context.ContextView.as_view(), name="api-context"),
     path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
     path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
+    path("scopes/<int:scope_id>/export", portability.ScopeExportView.as_view(), name="api-scope-export"),
+    path("scopes/<int:scope_id>/import", portability.ScopeImportView.as_view(), name="api-scope-import"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
     # Access: grants, group members, tokens.

@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from memoryui.views import evaluation, governance, graph, memories, overview, review, timeline, turns
+from memoryui.views import (
+    evaluation,
+    governance,
+    graph,
+    memories,
+    overview,
+    portability,
+    review,
+    timeline,
+    turns,
+)
 
 app_name = "dashboard"
 
@@ -28,6 +38,9 @@ urlpatterns = [
     path("governance/grants/add/", governance.grant_create, name="grant-add"),
     path("governance/grants/revoke/", governance.grant_delete, name="grant-revoke"),
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
+    path("portability/", portability.portability, name="portability"),
+    path("portability/export/<int:scope_id>/", portability.scope_export_download, name="scope-export"),
+    path("portability/import/", portability.scope_import_upload, name="scope-import"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
 ]

@@ -10,6 +10,8 @@ from datetime import datetime
 
 from django.utils.dateparse import parse_datetime
 
+from governance.errors import DomainError
+
 FORMAT_NAME = "memory-governance-export"
 FORMAT_VERSION = 1
 RECORD_TYPES = ("scope", "principal", "grant", "memory", "tombstone", "relation", "summary", "audit")
@@ -38,7 +40,7 @@ TARGET_NOT_EMPTY = "the target scope {scope!r} already exists with the same name
 TOO_DEEP = "scope record: {path!r} is not a scope path this installation accepts (names, depth)"
 
 
-class ImportFileError(Exception):
+class ImportFileError(DomainError):
     """A bad import file: which line, and what is wrong with it. Nothing was changed."""
 
     code = "bad_import_file"
@@ -46,11 +48,7 @@ class ImportFileError(Exception):
 
     def __init__(self, line: int | None, message: str):
         self.line = line
-        self.message = f"line {line}: {message}" if line else message
-        super().__init__(self.message)
-
-    def as_dict(self) -> dict:
-        return {"error": self.code, "message": self.message, "line": self.line}
+        super().__init__(f"line {line}: {message}" if line else message, line=line)
 
 
 def dumps(record: dict) -> str:

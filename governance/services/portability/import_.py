@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from governance import activation, lexical
 from governance.bulk import copy_insert
-from governance.errors import DomainError, NotFound, PermissionDenied
+from governance.errors import DomainError, InvalidInput, NotFound, PermissionDenied
 from governance.models import (
     AuditEvent,
     ImportedAuditEvent,
@@ -77,6 +77,7 @@ NEW_WORKSPACE_DENIED = (
     "Importing into a new workspace is for the site's administrator (manage.py import_scope); import into a "
     "scope you own instead."
 )
+GRANTS_CHOICE = "grants is `drop` (the default: no grant of the file is given) or `keep`."
 PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file says {file_kind}"
 COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
               "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
@@ -114,16 +115,31 @@ def scope_import_check(*, into: str, actor: Principal | None) -> None:
 def scope_import(
     *, lines: Iterable[str | bytes], into: str, actor: Principal | None, grants: str = GRANTS_DROP,
     principal_map: dict[str, str] | None = None, progress: Callable[[int, int], None] | None = None,
+    dry_run: bool = False,
 ) -> ImportResult:
     """Read an export file (an iterable of its lines) into the scope at `into`, which the export's root
-    becomes. One transaction; ImportFileError (with the line) on a bad file, and then nothing is kept."""
+    becomes. One transaction; ImportFileError (with the line) on a bad file, and then nothing is kept.
+    `dry_run`: check the whole file and count what it would bring, then roll everything back (a preview)."""
     if grants not in (GRANTS_DROP, GRANTS_KEEP):
-        raise ValueError(grants)
+        raise InvalidInput(GRANTS_CHOICE, field="grants")
     _target_check(actor, into)
     importer = _Importer(into=into, actor=actor, grants=grants, principal_map=principal_map or {},
                          progress=progress)
-    with transaction.atomic():
-        return importer.run(lines)
+    try:
+        with transaction.atomic():
+            result = importer.run(lines)
+            if dry_run:
+                raise _Preview(result)
+            return result
+    except _Preview as preview:
+        return preview.result
+
+
+class _Preview(Exception):
+    """Raised inside the import's transaction to roll a preview back."""
+
+    def __init__(self, result: ImportResult) -> None:
+        self.result = result
 
 
 class _Importer:
