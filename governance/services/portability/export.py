@@ -27,7 +27,7 @@ from governance.selectors.portability import (
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.portability.format import FORMAT_NAME, FORMAT_VERSION, dumps, iso
 
-CHUNK = 2000  # rows per fetch of a server-side cursor
+CHUNK = 1000  # rows per fetch of a server-side cursor (and the memory an export holds at once)
 MEMORY_FIELDS = ("kind", "key", "revision", "text", "source_kind", "source_ref", "session", "speaker", "call_id",
                  "task_type", "status", "confidence", "importance", "tier", "content_hash", "activation_a0",
                  "decay_rate", "activation_log_k", "reinforcement_count")

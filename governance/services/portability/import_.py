@@ -377,7 +377,9 @@ class _Importer:
         provenance = {"source": self.scope_import.source_installation, "id": fid, "created_at": r.get("created_at")}
         in_force = confirmed_at is not None
         if in_force:
-            provenance["confirmed_by"] = confirmed_by.name if confirmed_by is not None else "system"
+            # The name as the file says it (not the principal it was matched or mapped to here).
+            provenance["confirmed_by"] = (self.principal_names[r["confirmed_by"]] if confirmed_by is not None
+                                          else "system")
             provenance["confirmed_at"] = r.get("confirmed_at")
         if in_force and status == Status.ACTIVE and tier == Tier.LONG and self.actor is not None \
                 and requires_four_eyes(scope):
