@@ -25,8 +25,8 @@ urlpatterns = [
     path("context", context.ContextView.as_view(), name="api-context"),
     path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
     path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
-    path("scopes/<int:scope_id>/export", portability.ScopeExportView.as_view(), name="api-scope-export"),
-    path("scopes/<int:scope_id>/import", portability.ScopeImportView.as_view(), name="api-scope-import"),
+    path("scopes/<int:scope_id>/export", portability.ScopeExportView.as_view(), name="api-gov-scope-export"),
+    path("scopes/<int:scope_id>/import", portability.ScopeImportView.as_view(), name="api-gov-scope-import"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
     # Access: grants, group members, tokens.

@@ -74,5 +74,5 @@ def test_each_route_counts_in_the_rate_bucket_meant_for_it():
             expected[(name, method)] = "context"
         else:
             expected[(name, method)] = "read" if method == "get" else "write"
-    assert len(seen) == 27  # every operation of the API
+    assert len(seen) == 29  # every operation of the API
     assert seen == expected

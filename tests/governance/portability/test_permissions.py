@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from governance.models import Memory, Scope, ScopeImport
 from governance.services.memory import MemoryInput, memory_record
 from tests.conftest import token_client
-from tests.governance.portability.helpers import export_records, as_lines
+from tests.governance.portability.helpers import as_lines, export_records
 
 PASSWORDS = {"olivia": "pw-olivia", "rami": "pw-rami", "cora": "pw-cora", "otto": "pw-otto"}
 
