@@ -82,6 +82,9 @@ PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file sa
 COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
               "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
 _MEMORY_REF = re.compile(r"^memory:(\d+)$")
+# Pending decisions of the source installation (four-eyes approvals and end requests, by principal ids
+# there): never carried, or a file could name local principals as having approved. Four-eyes starts afresh.
+UNCARRIED_META = ("approvals", "approvals_needed", "end_requests")
 
 
 @dataclass
@@ -180,7 +183,7 @@ class _Importer:
                 raise ImportFileError(self.line, AFTER_END)
             try:
                 record = json.loads(raw)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # a line nested too deep to decode is not a record
                 raise ImportFileError(self.line, NOT_JSON) from exc
             if not isinstance(record, dict):
                 raise ImportFileError(self.line, NOT_JSON)
@@ -371,7 +374,7 @@ class _Importer:
         log_k = r.get("activation_log_k")
         if isinstance(log_k, bool) or not isinstance(log_k, int | float) or not math.isfinite(log_k):
             log_k = activation.initial_log_k(a0, decay, occurred)
-        meta = get(r, "meta", dict, line, optional=True) or {}
+        meta = {k: v for k, v in (get(r, "meta", dict, line, optional=True) or {}).items() if k not in UNCARRIED_META}
         confirmed_at = parse_time(r, "confirmed_at", line)
         confirmed_by = self._principal_ref(r, "confirmed_by")
         provenance = {"source": self.scope_import.source_installation, "id": fid, "created_at": r.get("created_at")}

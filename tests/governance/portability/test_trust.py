@@ -104,3 +104,24 @@ def test_the_import_command_names_the_bad_line_and_imports_nothing(records, tmp_
     with pytest.raises(CommandError, match=r"line 4: .*nothing was imported"):
         call_command("import_scope", str(path), "--into", "copied/slides", "--no-embed")
     assert not Memory.objects.filter(scope__path__startswith="copied").exists()
+
+
+def test_a_file_cannot_bring_four_eyes_approvals_or_end_requests(records, outsider, other_workspace_scope,
+                                                                  reviewer):
+    tone = next(r for r in records if r.get("key") == "tone")
+    tone["meta"] = {**tone["meta"], "approvals": [reviewer.pk, outsider.pk], "approvals_needed": 2,
+                    "end_requests": {"retire": [outsider.pk]}}
+    scope_import(lines=as_lines(records), into="globex/slides/acme", actor=outsider)
+    meta = Memory.objects.get(scope__path="globex/slides/acme", key="tone").meta
+    assert not {"approvals", "approvals_needed", "end_requests"} & set(meta)
+
+
+def test_a_line_nested_too_deep_to_decode_is_a_bad_line_not_a_crash(records, outsider, other_workspace_scope):
+    from governance.services.portability import ImportFileError
+
+    lines = as_lines(records)
+    lines.insert(2, "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ImportFileError) as caught:
+        scope_import(lines=lines, into="globex/slides/acme", actor=outsider)
+    assert caught.value.line == 3
+    assert not Memory.objects.filter(scope__path__startswith="globex/slides/acme").exists()
