@@ -10,6 +10,7 @@ from governance.models import AuditEvent, Memory, Principal, Relation, Scope, Sc
 from governance.services.memory import MemoryInput, memory_record, memory_supersede
 from governance.services.portability import ImportFileError, scope_import
 from governance.services.portability import format as fmt
+from governance.services.portability.import_ import PRINCIPAL_KIND_CLASH
 from tests.governance.portability.helpers import as_lines, export_records
 
 
@@ -90,12 +91,24 @@ def _out_of_order(r):
     return len(r) - 1, fmt.OUT_OF_ORDER.format(type="memory", after="audit")
 
 
+def _duplicate_id(r):
+    i = _index(r, "memory", kind="episodic")
+    r.insert(i + 1, dict(r[i]))
+    return i + 2, fmt.DUPLICATE_ID.format(type="memory", id=r[i]["id"])
+
+
+def _principal_kind_clash(r):
+    i = _index(r, "principal", name="olivia")
+    r[i]["kind"] = "agent"
+    return i + 1, PRINCIPAL_KIND_CLASH.format(name="olivia", kind="user", file_kind="agent")
+
+
 def _not_json(r):
     return 3, fmt.NOT_JSON
 
 
 CASES = [_version, _two_active, _old_revision_active, _relation_outside, _bad_status, _unknown_scope, _cut_off,
-         _missing_memory, _tampered_audit, _out_of_order, _not_json]
+         _missing_memory, _tampered_audit, _out_of_order, _duplicate_id, _principal_kind_clash, _not_json]
 
 
 def _state():
