@@ -46,7 +46,7 @@ def forget_records(root: Scope, memory_ids: list[int]) -> dict[str, tuple]:
     rows = (subtree_audit_events(root)
             .filter(target_type="memory", target_id__in=[str(i) for i in memory_ids],
                     action__in=("memory.forget", "memory.forget_hard"))
-            .values_list("target_id", "at", "actor_name"))
+            .order_by("pk").values_list("target_id", "at", "actor_name"))
     return {target: (at, name) for target, at, name in rows}
 
 

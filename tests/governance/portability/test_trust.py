@@ -125,3 +125,17 @@ def test_a_line_nested_too_deep_to_decode_is_a_bad_line_not_a_crash(records, out
         scope_import(lines=lines, into="globex/slides/acme", actor=outsider)
     assert caught.value.line == 3
     assert not Memory.objects.filter(scope__path__startswith="globex/slides/acme").exists()
+
+
+def test_the_import_command_acting_as_someone_asks_the_same_rule(records, tmp_path, reviewer, owner):
+    from django.core.management.base import CommandError
+
+    from governance.permissions import DENIAL_REASONS, Action
+
+    path = tmp_path / "slides.jsonl"
+    path.write_text("".join(as_lines(records)))
+    with pytest.raises(CommandError, match=DENIAL_REASONS[Action.IMPORT]):
+        call_command("import_scope", str(path), "--into", "acme/slides/copy", "--as", reviewer.name, "--no-embed")
+    assert not Memory.objects.filter(scope__path="acme/slides/copy").exists()
+    call_command("import_scope", str(path), "--into", "acme/slides/copy", "--as", owner.name, "--no-embed")
+    assert Memory.objects.get(scope__path="acme/slides/copy", key="export_format").confirmed_by == owner
