@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 from governance.api.limits import BODY_TOO_LARGE, declared_length
+
+# Routes that take an export file (governance/api/portability.py, memoryui/views/portability.py).
+UPLOAD_ROUTES = re.compile(r"^(/api/v1/scopes/\d+/import|/portability/import/)$")
 
 
 class RequestBodyLimitMiddleware:
     """Refuse a body whose declared length is over DATA_UPLOAD_MAX_MEMORY_SIZE with 413 before anything
     reads it (Django enforces that setting only for form data, and DRF not at all; file uploads, which
     nothing here takes, would otherwise stream to disk without a bound). API requests get the API's
-    error shape."""
+    error shape. The upload routes of scope imports take files up to PORTABILITY_IMPORT_MAX_BYTES instead."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if UPLOAD_ROUTES.match(request.path):
+            limit = settings.PORTABILITY_IMPORT_MAX_BYTES
         if limit is not None and declared_length(request.META) > limit:
             message = BODY_TOO_LARGE.format(limit=limit)
             if request.path.startswith("/api/"):

@@ -20,7 +20,8 @@ ERROR_CODES = (
     "method_not_allowed", "parse_error", "unsupported_media_type", "throttled", "conflict",
     "key_revision_conflict", "active_key_exists", "invalid_transition", "stale_revision",
     "four_eyes_required", "pinned_over_budget", "nesting_too_deep", "request_too_large",
-    "promotion_text_forgotten", "last_owner", "scope_archived", "invitation_invalid",
+    "promotion_text_forgotten", "last_owner", "scope_archived", "invitation_invalid", "bad_import_file",
+    "import_too_large",
 )
 
 

@@ -11,6 +11,7 @@ from governance.api import (
     context,
     events,
     operations,
+    portability,
     promotions,
     relations,
     review,
@@ -52,6 +53,8 @@ urlpatterns = [
     path("relations", relations.RelationsView.as_view(), name="api-gov-relations"),
     path("relations/<int:relation_id>", relations.RelationDetailView.as_view(), name="api-gov-relation"),
     path("promotions", promotions.PromotionRequestView.as_view(), name="api-promotions"),
+    path("scopes/<int:scope_id>/export", portability.ScopeExportView.as_view(), name="api-gov-scope-export"),
+    path("scopes/<int:scope_id>/import", portability.ScopeImportView.as_view(), name="api-gov-scope-import"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
     # Access: grants, group members, tokens.

@@ -15,6 +15,7 @@ from governance.models.memory import (
     content_hash,
 )
 from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery
+from governance.models.portability import ImportedAuditEvent, ScopeImport
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Relation, RelationKind
 from governance.models.retention import RetentionPolicy
@@ -33,6 +34,7 @@ __all__ = [
     "EvaluationRun",
     "EventType",
     "Grant",
+    "ImportedAuditEvent",
     "IN_FORCE",
     "Kind",
     "Memory",
@@ -48,6 +50,7 @@ __all__ = [
     "RelationKind",
     "Role",
     "Scope",
+    "ScopeImport",
     "SourceKind",
     "Status",
     "Summary",

@@ -21,6 +21,8 @@ class Action(StrEnum):
     LINK = "link"  # relate two memories by hand (supports, contradicts, derived from), or remove a link
     EVALUATE = "evaluate"  # start an evaluation run of an uploaded conversation file (on the workspace root)
     MANAGE_WEBHOOKS = "manage_webhooks"  # a workspace's outbound events: asked on its root scope
+    EXPORT = "export"  # take a scope subtree out as a file (governance.services.portability)
+    IMPORT = "import"  # bring an exported subtree in under a scope
 
 
 _ALL = {Role.AGENT, Role.VIEWER, Role.REVIEWER, Role.CURATOR, Role.OWNER}
@@ -41,6 +43,10 @@ ACTION_ROLES: dict[Action, set[str]] = {
     # An upload costs worker time and imports a whole file: the workspace's owners decide.
     Action.EVALUATE: {Role.OWNER},
     Action.MANAGE_WEBHOOKS: {Role.OWNER},
+    # An export carries every memory, grant and audit event of the subtree: those who govern it whole.
+    Action.EXPORT: {Role.CURATOR, Role.OWNER},
+    # An import writes memories in force and grants: only an owner of the target may.
+    Action.IMPORT: {Role.OWNER},
 }
 
 DENIAL_REASONS: dict[Action, str] = {
@@ -58,6 +64,8 @@ DENIAL_REASONS: dict[Action, str] = {
                  "memory's scope.",
     Action.EVALUATE: "Starting an evaluation needs the owner role on the workspace (or a site administrator).",
     Action.MANAGE_WEBHOOKS: "Webhooks of a workspace are managed by the owners of the whole workspace.",
+    Action.EXPORT: "Exporting a scope needs the curator or owner role on it.",
+    Action.IMPORT: "Importing into a scope needs the owner role on it.",
 }
 
 

@@ -240,6 +240,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BODY_BYTES", 2 * 1024 * 1024)
 EVALUATION_UPLOAD_MAX_BYTES = env_int("EVALUATION_UPLOAD_MAX_BYTES", 5 * 1024 * 1024)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env_int("MAX_REQUEST_FORM_FIELDS", 1000)
 API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 32)
+# An import file (API and dashboard upload; docs/portability.md) may be this large; only the import routes
+# get this limit instead of MAX_REQUEST_BODY_BYTES. manage.py import_scope reads any size.
+PORTABILITY_IMPORT_MAX_BYTES = env_int("PORTABILITY_IMPORT_MAX_BYTES", 64 * 1024 * 1024)
 # Memory lists (API and dashboard) count at most this many matches and page no deeper (governance/selectors/search.py).
 MEMORY_LIST_COUNT_CAP = env_int("MEMORY_LIST_COUNT_CAP", 10_000)
 

@@ -11,6 +11,7 @@ from memoryui.views import (
     graph,
     memories,
     overview,
+    portability,
     review,
     summary,
     timeline,
@@ -54,6 +55,9 @@ urlpatterns = [
     path("governance/grants/add/", governance.grant_create, name="grant-add"),
     path("governance/grants/revoke/", governance.grant_delete, name="grant-revoke"),
     path("governance/tokens/revoke/", governance.token_delete, name="token-revoke"),
+    path("portability/", portability.portability, name="portability"),
+    path("portability/export/<int:scope_id>/", portability.scope_export_download, name="scope-export"),
+    path("portability/import/", portability.scope_import_upload, name="scope-import"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     # Administration (memoryui/views/admin.py): workspaces, members, scope settings, invitation links.
     path("workspaces/", admin.workspaces, name="workspaces"),

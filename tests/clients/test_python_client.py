@@ -184,3 +184,20 @@ def test_relations_by_hand_and_a_promotion_request(service, curator, agent, toke
     proposal = agent_client.promotions.request(memory=candidate.id, episodes=[e.id for e in episodes],
                                                reason="seen twice")
     assert (proposal.status, proposal.tier) == ("proposed", "long")
+def test_scopes_export_and_import_through_the_client(service, owner, token_for, project_scope):
+    from governance.models import Memory
+
+    client = memgov.Client(service, token_for(owner))
+    client.memories.create(scope="acme/slides", kind="convention", key="export_format", status="active",
+                           text="Export the slides as PPTX", source_kind="user")
+    text = client.scopes.export(project_scope.pk)
+    assert text.startswith('{"type":"header"') and "Export the slides as PPTX" in text
+    preview = client.scopes.import_file(project_scope.parent_id, text, name="slides-copy", preview=True)
+    assert preview["preview"] is True and preview["counts"]["memories"] == 1
+    assert not Memory.objects.filter(scope__path="acme/slides-copy").exists()
+    done = client.scopes.import_file(project_scope.parent_id, text, name="slides-copy")
+    assert done["root"] == "acme/slides-copy" and done["import_id"]
+    assert Memory.objects.get(scope__path="acme/slides-copy").text == "Export the slides as PPTX"
+    with pytest.raises(memgov.MemgovError) as caught:
+        client.scopes.import_file(project_scope.parent_id, "not json\n", name="broken")
+    assert caught.value.status == 400 and caught.value.body["line"] == 1

@@ -30,6 +30,8 @@ from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
 from governance.evaluation.conversations import FORMATS, detect_format, load
+from governance.progress import format_eta  # noqa: F401  (kept importable here)
+from governance.progress import progress_line as shared_progress_line
 from governance.propagation import EmbedAhead, claim_lease, embedding_batches, hold_rows, release_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
@@ -62,18 +64,10 @@ def parse_line(number: int, raw: str) -> dict:
     return line
 
 
-def format_eta(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
-
-
 def progress_line(done: int, total: int, created: int, elapsed: float) -> str:
-    """One progress line: turns done of total, memories created, the rate so far and the time left at it."""
-    rate = done / max(elapsed, 1e-6)
-    eta = format_eta((total - done) / rate) if rate > 0 else "?"
-    pct = 100.0 * done / total if total else 100.0
-    return f"  {done}/{total} turns ({pct:.0f}%), {created} memories created, {rate:.1f} turns/s, ETA {eta}"
+    """One progress line: turns done of total, memories created, the rate so far and the time left at it
+    (the shared display of governance.progress)."""
+    return shared_progress_line(done, total, elapsed, unit="turns", extra=f"{created} memories created")
 
 
 def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> list:

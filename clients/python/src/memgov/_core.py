@@ -31,6 +31,11 @@ class Call:
     json: Any = None
     params: dict[str, Any] | None = None
     parse: Callable[[Any], Any] = lambda data: data
+    # A multipart upload (form fields and files) instead of a JSON body: scope imports.
+    data: dict[str, Any] | None = None
+    files: dict[str, Any] | None = None
+    # The answer is text, not JSON (a scope export, JSON lines): `parse` gets the text.
+    text: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,8 @@ def read(response: httpx.Response, call: Call) -> Any:
         if isinstance(error, Throttled):
             error.retry_after = retry_after_seconds(response)
         raise error
+    if call.text:
+        return call.parse(response.text)
     if response.status_code == 204 or not response.content:
         return call.parse(None)
     return call.parse(response.json())

@@ -110,6 +110,21 @@ class Scopes(_Resource):
         return self._send(Call("GET", "/scopes", params=clean({"under": under}),
                                parse=lambda d: [t.Scope.from_dict(s) for s in d]))
 
+    def export(self, scope_id: int) -> str:
+        """The scope's subtree as JSON lines (curators and owners; docs/portability.md). Read whole here; for
+        a very large scope use `manage.py export_scope` or stream the endpoint yourself."""
+        return self._send(Call("GET", f"/scopes/{int(scope_id)}/export", text=True))
+
+    def import_file(self, scope_id: int, content: bytes | str, *, name: str | None = None, grants: str = "drop",
+                    preview: bool = False) -> dict:
+        """Import an export file into scope `scope_id` (or a new child `name` of it); owners of the target.
+        `preview=True` checks the whole file and counts it, changing nothing. Returns {root, import_id,
+        counts, preview}; a bad file raises with the line in the error's details."""
+        body = content.encode("utf-8") if isinstance(content, str) else content
+        form = clean({"name": name, "grants": grants, "preview": "true" if preview else "false"})
+        return self._send(Call("POST", f"/scopes/{int(scope_id)}/import", data=form,
+                               files={"file": ("export.jsonl", body, "application/x-ndjson")}))
+
 
 class Review(_Resource):
     def queue(self, *, scope: str | None = None) -> list[t.ReviewItem]:
@@ -267,7 +282,7 @@ class Client(_Sender):
         while True:
             try:
                 response = self._http.request(call.method, self.settings.base_url + call.path, json=call.json,
-                                              params=call.params)
+                                              params=call.params, data=call.data, files=call.files)
             except _RETRYABLE_TRANSPORT as exc:
                 if attempt >= self.settings.max_retries:
                     raise APIConnectionError(f"Could not reach {self.settings.base_url}: {exc}") from exc
@@ -311,7 +326,8 @@ class AsyncClient(_Sender):
         while True:
             try:
                 response = await self._http.request(call.method, self.settings.base_url + call.path,
-                                                    json=call.json, params=call.params)
+                                                    json=call.json, params=call.params, data=call.data,
+                                                    files=call.files)
             except _RETRYABLE_TRANSPORT as exc:
                 if attempt >= self.settings.max_retries:
                     raise APIConnectionError(f"Could not reach {self.settings.base_url}: {exc}") from exc

@@ -1,0 +1,601 @@
+"""Import an exported scope subtree into a scope of this installation, in one transaction: ids remapped,
+principals matched by name (or created, as names without a sign-in), grants dropped unless asked for,
+every invariant checked before anything is kept; a bad file changes nothing and names its bad line.
+
+Trust: only an owner of the target may import (Action.IMPORT). A memory in force in the file (confirmed
+there) is in force here as confirmed by the importing owner, at the import; the source's confirmation is
+kept as provenance in meta["imported"]. In a four-eyes target scope a long-term commitment comes in as a
+proposal for two reviewers instead: one person's import never stands in for two."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from governance import activation, lexical
+from governance.bulk import copy_insert
+from governance.errors import DomainError, InvalidInput, NotFound, PermissionDenied
+from governance.models import (
+    AuditEvent,
+    ImportedAuditEvent,
+    Kind,
+    Memory,
+    Principal,
+    PrincipalKind,
+    Relation,
+    RelationKind,
+    Role,
+    Scope,
+    ScopeImport,
+    SourceKind,
+    Status,
+    Summary,
+    Tier,
+    content_hash,
+)
+from governance.permissions import Action, require, requires_four_eyes
+from governance.services.audit import AuditEntry, audit_record
+from governance.services.outbox import outbox_emit
+from governance.services.portability.format import (
+    AFTER_END,
+    AUDIT_HASH,
+    BAD_VALUE,
+    COUNT_MISMATCH,
+    DUPLICATE_ID,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    KEY_TAKEN,
+    NO_END,
+    NO_HEADER,
+    NOT_JSON,
+    ORDER,
+    OUT_OF_ORDER,
+    TOO_DEEP,
+    TWO_ACTIVE,
+    UNKNOWN_REF,
+    UNKNOWN_TYPE,
+    UNKNOWN_VERSION,
+    ImportFileError,
+    parse_time,
+)
+from governance.services.portability.format import (
+    field as get,
+)
+from governance.services.principal import grant_add, principal_ensure
+from governance.services.scope import parse_scope_path, scope_ensure
+
+BATCH = 1000
+GRANTS_DROP, GRANTS_KEEP = "drop", "keep"
+NEW_WORKSPACE_DENIED = (
+    "Importing into a new workspace is for the site's administrator (manage.py import_scope); import into a "
+    "scope you own instead."
+)
+GRANTS_CHOICE = "grants is `drop` (the default: no grant of the file is given) or `keep`."
+PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file says {file_kind}"
+COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
+              "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
+_MEMORY_REF = re.compile(r"^memory:(\d+)$")
+# Pending decisions of the source installation (four-eyes approvals and end requests, by principal ids
+# there): never carried, or a file could name local principals as having approved. Four-eyes starts afresh.
+UNCARRIED_META = ("approvals", "approvals_needed", "end_requests")
+
+
+@dataclass
+class ImportResult:
+    root: Scope
+    scope_import: ScopeImport
+    counts: Counter = field(default_factory=Counter)
+    memory_ids: list[int] = field(default_factory=list)  # new ids of the imported (not forgotten) memories
+    grants_dropped: int = 0
+    proposed_for_four_eyes: int = 0
+
+
+def _target_check(actor: Principal | None, into: str) -> None:
+    """Only an owner of the target (or, for a path that does not exist yet, of its nearest existing
+    ancestor) may import; a new workspace only the system (the command line) may open."""
+    parts = parse_scope_path(into)
+    for depth in range(len(parts), 0, -1):
+        scope = Scope.objects.filter(path="/".join(parts[:depth])).first()
+        if scope is not None:
+            require(actor, scope, Action.IMPORT)
+            return
+    if actor is not None:
+        raise PermissionDenied(NEW_WORKSPACE_DENIED, action=str(Action.IMPORT))
+
+
+def scope_import_check(*, into: str, actor: Principal | None) -> None:
+    """Whether `actor` may import into `into` (NotFound / PermissionDenied otherwise), before a file is read."""
+    _target_check(actor, into)
+
+
+def scope_import(
+    *, lines: Iterable[str | bytes], into: str, actor: Principal | None, grants: str = GRANTS_DROP,
+    principal_map: dict[str, str] | None = None, progress: Callable[[int, int], None] | None = None,
+    dry_run: bool = False,
+) -> ImportResult:
+    """Read an export file (an iterable of its lines) into the scope at `into`, which the export's root
+    becomes. One transaction; ImportFileError (with the line) on a bad file, and then nothing is kept.
+    `dry_run`: check the whole file and count what it would bring, then roll everything back (a preview)."""
+    if grants not in (GRANTS_DROP, GRANTS_KEEP):
+        raise InvalidInput(GRANTS_CHOICE, field="grants")
+    _target_check(actor, into)
+    importer = _Importer(into=into, actor=actor, grants=grants, principal_map=principal_map or {},
+                         progress=progress)
+    try:
+        with transaction.atomic():
+            result = importer.run(lines)
+            if dry_run:
+                raise _Preview(result)
+            return result
+    except _Preview as preview:
+        return preview.result
+
+
+class _Preview(Exception):
+    """Raised inside the import's transaction to roll a preview back."""
+
+    def __init__(self, result: ImportResult) -> None:
+        self.result = result
+
+
+class _Importer:
+    def __init__(self, *, into, actor, grants, principal_map, progress) -> None:
+        self.into = "/".join(parse_scope_path(into))
+        self.actor, self.grants, self.principal_map, self.progress = actor, grants, principal_map, progress
+        self.now = timezone.now()
+        self.scopes: dict[int, Scope] = {}
+        self.principals: dict[int, Principal | None] = {}
+        self.principal_names: dict[int, str] = {}
+        self.memories: dict[int, int] = {}  # file id -> new id
+        self.pending: list[tuple[int, int, Memory]] = []  # (line, file id, unsaved row)
+        self.keys: dict[tuple[int, str], dict] = {}  # (scope id, key) -> {revisions, active, max}
+        self.existing_keys: dict[int, set[str]] = {}
+        self.counts: Counter = Counter()
+        self.relations: list[Relation] = []
+        self.relation_seen: set[tuple[int, int, str]] = set()
+        self.audit_rows: list[ImportedAuditEvent] = []
+        self.header: dict = {}
+        self.section = "header"
+        self.total = 0
+        self.line = 0
+        self.result: ImportResult | None = None
+
+    # --- the walk -------------------------------------------------------------------------------------
+
+    def run(self, lines: Iterable[str | bytes]) -> ImportResult:
+        ended = False
+        for self.line, raw in enumerate(lines, start=1):
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ImportFileError(self.line, NOT_JSON) from exc
+            if not raw.strip():
+                continue
+            if ended:
+                raise ImportFileError(self.line, AFTER_END)
+            try:
+                record = json.loads(raw)
+            except (ValueError, RecursionError) as exc:  # a line nested too deep to decode is not a record
+                raise ImportFileError(self.line, NOT_JSON) from exc
+            if not isinstance(record, dict):
+                raise ImportFileError(self.line, NOT_JSON)
+            kind = record.get("type")
+            if self.line == 1 or not self.header:
+                self._header(record)
+                continue
+            if kind not in ORDER or kind == "header":
+                raise ImportFileError(self.line, UNKNOWN_TYPE.format(type=kind))
+            if ORDER[kind] < ORDER[self.section]:
+                raise ImportFileError(self.line, OUT_OF_ORDER.format(type=kind, after=self.section))
+            if ORDER[kind] > ORDER["memory"] >= ORDER[self.section]:
+                self._flush_memories()
+                self._check_keys()
+            self.section = kind
+            if kind == "end":
+                self._end(record)
+                ended = True
+                continue
+            getattr(self, f"_{kind}")(record)
+            self.counts[COUNT_KEYS[kind]] += 1
+            done = sum(self.counts.values())
+            if self.progress and done % BATCH == 0:
+                self.progress(done, self.total)
+        if not self.header:
+            raise ImportFileError(None, NO_HEADER)
+        if not ended:
+            raise ImportFileError(None, NO_END)
+        if self.progress:
+            self.progress(sum(self.counts.values()), self.total)
+        return self._finish()
+
+    def _header(self, record: dict) -> None:
+        if record.get("type") != "header" or record.get("format") != FORMAT_NAME:
+            raise ImportFileError(self.line, NO_HEADER)
+        if record.get("version") != FORMAT_VERSION:
+            raise ImportFileError(self.line, UNKNOWN_VERSION.format(version=record.get("version"),
+                                                                    known=FORMAT_VERSION))
+        source = get(record, "source", dict, self.line)
+        counts = get(record, "counts", dict, self.line)
+        self.total = sum(v for v in counts.values() if isinstance(v, int))
+        self.header = record
+        self.scope_import = ScopeImport(
+            root=scope_ensure(path=self.into, actor=self.actor), actor=self.actor,
+            source_installation=str(source.get("installation") or "")[:200],
+            source_host=str(source.get("host") or "")[:255], source_root=str(get(record, "root", str, self.line))[:512],
+            exported_at=parse_time(record, "exported_at", self.line, required=True), format_version=FORMAT_VERSION,
+            imported_at=self.now,
+        )
+        self.scope_import.save()
+        if self.progress:
+            self.progress(0, self.total)
+
+    def _end(self, record: dict) -> None:
+        counts = get(record, "counts", dict, self.line)
+        for name in COUNT_KEYS.values():
+            if counts.get(name, 0) != self.counts[name]:
+                raise ImportFileError(self.line, COUNT_MISMATCH.format(expected=counts.get(name, 0), type=name,
+                                                                       found=self.counts[name]))
+
+    # --- scopes, principals, grants -------------------------------------------------------------------
+
+    def _scope(self, r: dict) -> None:
+        sid = get(r, "id", int, self.line)
+        rel = get(r, "path", str, self.line)
+        parent = get(r, "parent", int, self.line, optional=True)
+        if sid in self.scopes:
+            raise ImportFileError(self.line, DUPLICATE_ID.format(type="scope", id=sid))
+        if (parent is None) != (rel == ""):
+            raise ImportFileError(self.line, BAD_VALUE.format(type="scope", field="parent", value=parent))
+        if parent is not None and parent not in self.scopes:
+            raise ImportFileError(self.line, UNKNOWN_REF.format(type="scope", field="parent", what="scope", id=parent))
+        path = f"{self.into}/{rel}" if rel else self.into
+        if parent is not None and path.rsplit("/", 1)[0] != self.scopes[parent].path:
+            raise ImportFileError(self.line, BAD_VALUE.format(type="scope", field="path", value=rel))
+        try:
+            scope = scope_ensure(path=path, actor=self.actor)
+        except DomainError as exc:  # a bad name or a path too deep: the file's fault, at this line
+            raise ImportFileError(self.line, TOO_DEEP.format(path=rel)) from exc
+        if r.get("require_two_reviewers") is True and not scope.require_two_reviewers:
+            # Never loosen a target's four-eyes; take the file's when it asks for it.
+            scope.require_two_reviewers = True
+            scope.save(update_fields=["require_two_reviewers"])
+        self.scopes[sid] = scope
+
+    def _principal(self, r: dict) -> None:
+        pid = get(r, "id", int, self.line)
+        name = get(r, "name", str, self.line)
+        kind = get(r, "kind", str, self.line)
+        if kind not in PrincipalKind.values or not name.strip() or len(name) > 150:
+            raise ImportFileError(self.line, BAD_VALUE.format(type="principal", field="kind", value=kind))
+        if pid in self.principals:
+            raise ImportFileError(self.line, DUPLICATE_ID.format(type="principal", id=pid))
+        local_name = self.principal_map.get(name, name)
+        principal = Principal.objects.filter(name=local_name).first()
+        if principal is None:
+            principal = principal_ensure(name=local_name, kind=kind, actor=self.actor)
+        elif principal.kind != kind and local_name == name:
+            raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=principal.kind,
+                                                                         file_kind=kind))
+        self.principals[pid] = principal
+        self.principal_names[pid] = name
+
+    def _principal_ref(self, r: dict, name: str) -> Principal | None:
+        pid = get(r, name, int, self.line, optional=True)
+        if pid is None:
+            return None
+        if pid not in self.principals:
+            raise ImportFileError(self.line, UNKNOWN_REF.format(type=r["type"], field=name, what="principal", id=pid))
+        return self.principals[pid]
+
+    def _scope_ref(self, r: dict) -> Scope:
+        sid = get(r, "scope", int, self.line)
+        if sid not in self.scopes:
+            raise ImportFileError(self.line, UNKNOWN_REF.format(type=r["type"], field="scope", what="scope", id=sid))
+        return self.scopes[sid]
+
+    def _grant(self, r: dict) -> None:
+        principal = self._principal_ref(r, "principal")
+        scope = self._scope_ref(r)
+        role = get(r, "role", str, self.line)
+        if role not in Role.values or principal is None:
+            raise ImportFileError(self.line, BAD_VALUE.format(type="grant", field="role", value=role))
+        if self.grants == GRANTS_DROP:
+            self.counts["grants_dropped"] += 1
+            return
+        # As the importer: grant_add refuses a role above the importer's own (the file never widens it).
+        grant_add(principal=principal, scope=scope, role=role, actor=self.actor)
+
+    # --- memories -------------------------------------------------------------------------------------
+
+    def _memory(self, r: dict) -> None:
+        self._row(r, forgotten=False)
+
+    def _tombstone(self, r: dict) -> None:
+        self._row(r, forgotten=True)
+
+    def _choice(self, r: dict, name: str, values: list[str]) -> str:
+        value = get(r, name, str, self.line)
+        if value not in values:
+            raise ImportFileError(self.line, BAD_VALUE.format(type=r["type"], field=name, value=value))
+        return value
+
+    def _number(self, r: dict, name: str, low: float, high: float, default: float) -> float:
+        value = r.get(name, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                or not low <= value <= high:
+            raise ImportFileError(self.line, BAD_VALUE.format(type=r["type"], field=name, value=value))
+        return float(value)
+
+    def _row(self, r: dict, *, forgotten: bool) -> None:
+        line, fid = self.line, get(r, "id", int, self.line)
+        scope = self._scope_ref(r)
+        kind = self._choice(r, "kind", Kind.values)
+        key = get(r, "key", str, line, optional=True)
+        if key is not None and (not key.strip() or len(key) > 200):
+            raise ImportFileError(line, BAD_VALUE.format(type=r["type"], field="key", value=key))
+        revision = get(r, "revision", int, line)
+        if revision < 1:
+            raise ImportFileError(line, BAD_VALUE.format(type=r["type"], field="revision", value=revision))
+        tier = self._choice(r, "tier", Tier.values)
+        created = parse_time(r, "created_at", line)
+        if forgotten:
+            digest = get(r, "content_hash", str, line)
+            at = parse_time(r, "forgotten_at", line) or self.now
+            memory = Memory(
+                scope=scope, kind=kind, key=key, revision=revision, text="", lexical="", source_kind=SourceKind.USER,
+                status=Status.FORGOTTEN, tier=tier, content_hash=digest[:64], purged_at=at,
+                decay_rate=0.1, meta={"imported": {"source": self.scope_import.source_installation, "id": fid,
+                                                   "forgotten_at": r.get("forgotten_at"),
+                                                   "forgotten_by": str(r.get("forgotten_by") or "")[:150],
+                                                   "created_at": r.get("created_at"), "hash_keyed_at_source": True}},
+            )
+            self._key_seen(scope, key, revision, Status.FORGOTTEN, line)
+            self._queue(line, fid, memory)
+            return
+        status = self._choice(r, "status", Status.values)
+        text = get(r, "text", str, line)
+        if not text.strip() or len(text) > 20_000:
+            raise ImportFileError(line, BAD_VALUE.format(type="memory", field="text", value=text[:40]))
+        source_kind = self._choice(r, "source_kind", SourceKind.values)
+        valid_from, valid_until = parse_time(r, "valid_from", line), parse_time(r, "valid_until", line)
+        if valid_from and valid_until and valid_until <= valid_from:
+            raise ImportFileError(line, BAD_VALUE.format(type="memory", field="valid_until", value=r["valid_until"]))
+        occurred = parse_time(r, "occurred_at", line) or created or self.now
+        decay = self._number(r, "decay_rate", 0, 1e6, 0.1)
+        a0 = self._number(r, "activation_a0", 0, 1e6, 1.0)
+        log_k = r.get("activation_log_k")
+        if isinstance(log_k, bool) or not isinstance(log_k, int | float) or not math.isfinite(log_k):
+            log_k = activation.initial_log_k(a0, decay, occurred)
+        meta = {k: v for k, v in (get(r, "meta", dict, line, optional=True) or {}).items() if k not in UNCARRIED_META}
+        confirmed_at = parse_time(r, "confirmed_at", line)
+        confirmed_by = self._principal_ref(r, "confirmed_by")
+        provenance = {"source": self.scope_import.source_installation, "id": fid, "created_at": r.get("created_at")}
+        in_force = confirmed_at is not None
+        if in_force:
+            # The name as the file says it (not the principal it was matched or mapped to here).
+            provenance["confirmed_by"] = (self.principal_names[r["confirmed_by"]] if confirmed_by is not None
+                                          else "system")
+            provenance["confirmed_at"] = r.get("confirmed_at")
+        if in_force and status == Status.ACTIVE and tier == Tier.LONG and self.actor is not None \
+                and requires_four_eyes(scope):
+            status, in_force = Status.PROPOSED, False
+            meta = {**meta, "requested_status": Status.ACTIVE}
+            self.counts["proposed_for_four_eyes"] += 1
+        speaker = str(r.get("speaker") or "")[:200]
+        memory = Memory(
+            scope=scope, kind=kind, key=key, revision=revision, text=text, lexical=lexical.lexical_text(text, speaker),
+            source_kind=source_kind, source_ref=self._source_ref(str(r.get("source_ref") or "")[:500]),
+            session=str(r.get("session") or "")[:200], speaker=speaker, call_id=str(r.get("call_id") or "")[:200],
+            task_type=str(r.get("task_type") or "")[:100], occurred_at=occurred, status=status,
+            confidence=self._number(r, "confidence", 0, 1, 0.5), importance=self._number(r, "importance", 0, 1, 0.5),
+            tier=tier, valid_from=valid_from, valid_until=valid_until, content_hash=content_hash(text),
+            activation_a0=a0, decay_rate=decay, activation_log_k=float(log_k),
+            last_reinforced_at=parse_time(r, "last_reinforced_at", line),
+            reinforcement_count=max(0, int(self._number(r, "reinforcement_count", 0, 1e12, 0))),
+            created_by=self._principal_ref(r, "created_by"),
+            # In force here as the importing owner's act (the system's on the command line); the source's
+            # confirmation stays as provenance only: no person of this installation is named for it.
+            confirmed_by=self.actor if in_force else None, confirmed_at=self.now if in_force else None,
+            meta={**self._remap_meta(meta), "imported": provenance},
+        )
+        self._key_seen(scope, key, revision, status, line)
+        self._queue(line, fid, memory)
+
+    def _key_seen(self, scope: Scope, key: str | None, revision: int, status: str, line: int) -> None:
+        if key is None:
+            return
+        if scope.pk not in self.existing_keys:
+            self.existing_keys[scope.pk] = set(
+                Memory.objects.filter(scope=scope, key__isnull=False).values_list("key", flat=True).distinct())
+        if key in self.existing_keys[scope.pk]:
+            raise ImportFileError(line, KEY_TAKEN.format(scope=scope.path, key=key))
+        seen = self.keys.setdefault((scope.pk, key), {"revisions": set(), "active": None, "max": 0})
+        if revision in seen["revisions"]:
+            raise ImportFileError(line, DUPLICATE_ID.format(type="memory", id=f"{key} r{revision}"))
+        seen["revisions"].add(revision)
+        seen["max"] = max(seen["max"], revision)
+        if status == Status.ACTIVE:
+            if seen["active"] is not None:
+                raise ImportFileError(line, TWO_ACTIVE.format(key=key, scope=scope.path))
+            seen["active"] = (revision, line)
+
+    def _check_keys(self) -> None:
+        """An active revision must be its key's latest: an older one can never be in force again."""
+        for seen in self.keys.values():
+            if seen["active"] is not None and seen["active"][0] < seen["max"]:
+                revision, line = seen["active"]
+                raise ImportFileError(line, BAD_VALUE.format(type="memory", field="status",
+                                                             value=f"active at revision {revision} below {seen['max']}"))
+        self.keys = {}
+
+    def _queue(self, line: int, fid: int, memory: Memory) -> None:
+        if fid in self.memories or fid in self._pending_ids:
+            raise ImportFileError(line, DUPLICATE_ID.format(type="memory", id=fid))
+        self.pending.append((line, fid, memory))
+        self._pending_ids.add(fid)
+        if len(self.pending) >= BATCH:
+            self._flush_memories()
+
+    @property
+    def _pending_ids(self) -> set[int]:
+        if not hasattr(self, "_pids"):
+            self._pids: set[int] = set()
+        return self._pids
+
+    def _flush_memories(self) -> None:
+        if not self.pending:
+            return
+        rows = [m for _, _, m in self.pending]
+        try:
+            with transaction.atomic():
+                copy_insert(Memory, rows)
+        except IntegrityError as exc:
+            raise ImportFileError(self.pending[0][0], f"the memories from this line on break an invariant of the "
+                                                       f"database: {str(exc).splitlines()[0]}") from exc
+        for _, fid, memory in self.pending:
+            self.memories[fid] = memory.pk
+        live = [m.pk for m in rows if m.status != Status.FORGOTTEN]
+        if live:
+            outbox_emit(topic="memory.created", payload={"memory_ids": live})
+        self.result_ids.extend(live)
+        self.pending = []
+        self._pids = set()
+
+    @property
+    def result_ids(self) -> list[int]:
+        if not hasattr(self, "_result_ids"):
+            self._result_ids: list[int] = []
+        return self._result_ids
+
+    def _source_ref(self, ref: str) -> str:
+        match = _MEMORY_REF.match(ref)
+        if match and int(match.group(1)) in self.memories:
+            return f"memory:{self.memories[int(match.group(1))]}"
+        return ref
+
+    def _remap_meta(self, meta: dict) -> dict:
+        """Memory ids named in meta (a correction's target, a promotion's episodes) turned into the new ids;
+        an id the import does not carry is left out."""
+        def walk(node):
+            if isinstance(node, dict):
+                out = {}
+                for k, v in node.items():
+                    if k in ("memory_id", "contradicts") and isinstance(v, int) and not isinstance(v, bool):
+                        out[k] = self.memories.get(v)
+                    elif k == "episode_ids" and isinstance(v, list):
+                        out[k] = [self.memories[i] for i in v if isinstance(i, int) and i in self.memories]
+                    else:
+                        out[k] = walk(v)
+                return out
+            if isinstance(node, list):
+                return [walk(v) for v in node]
+            return node
+        return walk(meta)
+
+    # --- relations, summaries, audit ------------------------------------------------------------------
+
+    def _memory_ref(self, r: dict, name: str) -> int:
+        fid = get(r, name, int, self.line)
+        if fid not in self.memories:
+            raise ImportFileError(self.line, UNKNOWN_REF.format(type=r["type"], field=name, what="memory", id=fid))
+        return self.memories[fid]
+
+    def _relation(self, r: dict) -> None:
+        source, target = self._memory_ref(r, "source"), self._memory_ref(r, "target")
+        kind = self._choice(r, "kind", RelationKind.values)
+        if source == target or (source, target, kind) in self.relation_seen:
+            raise ImportFileError(self.line, BAD_VALUE.format(type="relation", field="target", value=r["target"]))
+        self.relation_seen.add((source, target, kind))
+        self.relations.append(Relation(source_id=source, target_id=target, kind=kind,
+                                       reason=str(r.get("reason") or ""), actor=self._principal_ref(r, "actor")))
+        if len(self.relations) >= BATCH:
+            self._flush_relations()
+
+    def _flush_relations(self) -> None:
+        copy_insert(Relation, self.relations)
+        self.relations = []
+
+    def _summary(self, r: dict) -> None:
+        self._flush_relations()
+        scope = self._scope_ref(r)
+        lines = get(r, "lines", list, self.line)
+        kept = []
+        for item in lines:
+            if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+                raise ImportFileError(self.line, BAD_VALUE.format(type="summary", field="lines", value=item))
+            ids = item.get("memory_ids") or []
+            if not isinstance(ids, list) or not all(isinstance(i, int) and i in self.memories for i in ids):
+                continue  # a line citing a memory the file does not carry is left out
+            kept.append({**item, "memory_ids": [self.memories[i] for i in ids]})
+        # Stale: the summary is derived data; the rebuild job makes it again from the memories now here.
+        Summary.objects.update_or_create(scope=scope, defaults={
+            "lines": kept, "text": "\n".join(line["text"] for line in kept),
+            "cited_ids": sorted({i for line in kept for i in line["memory_ids"]}),
+            "writer": str(r.get("writer") or "deterministic")[:50], "stale": True,
+            "stale_reason": "imported: rebuilt from the memories of this installation",
+            "built_at": parse_time(r, "built_at", self.line) or self.now, "built_by": self._principal_ref(r, "built_by"),
+        })
+
+    def _audit(self, r: dict) -> None:
+        self._flush_relations()
+        event = AuditEvent(
+            at=parse_time(r, "at", self.line, required=True), actor_name=get(r, "actor", str, self.line),
+            action=get(r, "action", str, self.line), target_type=get(r, "target_type", str, self.line),
+            target_id=get(r, "target_id", str, self.line), scope_path=get(r, "scope_path", str, self.line),
+            before_status=get(r, "before", str, self.line), after_status=get(r, "after", str, self.line),
+            reason=get(r, "reason", str, self.line), data=get(r, "data", dict, self.line),
+            prev_hash=get(r, "prev_hash", str, self.line),
+        )
+        if event.compute_hash() != r.get("hash"):
+            raise ImportFileError(self.line, AUDIT_HASH)
+        local = None
+        if event.target_type == "memory" and event.target_id.isdigit():
+            local = self.memories.get(int(event.target_id))
+        elif event.target_type == "scope" and event.target_id.isdigit() and int(event.target_id) in self.scopes:
+            local = self.scopes[int(event.target_id)].pk
+        self.audit_rows.append(ImportedAuditEvent(
+            scope_import=self.scope_import, source_id=get(r, "id", int, self.line), at=event.at,
+            actor_name=event.actor_name[:150], action=event.action[:50], target_type=event.target_type[:30],
+            target_id=event.target_id[:64], local_target_id=local, scope_path=event.scope_path[:512],
+            before_status=event.before_status[:20], after_status=event.after_status[:20], reason=event.reason,
+            data=event.data, prev_hash=event.prev_hash[:64], hash=r["hash"][:64],
+        ))
+        if len(self.audit_rows) >= BATCH:
+            self._flush_audit()
+
+    def _flush_audit(self) -> None:
+        copy_insert(ImportedAuditEvent, self.audit_rows)
+        self.audit_rows = []
+
+    # --- the end --------------------------------------------------------------------------------------
+
+    def _finish(self) -> ImportResult:
+        self._flush_memories()
+        self._check_keys()
+        self._flush_relations()
+        self._flush_audit()
+        source = self.scope_import.source_installation
+        counts = {k: v for k, v in self.counts.items()}
+        event = audit_record(actor=self.actor, entry=AuditEntry(
+            "scope.import", "scope", str(self.scope_import.root_id), self.scope_import.root.path,
+            reason=f"imported {counts.get('audit', 0)} events from {source} ({self.scope_import.source_root})",
+            data={"import_id": self.scope_import.pk, "source": source, "source_root": self.scope_import.source_root,
+                  "format_version": FORMAT_VERSION, "counts": counts, "grants": self.grants},
+        ))
+        self.scope_import.counts = counts
+        self.scope_import.audit_event = event
+        self.scope_import.save(update_fields=["counts", "audit_event"])
+        return ImportResult(root=self.scope_import.root, scope_import=self.scope_import, counts=self.counts,
+                            memory_ids=self.result_ids, grants_dropped=self.counts["grants_dropped"],
+                            proposed_for_four_eyes=self.counts["proposed_for_four_eyes"])
+
+
+__all__ = ["GRANTS_DROP", "GRANTS_KEEP", "ImportResult", "NotFound", "scope_import", "scope_import_check"]
