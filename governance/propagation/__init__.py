@@ -2,9 +2,11 @@
 
 Modules: `stores` (one idempotent handler per derived store, delivery claims, the Redis hot set and
 cached packets), `embedding` (the one "needs embedding" definition, row claims, writing vectors),
-`turns` (redacting hard-forgotten memories from stored turns). The reconciler and the Celery tasks that
-run deliveries stay in governance/tasks.py, under the task names beat and the queues route by.
-The names below are what callers use as `governance.propagation.<name>`."""
+`turns` (redacting hard-forgotten memories from stored turns), `reconcile` (the reconciler: re-dispatches
+what was left pending and repairs drift) and `tasks` (the Celery tasks, registered under their old names
+`governance.tasks.<name>` so queued messages of an older version still run; import them from
+`governance.propagation.tasks`, not from here: this package is imported by models-level code that must
+not load Celery tasks). The names below are what callers use as `governance.propagation.<name>`."""
 
 from governance.propagation.embedding import (
     EMBED_FIELDS,
