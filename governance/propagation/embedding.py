@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -95,6 +95,19 @@ def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
         return cursor.rowcount
 
 
+def give_back(memory_ids: list[int]) -> None:
+    """A batch that failed (the embedder raised, the database dropped the connection) gives its claim
+    back at once: otherwise the task's own retry would skip the rows as someone else's, mark the delivery
+    done, and leave them without a vector until the lease ran out (EMBEDDING_CLAIM_SECONDS, 10 minutes)."""
+    try:
+        if not connection.in_atomic_block:
+            connection.close()  # the failure may have been this very connection: use a fresh one
+        Memory.objects.filter(pk__in=memory_ids, embedding_claimed_until__isnull=False).update(
+            embedding_claimed_until=None)
+    except DatabaseError:
+        pass  # the database is still away: the lease runs out and the reconciler takes the rows then
+
+
 def hold_rows(memory_ids: list[int]) -> None:
     """Claim the embedding of rows the caller's own open transaction has just written (no one else can
     see them yet, so no condition is needed); the caller then embeds them with `claimed=True`."""
@@ -143,11 +156,16 @@ def embed_memories(
                 embedding_claimed_until=timezone.now() + claim_lease())
         else:
             chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
-        rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
-                    .values(*EMBED_FIELDS))
-        if rows:
-            vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
-            done += _write_vectors(rows, vectors, embedder.name)
+        try:
+            rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
+                        .values(*EMBED_FIELDS))
+            if rows:
+                vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
+                done += _write_vectors(rows, vectors, embedder.name)
+        except Exception:
+            if not claimed:
+                give_back(chunk_ids)
+            raise
         # Rows not written (purged or changed meanwhile) give their claim back.
         Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
             embedding_claimed_until=None)
