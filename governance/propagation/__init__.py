@@ -19,6 +19,7 @@ from governance.propagation.embedding import (
     hold_rows,
     needs_embedding,
     needs_vector,
+    waiting_rows,
 )
 from governance.propagation.stores import (
     HANDLERS,
@@ -51,5 +52,5 @@ __all__ = [
     "bump_cache_generation", "cache_generation_key", "cache_purge_workspace", "claim", "claim_lease",
     "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
     "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",
-    "redact_turns", "renew_lease", "run_delivery", "turns_still_holding_purged", "workspace_cache_key",
+    "redact_turns", "renew_lease", "run_delivery", "turns_still_holding_purged", "waiting_rows", "workspace_cache_key",
 ]

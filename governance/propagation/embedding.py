@@ -95,6 +95,19 @@ def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
         return cursor.rowcount
 
 
+def waiting_rows(*, exclude: list[int], limit: int) -> list[int]:
+    """Other memories still without a vector, oldest first, that no one holds: an embedding delivery takes
+    them along to fill its batch. Under a burst of single writes every delivery would otherwise embed one
+    text, and the embedder is several times slower per text on batches of one (docs/scaling.md). Walks the
+    `memory_embedding_backlog` partial index, so it costs the same at 1M memories."""
+    if limit <= 0:
+        return []
+    return list(
+        embeddable().filter(embedding__isnull=True).filter(_unclaimed(timezone.now())).exclude(pk__in=exclude)
+        .order_by("pk").values_list("pk", flat=True)[:limit]
+    )
+
+
 def give_back(memory_ids: list[int]) -> None:
     """A batch that failed (the embedder raised, the database dropped the connection) gives its claim
     back at once: otherwise the task's own retry would skip the rows as someone else's, mark the delivery

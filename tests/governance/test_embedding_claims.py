@@ -56,3 +56,29 @@ def test_rows_another_caller_holds_stay_held_when_a_batch_fails(db, project_scop
         propagation.embed_memories([mine.pk, theirs.pk])
     assert Memory.objects.get(pk=theirs.pk).embedding_claimed_until is not None  # still the other caller's
     assert Memory.objects.get(pk=mine.pk).embedding_claimed_until is None
+
+
+def test_an_embedding_delivery_fills_its_batch_with_other_waiting_rows_each_embedded_once(db, project_scope, agent):
+    from governance.models import Outbox
+
+    first = record(project_scope, agent, "The design review is on Tuesday afternoon")
+    waiting = record(project_scope, agent, "The deploy freeze starts on the twentieth")
+    held = record(project_scope, agent, "The new intern starts next week")
+    propagation.hold_rows([held.pk])  # someone else is embedding this one: it is not taken along
+    outbox = Outbox.objects.filter(memory=first, topic="memory.created").get()
+
+    propagation.HANDLERS["embedding"](outbox)
+
+    rows = {m.pk: m for m in Memory.objects.filter(pk__in=[first.pk, waiting.pk, held.pk])}
+    assert rows[first.pk].embedding is not None and rows[waiting.pk].embedding is not None
+    assert rows[held.pk].embedding is None and rows[held.pk].embedding_claimed_until is not None
+    # The waiting row's own delivery then has nothing left to embed.
+    assert propagation.embed_memories([waiting.pk]) == 0
+
+
+def test_waiting_rows_skips_purged_claimed_and_already_embedded_memories(db, project_scope, agent):
+    rows = [record(project_scope, agent, f"Waiting row number {i} about the budget") for i in range(4)]
+    propagation.hold_rows([rows[1].pk])
+    Memory.objects.filter(pk=rows[2].pk).update(purged_at=rows[2].created_at, status="forgotten")
+    assert embedding_store.waiting_rows(exclude=[rows[0].pk], limit=10) == [rows[3].pk]
+    assert embedding_store.waiting_rows(exclude=[], limit=0) == []
