@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memoryui.middleware.ServiceUnavailableMiddleware",  # a view that lost its database or Redis: 503, not 500
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lock-out into its page
 ]
 
