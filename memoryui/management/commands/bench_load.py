@@ -166,6 +166,7 @@ class Command(BaseCommand):
         record = json.loads((root / "bench-record.json").read_text())
         kinds, total = percentile_table(root / "stats_stats.csv")
         self._print_stats(kinds, total, seconds)
+        self._print_failures(record, topology)
         self._print_faults(drains, record)
         problems = self._check(topology, run, record)
         requests = int(total["Request Count"])
@@ -210,12 +211,40 @@ class Command(BaseCommand):
         self.stdout.write(f"{'all':<22}{total['Request Count']:>7}{total['Failure Count']:>7}"
                           f"{float(total['Requests/s']):>8.1f}{total['50%']:>8}{total['95%']:>8}{total['99%']:>8}")
 
+    def _print_failures(self, record: dict, topology) -> None:
+        """Which requests failed and how, and the exceptions behind the server's 5xx (from the JSON logs of
+        gunicorn: class and last frame only, the logs never hold memory text)."""
+        counts: dict[str, int] = {}
+        for _, name, status in record["failures"]:
+            counts[f"{name} {status}"] = counts.get(f"{name} {status}", 0) + 1
+        if not counts:
+            return
+        self.stdout.write("failed requests: " + ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items())))
+        causes: dict[str, int] = {}
+        try:
+            lines = (topology.logs / "web.log").read_text(errors="replace").splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            if '"exc_info"' not in line:
+                continue
+            try:
+                trace = json.loads(line)["exc_info"].strip().splitlines()
+            except (ValueError, KeyError):
+                continue
+            cause = trace[-1].split(":", 1)[0] if trace else "?"
+            causes[cause] = causes.get(cause, 0) + 1
+        if causes:
+            self.stdout.write("server exceptions: " + ", ".join(f"{k} ×{v}" for k, v in sorted(causes.items())))
+
     def _print_faults(self, drains: list[Drain], record: dict) -> None:
         if not drains:
             return
         self.stdout.write("")
-        for drain in drains:
-            near = [f for f in record["failures"] if drain.at - 1 <= f[0] <= drain.at + 15]
+        for i, drain in enumerate(drains):
+            # Up to 15 s after the fault, and never into the next fault's window.
+            until = min(drain.at + 15, drains[i + 1].at - 1) if i + 1 < len(drains) else drain.at + 15
+            near = [f for f in record["failures"] if drain.at - 1 <= f[0] <= until]
             by_status: dict[str, int] = {}
             for _, name, status in near:
                 by_status[f"{name} {status}"] = by_status.get(f"{name} {status}", 0) + 1
@@ -223,7 +252,7 @@ class Command(BaseCommand):
             prop = f"{drain.propagation_s:.1f} s" if drain.propagation_s is not None else f"not within {DRAIN_TIMEOUT:.0f} s"
             every = f"{drain.all_s:.1f} s" if drain.all_s is not None else f"not within {DRAIN_TIMEOUT:.0f} s"
             self.stdout.write(f"fault {drain.fault}: backlog at the fault drained in {prop} (all stores but "
-                              f"embedding), {every} (with embedding); failed requests in the 15 s after: {failed}")
+                              f"embedding), {every} (with embedding); failed requests until {until - drain.at:.0f} s after: {failed}")
 
     # --- the data checks ---------------------------------------------------------------------------------
     def _check(self, topology, run: str, record: dict) -> list[str]:
