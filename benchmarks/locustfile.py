@@ -33,7 +33,7 @@ _users = itertools.count()
 RECORD = {
     "writes": {"accepted": [], "ambiguous": [], "rejected": []},  # [id, text] / [text]
     "events": {"accepted": [], "ambiguous": [], "rejected": []},  # [[ids], user text]
-    "confirmed": [],  # ids
+    "confirmed": [],  # [id, key]
     "forgotten": [],  # [id, text, accepted_at]
     "reads": [],  # [team, kind, [memory ids]]
     "leaks": [],  # [team, kind, reason]
@@ -74,6 +74,9 @@ class TeamUser(HttpUser):
         self.agent = {"Authorization": f"Token {team['agent_tokens'][number // 2 % len(team['agent_tokens'])]}"}
         self.owner = {"Authorization": f"Token {CONFIG['owner_tokens'][number % len(CONFIG['owner_tokens'])]}"}
         self.mine: list[tuple[int, str]] = []  # episodes this user wrote and may forget
+        # Three keyed rules per user, revised again and again (a confirm supersedes the key's active
+        # revision): the constraints in force stay bounded, as in real use, and fit the packet's budget.
+        self.keys = itertools.cycle([f"bench_{RUN}_{number}_{k}" for k in range(3)])
         self.signed_in = False
 
     # --- helpers ------------------------------------------------------------------------------------
@@ -167,19 +170,19 @@ class TeamUser(HttpUser):
     def propose_and_confirm(self) -> None:
         # An agent's keyed convention is only proposed; the owner puts it in force.
         resp, _ = self._post("/api/v1/memories", {
-            "scope": self.scope, "kind": "convention", "key": f"bench_{uuid.uuid4().hex[:10]}",
+            "scope": self.scope, "kind": "convention", "key": next(self.keys),
             "text": f"Bench {RUN} rule {uuid.uuid4().hex[:8]}: {_sentence(6)}", "source": {"kind": "user", "ref": RUN}},
             self.agent, "propose", 201)
         if resp.status_code != 201:
             return
-        memory_id = resp.json()["id"]
+        memory_id, key = resp.json()["id"], resp.json()["key"]
         with _lock:
             RECORD["writes"]["accepted"].append([memory_id, resp.json()["text"]])
         confirm, _ = self._post(f"/api/v1/memories/{memory_id}/confirm", {"reason": "bench"}, self.owner,
                                 "confirm", 200)
         if confirm.status_code == 200:
             with _lock:
-                RECORD["confirmed"].append(memory_id)
+                RECORD["confirmed"].append([memory_id, key])
 
     @task(1)
     def hard_forget(self) -> None:

@@ -295,9 +295,16 @@ class Command(BaseCommand):
                          f"events: {len(ev['accepted'])} accepted, every memory they created stored, each user turn one episode",
                          f"events: {len(ev_missing)} with a created memory missing, {len(ev_doubled)} user turns not "
                          f"stored once (text, ids answered, ids stored: {ev_doubled[:3]})")
-            not_active = [i for i in record["confirmed"] if by_id.get(i, (None, None))[1] != "active"]
-            self._report(problems, not not_active, f"confirms: {len(record['confirmed'])}, each memory active",
-                         f"confirms: {len(not_active)} confirmed memories not active")
+            # Per key, the latest confirmed revision is in force and every earlier one superseded by it.
+            latest: dict[str, int] = {}
+            for memory_id, key in record["confirmed"]:
+                latest[key] = max(latest.get(key, 0), memory_id)
+            wrong = [(i, by_id.get(i, (None, None))[1]) for i, key in record["confirmed"]
+                     if by_id.get(i, (None, None))[1] != ("active" if latest[key] == i else "superseded")]
+            self._report(problems, not wrong,
+                         f"confirms: {len(record['confirmed'])} over {len(latest)} keys, the latest of each key "
+                         "active and every earlier one superseded",
+                         f"confirms: {len(wrong)} confirmed memories in the wrong state, e.g. {wrong[:3]}")
             self._check_forgets(db, topology, record, by_id, problems)
             self._check_reads(db, record, problems)
         try:
