@@ -167,6 +167,8 @@ class Command(BaseCommand):
         kinds, total = percentile_table(root / "stats_stats.csv")
         self._print_stats(kinds, total, seconds)
         self._print_failures(record, topology)
+        if not record["failures"]:
+            self._print_database_errors(topology)
         self._print_faults(drains, record)
         problems = self._check(topology, run, record)
         requests = int(total["Request Count"])
@@ -236,6 +238,22 @@ class Command(BaseCommand):
             causes[cause] = causes.get(cause, 0) + 1
         if causes:
             self.stdout.write("server exceptions: " + ", ".join(f"{k} ×{v}" for k, v in sorted(causes.items())))
+        self._print_database_errors(topology)
+
+    def _print_database_errors(self, topology) -> None:
+        """PostgreSQL's ERROR lines by message (deadlocks, lock timeouts, unique violations); its log holds
+        no statement and no detail (docs/operations.md), so no memory text."""
+        errors: dict[str, int] = {}
+        try:
+            lines = (topology.pgdata / "server.log").read_text(errors="replace").splitlines()
+        except OSError:
+            return
+        for line in lines:
+            if "ERROR:" in line:
+                message = line.split("ERROR:", 1)[1].strip()[:80]
+                errors[message] = errors.get(message, 0) + 1
+        if errors:
+            self.stdout.write("PostgreSQL errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(errors.items())))
 
     def _print_faults(self, drains: list[Drain], record: dict) -> None:
         if not drains:
