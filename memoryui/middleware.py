@@ -32,3 +32,30 @@ class RequestBodyLimitMiddleware:
                 return JsonResponse({"error": "request_too_large", "message": message}, status=413)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+UNAVAILABLE_PAGE = "The service is briefly unavailable (its database or Redis could not be reached). Try again in a few seconds."
+
+
+class ServiceUnavailableMiddleware:
+    """A dashboard page whose database connection dropped or whose Redis was away while it rendered answers
+    503 with Retry-After, like the API (governance/api/errors.py), instead of a 500 that reads as a bug.
+    Seen under load with `bench_load --fault redis-restart`."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        from governance.api.errors import SERVICE_UNAVAILABLE, SERVICE_UNAVAILABLE_RETRY_AFTER, UNAVAILABLE
+
+        if not isinstance(exception, UNAVAILABLE):
+            return None
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"error": "service_unavailable", "message": SERVICE_UNAVAILABLE}, status=503)
+        else:
+            response = HttpResponse(UNAVAILABLE_PAGE, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = SERVICE_UNAVAILABLE_RETRY_AFTER
+        return response

@@ -5,8 +5,11 @@ the OpenAPI schema and the clients."""
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from drf_spectacular.utils import extend_schema_field
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -14,6 +17,12 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from governance.errors import DomainError
 
 VALIDATION_MESSAGE = "Some fields are missing or invalid; see `fields`."
+SERVICE_UNAVAILABLE = ("The database or Redis could not be reached; nothing was changed unless the request was a "
+                       "write whose commit was under way. Try again shortly.")
+SERVICE_UNAVAILABLE_RETRY_AFTER = "5"
+# A dropped database connection (failover, restart) or Redis away (throttles, cache): the service is briefly
+# unavailable, which is a 503 the client may retry, not a 500 that reads as a bug.
+UNAVAILABLE = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
 
 ERROR_CODES = (
     "invalid_input", "not_authenticated", "authentication_failed", "permission_denied", "not_found",
@@ -21,7 +30,7 @@ ERROR_CODES = (
     "key_revision_conflict", "active_key_exists", "invalid_transition", "stale_revision",
     "four_eyes_required", "pinned_over_budget", "nesting_too_deep", "request_too_large",
     "promotion_text_forgotten", "last_owner", "scope_archived", "invitation_invalid", "bad_import_file",
-    "import_too_large",
+    "import_too_large", "service_unavailable",
 )
 
 
@@ -52,6 +61,9 @@ def exception_handler(exc, context):
         return Response(exc.as_dict(), status=exc.status)
     if isinstance(exc, DjangoValidationError):
         return Response({"error": "invalid_input", "message": " ".join(exc.messages)}, status=400)
+    if isinstance(exc, UNAVAILABLE):
+        return Response({"error": "service_unavailable", "message": SERVICE_UNAVAILABLE}, status=503,
+                        headers={"Retry-After": SERVICE_UNAVAILABLE_RETRY_AFTER})
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -10,8 +10,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from governance.api.errors import ErrorBody
 
 # What any authenticated operation can answer besides its own statuses: bad input, no or unknown token,
-# a role that does not allow it, an object outside the caller's scopes, too many requests.
-COMMON_ERROR_STATUSES = ("400", "401", "403", "404", "429")
+# a role that does not allow it, an object outside the caller's scopes, too many requests, and the database
+# or Redis briefly unreachable (503 service_unavailable with Retry-After, governance/api/errors.py).
+COMMON_ERROR_STATUSES = ("400", "401", "403", "404", "429", "503")
 # And for writes: the change contradicts the current state (409), the body is over MAX_REQUEST_BODY_BYTES
 # (413, refused before it is read), the body is not JSON (415).
 WRITE_ERROR_STATUSES = ("409", "413", "415")

@@ -3,9 +3,12 @@
 Modules: `stores` (one idempotent handler per derived store, delivery claims, the Redis hot set and
 cached packets), `embedding` (the one "needs embedding" definition, row claims, writing vectors),
 `turns` (redacting hard-forgotten memories from stored turns), `webhooks` (outbound events: fan-out,
-signing, sending, retries) with `webhook_transport` (the SSRF-safe HTTP request). The reconciler and the Celery tasks that
-run deliveries stay in governance/tasks.py, under the task names beat and the queues route by.
-The names below are what callers use as `governance.propagation.<name>`."""
+signing, sending, retries) with `webhook_transport` (the SSRF-safe HTTP request), `reconcile` (the
+reconciler: re-dispatches what was left pending and repairs drift) and `tasks` (the Celery tasks,
+registered under their old names `governance.tasks.<name>` so queued messages of an older version still
+run; import them from `governance.propagation.tasks`, not from here: this package is imported by
+models-level code that must not load Celery tasks). The names below are what callers use as
+`governance.propagation.<name>`."""
 
 from governance.propagation.embedding import (
     EMBED_FIELDS,
@@ -16,10 +19,11 @@ from governance.propagation.embedding import (
     embed_memories,
     embeddable,
     embedding_batches,
+    give_back,
     hold_rows,
     needs_embedding,
     needs_vector,
-    release_rows,
+    waiting_rows,
 )
 from governance.propagation.stores import (
     HANDLERS,
@@ -58,6 +62,7 @@ __all__ = [
     "bump_cache_generation", "cache_generation_key", "cache_purge_workspace", "claim", "claim_lease",
     "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
     "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",
-    "redact_turns", "release_rows", "renew_lease", "run_delivery", "turns_still_holding_purged",
-    "workspace_cache_key", "queue_deliveries", "webhook_attempt", "webhook_deliveries_due", "webhook_events",
+    "redact_turns", "give_back", "renew_lease", "run_delivery", "turns_still_holding_purged",
+    "waiting_rows", "workspace_cache_key", "queue_deliveries", "webhook_attempt", "webhook_deliveries_due",
+    "webhook_events",
 ]

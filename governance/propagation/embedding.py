@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Length
 from django.utils import timezone
@@ -95,17 +95,36 @@ def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
         return cursor.rowcount
 
 
+def waiting_rows(*, exclude: list[int], limit: int) -> list[int]:
+    """Other memories still without a vector, oldest first, that no one holds: an embedding delivery takes
+    them along to fill its batch. Under a burst of single writes every delivery would otherwise embed one
+    text, and the embedder is several times slower per text on batches of one (docs/scaling.md). Walks the
+    `memory_embedding_backlog` partial index, so it costs the same at 1M memories."""
+    if limit <= 0:
+        return []
+    return list(
+        embeddable().filter(embedding__isnull=True).filter(_unclaimed(timezone.now())).exclude(pk__in=exclude)
+        .order_by("pk").values_list("pk", flat=True)[:limit]
+    )
+
+
+def give_back(memory_ids: list[int]) -> None:
+    """A batch that failed (the embedder raised, the database dropped the connection), or rows an import
+    wrote and will not embed after all, give their claim back at once: otherwise the task's own retry would skip the rows as someone else's, mark the delivery
+    done, and leave them without a vector until the lease ran out (EMBEDDING_CLAIM_SECONDS, 10 minutes)."""
+    try:
+        if not connection.in_atomic_block:
+            connection.close()  # the failure may have been this very connection: use a fresh one
+        Memory.objects.filter(pk__in=memory_ids, embedding_claimed_until__isnull=False).update(
+            embedding_claimed_until=None)
+    except DatabaseError:
+        pass  # the database is still away: the lease runs out and the reconciler takes the rows then
+
+
 def hold_rows(memory_ids: list[int]) -> None:
     """Claim the embedding of rows the caller's own open transaction has just written (no one else can
     see them yet, so no condition is needed); the caller then embeds them with `claimed=True`."""
     Memory.objects.filter(pk__in=memory_ids).update(embedding_claimed_until=timezone.now() + claim_lease())
-
-
-def release_rows(memory_ids: list[int]) -> None:
-    """Give back the embedding claim on rows the caller will not embed after all (a failed import), so
-    the embedding queue's reconciler takes them at once instead of after the lease."""
-    Memory.objects.filter(pk__in=memory_ids, embedding_claimed_until__isnull=False).update(
-        embedding_claimed_until=None)
 
 
 def embedding_batches(rows: list[tuple[int, int]], size: int, max_chars: int) -> list[list[int]]:
@@ -150,11 +169,16 @@ def embed_memories(
                 embedding_claimed_until=timezone.now() + claim_lease())
         else:
             chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
-        rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
-                    .values(*EMBED_FIELDS))
-        if rows:
-            vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
-            done += _write_vectors(rows, vectors, embedder.name)
+        try:
+            rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
+                        .values(*EMBED_FIELDS))
+            if rows:
+                vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
+                done += _write_vectors(rows, vectors, embedder.name)
+        except Exception:
+            if not claimed:
+                give_back(chunk_ids)
+            raise
         # Rows not written (purged or changed meanwhile) give their claim back.
         Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
             embedding_claimed_until=None)
@@ -201,7 +225,7 @@ class EmbedAhead:
                         self._error = exc
                 # After a failure: drain without embedding (submit never blocks), and give the rows'
                 # claims back so the embedding queue's reconciler takes them at once, not after the lease.
-                release_rows(ids)
+                give_back(ids)
         finally:
             connections.close_all()  # this thread's own connection
 

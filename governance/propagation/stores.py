@@ -7,12 +7,13 @@ import logging
 from collections.abc import Callable
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import F, Q
 from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
-from governance.propagation.embedding import embed_memories
+from governance.propagation.embedding import embed_memories, waiting_rows
 from governance.propagation.turns import redact_turns
 
 logger = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ def _embedding_store(outbox: Outbox) -> None:
     Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
     )
+    # Fill the batch with other rows waiting for a vector (their own deliveries then find nothing to do).
+    ids += waiting_rows(exclude=ids, limit=settings.EMBEDDING_BATCH_SIZE - len(ids))
     embed_memories(ids, heartbeat=lambda: renew_lease(outbox.pk, "embedding"))
 
 

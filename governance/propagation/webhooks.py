@@ -216,7 +216,7 @@ def _webhooks_store(outbox: Outbox) -> None:
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
-    from governance.tasks import deliver_webhook
+    from governance.propagation.tasks import deliver_webhook
 
     for pk in delivery_ids:
         try:

@@ -6,8 +6,8 @@ from celery import shared_task
 from django.utils.dateparse import parse_datetime
 
 from governance.models import ReinforcementEvent, Turn
+from governance.retries import RETRY
 from governance.services.memory import memory_reinforce
-from governance.tasks import RETRY
 
 
 @shared_task(**RETRY)

@@ -324,8 +324,12 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
 
 
 def _locked(memory_id: int) -> Memory:
+    # FOR NO KEY UPDATE of the memory row only. A plain FOR UPDATE with select_related also locked the
+    # scope row, and FOR UPDATE conflicts with the FOR KEY SHARE that another transaction's deferred
+    # foreign-key check takes at COMMIT while it holds the audit chain's advisory lock, which this one then
+    # waits for: under load (bench_load, 8 users) PostgreSQL broke such deadlocks every few seconds.
     try:
-        return Memory.objects.select_for_update().select_related("scope").get(pk=memory_id)
+        return Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").get(pk=memory_id)
     except Memory.DoesNotExist as exc:
         raise NotFound() from exc
 
@@ -415,7 +419,7 @@ def _needs_second_reviewer(memory: Memory, actor: Principal | None, needed: int)
 
 def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: str) -> None:
     current = (
-        Memory.objects.select_for_update()
+        Memory.objects.select_for_update(no_key=True)
         .filter(scope=memory.scope, key=memory.key, status=Status.ACTIVE)
         .exclude(pk=memory.pk)
         .first()
@@ -590,7 +594,7 @@ def memory_reinforce(
         raise InvalidInput("weight is a positive number.", field="weight")
     with transaction.atomic():
         rows = list(
-            Memory.objects.select_for_update().select_related("scope")
+            Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope")
             .filter(pk__in=memory_ids).exclude(status=Status.FORGOTTEN).order_by("pk")
         )
         if reason == ReinforcementEvent.Reason.REVIEW:

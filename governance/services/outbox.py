@@ -42,7 +42,7 @@ def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | Non
 
 
 def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
-    from governance.tasks import dispatch_outbox
+    from governance.propagation.tasks import dispatch_outbox
 
     try:
         dispatch_outbox(outbox_id, stores)

@@ -137,7 +137,7 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
     if not isinstance(episode_ids, list) or not all(isinstance(i, int) for i in episode_ids):
         raise InvalidInput("episode_ids is a list of memory ids.", field="episode_ids")
     with transaction.atomic():
-        candidate = Memory.objects.select_for_update().select_related("scope").filter(pk=memory_id).first()
+        candidate = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").filter(pk=memory_id).first()
         if candidate is None:
             from governance.errors import NotFound
 

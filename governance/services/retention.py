@@ -100,7 +100,7 @@ def memory_archive(*, memory_id: int, actor: Principal | None, now=None) -> int:
     """Mark a cold memory archived (out of the hot set; still active and findable). Returns 1 if it changed."""
     now = now or timezone.now()
     with transaction.atomic():
-        memory = Memory.objects.select_for_update().select_related("scope").filter(pk=memory_id).first()
+        memory = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").filter(pk=memory_id).first()
         if memory is None or memory.meta.get("archived_at") or memory.status != Status.ACTIVE:
             return 0
         require(actor, memory.scope, Action.RETIRE)

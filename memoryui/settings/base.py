@@ -47,6 +47,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "memoryui.middleware.ServiceUnavailableMiddleware",  # a view that lost its database or Redis: 503, not 500
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lock-out into its page
 ]
 
@@ -101,18 +102,37 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Queues per kind of work: embedding (slow, CPU-bound, batch) has its own, so a backlog of it never holds
-# up a forget, a cache bump or a reinforcement on the default queue. A worker started without -Q consumes
-# both; `runstack` runs one worker per queue (docs/operations.md, "Queues").
+# Queues per kind of work (docs/operations.md, "Queues"): `propagation` (outbox deliveries: forgets, cache
+# bumps, summaries, stored turns; the reconciler; the worker heartbeat), `embedding` (slow, CPU-bound,
+# batch), `reinforcement` (after each context packet) and `maintenance` (retention, promotions, summary
+# rebuilds, vector index builds). A burst of embedding or a long index build then never holds up a
+# forget. Anything not routed (a task added later, a message of an older version) goes to the default
+# queue `celery`, which the propagation workers also consume. A worker started without -Q consumes all.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 EMBEDDING_QUEUE = env_str("EMBEDDING_QUEUE", "embedding")
-CELERY_TASK_QUEUES = (Queue(CELERY_TASK_DEFAULT_QUEUE), Queue(EMBEDDING_QUEUE))
+PROPAGATION_QUEUE = env_str("PROPAGATION_QUEUE", "propagation")
+REINFORCEMENT_QUEUE = env_str("REINFORCEMENT_QUEUE", "reinforcement")
+MAINTENANCE_QUEUE = env_str("MAINTENANCE_QUEUE", "maintenance")
+CELERY_TASK_QUEUES = tuple(
+    Queue(name) for name in dict.fromkeys(
+        (CELERY_TASK_DEFAULT_QUEUE, PROPAGATION_QUEUE, EMBEDDING_QUEUE, REINFORCEMENT_QUEUE, MAINTENANCE_QUEUE)
+    )
+)
 CELERY_TASK_ROUTES = {
+    "governance.tasks.propagate_outbox": {"queue": PROPAGATION_QUEUE},
+    "governance.tasks.reconcile": {"queue": PROPAGATION_QUEUE},
+    "governance.tasks.worker_heartbeat": {"queue": PROPAGATION_QUEUE},
+    "governance.tasks.deliver_webhook": {"queue": PROPAGATION_QUEUE},
     "governance.tasks.embed_outbox": {"queue": EMBEDDING_QUEUE},
     "governance.tasks.embed_memories": {"queue": EMBEDDING_QUEUE},
+    "governance.recall.tasks.reinforce_used_memories": {"queue": REINFORCEMENT_QUEUE},
+    "governance.tasks.apply_retention": {"queue": MAINTENANCE_QUEUE},
+    "governance.tasks.scan_promotions": {"queue": MAINTENANCE_QUEUE},
+    "governance.tasks.rebuild_stale_summaries": {"queue": MAINTENANCE_QUEUE},
+    "governance.tasks.maintain_vector_indexes": {"queue": MAINTENANCE_QUEUE},
 }
 # Task modules outside an app's tasks.py that every worker must register.
-CELERY_IMPORTS = ("governance.recall.tasks",)
+CELERY_IMPORTS = ("governance.propagation.tasks", "governance.recall.tasks")
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {"task": "governance.tasks.reconcile", "schedule": env_float("RECONCILE_EVERY_SECONDS", 30.0)},
     "retention": {"task": "governance.tasks.apply_retention", "schedule": env_float("RETENTION_EVERY_SECONDS", 3600.0)},

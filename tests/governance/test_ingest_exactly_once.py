@@ -125,8 +125,8 @@ def test_the_reconciler_leaves_rows_someone_is_embedding_alone(db, project_scope
     assert reconcile(stale_after_seconds=0)["reembed"] == 1  # only the row no one holds
 
 
-def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_default_one(celery_worker, project_scope,
-                                                                                   agent):
+def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_propagation_one(celery_worker,
+                                                                                       project_scope, agent):
     ran: list[tuple[str, str]] = []
 
     def record(sender=None, task=None, **kwargs):
@@ -137,7 +137,7 @@ def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_default_
         memory = memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text=SENTENCES[0],
                                                 source_kind="user"), actor=agent)
         wait_for(lambda: Memory.objects.filter(pk=memory.pk, embedding__isnull=False).exists())
-        wait_for(lambda: ("governance.tasks.propagate_outbox", "celery") in ran)
+        wait_for(lambda: ("governance.tasks.propagate_outbox", settings.PROPAGATION_QUEUE) in ran)
     finally:
         task_prerun.disconnect(record)
     assert ("governance.tasks.embed_outbox", settings.EMBEDDING_QUEUE) in ran
@@ -151,8 +151,10 @@ def test_runstack_starts_a_worker_for_every_queue():
     consumed = set()
     for argv in commands.values():
         consumed |= {q for arg in argv if arg.startswith("--queues=") for q in arg.split("=", 1)[1].split(",")}
-    assert consumed == {q.name for q in settings.CELERY_TASK_QUEUES} == {"celery", "embedding"}
+    assert consumed == {q.name for q in settings.CELERY_TASK_QUEUES} == {
+        "celery", "propagation", "embedding", "reinforcement", "maintenance"}
     assert "--concurrency=1" in commands["embedder"]
+    assert "--queues=embedding" in commands["embedder"]  # embedding alone: it never shares a worker with a forget
 
 
 def test_import_prints_progress_with_rate_and_eta(db, tmp_path, monkeypatch):

@@ -32,7 +32,7 @@ from governance.errors import DomainError
 from governance.evaluation.conversations import FORMATS, detect_format, load
 from governance.progress import format_eta  # noqa: F401  (kept importable here)
 from governance.progress import progress_line as shared_progress_line
-from governance.propagation import EmbedAhead, claim_lease, embedding_batches, hold_rows, release_rows
+from governance.propagation import EmbedAhead, claim_lease, embedding_batches, give_back, hold_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
 
@@ -178,7 +178,7 @@ class Command(BaseCommand):
                 waiting = []
         except BaseException:
             if waiting:  # written, never handed over: the embedding queue may take them at once
-                release_rows([pk for pk, _ in waiting])
+                give_back([pk for pk, _ in waiting])
             raise
         finally:
             if ahead is not None:

@@ -102,16 +102,25 @@ class Child:
             return ""
 
 
+def worker_queues() -> dict[str, list[str]]:
+    """Which queues each of the two worker processes consumes (docs/operations.md, "Queues"): every
+    queue but embedding in one, embedding alone in the other."""
+    others = [q.name for q in settings.CELERY_TASK_QUEUES if q.name != settings.EMBEDDING_QUEUE]
+    return {"worker": others, "embedder": [settings.EMBEDDING_QUEUE]}
+
+
 def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
-    """The Celery workers runstack starts: one on the default queue, one on the embedding queue. One
-    thread for embedding: the embedder serialises its calls and uses every core itself, so a second
-    thread would only wait on the first; a process of its own keeps embedding off the default queue."""
+    """The Celery workers runstack starts: one on propagation, reinforcement, maintenance and the default
+    queue, one on the embedding queue. One thread for embedding: the embedder serialises its calls and
+    uses every core itself, so a second thread would only wait on the first; a process of its own keeps
+    embedding off the other queues."""
+    queues = worker_queues()
     common = ["--loglevel=INFO", "--without-mingle", "--without-gossip", "--pool=threads"]
     return {
         "worker": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={concurrency}",
-                   f"--queues={settings.CELERY_TASK_DEFAULT_QUEUE}", f"--hostname=runstack-{port}@%h", *common],
+                   f"--queues={','.join(queues['worker'])}", f"--hostname=runstack-{port}@%h", *common],
         "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", "--concurrency=1",
-                     f"--queues={settings.EMBEDDING_QUEUE}", f"--hostname=runstack-embed-{port}@%h", *common],
+                     f"--queues={','.join(queues['embedder'])}", f"--hostname=runstack-embed-{port}@%h", *common],
     }
 
 
