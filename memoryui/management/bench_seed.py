@@ -135,10 +135,10 @@ def _links_and_history(rng, ids, owner_id, log, turns: int = 10_000) -> None:
         a, b = rng.sample(plain, 2)
         relations.append((a[0], b[0], rng.choice(["supports", "derived_from", "contradicts"]), "bench link"))
     with connection.cursor() as cursor:
-        with cursor.cursor.copy("COPY governance_relation (source_id, target_id, kind, reason, actor_id, created_at) "
-                                "FROM STDIN") as copy:
+        with cursor.cursor.copy("COPY governance_relation (source_id, target_id, kind, reason, actor_id, created_at,"
+                                " by_hand) FROM STDIN") as copy:
             for s, t, kind, reason in dict.fromkeys(relations):
-                copy.write_row([s, t, kind, reason, owner_id, now])
+                copy.write_row([s, t, kind, reason, owner_id, now, False])
         with cursor.cursor.copy("COPY governance_reinforcementevent (memory_id, at, weight, reason) FROM STDIN") as copy:
             for pk, status, _, _ in rows[: len(rows) // 2]:
                 if status == "active":
