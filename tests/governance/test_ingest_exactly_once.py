@@ -278,15 +278,16 @@ def test_a_failing_embedder_fails_the_import_keeps_the_turns_and_gives_their_cla
         raise RuntimeError("embedder crashed")
 
     embedder.embed_memories = broken
+    rows = Memory.objects.filter(scope__path="imp/broken")
     try:
         with pytest.raises(RuntimeError, match="embedder crashed"):
             call_command("import_conversations", conversation_file(tmp_path, 16, scope="imp/broken"),
                          stdout=StringIO(), stderr=StringIO())
+        assert rows.count() >= 4  # what was written before the error stays, searchable by keyword
+        # No row is left held by the dead import: the embedding queue may take every one of them now. (When
+        # a test worker runs in this process, it may take them and fail on the same embedder: it gives them
+        # back too. Held by the import, they would stay claimed for the whole lease, EMBEDDING_CLAIM_SECONDS.)
+        wait_for(lambda: not rows.filter(embedding_claimed_until__isnull=False).exists(), timeout=30)
+        assert not rows.filter(embedding__isnull=False).exists()
     finally:
         del embedder.embed_memories
-
-    rows = Memory.objects.filter(scope__path="imp/broken")
-    assert rows.count() >= 4  # what was written before the error stays, searchable by keyword
-    assert not rows.filter(embedding__isnull=False).exists()
-    # No row is left held by the dead import: the embedding queue may take every one of them now.
-    assert not rows.filter(embedding_claimed_until__isnull=False).exists()
