@@ -259,17 +259,19 @@ LOG_LINES: dict[str, tuple[str, ...]] = {
            "健康检查正常耗时{n}毫秒", "日志文件{n}已轮换", "同步了{n}条日程"),
 }
 LOG_SEPARATOR = {"en": "; ", "zh": "；"}
-# Why a rule holds, in words that share nothing with any topic's questions: the review, incident or
+# Why a rule holds, in words that share nothing with any topic's questions (no "hand over", "sign-off",
+# "client", "report", "deploy" …; drafts said "hand-over" and "signed off", and matched "How do I hand over the
+# file?" and "Whose sign-off do merges need?"): the review, incident or
 # decision behind it. A curator links it to the rule (`supports`); only the link brings it to the packet.
 RATIONALE: dict[str, tuple[str, ...]] = {
     "en": (
-        "Post-mortem PM-{n}: the client escalated after the last hand-over went wrong; the team agreed on the practice above.",
-        "Steering committee minutes #{n}: after two missed hand-overs, the sponsor signed off on the current practice.",
-        "Incident review IR-{n}: a late change broke the customer's pipeline; root cause and the agreed safeguard are recorded.",
+        "Post-mortem PM-{n}: an escalation last quarter traced back to this; the team agreed on the practice above.",
+        "Steering committee minutes #{n}: after two complaints in a row, the sponsor endorsed the current practice.",
+        "Incident review IR-{n}: a late change broke a downstream pipeline; root cause and the agreed safeguard are recorded.",
     ),
     "zh": (
-        "复盘记录PM-{n}：上次交接出错后客户升级投诉，团队因此商定了现行做法。",
-        "指导委员会纪要第{n}号：连续两次交接失误后，发起人批准了现行做法。",
-        "事故回顾IR-{n}：一次临时变更弄坏了客户的流水线，根因和商定的防范措施已记录在案。",
+        "复盘记录PM-{n}：上季度的一次升级投诉追溯到这里，团队因此商定了现行做法。",
+        "指导委员会纪要第{n}号：连续两次投诉后，发起人批准了现行做法。",
+        "事故回顾IR-{n}：一次临时变更弄坏了下游流水线，根因和商定的防范措施已记录在案。",
     ),
 }

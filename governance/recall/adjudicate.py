@@ -188,8 +188,8 @@ def _supports(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -
             supporter.extra["supports"] = rel["target_id"]
 
 
-# Supporters come along for the best few facts in force: at most this many each, this many in all, ranked
-# just below what they support. Only links a person (or the system) made count: an agent may link its own
+# Supporters come along for the rules pinned in force and the best few facts found: at most this many
+# each, this many in all, ranked just below what they support. Only links a person (or the system) made count: an agent may link its own
 # proposal to a popular rule, and that must not carry the proposal into every packet that holds the rule.
 SUPPORT_ANCHORS = 10
 SUPPORTERS_PER_FACT = 2
@@ -198,13 +198,21 @@ SUPPORT_SHARE = 0.9
 
 
 def _bring_supporters(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> None:
-    in_force = [h for h in pool.values() if h.row["status"] == Status.ACTIVE and h.row.get("confirmed") is not False]
-    anchors = {h.id: h for h in sorted(in_force, key=lambda h: (-h.fused, h.id))[:SUPPORT_ANCHORS]}
+    def in_force(hits):
+        return [h for h in hits if h.row["status"] == Status.ACTIVE and h.row.get("confirmed") is not False]
+
+    # Every pinned rule and preference in force (found by key, they have no search score to rank by), and
+    # the best matches among the rest.
+    pinned_ids = {h.id for h in state.constraints + state.preferences}
+    pinned = in_force(pool[i] for i in pinned_ids if i in pool)  # the pool's hit: its search score, if found
+    searched = sorted(in_force(h for h in pool.values() if h.id not in pinned_ids),
+                      key=lambda h: (-h.fused, h.id))[:SUPPORT_ANCHORS]
+    anchors = {h.id: h for h in pinned + searched}
     wanted: dict[int, Hit] = {}
     per_fact: dict[int, int] = {}
     for rel in relations:
         anchor = anchors.get(rel["target_id"])
-        if (rel["kind"] != RelationKind.SUPPORTS or anchor is None or rel["source_id"] in anchors
+        if (rel["kind"] != RelationKind.SUPPORTS or anchor is None or rel["source_id"] == anchor.id
                 or rel["source_id"] in wanted or per_fact.get(anchor.id, 0) >= SUPPORTERS_PER_FACT):
             continue
         per_fact[anchor.id] = per_fact.get(anchor.id, 0) + 1
@@ -216,7 +224,8 @@ def _bring_supporters(state: RecallState, relations: list[dict], pool: dict[int,
     wanted = {sid: a for sid, a in wanted.items() if (sid, a.id) in people}
     # Eligible rows only (scope, grants, as-of): a supporter the caller may not read never comes in.
     rows = fetch(state, [sid for sid in wanted if sid not in pool], statuses=(Status.ACTIVE,))
-    for sid, anchor in sorted(wanted.items(), key=lambda item: (-item[1].fused, item[0]))[:SUPPORTERS_MAX]:
+    for sid, anchor in sorted(wanted.items(), key=lambda item: (-(item[1].fused or KEYED_MATCH), item[0]))[
+            :SUPPORTERS_MAX]:
         # A rule found by its key (the constraints slot) has no search score: rank gives it KEYED_MATCH.
         share = (anchor.fused or KEYED_MATCH) * SUPPORT_SHARE
         hit = pool.get(sid)
