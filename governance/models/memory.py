@@ -4,6 +4,7 @@ import hmac
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from pgvector.django import VectorField
 
 
@@ -197,6 +198,9 @@ class Memory(models.Model):
             models.Index(fields=["scope", "key", "-revision"], name="memory_scope_key_rev"),
             models.Index(fields=["scope", "session", "-occurred_at"], name="memory_scope_session"),
             models.Index(fields=["status", "-created_at"], name="memory_status_created"),
+            # A query that repeats a hard-forgotten text is stored redacted (recall/packet.py): one lookup
+            # per stored turn, over the few purged rows only.
+            models.Index(fields=["content_hash"], name="memory_purged_hash", condition=Q(purged_at__isnull=False)),
             models.Index(
                 fields=["id"], name="memory_embedding_backlog", condition=models.Q(embedding__isnull=True)
             ),

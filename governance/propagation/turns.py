@@ -244,4 +244,3 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
         )
         return [(row[0], row[1]) for row in cur.fetchall()]
 
-

@@ -17,6 +17,7 @@ from governance.errors import InvalidInput, NotFound
 from governance.metrics import observe_stages
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, ScopeAccess, require, require_roles
+from governance.propagation.turns import REDACTED
 from governance.recall import adjudicate as adjudicate_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
@@ -27,6 +28,7 @@ from governance.recall.render import render_packet_text
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
+from governance.selectors.memory import repeats_purged_text
 from memoryui.runtime import process_pool
 
 MAX_QUERY_CHARS = 4000
@@ -251,12 +253,13 @@ def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) ->
     """Store the Turn and its TurnMemory rows in one statement (one round trip, atomic on its own; part
     of the caller's transaction when there is one), then queue the reinforcement for after the commit."""
     packet = result["packet"]
+    query = REDACTED if state.query and repeats_purged_text(state.query, state.scope.workspace_id) else state.query
     request = {
-        "scope": state.scope.path, "query": state.query, "budget_tokens": budget, "strategy": strategy,
+        "scope": state.scope.path, "query": query, "budget_tokens": budget, "strategy": strategy,
         "task": state.task, "as_of": state.as_of.isoformat() if state.as_of else None, "session": state.session,
     }
     turn = Turn(
-        scope=state.scope, principal=state.principal, session=state.session, query=state.query,
+        scope=state.scope, principal=state.principal, session=state.session, query=query,
         strategy=strategy, as_of=state.as_of, request=request, packet=packet, text=result["text"],
         budget_limit=budget, budget_used=result["budget"]["used"], token_counter=counter_name(),
         trace=result["trace"],

@@ -59,6 +59,17 @@ def turn_get(*, principal: Principal | None, turn_id: int) -> Turn:
     return turn
 
 
+def repeats_purged_text(text: str, workspace_id: int) -> bool:
+    """Whether `text` is exactly the text of a memory hard-forgotten in this workspace (by the keyed content
+    hash its tombstone keeps; index memory_purged_hash). A context request that sends such a text again is
+    stored with it redacted (recall/packet.py): the forget removed it, and the turn log must not take it
+    back in. Another workspace's forgets are not asked: that would make the turn log an oracle."""
+    from governance.models.memory import content_hash
+
+    return Memory.objects.filter(purged_at__isnull=False, content_hash=content_hash(text),
+                                 scope__workspace_id=workspace_id).exists()
+
+
 def forgotten_hashes(*, scope: Scope, hashes: Iterable[str]) -> set[str]:
     """Of these content hashes, those of a memory forgotten (soft or hard) in `scope` or above it: promotion
     and extraction never write such a text again; only a person writing it does, and that is audited."""

@@ -163,3 +163,36 @@ def test_server_log_holds_no_text_of_a_failed_write_on_the_409_path(project_scop
                     " current_setting('log_parameter_max_length_on_error'), current_setting('log_parameter_max_length'),"
                     " current_setting('log_error_verbosity')")
         assert cur.fetchone() == ("panic", "0", "0", "terse")
+
+
+def test_a_query_repeating_a_hard_forgotten_text_is_stored_redacted(project_scope, other_workspace_scope, owner):
+    """The forget removed the text; a later context request that sends it again must not store it back in
+    the turn log (found by bench_load's data checks). Only an exact repeat in the same workspace counts:
+    another workspace's forget says nothing here, and would be an oracle if it did."""
+    marker = unique_marker()
+    text = f"My locker code is {marker}"
+    secret = remember(project_scope, text)
+    memory_forget(memory_id=secret.pk, actor=owner, reason="user asked", hard=True)
+
+    result = assemble_context(principal=owner, scope=project_scope, query=text, budget_tokens=400)
+    turn = Turn.objects.get(pk=result["turn_id"])
+    assert turn.query == REDACTED and turn.request["query"] == REDACTED
+    assert marker not in json.dumps(turn.request) and marker not in json.dumps(turn.packet) and marker not in turn.text
+
+    # A query that is not an exact repeat is stored as sent.
+    other = assemble_context(principal=owner, scope=project_scope, query=f"{text}?", budget_tokens=400)
+    assert Turn.objects.get(pk=other["turn_id"]).query == f"{text}?"
+
+
+def test_a_forget_in_another_workspace_does_not_redact_this_workspaces_queries(project_scope, other_workspace_scope,
+                                                                               owner):
+    from governance.models import Role
+    from governance.services.principal import grant_add
+
+    grant_add(principal=owner, scope=other_workspace_scope, role=Role.OWNER, actor=None)
+    text = f"The shared phrase {unique_marker()}"
+    elsewhere = remember(other_workspace_scope, text)
+    memory_forget(memory_id=elsewhere.pk, actor=owner, reason="user asked", hard=True)
+
+    result = assemble_context(principal=owner, scope=project_scope, query=text, budget_tokens=400)
+    assert Turn.objects.get(pk=result["turn_id"]).query == text
