@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.db.models import QuerySet
 
 from governance.errors import NotFound
-from governance.models import Memory, Principal, Scope, Status, Turn
+from governance.models import Memory, Principal, Scope, Status, Turn, content_hash
 from governance.permissions import memory_readable_scopes, turn_readable_scopes, visible_scope
 from governance.selectors.search import keyword_match
 
@@ -64,8 +64,6 @@ def repeats_purged_text(text: str, workspace_id: int) -> bool:
     hash its tombstone keeps; index memory_purged_hash). A context request that sends such a text again is
     stored with it redacted (recall/packet.py): the forget removed it, and the turn log must not take it
     back in. Another workspace's forgets are not asked: that would make the turn log an oracle."""
-    from governance.models.memory import content_hash
-
     return Memory.objects.filter(purged_at__isnull=False, content_hash=content_hash(text),
                                  scope__workspace_id=workspace_id).exists()
 
