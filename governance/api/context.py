@@ -3,6 +3,8 @@ assembles (and stores as a turn) the packet within a token budget."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -17,7 +19,7 @@ from governance.api.validation import valid
 from governance.errors import NotFound
 from governance.permissions import ScopeAccess, scope_access
 from governance.recall import STRATEGIES, assemble_context, recall_memories
-from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
+from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS, embed_ahead
 
 
 class RecallInput(serializers.Serializer):
@@ -160,6 +162,20 @@ def _visible_access(principal, path: str) -> ScopeAccess:
     return access
 
 
+@contextmanager
+def embedding_ahead(data: dict):
+    """The query's embedding, started before the caller's access to the scope is read (the two overlap;
+    packet.embed_ahead). If the request fails on the way (404, a bad field), the embedding is cancelled
+    when it has not started, and otherwise left to finish into the query cache."""
+    pending = embed_ahead(data["query"], data["strategy"])
+    try:
+        yield pending
+    except BaseException:
+        if pending is not None:
+            pending.cancel()
+        raise
+
+
 class RecallView(APIView):
     rate_bucket = CONTEXT
 
@@ -172,9 +188,10 @@ class RecallView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         data = valid(RecallInput, request.data)
-        scope = _visible_access(principal, data["scope"])
-        results = recall_memories(principal=principal, scope=scope, query=data["query"], k=data["k"],
-                                  strategy=data["strategy"], as_of=data.get("as_of"))
+        with embedding_ahead(data) as embedding:
+            scope = _visible_access(principal, data["scope"])
+            results = recall_memories(principal=principal, scope=scope, query=data["query"], k=data["k"],
+                                      strategy=data["strategy"], as_of=data.get("as_of"), embedding=embedding)
         return Response({"results": results})
 
 
@@ -190,10 +207,12 @@ class ContextView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         data = valid(ContextInput, request.data)
-        scope = _visible_access(principal, data["scope"])
-        task = dict(data["task"]) if data.get("task") else None
-        result = assemble_context(
-            principal=principal, scope=scope, query=data["query"], budget_tokens=data["budget_tokens"],
-            strategy=data["strategy"], task=task, as_of=data.get("as_of"), session=data.get("session", ""),
-        )
+        with embedding_ahead(data) as embedding:
+            scope = _visible_access(principal, data["scope"])
+            task = dict(data["task"]) if data.get("task") else None
+            result = assemble_context(
+                principal=principal, scope=scope, query=data["query"], budget_tokens=data["budget_tokens"],
+                strategy=data["strategy"], task=task, as_of=data.get("as_of"), session=data.get("session", ""),
+                embedding=embedding,
+            )
         return Response(result)

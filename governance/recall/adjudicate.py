@@ -49,8 +49,7 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
         pool.setdefault(hit.id, hit)
     n_in = len(pool)
     outdated = _outdated_episodes(state) if RELATIONS in state.stages else []
-    relations = _relations_touching(pool.keys(), (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS,
-                                                  RelationKind.SUPPORTS))
+    relations = _pool_relations(pool)
     superseded_hits = [h for h in pool.values() if h.row["status"] == Status.SUPERSEDED]
     if not relations and not superseded_hits:
         state.negative = outdated
@@ -78,6 +77,25 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     if RELATIONS in state.stages:
         _bring_supporters(state, relations, pool)
     return n_in, len(state.hits) + len(state.negative)
+
+
+ADJUDICATED = (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS, RelationKind.SUPPORTS)
+
+
+def _pool_relations(pool: dict[int, Hit]) -> list[dict]:
+    """Relations of the ADJUDICATED kinds with either end in the pool, oldest first. Each row the search
+    stages read carries its own (recall.COLUMNS), so this is no query; a row read without them (none
+    today) is asked for here."""
+    found: dict[int, dict] = {}
+    unknown = []
+    for hit in pool.values():
+        relations = hit.row.get("relations")
+        if relations is None:
+            unknown.append(hit.id)
+            continue
+        found.update((rel["id"], rel) for rel in relations if rel["kind"] in ADJUDICATED)
+    found.update((rel["id"], rel) for rel in _relations_touching(unknown, ADJUDICATED))
+    return [found[i] for i in sorted(found)]
 
 
 def _relations_touching(ids, kinds: tuple[str, ...]) -> list[dict]:
@@ -295,7 +313,7 @@ def _outdated_episodes(state: RecallState) -> list[Hit]:
     """Episodes whose lesson is out of force leave the evidence and the recent turns; they are returned
     for negative context, flagged with what replaced them (Hit.extra["outdated"], rendered "OUTDATED: …")."""
     episodes = {h.id: h for h in [*state.hits.values(), *state.recent]
-                if h.row["kind"] == "episodic" and h.row["status"] == Status.ACTIVE}
+                if h.row["kind"] == "episodic" and h.row["status"] == Status.ACTIVE and _may_be_outdated(h)}
     if not episodes:
         return []
     eps = list(episodes.values())
@@ -330,6 +348,19 @@ def _outdated_episodes(state: RecallState) -> list[Hit]:
             state.recent = [h for h in state.recent if h.id != episode_id]
         out.append(hit)
     return out
+
+
+def _may_be_outdated(hit: Hit) -> bool:
+    """Whether _OUTDATED_SQL can find anything for this episode, from what its row was read with: a
+    memory derived from it, a later episode superseding or contradicting it, or a memory out of force
+    citing its ref. Without them (a row read some other way) it is asked."""
+    relations, cited = hit.row.get("relations"), hit.row.get("cited_by_stale")
+    if relations is None or cited is None:
+        return True
+    return bool(cited) or any(rel["target_id"] == hit.id and rel["kind"] in OUTDATING for rel in relations)
+
+
+OUTDATING = (RelationKind.DERIVED_FROM, RelationKind.SUPERSEDES, RelationKind.CONTRADICTS)
 
 
 def _outdated(row: dict) -> dict:

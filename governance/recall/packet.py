@@ -66,10 +66,13 @@ def _validate(query, strategy, as_of, task=None) -> None:
             raise InvalidInput(BAD_TASK, field="task")
 
 
-def _run_stages(state: RecallState) -> None:
+def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> None:
     # The query embedding (CPU in the embedder's C code, which releases the GIL) runs in a worker thread
     # while this thread runs the SQL stages that do not need it; we join right before the vector stage.
-    pending = _start_embed(state) if VECTOR in state.stages else None
+    # `embedding`: started already by the caller (embed_ahead), before it read the caller's access.
+    pending = None
+    if VECTOR in state.stages:
+        pending = embedding if embedding is not None else _start_embed(state.query)
     try:
         state.run("eligible", eligible)
         if LEXICAL in state.stages:
@@ -79,6 +82,7 @@ def _run_stages(state: RecallState) -> None:
         if KEYED in state.stages:
             state.run("keyed", recall_mod.keyed_stage)
         if pending is not None:
+            state.run("pending", recall_mod.pending_stage)
             _finish_embed(state, pending)
             pending = None
             state.run("vector", recall_mod.vector_stage)
@@ -110,14 +114,27 @@ def _embed_timed(query: str) -> tuple[object, bool, float]:
     return vector, cached, (time.perf_counter() - start) * 1000
 
 
-def _start_embed(state: RecallState) -> Future | _Done:
+def _start_embed(query: str) -> Future | _Done:
     """A future of (vector, cached, ms); a cache hit is answered on the spot without a thread."""
     start = time.perf_counter()
     embedder = get_embedder()
-    vector = query_cache.get((embedder.name, state.query))
+    vector = query_cache.get((embedder.name, query))
     if vector is not None:
         return _Done((vector, True, (time.perf_counter() - start) * 1000))
-    return _embed_pool().submit(_embed_timed, state.query)
+    return _embed_pool().submit(_embed_timed, query)
+
+
+def embed_ahead(query, strategy) -> Future | _Done | None:
+    """Start embedding a valid query of a strategy that searches by vector, and return the pending
+    embedding for recall_memories/assemble_context (`embedding=`). The API calls it as soon as the body
+    is parsed, so the embedding (the longest stage) overlaps the read of the caller's access; the caller
+    is already authenticated and throttled. Nothing is read or returned from memory here: a caller
+    without access to the scope gets its 404 and the vector is only cached."""
+    try:
+        _validate(query, strategy, None)
+    except InvalidInput:
+        return None  # the request will fail its own validation with the right error
+    return _start_embed(query) if VECTOR in STRATEGIES[strategy] else None
 
 
 class _Done:
@@ -187,14 +204,15 @@ def result_item(hit: Hit) -> dict:
 
 def recall_memories(
     *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int = 10, strategy: str = "full",
-    as_of: datetime | None = None,
+    as_of: datetime | None = None, embedding: Future | _Done | None = None,
 ) -> list[dict]:
-    """The k best eligible memories for `query` in `scope` (never superseded, retired or forgotten ones)."""
+    """The k best eligible memories for `query` in `scope` (never superseded, retired or forgotten ones).
+    `embedding`: the query's embedding started by embed_ahead(query, strategy)."""
     _validate(query, strategy, as_of)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         raise InvalidInput(BAD_K, field="k")
     state = _state(principal, scope, query, strategy, as_of, k)
-    _run_stages(state)
+    _run_stages(state, embedding)
     hits = state.evidence if state.stages != STRATEGIES["recent"] else list(reversed(state.recent))
     return [result_item(h) for h in hits if h.row["status"] != Status.SUPERSEDED][:k]
 
@@ -214,13 +232,15 @@ def recall_with_stages(
 def assemble_context(
     *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, budget_tokens: int, strategy: str = "full",
     task: dict | None = None, as_of: datetime | None = None, session: str = "", store: bool = True,
+    embedding: Future | _Done | None = None,
 ) -> dict:
-    """Assemble, store and return the context packet for one turn (see docs/api.md for the shape)."""
+    """Assemble, store and return the context packet for one turn (see docs/api.md for the shape).
+    `embedding`: the query's embedding started by embed_ahead(query, strategy)."""
     _validate(query, strategy, as_of, task)
     if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
         raise InvalidInput(BAD_BUDGET, field="budget_tokens")
     state = _state(principal, scope, query, strategy, as_of, 10, session, task)
-    _run_stages(state)
+    _run_stages(state, embedding)
     holder: dict = {}
 
     def _pack(s: RecallState) -> tuple[int, int]:

@@ -35,18 +35,44 @@ COLUMNS = (
     # In force means confirmed by a person (docs/governance.md): an active row an agent wrote is not.
     " (m.confirmed_at IS NOT NULL) AS confirmed,"
     # A correlated lookup, not a join: a hash join would scan the whole scope table on every request.
-    " (SELECT nlevel(s.tree) FROM governance_scope s WHERE s.id = m.scope_id) AS depth"
+    " (SELECT nlevel(s.tree) FROM governance_scope s WHERE s.id = m.scope_id) AS depth,"
+    # What adjudication reads about each row, read with it (two index probes each) so that adjudicating
+    # the candidates needs no query after the search: the relations of the kinds it weighs touching the
+    # row (and the derived_from links into it: a memory learned from this episode), and, for an episode
+    # with a source ref, whether a memory citing that ref is out of force. Only a row with one of these
+    # can be an outdated episode (adjudicate._OUTDATED_SQL); the others are never sent to that query.
+    " (SELECT coalesce(json_agg(json_build_array(r.id, r.source_id, r.target_id, r.kind, r.reason, r.by_hand)),"
+    "  '[]'::json) FROM (SELECT id, source_id, target_id, kind, reason, by_hand FROM governance_relation"
+    "  WHERE source_id = m.id AND kind IN ('supersedes', 'contradicts', 'supports') UNION ALL"
+    "  SELECT id, source_id, target_id, kind, reason, by_hand FROM governance_relation"
+    "  WHERE target_id = m.id AND kind IN ('supersedes', 'contradicts', 'supports', 'derived_from')) r) AS relations,"
+    " coalesce(m.kind = 'episodic' AND m.source_ref <> '' AND EXISTS (SELECT 1 FROM governance_memory c"
+    "  WHERE c.scope_id = m.scope_id AND c.source_ref = m.source_ref"
+    "  AND c.status IN ('superseded', 'retired', 'forgotten')), false) AS cited_by_stale"
 )
+RELATION_FIELDS = ("id", "source_id", "target_id", "kind", "reason", "by_hand")
+
+
+def _decoded(row: dict) -> dict:
+    # Django leaves jsonb undecoded on raw cursors.
+    if isinstance(row.get("meta"), str):
+        row["meta"] = json.loads(row["meta"])
+    relations = row.get("relations")
+    if isinstance(relations, str):
+        relations = json.loads(relations)
+    if relations is not None:
+        row["relations"] = [dict(zip(RELATION_FIELDS, r, strict=True)) for r in relations]
+    return row
 
 
 def _rows(cursor) -> list[dict]:
     names = [c.name for c in cursor.description]
-    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    for row in rows:
-        # Django leaves jsonb undecoded on raw cursors.
-        if isinstance(row.get("meta"), str):
-            row["meta"] = json.loads(row["meta"])
-    return rows
+    return [_decoded(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+
+
+def row_columns(state: RecallState) -> tuple[str, list]:
+    """The select list every stage reads a memory with (COLUMNS and the activation at the request time)."""
+    return f"{COLUMNS}, {activation.activation_sql()} AS activation", [state.at]
 
 
 def fetch(state: RecallState, ids: list[int], *, statuses: tuple[str, ...] | None = None) -> dict[int, dict]:
@@ -54,11 +80,11 @@ def fetch(state: RecallState, ids: list[int], *, statuses: tuple[str, ...] | Non
     if not ids:
         return {}
     where, params = state.eligibility.where("m", statuses)
+    select, select_params = row_columns(state)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
-            f" FROM governance_memory m WHERE m.id = ANY(%s) AND {where}",
-            [state.at, list(ids), *params],
+            f"SELECT {select} FROM governance_memory m WHERE m.id = ANY(%s) AND {where}",
+            [*select_params, list(ids), *params],
         )
         return {row["id"]: row for row in _rows(cursor)}
 
@@ -80,13 +106,26 @@ def vector_stage(state: RecallState) -> tuple[int, int]:
         state.lists[VECTOR] = []
         return 0, 0
     limit = max(CANDIDATES_PER_PATH, state.k)
-    state.lists[VECTOR] = vector.nearest(state.eligibility, state.query_vector, limit, mode=state.vector_mode)
-    state.pending_vectors = vector.pending_vectors(state.eligibility)
+    # The rows come with the search (one statement): fusion then needs no query of its own.
+    found = vector.nearest(state.eligibility, state.query_vector, limit, mode=state.vector_mode,
+                           columns=row_columns(state))
+    state.lists[VECTOR] = [(memory_id, similarity) for memory_id, similarity, _ in found]
+    state.rows.update((memory_id, _decoded(row)) for memory_id, _, row in found)
     return 1, len(state.lists[VECTOR])
+
+
+def pending_stage(state: RecallState) -> tuple[int, int]:
+    """How many eligible memories the vector search cannot see yet (their embedding is queued). It does
+    not need the query vector, so it runs while the query is being embedded."""
+    state.pending_vectors = vector.pending_vectors(state.eligibility)
+    return 1, state.pending_vectors
 
 
 def lexical_stage(state: RecallState) -> tuple[int, int]:
     state.lists[LEXICAL] = search.keyword_search(state.eligibility, state.query, max(CANDIDATES_PER_PATH, state.k))
+    # Their rows now, while the query is still being embedded: fusion then fetches only what the vector
+    # search alone found, and that comes with the vector search itself.
+    state.rows.update(fetch(state, [memory_id for memory_id, _ in state.lists[LEXICAL]]))
     return 1, len(state.lists[LEXICAL])
 
 
@@ -158,7 +197,10 @@ def fuse_stage(state: RecallState) -> tuple[int, int]:
             fused[memory_id] = fused.get(memory_id, 0.0) + weight * strength / (RRF_K + rank)
             scores.setdefault(memory_id, {})[path] = score
     top = sorted(fused, key=lambda i: (-fused[i], i))[: max(CANDIDATES_PER_PATH, state.k * 3)]
-    rows = fetch(state, top)
+    # Rows read with the searches (each under the eligibility predicate, milliseconds ago); any other is
+    # fetched here, under the same predicate.
+    rows = {i: state.rows[i] for i in top if i in state.rows}
+    rows.update(fetch(state, [i for i in top if i not in rows]))
     best = max(fused.values(), default=1.0)
     for memory_id in top:
         row = rows.get(memory_id)

@@ -55,6 +55,8 @@ class RecallState:
     # Ranked lists from each recall path (memory ids), then the fetched hits by id.
     lists: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
     hits: dict[int, Hit] = field(default_factory=dict)
+    # Rows the search stages read along with their lists (under the default eligibility), by id.
+    rows: dict[int, dict] = field(default_factory=dict)
     evidence: list[Hit] = field(default_factory=list)
     recent: list[Hit] = field(default_factory=list)
     constraints: list[Hit] = field(default_factory=list)

@@ -34,25 +34,37 @@ def vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
-def _statement(scope_sql: str, where: str) -> str:
+def _statement(scope_sql: str, where: str, *, exact: bool = False) -> str:
     """One branch: the nearest rows of some scopes. The query vector is `q.v` of the WITH clause that
     `_query` puts in front: written once, not twice per branch (a 384-d literal is ~4 KB of SQL text to
-    parse, and a branch per scope multiplied it). An HNSW index scan accepts it as its ordering key."""
+    parse, and a branch per scope multiplied it). An HNSW index scan accepts it as its ordering key.
+    An `exact` branch orders by the distance `+ 0`: an expression no vector index can produce in order,
+    so it is always a scan of the scope's rows and a top-k sort, with no planner setting (and so no
+    transaction and no extra round trip) needed to keep the HNSW index out."""
+    order = "(m.embedding <=> (SELECT v FROM q)) + 0" if exact else "m.embedding <=> (SELECT v FROM q)"
     return (
         "SELECT m.id, m.embedding <=> (SELECT v FROM q) AS distance FROM governance_memory m"
         f" WHERE {scope_sql} AND {where} AND m.embedding IS NOT NULL"
-        " ORDER BY m.embedding <=> (SELECT v FROM q) LIMIT %s"
+        f" ORDER BY {order} LIMIT %s"
     )
 
 
-def _query(branches: list[tuple[str, list]], vec: str) -> tuple[str, list]:
-    sql = "WITH q AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(f"({b})" for b, _ in branches)
-    return sql, [vec, *(x for _, params in branches for x in params)]
+def _query(branches: list[tuple[str, list]], vec: str, columns: tuple[str, list] | None = None) -> tuple[str, list]:
+    union = " UNION ALL ".join(f"({b})" for b, _ in branches)
+    branch_params = [x for _, params in branches for x in params]
+    if columns is None:
+        return "WITH q AS MATERIALIZED (SELECT %s::vector AS v) " + union, [vec, *branch_params]
+    # The found rows' columns in the same statement (a primary-key join on the top k of each branch):
+    # the caller needs them next, and a second query would be one more round trip after the embedding.
+    select, select_params = columns
+    return (f"WITH q AS MATERIALIZED (SELECT %s::vector AS v) SELECT v.id, v.distance, {select}"
+            f" FROM ({union}) v JOIN governance_memory m ON m.id = v.id",
+            [vec, *select_params, *branch_params])
 
 
-# Planner settings, SET LOCAL (they end with the transaction: nothing leaks to other queries), sent in
-# one round trip.
-EXACT_SETTINGS = {"enable_indexscan": "off"}
+# Planner settings for a search through scopes' own HNSW indexes, SET LOCAL (they end with the
+# transaction: nothing leaks to other queries), sent in one round trip. A search with no indexed scope
+# (every scope below the index threshold, the common case) needs none: one statement in autocommit.
 HNSW_SETTINGS = {
     "enable_indexscan": "on",
     "hnsw.iterative_scan": "relaxed_order",
@@ -68,10 +80,12 @@ def _set_local(cursor, values: dict[str, str]) -> None:
 
 def nearest(
     eligibility: Eligibility, query_vector: Sequence[float], limit: int, *, mode: str = "auto",
-    ef_search: int | None = None, plan: dict | None = None,
-) -> list[tuple[int, float]]:
+    ef_search: int | None = None, plan: dict | None = None, columns: tuple[str, list] | None = None,
+) -> list[tuple]:
     """The `limit` eligible memories nearest to `query_vector` as (id, cosine similarity), best first.
-    `plan`, when given, is filled with how each scope was searched ({"hnsw": [...], "exact": [...]})."""
+    `plan`, when given, is filled with how each scope was searched ({"hnsw": [...], "exact": [...]}).
+    `columns` (a select list over `m` and its parameters): each result is (id, similarity, {column: value})
+    with those columns of the row, read in the same statement."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     scope_ids = list(eligibility.scope_ids)
@@ -83,25 +97,29 @@ def nearest(
     vec = vector_literal(query_vector)
     indexed = sorted(vector_index.indexed_scope_ids(scope_ids)) if mode == "auto" else []
     rest = [s for s in scope_ids if s not in indexed]
-    with transaction.atomic(), connection.cursor() as cursor:
-        if not indexed:
-            # Every scope exact: btree on scope_id, then a top-k sort (never an HNSW index, in mode="exact").
-            _set_local(cursor, EXACT_SETTINGS)
-            cursor.execute(*_query([(_statement("m.scope_id = ANY(%s)", where), [rest, *params, limit])], vec))
-        else:
+    exact_branch = (_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit])
+    if not indexed:
+        # Every scope exact: one statement in autocommit, no planner settings.
+        with connection.cursor() as cursor:
+            cursor.execute(*_query([exact_branch], vec, columns))
+            found, names = cursor.fetchall(), [c.name for c in cursor.description]
+    else:
+        with transaction.atomic(), connection.cursor() as cursor:
             _set_local(cursor, {**HNSW_SETTINGS, "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH,
                                                                                limit))})
             # One statement, one round trip: an ordered scan of its own index for each indexed scope, and one
             # branch for the small scopes (no index matches them, so it can only be a scan plus a sort).
             branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
             if rest:
-                branches.append((_statement("m.scope_id = ANY(%s)", where), [rest, *params, limit]))
-            cursor.execute(*_query(branches, vec))
-        found = cursor.fetchall()
+                branches.append(exact_branch)
+            cursor.execute(*_query(branches, vec, columns))
+            found, names = cursor.fetchall(), [c.name for c in cursor.description]
     if plan is not None:
         plan["hnsw"], plan["exact"] = indexed, rest
     found.sort(key=lambda r: (r[1], r[0]))
-    return [(int(i), 1.0 - float(d)) for i, d in found[:limit]]
+    if columns is None:
+        return [(int(r[0]), 1.0 - float(r[1])) for r in found[:limit]]
+    return [(int(r[0]), 1.0 - float(r[1]), dict(zip(names[2:], r[2:], strict=True))) for r in found[:limit]]
 
 
 PENDING_VECTORS_CAP = 10_000

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from governance.models import ApiToken, Role, Turn, TurnMemory
 from governance.permissions import reading_scope_ids, roles_at
-from governance.recall import assemble_context
+from governance.recall import assemble_context, recall_memories
 from governance.services.principal import grant_add, principal_ensure
 from tests.conftest import token_client
 
@@ -107,3 +107,75 @@ def test_context_and_recall_keep_their_answers_for_callers_without_the_right(rev
     assert token_client(reviewer).post("/api/v1/context", {**body, "scope": "acme/nothing"},
                                        format="json").status_code == 404
     assert token_client(reviewer).post("/api/v1/context", body, format="json").status_code == 200
+
+
+def test_after_the_query_embedding_a_recall_sends_one_statement_the_vector_search(agent, project_scope, remember):
+    """The embedding is the longest stage; what follows it is on every request's critical path. The search
+    stages read their rows (and what adjudication needs of them: relations, stale citations) with their
+    lists, so fusion and adjudication need no query of their own when nothing is superseded."""
+    remember(project_scope, "Invoices are numbered INV-YYYY-NNNN", kind="convention", key="invoice_format")
+    remember(project_scope, "We sent the invoice for March late", kind="episodic")
+    remember(project_scope, "The invoice template lives in the finance folder")
+    with CaptureQueriesContext(connection) as queries:
+        results = recall_memories(principal=agent, scope=project_scope, query="how are invoices numbered", k=5)
+    assert results
+    sql = [q["sql"] for q in queries.captured_queries]
+    vector_search = [i for i, s in enumerate(sql) if s.startswith("WITH q AS MATERIALIZED")]
+    assert len(vector_search) == 1
+    assert sql[vector_search[0] + 1:] == []  # no fetch by fusion, no relation or provenance read after it
+    assert not [s for s in sql if "set_config" in s]  # exact search needs no planner settings (no transaction)
+
+
+def test_adjudication_still_reads_relations_of_a_row_read_without_them(agent, project_scope, remember):
+    """A row that did not come through the search stages' select list (no `relations` column) is asked for
+    its relations: the shortcut never drops a supersedes link."""
+    from governance.recall.adjudicate import _pool_relations
+    from governance.recall.state import Hit
+    from governance.services.memory import memory_supersede
+
+    old = remember(project_scope, "Export the slides as PDF", kind="convention", key="export_format")
+    new = memory_supersede(memory_id=old.pk, text="Export the slides as PPTX", reason="user: PPTX now",
+                           source_kind="user", actor=None)
+    bare = {"id": old.pk, "status": "superseded"}  # as read by a query without the relation columns
+    with CaptureQueriesContext(connection) as queries:
+        relations = _pool_relations({old.pk: Hit(id=old.pk, row=bare)})
+    assert len(queries.captured_queries) == 1
+    assert [(r["source_id"], r["target_id"], r["kind"]) for r in relations] == [(new.pk, old.pk, "supersedes")]
+    carried = {"id": old.pk, "status": "superseded", "relations": relations}
+    with CaptureQueriesContext(connection) as queries:
+        assert _pool_relations({old.pk: Hit(id=old.pk, row=carried)}) == relations
+    assert queries.captured_queries == []
+
+
+def test_the_api_starts_the_query_embedding_before_it_reads_the_callers_access(agent, project_scope, outsider,
+                                                                               monkeypatch):
+    """The embedding overlaps the access check; a caller without access still gets a plain 404."""
+    import threading
+
+    from governance.api import context as context_api
+    from governance.embedding.cache import query_cache
+    from governance.recall import packet as packet_mod
+
+    started = threading.Event()
+    real_embed, real_access = packet_mod._embed_timed, context_api.scope_access
+    seen: list[bool] = []
+
+    def embed(query):
+        started.set()
+        return real_embed(query)
+
+    def access(principal, path):
+        seen.append(started.wait(10))
+        return real_access(principal, path)
+
+    monkeypatch.setattr(packet_mod, "_embed_timed", embed)
+    monkeypatch.setattr(context_api, "scope_access", access)
+    query_cache.clear()
+    ok = token_client(agent).post("/api/v1/recall", {"scope": project_scope.path, "query": "a fresh question 1"},
+                                  format="json")
+    assert ok.status_code == 200 and seen == [True]
+    started.clear()
+    denied = token_client(outsider).post("/api/v1/recall", {"scope": project_scope.path,
+                                                            "query": "a fresh question 2"}, format="json")
+    assert denied.status_code == 404 and seen == [True, True]
+    assert denied.json()["error"] == "not_found"
