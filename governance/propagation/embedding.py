@@ -3,6 +3,7 @@ embedded once however many callers ask, and writing the vectors."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -147,14 +148,18 @@ def embedding_batches(rows: list[tuple[int, int]], size: int, max_chars: int) ->
 
 def embed_memories(
     memory_ids: list[int], *, batch_size: int | None = None, heartbeat: Callable[[], None] | None = None,
-    claimed: bool = False,
+    claimed: bool = False, store: Callable[[list[int], list[dict], object], None] | None = None,
 ) -> int:
     """Embed the memories whose stored embedding is missing or was made from another text or model, each
     exactly once however many callers ask at the same time: a batch is claimed (claim_rows) before the
     embedder sees it, and rows someone else holds are skipped. `claimed=True` says the caller already
-    holds the claim on these rows (the importer takes it in the transaction that writes them). Each row
-    is written only if its text is still the one embedded (a purge in between wins). `heartbeat` is
-    called after each batch, so a long run can keep its claim on its outbox delivery."""
+    holds the claim on these rows (the importer takes it in the transaction that writes them, and renews
+    what waits every third of a lease), so it is renewed here only once a third of a lease has passed
+    during this call. Each row is written only if its text is still the one embedded (a purge in between
+    wins). `heartbeat` is called after each batch, so a long run can keep its claim on its outbox
+    delivery. `store(chunk_ids, rows, vectors)`, when given, takes over writing each batch (store_batch)
+    so the caller can do it on another thread while the next batch is embedded; the count returned is
+    then of the rows embedded, not yet written."""
     from django.conf import settings
 
     batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
@@ -163,42 +168,60 @@ def embed_memories(
         needs_embedding(embedder.name).filter(pk__in=memory_ids).order_by("pk").values_list("pk", Length("text"))
     )
     done = 0
+    renewed = time.monotonic()
     for chunk_ids in embedding_batches(todo, batch_size, settings.EMBEDDING_BATCH_CHARS):
-        if claimed:  # ours already; renew the lease so a long import keeps every row it has not reached
-            Memory.objects.filter(pk__in=[pk for pk, _ in todo], embedding_claimed_until__isnull=False).update(
-                embedding_claimed_until=timezone.now() + claim_lease())
+        if claimed:  # ours already; renew the lease so a long run keeps every row it has not reached
+            if time.monotonic() - renewed > claim_lease().total_seconds() / 3:
+                Memory.objects.filter(pk__in=[pk for pk, _ in todo], embedding_claimed_until__isnull=False).update(
+                    embedding_claimed_until=timezone.now() + claim_lease())
+                renewed = time.monotonic()
         else:
             chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
         try:
             rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
                         .values(*EMBED_FIELDS))
-            if rows:
-                vectors = embedder.embed_memories([_embedding_input(row) for row in rows])
-                done += _write_vectors(rows, vectors, embedder.name)
+            vectors = embedder.embed_memories([_embedding_input(row) for row in rows]) if rows else []
         except Exception:
             if not claimed:
                 give_back(chunk_ids)
             raise
-        # Rows not written (purged or changed meanwhile) give their claim back.
-        Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
-            embedding_claimed_until=None)
+        if store is not None:
+            store(chunk_ids, rows, vectors)
+            done += len(rows)
+        else:
+            done += store_batch(chunk_ids, rows, vectors, embedder.name, give_back_on_error=not claimed)
         if heartbeat is not None:
             heartbeat()
     return done
 
 
+def store_batch(chunk_ids: list[int], rows: list[dict], vectors, model_name: str, *,
+                give_back_on_error: bool = True) -> int:
+    """Write one embedded batch (_write_vectors) and end the claims of its rows not written (purged or
+    changed meanwhile). Returns how many rows got their vector."""
+    try:
+        written = _write_vectors(rows, vectors, model_name) if rows else 0
+    except Exception:
+        if give_back_on_error:
+            give_back(chunk_ids)
+        raise
+    Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
+        embedding_claimed_until=None)
+    return written
 
 
 class EmbedAhead:
     """Embeds claimed rows on a thread of its own while the caller writes the next ones, so a bulk import
     is limited by the embedder alone: the engine releases the GIL and the write is mostly the database
-    server's work, so the two overlap on separate cores. `submit` hands over ids the caller holds
-    (hold_rows in the transaction that wrote them) and blocks only while `depth` batches are already
-    waiting; `close` embeds what is left and re-raises the first error of the thread.
+    server's work, so the two overlap on separate cores. A second thread writes each embedded batch
+    (store_batch) while the embedder starts on the next one, so the embedder never waits for the
+    database between batches. `submit` hands over ids the caller holds (hold_rows in the transaction
+    that wrote them) and blocks only while `depth` batches are already waiting; `close` embeds and
+    writes what is left and re-raises the first error of either thread.
 
-    The thread has its own database connection and so sees committed rows only: inside an outer
-    transaction (a test's, or a caller's atomic block) the rows are invisible to it, and it embeds inline
-    instead, on the caller's connection."""
+    The threads have their own database connections and so see committed rows only: inside an outer
+    transaction (a test's, or a caller's atomic block) the rows are invisible to them, and it embeds
+    inline instead, on the caller's connection."""
 
     def __init__(self, *, depth: int = 2) -> None:
         import queue
@@ -208,18 +231,22 @@ class EmbedAhead:
         self.done = 0
         self._error: BaseException | None = None
         self._queue: queue.Queue[list[int] | None] = queue.Queue(maxsize=depth)
-        self._thread = None if self.inline else threading.Thread(target=self._run, name="embed-ahead", daemon=True)
-        if self._thread is not None:
-            self._thread.start()
+        self._embedded: queue.Queue[tuple | None] = queue.Queue(maxsize=depth)
+        self._threads = [] if self.inline else [
+            threading.Thread(target=self._embed_loop, name="embed-ahead", daemon=True),
+            threading.Thread(target=self._store_loop, name="embed-store", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
 
-    def _run(self) -> None:
+    def _embed_loop(self) -> None:
         from django.db import connections
 
         try:
             while (ids := self._queue.get()) is not None:
                 if self._error is None:
                     try:
-                        self.done += embed_memories(ids, claimed=True)
+                        embed_memories(ids, claimed=True, store=self._hand_over)
                         continue
                     except BaseException as exc:  # noqa: BLE001 - handed to the caller in close()
                         self._error = exc
@@ -227,21 +254,43 @@ class EmbedAhead:
                 # claims back so the embedding queue's reconciler takes them at once, not after the lease.
                 give_back(ids)
         finally:
+            self._embedded.put(None)
             connections.close_all()  # this thread's own connection
+
+    def _hand_over(self, chunk_ids: list[int], rows: list[dict], vectors) -> None:
+        self._embedded.put((chunk_ids, rows, vectors))
+
+    def _store_loop(self) -> None:
+        from django.db import connections
+
+        model_name = get_embedder().name
+        try:
+            while (item := self._embedded.get()) is not None:
+                chunk_ids, rows, vectors = item
+                if self._error is None:
+                    try:
+                        self.done += store_batch(chunk_ids, rows, vectors, model_name, give_back_on_error=False)
+                        continue
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller in close()
+                        self._error = exc
+                give_back(chunk_ids)
+        finally:
+            connections.close_all()
 
     def submit(self, memory_ids: list[int]) -> None:
         if not memory_ids:
             return
         self._raise()
-        if self._thread is None:
+        if not self._threads:
             self.done += embed_memories(memory_ids, claimed=True)
         else:
             self._queue.put(list(memory_ids))
 
     def close(self) -> int:
-        if self._thread is not None:
+        if self._threads:
             self._queue.put(None)
-            self._thread.join()
+            for thread in self._threads:
+                thread.join()
         self._raise()
         return self.done
 

@@ -183,9 +183,11 @@ class Command(BaseCommand):
             handle.write("\n".join(json.dumps(line) for line in lines))
         embedder.embed_memories = counting  # counts this process's calls; the worker's are counted below
         try:
+            cpu_before = self._cpu()
             started = time.perf_counter()
             call_command("import_conversations", handle.name, stdout=StringIO(), stderr=self.stderr)
             seconds = time.perf_counter() - started
+            cpu = {who: round(after - cpu_before.get(who, 0.0), 2) for who, after in self._cpu().items()}
         finally:
             del embedder.embed_memories
             os.unlink(handle.name)
@@ -203,6 +205,7 @@ class Command(BaseCommand):
                "embedder_texts_per_s_after": round(after, 2), "ratio": round(n / seconds / reference, 3),
                "embedder_busy_s": round(busy[0], 2), "embedder_busy_share": round(busy[0] / seconds, 3),
                "texts_embedded_by_import": sum(seen.values()), "texts_embedded_by_worker": max(by_worker, 0),
+               "cpu_s": cpu,
                "load_avg_1m_before": load_before, "load_avg_1m_after": os.getloadavg()[0]}
         w = self.stdout.write
         w(f"{kind} turns (n={n}, ~{out['avg_chars']} chars, {stored} memories incl. candidates):")
@@ -213,8 +216,28 @@ class Command(BaseCommand):
           f"{'running' if self._worker_running else 'not running'})")
         w(f"  ratio:           {out['ratio']:.2f} of the embedder's own throughput (goal ≥ 0.90); the embedder "
           f"was busy {busy[0]:.1f} s of the import's {seconds:.1f} s ({100 * out['embedder_busy_share']:.0f}%)")
+        w(f"  CPU during it:   {cpu['import']:.1f} s this process (the embedder's {busy[0]:.1f} s of wall time on "
+          f"{os.cpu_count()} cores included), {cpu.get('worker', 0.0):.1f} s the worker, {cpu['database']:.1f} s the "
+          f"database server's processes on this machine; {os.cpu_count()} cores × {seconds:.1f} s = "
+          f"{os.cpu_count() * seconds:.1f} s available")
         w(f"  texts embedded:  {out['texts_embedded_by_import']} by the import, {out['texts_embedded_by_worker']} "
           f"by the worker, for {stored} memories; 1-min load average {load_before:.1f} → {out['load_avg_1m_after']:.1f}")
+        return out
+
+    def _cpu(self) -> dict[str, float]:
+        """CPU seconds used so far by this process, the benchmark's worker, and the PostgreSQL processes
+        on this machine (all of them: run it on a quiet machine), to say where the cores went."""
+        out = {"import": sum(os.times()[:2]), "database": 0.0}
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            out["worker"] = _proc_cpu(worker.pid)
+        for pid in filter(str.isdigit, os.listdir("/proc")) if os.path.isdir("/proc") else []:
+            try:
+                with open(f"/proc/{pid}/comm", encoding="ascii") as comm:
+                    if comm.read().strip() in ("postgres", "postmaster"):
+                        out["database"] += _proc_cpu(int(pid))
+            except OSError:
+                continue  # gone meanwhile
         return out
 
     # --- worker and cleanup ------------------------------------------------------------------------------
@@ -250,6 +273,7 @@ class Command(BaseCommand):
             worker.wait(30)
             raise
         self._worker_running = True
+        self._worker = worker
         return worker
 
     def _cleanup(self, run: str) -> None:
@@ -264,3 +288,13 @@ class Command(BaseCommand):
         for scope in sorted(scopes, key=lambda s: -s.path.count("/")):
             scope.grants.all().delete()
             scope.delete()
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU seconds of a process (all its threads) from /proc/<pid>/stat; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
