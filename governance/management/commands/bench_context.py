@@ -79,6 +79,10 @@ class Command(BaseCommand):
                 timings = data.load(scopes, have, size, self.log)
             elif have == size:
                 timings = data.ensure_indexes(self.log)
+            else:  # measuring here would report a bigger workspace under this size's name
+                self.log(f"skipped {size:,}: database {o['database']} already holds {have:,} bench memories "
+                         f"(use --drop, or another --database, to measure {size:,})")
+                continue
             if o["load_only"]:
                 report[size] = {"load": timings}
                 continue
