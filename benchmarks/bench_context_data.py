@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from governance.activation import EPOCH
@@ -21,7 +22,6 @@ from governance.recall import vector_index
 from governance.services.scope import scope_ensure
 
 PROJECTS, TASKS = 50, 20
-DIMS = 384
 CENTROIDS = 256
 INDEXES = {
     "memory_lexical_fts": "CREATE INDEX memory_lexical_fts ON governance_memory "
@@ -62,7 +62,7 @@ def load(scopes: dict, start: int, stop: int, log) -> dict:
             cursor.execute(f"DROP INDEX IF EXISTS {name}")
         cursor.execute(
             "CREATE TABLE IF NOT EXISTS bench_centroid AS SELECT i, l2_normalize(ARRAY(SELECT random() - 0.5 + 0 * i "
-            f"FROM generate_series(1, {DIMS}))::vector) AS v FROM generate_series(0, {CENTROIDS - 1}) i"
+            f"FROM generate_series(1, {settings.EMBEDDING_DIMENSIONS}))::vector) AS v FROM generate_series(0, {CENTROIDS - 1}) i"
         )
         step = 50_000
         for lo in range(start, stop, step):
@@ -160,7 +160,7 @@ def _insert(cursor, scopes: dict, lo: int, hi: int) -> None:
         CROSS JOIN LATERAL (SELECT 'bench memory ' || g || ' ' || string_agg('w' || (random() * 3000)::int, ' ')
                             AS words FROM generate_series(1, 8 + 0 * g)) w
         CROSS JOIN LATERAL (SELECT l2_normalize(c.v + ARRAY(SELECT (random() - 0.5) * 0.12 + 0 * g
-                            FROM generate_series(1, {DIMS}))::vector) AS vec
+                            FROM generate_series(1, {settings.EMBEDDING_DIMENSIONS}))::vector) AS vec
                             FROM bench_centroid c WHERE c.i = (g::bigint * 7919) %% {CENTROIDS}) v
         """,
         [root, projects, tasks, lo, hi - 1],
