@@ -163,11 +163,11 @@ def _visible_access(principal, path: str) -> ScopeAccess:
 
 
 @contextmanager
-def embedding_ahead(data: dict):
+def embedding_ahead(data: dict, principal):
     """The query's embedding, started before the caller's access to the scope is read (the two overlap;
     packet.embed_ahead). If the request fails on the way (404, a bad field), the embedding is cancelled
     when it has not started, and otherwise left to finish into the query cache."""
-    pending = embed_ahead(data["query"], data["strategy"])
+    pending = embed_ahead(data["query"], data["strategy"], principal)
     try:
         yield pending
     except BaseException:
@@ -188,7 +188,7 @@ class RecallView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         data = valid(RecallInput, request.data)
-        with embedding_ahead(data) as embedding:
+        with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
             results = recall_memories(principal=principal, scope=scope, query=data["query"], k=data["k"],
                                       strategy=data["strategy"], as_of=data.get("as_of"), embedding=embedding)
@@ -207,7 +207,7 @@ class ContextView(APIView):
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
         data = valid(ContextInput, request.data)
-        with embedding_ahead(data) as embedding:
+        with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
             task = dict(data["task"]) if data.get("task") else None
             result = assemble_context(

@@ -1,9 +1,12 @@
-"""An in-process LRU cache of query embeddings, keyed by (embedder name, query text).
+"""An in-process LRU cache of query embeddings, keyed by (embedder name, asker, query text).
 
 Agents repeat their queries (the same goal asked turn after turn), and a query embedding costs more
 than every SQL stage of a context request together. The key holds the embedder's name, so switching
-EMBEDDING_BACKEND can never hand out a vector of the other model. Entries are read-only arrays, shared
-by every caller: nobody may change a vector another request is using."""
+EMBEDDING_BACKEND can never hand out a vector of the other model, and who asked (a principal's id; 0
+for the service itself): a hit is visible to the caller (the trace's `embed` ≈ 0 ms, a faster answer),
+so a cache shared between principals would let one learn whether another — in another workspace too —
+recently asked a given question. Entries are read-only arrays, shared by every request of one asker:
+nobody may change a vector another request is using."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ class QueryEmbeddingCache:
 
     def __init__(self, size: int = DEFAULT_SIZE) -> None:
         self.size = size
-        self._items: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._items: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
@@ -30,7 +33,7 @@ class QueryEmbeddingCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+    def get(self, key: tuple) -> np.ndarray | None:
         with self._lock:
             vector = self._items.get(key)
             if vector is None:
@@ -40,7 +43,7 @@ class QueryEmbeddingCache:
             self.hits += 1
             return vector
 
-    def put(self, key: tuple[str, str], vector: np.ndarray) -> np.ndarray:
+    def put(self, key: tuple, vector: np.ndarray) -> np.ndarray:
         vector = np.array(vector, dtype=np.float32, copy=True)
         vector.flags.writeable = False
         if self.size <= 0:
@@ -61,10 +64,20 @@ class QueryEmbeddingCache:
 query_cache = QueryEmbeddingCache()
 
 
-def embed_query_cached(embedder: Embedder, text: str) -> tuple[np.ndarray, bool]:
-    """The query's vector and whether it came from the cache. Two threads missing on the same text at
-    once both embed it; the result is the same, so no lock is held around the model call."""
-    key = (embedder.name, text)
+def cache_key(embedder: Embedder, asker: int, text: str) -> tuple[str, int, str]:
+    return (embedder.name, asker, text)
+
+
+def asker_of(principal) -> int:
+    """The cache's `asker` for a principal (None, the service itself: 0)."""
+    return getattr(principal, "pk", None) or 0
+
+
+def embed_query_cached(embedder: Embedder, text: str, *, asker: int) -> tuple[np.ndarray, bool]:
+    """The query's vector and whether it came from `asker`'s own earlier queries (asker_of). Two threads
+    missing on the same text at once both embed it; the result is the same, so no lock is held around
+    the model call."""
+    key = cache_key(embedder, asker, text)
     vector = query_cache.get(key)
     if vector is not None:
         return vector, True

@@ -12,7 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from governance.embedding import get_embedder
-from governance.embedding.cache import embed_query_cached, query_cache
+from governance.embedding.cache import asker_of, cache_key, embed_query_cached, query_cache
 from governance.errors import InvalidInput, NotFound
 from governance.metrics import observe_stages
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
@@ -72,7 +72,7 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
     # `embedding`: started already by the caller (embed_ahead), before it read the caller's access.
     pending = None
     if VECTOR in state.stages:
-        pending = embedding if embedding is not None else _start_embed(state.query)
+        pending = embedding if embedding is not None else _start_embed(state.query, asker_of(state.principal))
     try:
         state.run("eligible", eligible)
         if LEXICAL in state.stages:
@@ -107,24 +107,23 @@ def _limit_embedder_threads() -> None:
     get_embedder().use_threads_here(settings.EMBEDDING_QUERY_THREADS)
 
 
-def _embed_timed(query: str) -> tuple[object, bool, float]:
+def _embed_timed(query: str, asker: int) -> tuple[object, bool, float]:
     # Runs in the pool: the embedder only, never the database (connections are per thread).
     start = time.perf_counter()
-    vector, cached = embed_query_cached(get_embedder(), query)
+    vector, cached = embed_query_cached(get_embedder(), query, asker=asker)
     return vector, cached, (time.perf_counter() - start) * 1000
 
 
-def _start_embed(query: str) -> Future | _Done:
-    """A future of (vector, cached, ms); a cache hit is answered on the spot without a thread."""
+def _start_embed(query: str, asker: int) -> Future | _Done:
+    """A future of (vector, cached, ms); a hit in the asker's cache is answered on the spot."""
     start = time.perf_counter()
-    embedder = get_embedder()
-    vector = query_cache.get((embedder.name, query))
+    vector = query_cache.get(cache_key(get_embedder(), asker, query))
     if vector is not None:
         return _Done((vector, True, (time.perf_counter() - start) * 1000))
-    return _embed_pool().submit(_embed_timed, query)
+    return _embed_pool().submit(_embed_timed, query, asker)
 
 
-def embed_ahead(query, strategy) -> Future | _Done | None:
+def embed_ahead(query, strategy, principal: Principal | None) -> Future | _Done | None:
     """Start embedding a valid query of a strategy that searches by vector, and return the pending
     embedding for recall_memories/assemble_context (`embedding=`). The API calls it as soon as the body
     is parsed, so the embedding (the longest stage) overlaps the read of the caller's access; the caller
@@ -134,7 +133,7 @@ def embed_ahead(query, strategy) -> Future | _Done | None:
         _validate(query, strategy, None)
     except InvalidInput:
         return None  # the request will fail its own validation with the right error
-    return _start_embed(query) if VECTOR in STRATEGIES[strategy] else None
+    return _start_embed(query, asker_of(principal)) if VECTOR in STRATEGIES[strategy] else None
 
 
 class _Done:
@@ -164,7 +163,7 @@ def _finish_embed(state: RecallState, pending: Future | _Done) -> None:
 
 def _embed(state: RecallState) -> tuple[int, int]:
     """The query embedding on the calling thread (the tuning set's runner)."""
-    state.query_vector, _ = embed_query_cached(get_embedder(), state.query)
+    state.query_vector, _ = embed_query_cached(get_embedder(), state.query, asker=asker_of(state.principal))
     return 1, 1
 
 
@@ -207,7 +206,7 @@ def recall_memories(
     as_of: datetime | None = None, embedding: Future | _Done | None = None,
 ) -> list[dict]:
     """The k best eligible memories for `query` in `scope` (never superseded, retired or forgotten ones).
-    `embedding`: the query's embedding started by embed_ahead(query, strategy)."""
+    `embedding`: the query's embedding started by embed_ahead(query, strategy, principal)."""
     _validate(query, strategy, as_of)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         raise InvalidInput(BAD_K, field="k")
@@ -235,7 +234,7 @@ def assemble_context(
     embedding: Future | _Done | None = None,
 ) -> dict:
     """Assemble, store and return the context packet for one turn (see docs/api.md for the shape).
-    `embedding`: the query's embedding started by embed_ahead(query, strategy)."""
+    `embedding`: the query's embedding started by embed_ahead(query, strategy, principal)."""
     _validate(query, strategy, as_of, task)
     if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
         raise InvalidInput(BAD_BUDGET, field="budget_tokens")

@@ -299,7 +299,7 @@ def memory_meaning(principal: Principal, scope: Scope | None, filters: MemoryFil
     with `.similarity`: the query is embedded by the agents' embedder and searched by the agents' vector
     search (governance.recall.vector.nearest) over the principal's governed scopes only."""
     from governance.embedding.base import get_embedder
-    from governance.embedding.cache import embed_query_cached
+    from governance.embedding.cache import asker_of, embed_query_cached
     from governance.recall.eligible import Eligibility
     from governance.recall.vector import nearest
     from governance.selectors.dashboard.memories import with_activation
@@ -309,7 +309,7 @@ def memory_meaning(principal: Principal, scope: Scope | None, filters: MemoryFil
     statuses = MEANING_STATUSES if not filters.status else tuple(s for s in MEANING_STATUSES if s == filters.status)
     if not text or not scope_ids or not statuses:
         return []
-    vector, _ = embed_query_cached(get_embedder(), text)
+    vector, _ = embed_query_cached(get_embedder(), text, asker=asker_of(principal))
     eligibility = Eligibility(scope_ids=tuple(scope_ids), statuses=statuses, at=timezone.now())
     found = nearest(eligibility, vector, MEANING_CANDIDATES)
     similarity = dict(found)

@@ -38,8 +38,8 @@ class CountingEmbedder:
 
 def test_a_repeated_query_is_embedded_once_and_gets_the_same_vector():
     embedder = CountingEmbedder()
-    first, cached_first = embed_query_cached(embedder, "how do we export the deck?")
-    second, cached_second = embed_query_cached(embedder, "how do we export the deck?")
+    first, cached_first = embed_query_cached(embedder, "how do we export the deck?", asker=1)
+    second, cached_second = embed_query_cached(embedder, "how do we export the deck?", asker=1)
     assert embedder.queries == ["how do we export the deck?"]
     assert (cached_first, cached_second) == (False, True)
     assert np.array_equal(first, second)
@@ -48,13 +48,36 @@ def test_a_repeated_query_is_embedded_once_and_gets_the_same_vector():
 
 def test_the_cache_key_holds_the_model_name():
     one, other = CountingEmbedder(name="model-a"), CountingEmbedder(name="model-b")
-    embed_query_cached(one, "same words")
-    embed_query_cached(other, "same words")
+    embed_query_cached(one, "same words", asker=1)
+    embed_query_cached(other, "same words", asker=1)
     assert one.queries == ["same words"] and other.queries == ["same words"]
 
 
+def test_the_cache_key_holds_who_asked():
+    embedder = CountingEmbedder()
+    embed_query_cached(embedder, "did anyone ask about the merger?", asker=1)
+    _, cached = embed_query_cached(embedder, "did anyone ask about the merger?", asker=2)
+    assert cached is False and len(embedder.queries) == 2
+
+
+def test_a_cache_hit_never_tells_one_principal_what_another_asked(project_scope, agent, outsider,
+                                                                 other_workspace_scope, remember):
+    """A hit shows in the trace (`embed` ≈ 0) and in the answer time: shared across principals, the cache
+    would let an agent of another workspace test whether a question was asked here."""
+    remember(project_scope, "The merger closes in March", kind="episodic")
+    question = "when does the merger close"
+    assemble_context(principal=agent, scope=project_scope, query=question, budget_tokens=300, store=False)
+    hits = query_cache.hits
+    probe = assemble_context(principal=outsider, scope=other_workspace_scope, query=question, budget_tokens=300,
+                             store=False)
+    assert query_cache.hits == hits  # the outsider's question was embedded for the outsider
+    assert [s["ms"] for s in probe["trace"]["stages"] if s["name"] == "embed"][0] > 0.5
+    again = assemble_context(principal=agent, scope=project_scope, query=question, budget_tokens=300, store=False)
+    assert query_cache.hits == hits + 1 and again["packet"]
+
+
 def test_cached_vectors_cannot_be_changed_by_a_caller():
-    vector, _ = embed_query_cached(CountingEmbedder(), "read only please")
+    vector, _ = embed_query_cached(CountingEmbedder(), "read only please", asker=1)
     with pytest.raises(ValueError):
         vector[0] = 1.0
 
