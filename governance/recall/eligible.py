@@ -27,11 +27,14 @@ class Eligibility:
     as_of: datetime | None = None
     task_type: str = ""
 
-    def where(self, alias: str = "m", statuses: tuple[str, ...] | None = None) -> tuple[str, list]:
-        """A SQL predicate over governance_memory `alias` and its parameters (psycopg %s style)."""
+    def where(self, alias: str = "m", statuses: tuple[str, ...] | None = None, *,
+              scope_bound: bool = False) -> tuple[str, list]:
+        """A SQL predicate over governance_memory `alias` and its parameters (psycopg %s style).
+        `scope_bound`: the caller's statement already binds `alias.scope_id` to one of `scope_ids` (one
+        branch per visible scope), so the scope list is left out: repeated, it made the planner misjudge
+        a branch's rows and sort every row of the scope instead of reading a few from an ordered index."""
         a = alias
         sql = [
-            f"{a}.scope_id = ANY(%s)",
             f"{a}.status = ANY(%s)",
             f"{a}.purged_at IS NULL",
             f"({a}.valid_from IS NULL OR {a}.valid_from <= %s)",
@@ -39,8 +42,10 @@ class Eligibility:
             # A memory scoped to one kind of task is shown only for that kind of task.
             f"({a}.task_type = '' OR {a}.task_type = %s)",
         ]
-        params: list = [list(self.scope_ids), [str(s) for s in (statuses or self.statuses)], self.at, self.at,
-                        self.task_type]
+        params: list = [[str(s) for s in (statuses or self.statuses)], self.at, self.at, self.task_type]
+        if not scope_bound:
+            sql.insert(0, f"{a}.scope_id = ANY(%s)")
+            params.insert(0, list(self.scope_ids))
         if self.as_of is not None:
             sql.append(f"({a}.occurred_at IS NULL OR {a}.occurred_at <= %s)")
             params.append(self.as_of)

@@ -133,7 +133,10 @@ def recent_stage(state: RecallState) -> tuple[int, int]:
     """The latest turns of this session (or of the scope when no session is given), oldest first.
     One small index range per visible scope (LATERAL … LIMIT) instead of sorting every eligible turn:
     the cost stays flat as a workspace grows (indexes memory_scope_session / memory_recent_episodic)."""
-    where, params = state.eligibility.where("m")
+    # Each lateral branch binds m.scope_id to one visible scope (v.sid), so the predicate leaves the scope
+    # list out: with it the planner sorted every row of the scope (5.5 ms at 100k) instead of reading
+    # eight from the partial index memory_recent_episodic (0.9 ms).
+    where, params = state.eligibility.where("m", scope_bound=True)
     session_sql, session_params = ("AND m.session = %s", [state.session]) if state.session else ("", [])
     with connection.cursor() as cursor:
         cursor.execute(
