@@ -10,7 +10,7 @@ from django.db import connection
 
 from governance import activation
 from governance.models import Kind, Status
-from governance.recall import search, vector
+from governance.recall import fusion, search, vector
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import LEXICAL, VECTOR
 
@@ -22,6 +22,10 @@ PATH_WEIGHTS = {VECTOR: 1.0, LEXICAL: 0.8}
 # when the share was unweighted (a common word counted as much as a rare one); linear since the weighting:
 # on the seed-0 LoCoMo-style development set recall@10 0.759 squared, 0.795 linear, 0.780 square root.
 LEXICAL_STRENGTH_POWER = 1.0
+# A turn said again word for word (by the same speaker, in the same scope) takes one place in each list,
+# its latest copy (fusion.py). On the LoCoMo-style development sets, where small-talk lines repeat dozens
+# of times, recall@10 of `full` went from 0.802 / 0.789 (seeds 0 / 1) to 0.900 / 0.914.
+COLLAPSE_REPEATS = True
 # Depth of each search list: enough for fusion to work with, small enough that a filtered HNSW scan
 # stays short (bench_context).
 CANDIDATES_PER_PATH = 30
@@ -185,13 +189,22 @@ def keyed_stage(state: RecallState) -> tuple[int, int]:
 
 
 def fuse_stage(state: RecallState) -> tuple[int, int]:
-    """Reciprocal rank fusion of the search paths, then one fetch of the fused top rows."""
+    """Every listed row (read with the searches), repeated turns collapsed (fusion.py), then reciprocal
+    rank fusion of the search paths."""
     fused: dict[int, float] = {}
     scores: dict[int, dict[str, float]] = {}
+    # Every listed row (two lists of CANDIDATES_PER_PATH at most), so that repeated turns are collapsed
+    # before the ranks are counted. The searches read them (each under the eligibility predicate,
+    # milliseconds ago: the keyword list's while the query was embedded, the vector list's with the
+    # search); a row read no other way is fetched here, under the same predicate.
+    listed = sorted({memory_id for ranked in state.lists.values() for memory_id, _ in ranked})
+    rows = {i: state.rows[i] for i in listed if i in state.rows}
+    rows.update(fetch(state, [i for i in listed if i not in rows]))
+    lists = fusion.collapse_repeats(state.lists, rows) if COLLAPSE_REPEATS else state.lists
     # Vector first whatever order the stages ran in: the float sums (and so the ties) stay the same.
-    paths = sorted(state.lists, key=lambda p: (p != VECTOR, p != LEXICAL))
+    paths = sorted(lists, key=lambda p: (p != VECTOR, p != LEXICAL))
     for path in paths:
-        ranked = state.lists[path]
+        ranked = lists[path]
         weight = PATH_WEIGHTS.get(path, 1.0)
         for rank, (memory_id, score) in enumerate(ranked, start=1):
             # Keyword hits count by how much of the query they hold, so a list of weak one-word matches
@@ -200,10 +213,6 @@ def fuse_stage(state: RecallState) -> tuple[int, int]:
             fused[memory_id] = fused.get(memory_id, 0.0) + weight * strength / (RRF_K + rank)
             scores.setdefault(memory_id, {})[path] = score
     top = sorted(fused, key=lambda i: (-fused[i], i))[: max(CANDIDATES_PER_PATH, state.k * 3)]
-    # Rows read with the searches (each under the eligibility predicate, milliseconds ago); any other is
-    # fetched here, under the same predicate.
-    rows = {i: state.rows[i] for i in top if i in state.rows}
-    rows.update(fetch(state, [i for i in top if i not in rows]))
     best = max(fused.values(), default=1.0)
     for memory_id in top:
         row = rows.get(memory_id)

@@ -1,0 +1,52 @@
+"""How the fuse stage combines the search paths' lists: repeated turns collapsed to one entry per list, then
+reciprocal rank fusion. Kept apart from the stages (recall.py) so the rules can be read and tested alone."""
+
+from __future__ import annotations
+
+from governance.models import Kind
+
+
+def repeat_key(row: dict) -> tuple | None:
+    """What makes two turns the same thing said again: one scope, one speaker, the same words (case and
+    spacing aside). Only turns: a keyed fact or a rule stated again is a version, which adjudication reads."""
+    if row.get("kind") != Kind.EPISODIC:
+        return None
+    text = " ".join((row.get("text") or "").lower().split())
+    return (row.get("scope_id"), (row.get("speaker") or "").strip().lower(), text) if text else None
+
+
+def collapse_repeats(lists: dict[str, list[tuple[int, float]]], rows: dict[int, dict]
+                     ) -> dict[str, list[tuple[int, float]]]:
+    """Each list with every repeated turn collapsed into one entry, at the best rank any of its copies had
+    in that list. A line said twenty times ("How are the kids doing?") then takes one place in a list
+    instead of twenty, and the turns below it move up. The copy kept is the latest one said (the same in
+    every list, so fusion adds up its paths). Ids without a row (no longer eligible) are left out."""
+    keep: dict[tuple, int] = {}
+    for memory_id, row in rows.items():
+        key = repeat_key(row)
+        if key is None:
+            continue
+        held = keep.get(key)
+        if held is None or _said(row, memory_id) > _said(rows[held], held):
+            keep[key] = memory_id
+    out: dict[str, list[tuple[int, float]]] = {}
+    for path, ranked in lists.items():
+        seen: set[int] = set()
+        collapsed = []
+        for memory_id, score in ranked:
+            row = rows.get(memory_id)
+            if row is None:
+                continue
+            key = repeat_key(row)
+            kept = keep[key] if key is not None else memory_id
+            if kept in seen:
+                continue
+            seen.add(kept)
+            collapsed.append((kept, score))
+        out[path] = collapsed
+    return out
+
+
+def _said(row: dict, memory_id: int) -> tuple:
+    at = row.get("occurred_at") or row.get("created_at")
+    return (at.timestamp() if at is not None else 0.0, memory_id)

@@ -1,0 +1,35 @@
+"""A cold memory comes back as evidence when its match is strong for this question: when most of a
+question's words appear nowhere ("Which activities did Caroline share with their partner?"), every keyword
+hit scores low, yet the turns holding the person and "partner" are the keyword path's best, and count as
+strong as the vector path's near-best matches do (rank.COLD_LEXICAL_SHARE)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from governance.recall import rank as rank_mod
+from governance.recall.state import Hit
+from governance.recall.strategies import LEXICAL, VECTOR
+
+
+def _cold(memory_id, *, semantic=None, lexical=None, fused=0.5):
+    paths = {p for p, v in ((VECTOR, semantic), (LEXICAL, lexical)) if v is not None}
+    return Hit(id=memory_id, row={"kind": "episodic"}, semantic=semantic, lexical=lexical, fused=fused,
+               activation=0.0, paths=paths)
+
+
+def test_a_cold_match_nearly_as_good_as_the_best_keyword_match_is_strong():
+    assert rank_mod.strong_match(_cold(1, lexical=0.2), None, 0.2)
+    assert rank_mod.strong_match(_cold(2, lexical=0.19), None, 0.2)
+    assert not rank_mod.strong_match(_cold(3, lexical=0.05), None, 0.2)
+
+
+def test_an_old_history_s_best_keyword_match_goes_with_the_strong_matches():
+    small_talk = [_cold(i, semantic=0.83 - i / 1000, fused=0.9) for i in range(1, 4)]
+    said = _cold(10, lexical=0.2, fused=0.7)
+    one_word = _cold(11, lexical=0.03, fused=0.6)
+    state = SimpleNamespace(k=4, dropped=[])
+    kept = rank_mod._gate_cold(state, [*small_talk, said, one_word])
+    assert [h.id for h in kept] == [1, 2, 3, 10]
+    assert "cold, kept for a strong match" in said.flags
+    assert [h.id for h, _, _ in state.dropped] == [11]
