@@ -227,12 +227,12 @@ class EmbedAhead:
         import queue
         import threading
 
-        self.inline = connection.in_atomic_block
+        inline = connection.in_atomic_block
         self.done = 0
         self._error: BaseException | None = None
         self._queue: queue.Queue[list[int] | None] = queue.Queue(maxsize=depth)
         self._embedded: queue.Queue[tuple | None] = queue.Queue(maxsize=depth)
-        self._threads = [] if self.inline else [
+        self._threads = [] if inline else [
             threading.Thread(target=self._embed_loop, name="embed-ahead", daemon=True),
             threading.Thread(target=self._store_loop, name="embed-store", daemon=True),
         ]

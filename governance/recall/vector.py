@@ -20,6 +20,7 @@ is never returned, whatever state an index is in.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -97,23 +98,19 @@ def nearest(
     vec = vector_literal(query_vector)
     indexed = sorted(vector_index.indexed_scope_ids(scope_ids)) if mode == "auto" else []
     rest = [s for s in scope_ids if s not in indexed]
-    exact_branch = (_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit])
-    if not indexed:
-        # Every scope exact: one statement in autocommit, no planner settings.
-        with connection.cursor() as cursor:
-            cursor.execute(*_query([exact_branch], vec, columns))
-            found, names = cursor.fetchall(), [c.name for c in cursor.description]
-    else:
-        with transaction.atomic(), connection.cursor() as cursor:
+    # Every scope exact (the common case): one statement in autocommit, no planner settings. With indexed
+    # scopes: their settings, SET LOCAL, then one statement, one round trip: an ordered scan of its own
+    # index for each indexed scope, and one branch for the small scopes (no index matches them, so it can
+    # only be a scan plus a sort).
+    branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
+    if rest:
+        branches.append((_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit]))
+    with transaction.atomic() if indexed else nullcontext(), connection.cursor() as cursor:
+        if indexed:
             _set_local(cursor, {**HNSW_SETTINGS, "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH,
                                                                                limit))})
-            # One statement, one round trip: an ordered scan of its own index for each indexed scope, and one
-            # branch for the small scopes (no index matches them, so it can only be a scan plus a sort).
-            branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
-            if rest:
-                branches.append(exact_branch)
-            cursor.execute(*_query(branches, vec, columns))
-            found, names = cursor.fetchall(), [c.name for c in cursor.description]
+        cursor.execute(*_query(branches, vec, columns))
+        found, names = cursor.fetchall(), [c.name for c in cursor.description]
     if plan is not None:
         plan["hnsw"], plan["exact"] = indexed, rest
     found.sort(key=lambda r: (r[1], r[0]))
