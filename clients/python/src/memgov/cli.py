@@ -103,7 +103,7 @@ class MemgovGroup(click.Group):
                            err=True)
             else:
                 status = f"{exc.status} " if exc.status else ""
-                click.echo(f"memgov: {status}{exc.code}: {exc.message} (exit {exit_code_for(exc)})", err=True)
+                click.echo(f"memgov: {status}{exc.code}: {exc.message}", err=True)
             ctx.exit(exit_code_for(exc))
 
 
