@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 _installed: list = []  # the provider and the instrumentors, once set up
+_global: list = []  # the provider set as OpenTelemetry's global one (the first)
 
 
 def wanted(environ=os.environ) -> bool:
@@ -45,7 +46,9 @@ def setup(environ=os.environ) -> bool:
     resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME") or "memory-governance"})
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
+    if not _global:  # the API lets a process set its global provider once; instrumentors get `provider`
+        trace.set_tracer_provider(provider)
+        _global.append(provider)
     instrumentors = [DjangoInstrumentor(), PsycopgInstrumentor(), RedisInstrumentor(), CeleryInstrumentor()]
     for instrumentor in instrumentors:
         if not instrumentor.is_instrumented_by_opentelemetry:
