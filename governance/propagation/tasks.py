@@ -13,7 +13,7 @@ from governance.models import Outbox, OutboxDelivery
 from governance.propagation import reconcile as reconciler
 from governance.propagation.embedding import embed_memories as embed_rows
 from governance.propagation.stores import finish_outbox, run_delivery
-from governance.retries import RETRY
+from governance.runtime.retries import RETRY
 
 EMBEDDING_STORE = "embedding"
 

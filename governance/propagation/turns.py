@@ -28,7 +28,7 @@ class Redactor:
     is a forgotten memory's is replaced too (the memory's text copied verbatim into a request or trace).
     A contradiction block stored before blocks carried their members (one string "W (contradicts: L)")
     loses its text when either side is forgotten. Hash results are memoised: the packets that cite one
-    memory share most of their strings. governance.masking uses the same walk with its own replacement."""
+    memory share most of their strings. governance.selectors.masking uses the same walk with its own replacement."""
 
     def __init__(self, ids: set[int], hashes: set[str], replacement: str = REDACTED):
         self.ids, self.hashes, self.replacement = ids, hashes, replacement

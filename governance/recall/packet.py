@@ -14,7 +14,6 @@ from django.utils import timezone
 from governance.embedding import get_embedder
 from governance.embedding.cache import asker_of, cache_key, embed_query_cached, query_cache
 from governance.errors import InvalidInput, NotFound
-from governance.metrics import observe_stages
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, ScopeAccess, require, require_roles
 from governance.propagation.turns import REDACTED
@@ -28,8 +27,9 @@ from governance.recall.render import render_packet_text
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
+from governance.runtime import process_pool
+from governance.runtime.metrics import observe_stages
 from governance.selectors.memory import repeats_purged_text
-from memoryui.runtime import process_pool
 
 MAX_QUERY_CHARS = 4000
 MAX_BUDGET = 200_000

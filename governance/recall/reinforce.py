@@ -13,7 +13,7 @@ from datetime import datetime
 
 from django.db import transaction
 
-from memoryui.runtime import process_pool
+from governance.runtime import process_pool
 
 logger = logging.getLogger(__name__)
 

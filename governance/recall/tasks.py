@@ -6,7 +6,7 @@ from celery import shared_task
 from django.utils.dateparse import parse_datetime
 
 from governance.models import ReinforcementEvent, Turn
-from governance.retries import RETRY
+from governance.runtime.retries import RETRY
 from governance.services.memory import memory_reinforce
 
 

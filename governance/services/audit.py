@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
-from governance.bulk import copy_insert
 from governance.models import AuditEvent, Principal
 from governance.models.audit import GENESIS_HASH
+from governance.services.bulk import copy_insert
 
 # One advisory-lock key serialises appends to the chain (held to the end of the writing transaction).
 _CHAIN_LOCK = 0x6D656D_0001

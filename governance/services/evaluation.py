@@ -194,7 +194,7 @@ def _with_texts(tasks: list[dict]) -> list[dict]:
 
 def _finish(run: EvaluationRun, *, state: str, sandbox: str, duration: float, results: dict | None = None,
             error: str = "") -> EvaluationRun:
-    from governance.evaluation.runner import environment
+    from governance.evaluation.environment import environment
 
     run.state, run.error, run.upload, run.sandbox = state, error, "", sandbox
     run.results, run.duration_s, run.finished_at = results or {}, round(duration, 2), timezone.now()

@@ -10,8 +10,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from governance import activation, lexical
-from governance.bulk import copy_insert
 from governance.errors import (
     ActiveKeyExists,
     FourEyesRequired,
@@ -34,7 +32,9 @@ from governance.models import (
     SourceKind,
     Status,
     Tier,
+    activation,
     content_hash,
+    lexical,
 )
 from governance.permissions import (
     Action,
@@ -47,6 +47,7 @@ from governance.permissions import (
     requires_four_eyes,
 )
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.bulk import copy_insert
 from governance.services.outbox import outbox_emit
 
 MAX_TEXT_CHARS = 20_000

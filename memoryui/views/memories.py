@@ -169,7 +169,7 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
 
 
 def memory_activation_now(memory) -> float:
-    from governance.activation import activation
+    from governance.models.activation import activation
 
     return activation(memory.activation_log_k, memory.decay_rate, timezone.now())
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import authenticate
 
-from governance import demo
+from devtools import demo
 from governance.models import (
     AuditEvent,
     Grant,

@@ -145,7 +145,7 @@ def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_propagat
 
 
 def test_runstack_starts_a_worker_for_every_queue():
-    from governance.management.commands.runstack import worker_commands
+    from devtools.management.commands.runstack import worker_commands
 
     commands = worker_commands("python", port=8000, concurrency=2)
     consumed = set()

@@ -3,8 +3,8 @@ grow when the workspace doubles (timings are the benchmark's business, not a tes
 
 from __future__ import annotations
 
-from memoryui.management.bench_seed import ensure_bench
-from memoryui.management.commands.bench_pages import Command, measure, page_set
+from devtools.management.bench_seed import ensure_bench
+from devtools.management.commands.bench_pages import Command, measure, page_set
 
 # The most queries any dashboard page of the set may run (the busiest, the turn and memory pages, run ~20).
 MAX_QUERIES = 40

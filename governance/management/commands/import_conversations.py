@@ -30,8 +30,8 @@ from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
 from governance.evaluation.conversations import FORMATS, detect_format, load
-from governance.progress import format_eta  # noqa: F401  (kept importable here)
-from governance.progress import progress_line as shared_progress_line
+from governance.management.progress import format_eta  # noqa: F401  (kept importable here)
+from governance.management.progress import progress_line as shared_progress_line
 from governance.propagation import EmbedAhead, claim_lease, embedding_batches, give_back, hold_rows
 from governance.services.events import ROLES, event_ingest
 from governance.services.scope import scope_ensure
@@ -66,7 +66,7 @@ def parse_line(number: int, raw: str) -> dict:
 
 def progress_line(done: int, total: int, created: int, elapsed: float) -> str:
     """One progress line: turns done of total, memories created, the rate so far and the time left at it
-    (the shared display of governance.progress)."""
+    (the shared display of governance.management.progress)."""
     return shared_progress_line(done, total, elapsed, unit="turns", extra=f"{created} memories created")
 
 

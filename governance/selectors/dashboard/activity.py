@@ -13,7 +13,6 @@ from django.db.models import Count, JSONField, Min
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.activation import days
 from governance.errors import NotFound
 from governance.models import (
     AuditEvent,
@@ -27,6 +26,7 @@ from governance.models import (
     Turn,
     TurnMemory,
 )
+from governance.models.activation import days
 from governance.permissions import Action, require, tokens_visible_to
 from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
@@ -191,7 +191,7 @@ def memory_turns(principal: Principal, memory_id: int, limit: int = MEMORY_TURNS
 
 def memory_states(memory_ids: set[int]) -> dict[int, dict]:
     """Today's status of memories cited by a packet (so a forgotten one is shown as such, without text)."""
-    from governance.masking import memory_states as states
+    from governance.selectors.masking import memory_states as states
 
     return states(memory_ids)
 

@@ -9,7 +9,6 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.activation import activation_sql, days
 from governance.errors import NotFound
 from governance.models import (
     AuditEvent,
@@ -20,6 +19,7 @@ from governance.models import (
     Scope,
     Status,
 )
+from governance.models.activation import activation_sql, days
 from governance.permissions import can_read_memory
 from governance.selectors.dashboard.common import _by_ids, governed_scope_ids
 from governance.selectors.dashboard.memory_list import MemoryFilters, apply_filters

@@ -18,9 +18,9 @@ from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.activation import days
 from governance.errors import InvalidInput
 from governance.models import Memory, Principal, Scope, Status
+from governance.models.activation import days
 from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, governed_scope_ids
 from governance.selectors.search import count_cap
 
@@ -165,7 +165,7 @@ class KeysetPage:
 
 
 def _log_activation(at: datetime) -> RawSQL:
-    # log A(t): the same order as A(t), without exp() per row (governance.activation).
+    # log A(t): the same order as A(t), without exp() per row (governance.models.activation).
     return RawSQL("governance_memory.activation_log_k - governance_memory.decay_rate * %s", [days(at)])
 
 

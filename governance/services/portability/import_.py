@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from governance import activation, lexical
-from governance.bulk import copy_insert
 from governance.errors import DomainError, InvalidInput, NotFound, PermissionDenied
 from governance.models import (
     AuditEvent,
@@ -38,10 +36,13 @@ from governance.models import (
     Status,
     Summary,
     Tier,
+    activation,
     content_hash,
+    lexical,
 )
 from governance.permissions import Action, require, requires_four_eyes
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.bulk import copy_insert
 from governance.services.outbox import outbox_emit
 from governance.services.portability.format import (
     AFTER_END,

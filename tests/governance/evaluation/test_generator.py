@@ -2,8 +2,8 @@ import re
 
 import pytest
 
-from governance.evaluation.generator import SUITES, generate
-from governance.evaluation.suite import CATEGORIES
+from devtools.evaluation.generator import SUITES, generate
+from devtools.evaluation.suite import CATEGORIES
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 DIGITS = re.compile(r"\d+")

@@ -3,8 +3,8 @@ of getting it wrong fails with a reason."""
 
 import pytest
 
-from governance.evaluation.scorers import Loaded, constraint_retention, score, stale_used
-from governance.evaluation.suite import EvalTask, Expect
+from devtools.evaluation.scorers import Loaded, constraint_retention, score, stale_used
+from devtools.evaluation.suite import EvalTask, Expect
 
 IDS = {
     "rule": Loaded(1, "Always export as PDF."),

@@ -4,10 +4,10 @@ strategy passes every category, and each weaker strategy fails the categories wh
 import pytest
 from django.db import transaction
 
-from governance.evaluation.generator import generate
-from governance.evaluation.runner import resolve_strategies, run_suite, summarise
-from governance.evaluation.scorers import CATEGORY_NEEDS
-from governance.evaluation.suite import CATEGORIES
+from devtools.evaluation.generator import generate
+from devtools.evaluation.runner import resolve_strategies, run_suite, summarise
+from devtools.evaluation.scorers import CATEGORY_NEEDS
+from devtools.evaluation.suite import CATEGORIES
 from governance.models import AuditEvent, Memory, Turn
 from governance.recall import STRATEGIES
 

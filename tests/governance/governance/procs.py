@@ -14,7 +14,7 @@ import redis
 from django.conf import settings
 from django.db import connection
 
-from memoryui.embedded import redis_server_binary
+from devtools.embedded import redis_server_binary
 
 ROOT = Path(__file__).resolve().parents[3]
 
