@@ -14,7 +14,7 @@ from governance.api.auth import request_principal
 from governance.api.memories.serializers import MemoryOutput
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
-from governance.services.promotion import promotion_propose
+from governance.services.memory.promotion import promotion_propose
 
 MAX_EPISODES = 200
 

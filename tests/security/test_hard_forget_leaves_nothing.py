@@ -17,7 +17,7 @@ from governance.propagation.turns import REDACTED, redact_turns, turns_still_hol
 from governance.recall.packet import assemble_context
 from governance.services.events import event_ingest
 from governance.services.memory import MemoryInput, memory_forget, memory_record
-from governance.services.promotion import PromotionForgotten, promotion_propose, promotion_scan
+from governance.services.memory.promotion import PromotionForgotten, promotion_propose, promotion_scan
 from governance.services.relation import relation_add
 from memoryui import embedded
 from tests.conftest import token_client

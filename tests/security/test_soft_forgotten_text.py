@@ -11,7 +11,7 @@ from governance.recall.packet import assemble_context
 from governance.selectors.dashboard.memories import MemoryFilters, memory_queryset
 from governance.selectors.masking import FORGOTTEN_TEXT
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_supersede
-from governance.services.promotion import promotion_propose
+from governance.services.memory.promotion import promotion_propose
 from memoryui.views.turns import annotate
 from tests.conftest import token_client
 from tests.governance.governance.helpers import unique_marker

@@ -34,7 +34,8 @@ from django.test import override_settings
 
 from devtools.benchmarks.stats import percentile
 from devtools.management.commands.bench_import import conversation, long_turn
-from governance.embedding.base import Embedder, embedder_class
+from governance.embedding.backends import embedder_class
+from governance.embedding.base import Embedder
 from governance.propagation import embedding_batches
 
 KS = (1, 5, 10)

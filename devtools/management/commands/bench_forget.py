@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from devtools.benchmarks.stats import percentile
 from governance.models import Memory, Outbox, Role, Scope, Turn, TurnMemory
-from governance.services.memory import MemoryInput, _build, memory_forget, memory_record
+from governance.services.memory import MemoryInput, build_memory, memory_forget, memory_record
 from governance.services.principal import grant_add, principal_ensure
 from governance.services.scope import scope_ensure
 from governance.services.summary import summary_build
@@ -83,7 +83,7 @@ class Command(BaseCommand):
                    f"(note {uuid.uuid4().hex[:10]})"
             item = MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", session=f"s{i // 50}",
                                status="active" if kind in ("episodic", "semantic") else "candidate")
-            batch.append(_build(item, None, now))
+            batch.append(build_memory(item, None, now))
             if len(batch) == 5000:
                 Memory.objects.bulk_create(batch)
                 batch = []

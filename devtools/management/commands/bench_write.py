@@ -238,7 +238,7 @@ class Command(BaseCommand):
     # --- 3. each embedder on its own --------------------------------------------------------------------
 
     def _bench_embedder(self, backend: str, n: int) -> dict:
-        from governance.embedding.base import embedder_class
+        from governance.embedding.backends import embedder_class
 
         cls = embedder_class(backend)
         loaded = time.perf_counter()

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -19,29 +18,14 @@ from governance.models import (
     Scope,
     Status,
 )
-from governance.models.activation import activation_sql, days
+from governance.models.activation import days
 from governance.permissions import can_read_memory
 from governance.selectors.dashboard.common import _by_ids, governed_scope_ids
-from governance.selectors.dashboard.memory_list import MemoryFilters, apply_filters
-from governance.selectors.search import keyword_match
+from governance.selectors.dashboard.memory_list import MemoryFilters, memory_queryset, with_activation  # noqa: F401
 
 GRAPH_CHUNK = 5000
 
 # --- Memories -----------------------------------------------------------------------------------------
-
-
-def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySet[Memory]:
-    return qs.annotate(activation=RawSQL(activation_sql(), [at or timezone.now()]))
-
-
-def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
-    qs = apply_filters(Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)), filters)
-    if filters.q.strip() and filters.mode != "meaning":
-        qs = keyword_match(qs, filters.q)
-    if filters.cold in ("cold", "hot"):
-        op = "<" if filters.cold == "cold" else ">="
-        qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
-    return qs
 
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:

@@ -75,7 +75,7 @@ def test_hard_forget_leaves_no_trace_in_postgres_redis_packets_or_summaries(cele
 def test_hard_forget_of_a_contradiction_loser_and_a_promotion_leaves_no_trace(celery_worker, project_scope, owner):
     """The composite block of a contradiction and a promotion's copies: after the forgets and the worker,
     neither text is anywhere, and the promotion scan does not write the forgotten proposal's text again."""
-    from governance.services.promotion import promotion_scan
+    from governance.services.memory.promotion import promotion_scan
     from governance.services.relation import relation_add
 
     loser_marker, promo_marker = unique_marker(), unique_marker()

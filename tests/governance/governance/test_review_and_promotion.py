@@ -10,7 +10,7 @@ from governance.services.memory import (
     memory_record,
     memory_supersede,
 )
-from governance.services.promotion import PromotionUnsupported, promotion_propose, promotion_scan
+from governance.services.memory.promotion import PromotionUnsupported, promotion_propose, promotion_scan
 
 
 def long_proposal(scope, text="Release notes are written in English", **kw):

@@ -15,6 +15,7 @@ from governance.models import Kind, Memory, Principal, Relation, RelationKind, S
 from governance.permissions import Action, require, require_writable
 from governance.selectors.memory import forgotten_hashes
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.memory.record import MemoryInput, memory_record
 
 PROMOTABLE_KINDS = (Kind.PREFERENCE, Kind.CONVENTION)
 # Episodic memories cited per supporting session: enough to show the evidence, not the whole transcript.
@@ -99,8 +100,6 @@ def _propose(
     *, scope: Scope, template: Memory, candidates: list[Memory], episodes: list[Memory], needed: int,
     actor: Principal | None, group: str, reason: str = "", requested: bool = False,
 ) -> Memory:
-    from governance.services.memory import MemoryInput, memory_record
-
     proposal = memory_record(
         item=MemoryInput(
             scope=scope, kind=template.kind, key=template.key, text=template.text,
