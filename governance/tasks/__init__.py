@@ -22,11 +22,12 @@ from governance.propagation.tasks import (
 )
 from governance.runtime import heartbeat
 from governance.runtime.retries import RETRY, TRANSIENT
+from governance.services.evaluation import run_retrieval_evaluation
 
 __all__ = [
     "RETRY", "TRANSIENT", "apply_retention", "deliver_webhook", "dispatch_outbox", "embed_memories", "embed_outbox",
     "maintain_vector_indexes", "propagate_outbox", "rebuild_stale_summaries", "reconcile",
-    "repair_derived_drift", "scan_promotions", "worker_heartbeat",
+    "repair_derived_drift", "run_retrieval_evaluation", "scan_promotions", "worker_heartbeat",
 ]
 
 logger = logging.getLogger(__name__)
@@ -86,15 +87,3 @@ def _heartbeat_on_start(**_kwargs) -> None:
         heartbeat.record_heartbeat()
     except TRANSIENT:  # Redis not there yet: the periodic task records it later
         logger.warning("worker heartbeat could not be recorded at start")
-
-
-# An uploaded conversation file is imported (and embedded) and measured in one task: longer limits than
-# the global ones, still capped; the upload size limit (EVALUATION_UPLOAD_MAX_BYTES) bounds the work.
-@shared_task(soft_time_limit=1800, time_limit=1900)
-def run_retrieval_evaluation(run_id: int) -> str:
-    """Run a queued evaluation of an uploaded file (governance.services.evaluation); idempotent: only the
-    worker that moves the run from queued to running does the work."""
-    from governance.services.evaluation import evaluation_run_retrieval
-
-    run = evaluation_run_retrieval(run_id=run_id)
-    return run.state if run is not None else "skipped"

@@ -9,8 +9,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from governance.management.progress import Progress
 from governance.models import Scope
+from governance.runtime.progress import Progress
 from governance.services.portability import scope_export
 
 

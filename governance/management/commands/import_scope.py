@@ -11,9 +11,9 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.errors import DomainError
-from governance.management.progress import Progress
 from governance.models import Principal
 from governance.propagation import embed_memories
+from governance.runtime.progress import Progress
 from governance.services.portability import ImportFileError, scope_import
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 

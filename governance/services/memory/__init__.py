@@ -5,12 +5,14 @@ repeat across sessions become proposals). Callers import from here; the modules 
 
 from governance.services.memory.lifecycle import (
     end_request_pending,
+    lock_memory,
     memory_confirm,
     memory_forget,
     memory_propose,
     memory_reject,
     memory_retire,
     memory_supersede,
+    transition,
 )
 from governance.services.memory.record import (
     FOUR_EYES_ACTIVE_WRITE,
@@ -51,6 +53,7 @@ __all__ = [
     "default_status",
     "default_tier",
     "end_request_pending",
+    "lock_memory",
     "integrity_to_domain",
     "lock_key",
     "may_confirm",
@@ -63,6 +66,7 @@ __all__ = [
     "memory_reject",
     "memory_retire",
     "memory_supersede",
+    "transition",
     "reinforce_rows",
     "validate_input",
 ]

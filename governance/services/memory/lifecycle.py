@@ -46,7 +46,7 @@ from governance.services.memory.reinforce import reinforce_rows
 from governance.services.outbox import outbox_emit
 
 
-def _locked(memory_id: int) -> Memory:
+def lock_memory(memory_id: int) -> Memory:
     # FOR NO KEY UPDATE of the memory row only. A plain FOR UPDATE with select_related also locked the
     # scope row, and FOR UPDATE conflicts with the FOR KEY SHARE that another transaction's deferred
     # foreign-key check takes at COMMIT while it holds the audit chain's advisory lock, which this one then
@@ -57,7 +57,7 @@ def _locked(memory_id: int) -> Memory:
         raise NotFound() from exc
 
 
-def _transition(
+def transition(
     memory: Memory, to: str, *, actor: Principal | None, action: str, reason: str, data: dict | None = None,
     fields: tuple[str, ...] = (),
 ) -> Memory:
@@ -79,15 +79,15 @@ def _transition(
 def memory_propose(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
     """Put a candidate in the review queue."""
     with transaction.atomic():
-        memory = _locked(memory_id)
+        memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.WRITE_CANDIDATE)
-        return _transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+        return transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
 
 
 def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
     """A reviewer confirms a candidate or proposal: it becomes active (four-eyes where the scope asks)."""
     with transaction.atomic():
-        memory = _locked(memory_id)
+        memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.CONFIRM)
         if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
             raise InvalidTransition(f"Only candidates and proposals can be confirmed; this one is {memory.status}.")
@@ -109,7 +109,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
             _supersede_active_for_key(memory, actor, reason)
         # In force from now on, confirmed by this person (or the system); the pinning reads confirmed_at.
         memory.confirmed_by, memory.confirmed_at = actor, timezone.now()
-        memory = _transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason,
+        memory = transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason,
                              fields=("confirmed_by", "confirmed_at"))
         reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
         return memory
@@ -149,7 +149,7 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
         return
     if current.revision > memory.revision:
         raise StaleRevision(current_revision=current.revision)
-    _transition(current, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason,
+    transition(current, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason,
                 data={"by": memory.pk})
     Relation.objects.get_or_create(
         source=memory, target=current, kind=RelationKind.SUPERSEDES, defaults={"reason": reason, "actor": actor}
@@ -158,11 +158,11 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
 
 def memory_reject(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
     with transaction.atomic():
-        memory = _locked(memory_id)
+        memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.CONFIRM)
         if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
             raise InvalidTransition(f"Only candidates and proposals can be rejected; this one is {memory.status}.")
-        return _transition(memory, Status.REJECTED, actor=actor, action="memory.reject", reason=reason)
+        return transition(memory, Status.REJECTED, actor=actor, action="memory.reject", reason=reason)
 
 
 def memory_supersede(
@@ -181,7 +181,7 @@ def memory_supersede(
         raise InvalidInput("A supersede needs a reason.", field="reason")
     try:
         with transaction.atomic():
-            old = _locked(memory_id)
+            old = lock_memory(memory_id)
             require(actor, old.scope, Action.SUPERSEDE)
             if actor is not None and ending_needs_two_people(old):
                 raise FourEyesRequired(FOUR_EYES_SUPERSEDE)
@@ -201,7 +201,7 @@ def memory_supersede(
                 importance=old.importance, tier=old.tier, task_type=old.task_type,
             )
             validate_input(item)
-            _transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
+            transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
             confirmed = may_confirm(item, actor)  # the supersede right comes with the confirm right
             new = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             new.save()
@@ -250,11 +250,11 @@ def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Me
     """Retire a memory. A long-term commitment of a four-eyes scope needs two different curators or
     owners: the first call only records the request (see end_request_pending), the second retires it."""
     with transaction.atomic():
-        memory = _locked(memory_id)
+        memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.RETIRE)
         if _first_of_two(memory, actor, "retire", reason):
             return memory
-        return _transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason,
+        return transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason,
                            fields=("meta",))
 
 
@@ -263,7 +263,7 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
     purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers.
     An active long-term commitment of a four-eyes scope takes two different people, as memory_retire."""
     with transaction.atomic():
-        memory = _locked(memory_id)
+        memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
         before = memory.status
         if before == Status.FORGOTTEN and (not hard or memory.purged_at):
