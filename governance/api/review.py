@@ -13,7 +13,7 @@ from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
 from governance.permissions import governed_scope
-from governance.selectors.masking import masked_text
+from governance.redaction.masking import masked_text
 from governance.selectors.review import QueueFilter, encode_cursor, review_queue
 
 
@@ -67,7 +67,7 @@ def review_item(item) -> dict:
     """The body ReviewItemOutput describes, for one entry of the queue."""
 
     def brief(m):
-        # A supporting episode forgotten since the proposal was made shows no text (governance.selectors.masking).
+        # A supporting episode forgotten since the proposal was made shows no text (governance.redaction.masking).
         return {"id": m.pk, "scope": m.scope.path, "kind": m.kind, "key": m.key, "revision": m.revision,
                 "status": m.status, "text": masked_text(m.status, m.text), "session": m.session}
 

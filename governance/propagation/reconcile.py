@@ -77,7 +77,7 @@ def repair_derived_drift() -> dict:
     cached entries of an old generation (they may hold a forgotten text), stored packets still showing a
     purged memory, purged text left in the keyword column."""
     from governance.models import RECALLABLE, Summary
-    from governance.services.summary import summaries_redact
+    from governance.propagation.stores import REPAIRS
 
     client = _redis()
     hot_removed = 0
@@ -110,6 +110,6 @@ def repair_derived_drift() -> dict:
     lexical = Memory.objects.filter(purged_at__isnull=False).exclude(lexical="").update(lexical="")
     purged_ids = list(Memory.objects.filter(purged_at__isnull=False).values_list("pk", flat=True)[:5000])
     cited = Summary.objects.filter(cited_ids__overlap=purged_ids).exists() if purged_ids else False
-    redacted = summaries_redact(memory_ids=purged_ids) if cited else 0
+    redacted = REPAIRS["summaries_redact"](memory_ids=purged_ids) if cited else 0
     return {"hot_removed": hot_removed, "old_cache_entries": old_entries, "turns_redacted": len(drifted),
             "lexical_cleared": lexical, "summaries_redacted": redacted}

@@ -40,7 +40,7 @@ def handler(store: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def _ids(outbox: Outbox) -> list[int]:
+def outbox_memory_ids(outbox: Outbox) -> list[int]:
     ids = list(outbox.payload.get("memory_ids") or [])
     if outbox.memory_id and outbox.memory_id not in ids:
         ids.append(outbox.memory_id)
@@ -58,7 +58,7 @@ def renew_lease(outbox_id: int, store: str) -> None:
 
 @handler("embedding")
 def _embedding_store(outbox: Outbox) -> None:
-    ids = _ids(outbox)
+    ids = outbox_memory_ids(outbox)
     # Purged memories lose their vector (the service already cleared it; this repairs any racing write).
     Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
@@ -70,7 +70,7 @@ def _embedding_store(outbox: Outbox) -> None:
 
 @handler("keyword")
 def _keyword_store(outbox: Outbox) -> None:
-    Memory.objects.filter(pk__in=_ids(outbox), purged_at__isnull=False).exclude(lexical="").update(lexical="")
+    Memory.objects.filter(pk__in=outbox_memory_ids(outbox), purged_at__isnull=False).exclude(lexical="").update(lexical="")
 
 
 def cache_generation_key(workspace_id: int) -> str:
@@ -88,7 +88,7 @@ def bump_cache_generation(workspace_id: int) -> None:
 def _cache_store(outbox: Outbox) -> None:
     from governance.models import Scope
 
-    scope_ids = set(Memory.objects.filter(pk__in=_ids(outbox)).values_list("scope_id", flat=True))
+    scope_ids = set(Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).values_list("scope_id", flat=True))
     if outbox.payload.get("scope_id"):
         scope_ids.add(outbox.payload["scope_id"])
     workspace_ids = set(Scope.objects.filter(pk__in=scope_ids).values_list("workspace_id", flat=True))
@@ -97,9 +97,9 @@ def _cache_store(outbox: Outbox) -> None:
     if outbox.topic in ("memory.forgotten", "memory.status", "memory.archived"):
         from governance.models import RECALLABLE
 
-        gone = list(Memory.objects.filter(pk__in=_ids(outbox)).exclude(status__in=RECALLABLE).values_list("pk", flat=True))
+        gone = list(Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).exclude(status__in=RECALLABLE).values_list("pk", flat=True))
         gone += list(
-            Memory.objects.filter(pk__in=_ids(outbox), meta__archived_at__isnull=False).values_list("pk", flat=True)
+            Memory.objects.filter(pk__in=outbox_memory_ids(outbox), meta__archived_at__isnull=False).values_list("pk", flat=True)
         )
         hot_set_remove(gone)
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
@@ -152,36 +152,11 @@ def cache_purge_workspace(workspace_id: int) -> int:
     return len(keys)
 
 
-@handler("summaries")
-def _summaries_store(outbox: Outbox) -> None:
-    from governance.services.summary import summaries_mark_stale, summaries_redact
-
-    if outbox.topic == "scope.changed":
-        # Renamed or moved: the subtree's summaries name the old path and (after a move) cover other
-        # ancestors; the next read rebuilds them.
-        from governance.models import Scope, Summary
-
-        scope = Scope.objects.filter(pk=outbox.payload.get("scope_id")).first()
-        if scope is not None:
-            Summary.objects.filter(scope__tree__descendant_of=scope.tree, stale=False).update(
-                stale=True, stale_reason="scope renamed, moved or reconfigured")
-        return
-    ids = _ids(outbox)
-    if not ids:
-        return
-    if outbox.topic == "memory.forgotten":
-        # Rebuilt now, not marked stale: a forgotten source must not wait for a reader. A summary that did
-        # not cite it cannot contain it, and its other lines are unchanged.
-        summaries_redact(memory_ids=ids)
-        return
-    summaries_mark_stale(memory_ids=ids, reason=outbox.topic)
-
-
 # --- Stored turns (the redaction itself lives in propagation/turns.py) ---------------------------------
 @handler("turns")
 def _turns_store(outbox: Outbox) -> None:
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
-        redact_turns(_ids(outbox))
+        redact_turns(outbox_memory_ids(outbox))
 
 
 def claim(delivery_id: int) -> bool:

@@ -16,17 +16,17 @@ from governance.embedding.cache import asker_of, cache_key, embed_query_cached, 
 from governance.errors import InvalidInput, NotFound
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, ScopeAccess, require, require_roles
-from governance.propagation.turns import REDACTED
 from governance.recall import adjudicate as adjudicate_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
 from governance.recall.eligible import eligible
 from governance.recall.pack import pack
 from governance.recall.reinforce import queue_reinforcement
-from governance.recall.render import render_packet_text
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
+from governance.redaction.redactor import REDACTED
+from governance.redaction.render import render_packet_text
 from governance.runtime import process_pool
 from governance.runtime.metrics import observe_stages
 from governance.selectors.memory import repeats_purged_text

@@ -1,7 +1,7 @@
 """Importing conversation turns (a JSONL, LoCoMo or LongMemEval file, already parsed into lines): each
 scope and session's consecutive lines become one event, written in chunks, each text embedded exactly once
 by this process while the next chunk is written. Used by `manage.py import_conversations` and by the
-evaluation of an uploaded file (governance.services.evaluation)."""
+evaluation of an uploaded file (governance.evaluation.runs)."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
+from governance.evaluation.runs import run_retrieval_evaluation
 from governance.propagation.reconcile import repair_derived_drift
 from governance.propagation.tasks import (
     deliver_webhook,
@@ -22,7 +23,6 @@ from governance.propagation.tasks import (
 )
 from governance.runtime import heartbeat
 from governance.runtime.retries import RETRY, TRANSIENT
-from governance.services.evaluation import run_retrieval_evaluation
 
 __all__ = [
     "RETRY", "TRANSIENT", "apply_retention", "deliver_webhook", "dispatch_outbox", "embed_memories", "embed_outbox",

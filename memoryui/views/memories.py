@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import TRANSITIONS, Kind, Relation, RelationKind, SourceKind, Status, Tier
 from governance.permissions import Action, RoleMap, approvers
+from governance.recall.meaning import memory_meaning
 from governance.selectors import dashboard as sel
 from governance.selectors.dashboard.links import promotion_episodes
 from governance.services import memory as memory_services
@@ -107,7 +108,7 @@ def memory_list(request):
     filters = _filters(request)
     meaning = filters.mode == "meaning" and filters.q.strip()
     if meaning:
-        rows = sel.memory_meaning(request.principal, request.scope, filters)
+        rows = memory_meaning(request.principal, request.scope, filters)
         page_obj, links = None, {}
     else:
         page_obj = sel.memory_list_page(request.principal, request.scope, filters,

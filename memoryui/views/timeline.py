@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from governance.errors import InvalidInput
+from governance.redaction.masking import masked_text
 from governance.selectors import dashboard as sel
-from governance.selectors.masking import masked_text
 from memoryui.views.base import chart_time, dashboard_view, page
 from memoryui.views.charts import activation_at, curve
 

@@ -1,6 +1,6 @@
 """Issue 10, part 4: a soft-forgotten text (kept in the row for owners) is returned by no API read or
 search, to any role: stored turns, the memory search's counts, review briefs and summaries mask it with the
-one masking of governance.selectors.masking, the same the dashboard uses."""
+one masking of governance.redaction.masking, the same the dashboard uses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from governance.models import Memory, Status
 from governance.recall.packet import assemble_context
 from governance.selectors.dashboard.memories import MemoryFilters, memory_queryset
-from governance.selectors.masking import FORGOTTEN_TEXT
+from governance.redaction.masking import FORGOTTEN_TEXT
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_supersede
 from governance.services.memory.promotion import promotion_propose
 from memoryui.views.turns import annotate

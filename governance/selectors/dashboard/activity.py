@@ -191,7 +191,7 @@ def memory_turns(principal: Principal, memory_id: int, limit: int = MEMORY_TURNS
 
 def memory_states(memory_ids: set[int]) -> dict[int, dict]:
     """Today's status of memories cited by a packet (so a forgotten one is shown as such, without text)."""
-    from governance.selectors.masking import memory_states as states
+    from governance.redaction.masking import memory_states as states
 
     return states(memory_ids)
 

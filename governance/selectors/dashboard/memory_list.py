@@ -304,34 +304,6 @@ def memory_ids_matching(principal: Principal, scope: Scope | None, filters: Memo
 MEANING_STATUSES = tuple(s.value for s in Status if s != Status.FORGOTTEN)
 
 
-def memory_meaning(principal: Principal, scope: Scope | None, filters: MemoryFilters,
-                   limit: int = PAGE_SIZE) -> list[Memory]:
-    """The memories nearest in meaning to filters.q among those the list would show, best first, each
-    with `.similarity`: the query is embedded by the agents' embedder and searched by the agents' vector
-    search (governance.recall.vector.nearest) over the principal's governed scopes only."""
-    from governance.embedding.backends import get_embedder
-    from governance.embedding.cache import asker_of, embed_query_cached
-    from governance.recall.eligible import Eligibility
-    from governance.recall.vector import nearest
-    text = filters.q.strip()
-    scope_ids = governed_scope_ids(principal, scope)
-    statuses = MEANING_STATUSES if not filters.status else tuple(s for s in MEANING_STATUSES if s == filters.status)
-    if not text or not scope_ids or not statuses:
-        return []
-    vector, _ = embed_query_cached(get_embedder(), text, asker=asker_of(principal))
-    eligibility = Eligibility(scope_ids=tuple(scope_ids), statuses=statuses, at=timezone.now())
-    found = nearest(eligibility, vector, MEANING_CANDIDATES)
-    similarity = dict(found)
-    words_free = MemoryFilters(**{**filters.__dict__, "q": ""})
-    rows = with_activation(
-        memory_list_queryset(principal, scope, words_free).filter(pk__in=list(similarity))
-    ).select_related("scope").defer("embedding", "lexical", "meta")
-    out = sorted(rows, key=lambda m: (-similarity[m.pk], m.pk))[:limit]
-    for memory in out:
-        memory.similarity = similarity[memory.pk]
-    return out
-
-
 def memory_ids_governed(principal: Principal, ids: list[int]) -> list[int]:
     """Those of `ids` that are memories of the principal's governed scopes, in the order given."""
     found = set(Memory.objects.filter(pk__in=ids, scope_id__in=governed_scope_ids(principal)).values_list("pk", flat=True))

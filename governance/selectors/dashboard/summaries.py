@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from governance.models import Memory, Principal, Scope, Summary
 from governance.permissions import memory_readable_scopes
-from governance.selectors.masking import FORGOTTEN_TEXT, GONE, withheld
+from governance.redaction.masking import FORGOTTEN_TEXT, GONE, withheld
 from governance.summaries.builder import SECTION_TITLES, SECTIONS
 
 

@@ -138,7 +138,7 @@ def test_turn_redaction_covers_short_and_long_texts_and_copies_outside_blocks(pr
     packet = {"evidence": [{"memory_id": secret.pk, "text": text, "status": "active"},
                            {"memory_id": keep.pk, "text": keep.text, "status": "active"}],
               "skipped": [{"memory_id": secret.pk, "text": text, "slot": "evidence", "reason": "budget"}]}
-    from governance.recall.render import render_packet_text
+    from governance.redaction.render import render_packet_text
 
     turn = Turn.objects.create(scope=project_scope, query="codes?", packet=packet, text=render_packet_text(packet),
                                request={"events": [{"text": text}]}, trace={"note": text})

@@ -216,7 +216,7 @@ def _finish(run: EvaluationRun, *, state: str, sandbox: str, duration: float, re
 # Defined beside its work under its old name, so queueing it needs no import of governance.tasks.
 @shared_task(name="governance.tasks.run_retrieval_evaluation", soft_time_limit=1800, time_limit=1900)
 def run_retrieval_evaluation(run_id: int) -> str:
-    """Run a queued evaluation of an uploaded file (governance.services.evaluation); idempotent: only the
+    """Run a queued evaluation of an uploaded file (governance.evaluation.runs); idempotent: only the
     worker that moves the run from queued to running does the work."""
     run = evaluation_run_retrieval(run_id=run_id)
     return run.state if run is not None else "skipped"

@@ -9,7 +9,7 @@ import copy
 from typing import Any
 
 from governance.models import Memory, Status
-from governance.propagation.turns import Redactor
+from governance.redaction.redactor import Redactor
 
 FORGOTTEN_TEXT = "(forgotten; the text is not shown)"
 GONE = "deleted"  # a cited memory whose row no longer exists
@@ -71,7 +71,7 @@ def mask_packet(packet: dict, states: dict[int, dict] | None = None) -> tuple[di
 def mask_turn(turn):
     """A copy of a stored Turn whose packet, trace, request, query and text show no forgotten text (the text is
     rendered again from the masked packet when anything was masked)."""
-    from governance.recall.render import render_packet_text
+    from governance.redaction.render import render_packet_text
 
     ids = cited_ids(turn.packet)
     out = copy.copy(turn)
