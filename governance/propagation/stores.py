@@ -40,6 +40,20 @@ def handler(store: str) -> Callable[[Handler], Handler]:
     return register
 
 
+# A store whose update is a service registers its handler from the service's module (the summaries: their
+# rebuild is audited, governance.services.summary), and the reconciler's repair of summaries that still cite
+# a purged memory goes through the same registration. governance.apps imports those modules at start-up.
+REPAIRS: dict[str, Callable[..., int]] = {}
+
+
+def repair(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    def register(fn: Callable[..., int]) -> Callable[..., int]:
+        REPAIRS[name] = fn
+        return fn
+
+    return register
+
+
 def outbox_memory_ids(outbox: Outbox) -> list[int]:
     ids = list(outbox.payload.get("memory_ids") or [])
     if outbox.memory_id and outbox.memory_id not in ids:

@@ -7,9 +7,9 @@ import pytest
 from django.test import Client
 
 from governance.models import AuditEvent, Memory, Relation, Status, Summary
+from governance.redaction.masking import FORGOTTEN_TEXT
 from governance.selectors.dashboard.links import link_choices, promotion_episodes
 from governance.selectors.dashboard.summaries import scope_summary
-from governance.redaction.masking import FORGOTTEN_TEXT
 from governance.selectors.review import review_queue
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_supersede
 from governance.services.relation import RELATION_FORGOTTEN, RELATION_SELF, relation_link

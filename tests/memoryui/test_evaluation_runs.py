@@ -12,9 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from governance.errors import NotFound, PermissionDenied
+from governance.evaluation.runs import UPLOAD_NO_QUESTIONS, UPLOAD_NOT_JSON, evaluation_request
 from governance.models import AuditEvent, EvaluationRun, Memory, Workspace
 from governance.selectors.dashboard.evaluation import evaluation_runs_page
-from governance.evaluation.runs import UPLOAD_NO_QUESTIONS, UPLOAD_NOT_JSON, evaluation_request
 from governance.services.principal import user_ensure
 from memoryui.views.evaluation import FILE_REQUIRED
 from tests.conftest import wait_for

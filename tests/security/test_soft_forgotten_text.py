@@ -8,8 +8,8 @@ import pytest
 
 from governance.models import Memory, Status
 from governance.recall.packet import assemble_context
-from governance.selectors.dashboard.memories import MemoryFilters, memory_queryset
 from governance.redaction.masking import FORGOTTEN_TEXT
+from governance.selectors.dashboard.memories import MemoryFilters, memory_queryset
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_supersede
 from governance.services.memory.promotion import promotion_propose
 from memoryui.views.turns import annotate

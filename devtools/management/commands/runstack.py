@@ -27,7 +27,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from memoryui import embedded
+from devtools import embedded
 
 EXIT_PORT_IN_USE = 2
 EXIT_FOLDER_IN_USE = 3
