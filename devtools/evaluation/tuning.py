@@ -17,7 +17,7 @@ from governance.propagation import embed_memories
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
 from governance.recall.eligible import eligible
-from governance.recall.packet import _embed
+from governance.recall.packet import embed_question
 from governance.recall.state import RecallState
 from governance.recall.strategies import LEXICAL, STRATEGIES, VECTOR
 from governance.services.memory import MemoryInput, memory_record_batch
@@ -53,7 +53,7 @@ def ranked_ids(principal: Principal | None, scope: Scope, query: str, stages: fr
     state = RecallState(principal=principal, scope=scope, query=query, stages=stages, at=timezone.now(), k=k,
                         query_vector=query_vector)
     if VECTOR in stages and query_vector is None:
-        _embed(state)
+        embed_question(state)
     eligible(state)
     if VECTOR in stages:
         recall_mod.vector_stage(state)

@@ -27,7 +27,7 @@ from governance.models import (
     lexical,
 )
 from governance.models.audit import GENESIS_HASH
-from governance.services.audit import _CHAIN_LOCK
+from governance.services.audit import CHAIN_LOCK
 from governance.services.principal import grant_add, user_ensure
 from governance.services.scope import scope_ensure
 
@@ -172,7 +172,7 @@ def _links_and_history(rng, ids, owner_id, log, turns: int = 10_000) -> None:
 def _audit(ids, owner, log) -> None:
     """One `memory.record` event per memory, appended to the real chain (so verification passes)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK])
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CHAIN_LOCK])
     prev = AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first() or GENESIS_HASH
     paths = dict(Scope.objects.values_list("pk", "path"))
     now = timezone.now()

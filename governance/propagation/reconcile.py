@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
 from governance.propagation.embedding import needs_embedding
-from governance.propagation.stores import _redis, _scan, cache_generation_key
+from governance.propagation.stores import cache_generation_key, redis_client, scan_keys
 from governance.propagation.turns import redact_turns, turns_still_holding_purged
 
 LAST_RUN_KEY = "reconciler:last_run"
@@ -79,9 +79,9 @@ def repair_derived_drift() -> dict:
     from governance.models import RECALLABLE, Summary
     from governance.propagation.stores import REPAIRS
 
-    client = _redis()
+    client = redis_client()
     hot_removed = 0
-    for key in _scan("hot:*"):
+    for key in scan_keys("hot:*"):
         if client.type(key) != b"zset":
             continue
         members = [int(m) for m in client.zrange(key, 0, -1) if m.isdigit()]
@@ -93,7 +93,7 @@ def repair_derived_drift() -> dict:
         if dead:
             hot_removed += client.zrem(key, *dead)
     old_entries = 0
-    for key in _scan("ws:*"):
+    for key in scan_keys("ws:*"):
         # <prefix>:<version>:ws:<workspace>:g<generation>:...
         parts = key.decode().split(":")
         try:

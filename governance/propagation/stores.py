@@ -138,29 +138,29 @@ def workspace_cache_key(workspace_id: int, kind: str, digest: str) -> str:
     return f"ws:{workspace_id}:g{generation}:{kind}:{digest}"
 
 
-def _redis():
+def redis_client():
     return cache._cache.get_client(write=True)
 
 
-def _scan(pattern: str):
-    return _redis().scan_iter(match=cache.make_key(pattern), count=500)
+def scan_keys(pattern: str):
+    return redis_client().scan_iter(match=cache.make_key(pattern), count=500)
 
 
 def hot_set_remove(memory_ids: list[int]) -> int:
     """Take memories out of every hot set (sets are per scope, but a memory may be hot in several)."""
     if not memory_ids:
         return 0
-    client = _redis()
+    client = redis_client()
     removed = 0
-    for key in _scan("hot:*"):
+    for key in scan_keys("hot:*"):
         if client.type(key) == b"zset":
             removed += client.zrem(key, *[str(i) for i in memory_ids])
     return removed
 
 
 def cache_purge_workspace(workspace_id: int) -> int:
-    client = _redis()
-    keys = list(_scan(f"ws:{workspace_id}:*"))
+    client = redis_client()
+    keys = list(scan_keys(f"ws:{workspace_id}:*"))
     for start in range(0, len(keys), 500):
         client.delete(*keys[start : start + 500])
     return len(keys)

@@ -161,7 +161,7 @@ def _finish_embed(state: RecallState, pending: Future | _Done) -> None:
     state.trace.append({"name": "embed_wait", "ms": round(waited, 3), "in": 1, "out": 1})
 
 
-def _embed(state: RecallState) -> tuple[int, int]:
+def embed_question(state: RecallState) -> tuple[int, int]:
     """The query embedding on the calling thread (the tuning set's runner)."""
     state.query_vector, _ = embed_query_cached(get_embedder(), state.query, asker=asker_of(state.principal))
     return 1, 1

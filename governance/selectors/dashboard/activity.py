@@ -31,8 +31,8 @@ from governance.permissions import Action, require, tokens_visible_to
 from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
     PAGE_SIZE,
-    _page,
     governed_scope_ids,
+    paginate,
 )
 
 # --- Overview -----------------------------------------------------------------------------------------
@@ -137,7 +137,7 @@ def turn_page(principal: Principal, scope: Scope | None, session: str = "", page
     qs = Turn.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).select_related("scope", "principal")
     if session:
         qs = qs.filter(session=session)
-    return _page(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
+    return paginate(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
 
 
 def turn_for_reader(principal: Principal, turn_id: int) -> Turn:

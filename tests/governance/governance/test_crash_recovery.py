@@ -80,7 +80,7 @@ def plant_redis_copies(scope, secret: Memory) -> None:
     """Put the memory in the hot set and a cached packet quoting it. Called once the seeding's own
     propagation is done, so that propagation (a cache generation bump) cannot drop them before the test."""
     packet = Turn.objects.filter(cited__memory=secret).order_by("pk").first().packet
-    client = propagation._redis()
+    client = propagation.redis_client()
     client.zadd(cache.make_key(propagation.hot_set_key(scope.pk)), {str(secret.pk): 2.0})
     cache.set(propagation.workspace_cache_key(scope.workspace_id, "packet", "p1"), json.dumps(packet), timeout=3600)
 

@@ -108,7 +108,7 @@ def test_reconciler_repairs_a_forgotten_memory_left_in_caches_and_stored_packets
                      {"memory_id": keep.pk, "text": keep.text, "kind": "semantic", "status": "active"}]},
         text=f"- {secret.text}\n- {keep.text}", request={"echo": secret.text})
     TurnMemory.objects.create(turn=turn, memory=secret, slot="evidence")
-    client = propagation._redis()
+    client = propagation.redis_client()
     hot = cache.make_key(propagation.hot_set_key(project_scope.pk))
     client.zadd(hot, {str(secret.pk): 1.0, str(keep.pk): 1.0})
     stale_key = f"ws:{project_scope.workspace_id}:g0:packet:old"

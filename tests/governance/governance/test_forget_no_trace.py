@@ -40,7 +40,7 @@ def test_hard_forget_leaves_no_trace_in_postgres_redis_packets_or_summaries(cele
     assert TurnMemory.objects.filter(memory=secret).count() == 3
     summary = summary_build(scope=project_scope, actor=owner)
     assert marker in summary.text and secret.pk in summary.cited_ids
-    client = propagation._redis()
+    client = propagation.redis_client()
     client.zadd(cache.make_key(propagation.hot_set_key(project_scope.pk)), {str(secret.pk): 1.0, str(episode.pk): 0.5})
     packet_key = propagation.workspace_cache_key(project_scope.workspace_id, "packet", "abc123")
     cache.set(packet_key, json.dumps(turns[0]["packet"]), timeout=3600)
@@ -119,7 +119,7 @@ def test_hard_forget_of_a_contradiction_loser_and_a_promotion_leaves_no_trace(ce
     for candidate in candidates:
         forget(candidate.pk)
 
-    client = propagation._redis()
+    client = propagation.redis_client()
     for marker in (loser_marker, promo_marker):
         assert postgres_hits(marker) == []
         assert redis_hits(client, marker) == []
