@@ -21,7 +21,7 @@ from governance.services.memory import MemoryInput, memory_forget, memory_record
 from governance.services.memory.promotion import PromotionForgotten, promotion_propose, promotion_scan
 from governance.services.relation import relation_add
 from tests.conftest import token_client
-from tests.governance.governance.helpers import unique_marker
+from tests.governance.propagation.helpers import unique_marker
 
 pytestmark = pytest.mark.django_db
 

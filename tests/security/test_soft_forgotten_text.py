@@ -14,7 +14,7 @@ from governance.services.memory import MemoryInput, memory_forget, memory_record
 from governance.services.memory.promotion import promotion_propose
 from memoryui.views.turns import annotate
 from tests.conftest import token_client
-from tests.governance.governance.helpers import unique_marker
+from tests.governance.propagation.helpers import unique_marker
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
-from governance.api.context import BudgetOutput, PacketOutput, TaskInput, TraceOutput
+from governance.api.context.views import BudgetOutput, PacketOutput, TaskInput, TraceOutput
 from governance.api.schema import ERROR_RESPONSES
 from governance.redaction.masking import mask_turn
 from governance.selectors.memory import turn_get

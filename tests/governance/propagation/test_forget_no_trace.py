@@ -14,7 +14,7 @@ from governance.services.memory import MemoryInput, memory_record, memory_supers
 from governance.services.principal import token_issue
 from governance.services.summary import summary_build
 from tests.conftest import wait_for
-from tests.governance.governance.helpers import postgres_hits, redis_hits, unique_marker
+from tests.governance.propagation.helpers import postgres_hits, redis_hits, unique_marker
 
 
 def embedded(*ids):

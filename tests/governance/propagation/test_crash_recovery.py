@@ -14,8 +14,8 @@ from governance.recall.packet import assemble_context, recall_memories
 from governance.services import outbox as outbox_module
 from governance.services.memory import MemoryInput, memory_forget, memory_record
 from tests.conftest import wait_for
-from tests.governance.governance.helpers import postgres_hits, redis_hits, unique_marker
-from tests.governance.governance.procs import PrivateRedis, WorkerProcess
+from tests.governance.propagation.helpers import postgres_hits, redis_hits, unique_marker
+from tests.governance.propagation.procs import PrivateRedis, WorkerProcess
 
 pytestmark = pytest.mark.slow
 
