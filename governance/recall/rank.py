@@ -28,7 +28,7 @@ KEYED_MATCH = 0.5
 # Activation is unbounded (reinforcement adds up); squash it to 0..1 for the weighted sum.
 ACTIVATION_SCALE = 2.0
 # A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set; it still comes back as
-# evidence when its match is strong enough (DESIGN.md, seed 004: "a higher relevance score"), judged on
+# evidence when its match is strong enough (docs/architecture.md, "Activation": "only for a strong match"), judged on
 # the match itself, not on a count: it holds at least this share of the query's terms ...
 COLD_LEXICAL_FLOOR = 0.5
 # ... or its cosine similarity is within this margin of the query's best vector match (e5 scores sit in a
