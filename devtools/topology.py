@@ -36,6 +36,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devtools.workers import worker_commands
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE = "memory"
 PG_USER = "postgres"
@@ -366,20 +368,12 @@ class Topology:
         )
         return json.loads(self.manage("shell", "-c", code).split("TOKENS ", 1)[1])
 
-    def worker_queues(self) -> dict[str, str]:
-        # The same split as `runstack` and docs/operations.md, "Queues".
-        return {"worker": "celery,propagation,reinforcement,maintenance", "embedder": "embedding"}
-
     def start_app(self) -> None:
         py = sys.executable
-        common = ["--loglevel=INFO", "--without-mingle", "--without-gossip", "--pool=threads"]
-        queues = self.worker_queues()
         self.web_port = free_port()
         specs = {
-            "worker": [py, "-m", "celery", "-A", "memoryui", "worker", f"--queues={queues['worker']}",
-                       f"--concurrency={self.worker_concurrency}", "--hostname=topology-worker@%h", *common],
-            "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", f"--queues={queues['embedder']}",
-                         "--concurrency=1", "--hostname=topology-embedder@%h", *common],
+            **worker_commands(py, concurrency=self.worker_concurrency,
+                              hostnames={"worker": "topology-worker@%h", "embedder": "topology-embedder@%h"}),
             "beat": [py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
                      f"--schedule={self.root / 'celerybeat-schedule'}"],
             "web": [py, "-m", "gunicorn", "memoryui.wsgi:application", f"--bind=127.0.0.1:{self.web_port}",

@@ -27,7 +27,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
-from devtools import embedded
+from devtools import embedded, workers
 
 EXIT_PORT_IN_USE = 2
 EXIT_FOLDER_IN_USE = 3
@@ -102,26 +102,10 @@ class Child:
             return ""
 
 
-def worker_queues() -> dict[str, list[str]]:
-    """Which queues each of the two worker processes consumes (docs/operations.md, "Queues"): every
-    queue but embedding in one, embedding alone in the other."""
-    others = [q.name for q in settings.CELERY_TASK_QUEUES if q.name != settings.EMBEDDING_QUEUE]
-    return {"worker": others, "embedder": [settings.EMBEDDING_QUEUE]}
-
-
 def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
-    """The Celery workers runstack starts: one on propagation, reinforcement, maintenance and the default
-    queue, one on the embedding queue. One thread for embedding: the embedder serialises its calls and
-    uses every core itself, so a second thread would only wait on the first; a process of its own keeps
-    embedding off the other queues."""
-    queues = worker_queues()
-    common = ["--loglevel=INFO", "--without-mingle", "--without-gossip", "--pool=threads"]
-    return {
-        "worker": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={concurrency}",
-                   f"--queues={','.join(queues['worker'])}", f"--hostname=runstack-{port}@%h", *common],
-        "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", "--concurrency=1",
-                     f"--queues={','.join(queues['embedder'])}", f"--hostname=runstack-embed-{port}@%h", *common],
-    }
+    """The Celery workers runstack starts (devtools.workers: the queue split and command lines)."""
+    return workers.worker_commands(py, concurrency=concurrency, hostnames={
+        "worker": f"runstack-{port}@%h", "embedder": f"runstack-embed-{port}@%h"})
 
 
 class Command(BaseCommand):
