@@ -1,17 +1,19 @@
 """Writes of memories. `record` (one, or a batch: the fast path), `lifecycle` (propose, confirm, reject,
-supersede, retire, forget, with their four-eyes rules), `reinforce`, and `promotion` (candidates that
+supersede, retire, forget, with their four-eyes rules; reinforcement), and `promotion` (candidates that
 repeat across sessions become proposals). Callers import from here; the modules import each other downwards
 (lifecycle → promotion → record)."""
 
-from governance.services.memory.lifecycle import (
+from governance.services.memory.lifecycle import (  # reinforcement
     end_request_pending,
     lock_memory,
     memory_confirm,
     memory_forget,
     memory_propose,
+    memory_reinforce,
     memory_reject,
     memory_retire,
     memory_supersede,
+    reinforce_rows,
     transition,
 )
 from governance.services.memory.record import (
@@ -33,10 +35,6 @@ from governance.services.memory.record import (
     memory_record,
     memory_record_batch,
     validate_input,
-)
-from governance.services.memory.reinforce import (
-    memory_reinforce,
-    reinforce_rows,
 )
 
 __all__ = [

@@ -1,6 +1,9 @@
-"""Writes of memories, part two: the status changes (propose, confirm, reject, supersede, retire, forget),
-with the four-eyes rules of each."""
+"""Writes of memories after they are recorded: the status changes (propose, confirm, reject, supersede,
+retire, forget) with the four-eyes rules of each, and reinforcement."""
 from __future__ import annotations
+
+import math
+from datetime import datetime
 
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
@@ -22,6 +25,7 @@ from governance.models import (
     RelationKind,
     Scope,
     Status,
+    activation,
 )
 from governance.permissions import (
     Action,
@@ -30,7 +34,7 @@ from governance.permissions import (
     ending_needs_two_people,
     require,
 )
-from governance.services.audit import AuditEntry, audit_record
+from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.memory.promotion import promotion_check_support
 from governance.services.memory.record import (
     FOUR_EYES_SAME_PERSON,
@@ -42,7 +46,6 @@ from governance.services.memory.record import (
     may_confirm,
     validate_input,
 )
-from governance.services.memory.reinforce import reinforce_rows
 from governance.services.outbox import outbox_emit
 
 
@@ -288,3 +291,45 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
         outbox_emit(topic="memory.forgotten", memory=memory,
                     payload={"memory_ids": [memory.pk], "mode": "hard" if hard else "soft"})
         return memory
+
+
+# --- Reinforcement: a use or a reviewer's boost raises a memory's activation -------------------------
+
+
+def reinforce_rows(
+    memories: list[Memory], *, weight: float, reason: str, actor: Principal | None, at: datetime | None = None,
+    turn_id: int | None = None,
+) -> None:
+    at = at or timezone.now()
+    for memory in memories:
+        memory.activation_log_k = activation.reinforced_log_k(memory.activation_log_k, memory.decay_rate, weight, at)
+        memory.last_reinforced_at = at
+        memory.reinforcement_count += 1
+        memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
+    ReinforcementEvent.objects.bulk_create(
+        ReinforcementEvent(memory=m, at=at, weight=weight, reason=reason, actor=actor, turn_id=turn_id)
+        for m in memories
+    )
+
+
+def memory_reinforce(
+    *, memory_ids: list[int], weight: float, reason: str, actor: Principal | None,
+    at: datetime | None = None, turn_id: int | None = None,
+) -> int:
+    """Add wᵢ·e^(−λ(t−tᵢ)) to the memories' activation and log each reinforcement. Returns how many."""
+    if not (weight > 0 and math.isfinite(weight)):
+        raise InvalidInput("weight is a positive number.", field="weight")
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope")
+            .filter(pk__in=memory_ids).exclude(status=Status.FORGOTTEN).order_by("pk")
+        )
+        if reason == ReinforcementEvent.Reason.REVIEW:
+            for memory in rows:
+                require(actor, memory.scope, Action.CONFIRM)
+            audit_record_many(actor=actor, entries=[
+                AuditEntry("memory.boost", "memory", str(m.pk), m.scope.path, m.status, m.status, "",
+                           {"weight": weight}) for m in rows
+            ])
+        reinforce_rows(rows, weight=weight, reason=reason, actor=actor, at=at, turn_id=turn_id)
+        return len(rows)
