@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from governance import tracing
 from governance.models import Principal, Scope
+from governance.runtime import tracing
 
 
 @dataclass

@@ -6,7 +6,7 @@ On: the SDK's TracerProvider with a batching OTLP/HTTP exporter (endpoint, heade
 resource attributes and sampler all from OTEL_*), and the maintained instrumentations: Django (a span per
 request), psycopg (each SQL statement, without its parameters), Redis (each command, without its values)
 and Celery (publish and run, the context carried in the message, so a forget's request trace reaches its
-propagation task). The recall stages add one span each (governance.tracing). The request id in the logs
+propagation task). The recall stages add one span each (governance.runtime.tracing). The request id in the logs
 is then the trace id (memoryui.ops.logs)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def setup(environ=os.environ) -> bool:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    from governance import tracing
+    from governance.runtime import tracing
 
     resource = Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME") or "memory-governance"})
     provider = TracerProvider(resource=resource)
@@ -60,7 +60,7 @@ def setup(environ=os.environ) -> bool:
 
 def shutdown() -> None:
     """Flush what is buffered and take the instrumentations out (tests; a clean process exit)."""
-    from governance import tracing
+    from governance.runtime import tracing
 
     tracing.disable()
     if not _installed:

@@ -836,7 +836,7 @@ export interface components {
          * @enum {string}
          */
         EventTypesEnum: "memory.confirmed" | "memory.superseded" | "memory.retired" | "memory.forgotten" | "grant.changed" | "review.waiting";
-        ExportAuditRecord: {
+        ExportAuditLineOutput: {
             action: string;
             actor: string;
             after: string | null;
@@ -865,8 +865,8 @@ export interface components {
          * @description * `audit` - audit
          * @enum {string}
          */
-        ExportAuditRecordTypeEnum: "audit";
-        ExportCounts: {
+        ExportAuditLineOutputTypeEnum: "audit";
+        ExportCountsOutput: {
             audit: number;
             grants: number;
             memories: number;
@@ -876,9 +876,9 @@ export interface components {
             summaries: number;
             tombstones: number;
         };
-        ExportEndRecord: {
+        ExportEndLineOutput: {
             /** @description The records actually written; an import refuses a file that disagrees. */
-            counts: components["schemas"]["ExportWrittenCounts"];
+            counts: components["schemas"]["ExportWrittenCountsOutput"];
             /**
              * @description Always `end`.
              *
@@ -891,8 +891,8 @@ export interface components {
          * @description * `end` - end
          * @enum {string}
          */
-        ExportEndRecordTypeEnum: "end";
-        ExportGrantRecord: {
+        ExportEndLineOutputTypeEnum: "end";
+        ExportGrantLineOutput: {
             granted_by: number | null;
             principal: number;
             role: string;
@@ -909,16 +909,16 @@ export interface components {
          * @description * `grant` - grant
          * @enum {string}
          */
-        ExportGrantRecordTypeEnum: "grant";
-        ExportHeaderRecord: {
+        ExportGrantLineOutputTypeEnum: "grant";
+        ExportHeaderLineOutput: {
             /** @description Per section, taken when the export starts. */
-            counts: components["schemas"]["ExportCounts"];
+            counts: components["schemas"]["ExportCountsOutput"];
             /** Format: date-time */
             exported_at: string;
             format: components["schemas"]["FormatEnum"];
             /** @description The exported scope's path. */
             root: string;
-            source: components["schemas"]["ExportSource"];
+            source: components["schemas"]["ExportSourceOutput"];
             /**
              * @description Always `header`.
              *
@@ -934,9 +934,9 @@ export interface components {
          * @description * `header` - header
          * @enum {string}
          */
-        ExportHeaderRecordTypeEnum: "header";
-        ExportLine: components["schemas"]["ExportHeaderRecord"] | components["schemas"]["ExportScopeRecord"] | components["schemas"]["ExportPrincipalRecord"] | components["schemas"]["ExportGrantRecord"] | components["schemas"]["ExportMemoryRecord"] | components["schemas"]["ExportTombstoneRecord"] | components["schemas"]["ExportRelationRecord"] | components["schemas"]["ExportSummaryRecord"] | components["schemas"]["ExportAuditRecord"] | components["schemas"]["ExportEndRecord"];
-        ExportMemoryRecord: {
+        ExportHeaderLineOutputTypeEnum: "header";
+        ExportLine: components["schemas"]["ExportHeaderLineOutput"] | components["schemas"]["ExportScopeLineOutput"] | components["schemas"]["ExportPrincipalLineOutput"] | components["schemas"]["ExportGrantLineOutput"] | components["schemas"]["ExportMemoryLineOutput"] | components["schemas"]["ExportTombstoneLineOutput"] | components["schemas"]["ExportRelationLineOutput"] | components["schemas"]["ExportSummaryLineOutput"] | components["schemas"]["ExportAuditLineOutput"] | components["schemas"]["ExportEndLineOutput"];
+        ExportMemoryLineOutput: {
             /** Format: double */
             activation_a0: number;
             /** Format: double */
@@ -993,8 +993,8 @@ export interface components {
          * @description * `memory` - memory
          * @enum {string}
          */
-        ExportMemoryRecordTypeEnum: "memory";
-        ExportPrincipalRecord: {
+        ExportMemoryLineOutputTypeEnum: "memory";
+        ExportPrincipalLineOutput: {
             id: number;
             /** @description user, group or agent. Never a token, password hash or e-mail. */
             kind: string;
@@ -1011,8 +1011,8 @@ export interface components {
          * @description * `principal` - principal
          * @enum {string}
          */
-        ExportPrincipalRecordTypeEnum: "principal";
-        ExportRelationRecord: {
+        ExportPrincipalLineOutputTypeEnum: "principal";
+        ExportRelationLineOutput: {
             actor: number | null;
             /** Format: date-time */
             created_at: string;
@@ -1032,8 +1032,8 @@ export interface components {
          * @description * `relation` - relation
          * @enum {string}
          */
-        ExportRelationRecordTypeEnum: "relation";
-        ExportScopeRecord: {
+        ExportRelationLineOutputTypeEnum: "relation";
+        ExportScopeLineOutput: {
             id: number;
             /** @description The parent scope record (null for the root). */
             parent: number | null;
@@ -1052,13 +1052,13 @@ export interface components {
          * @description * `scope` - scope
          * @enum {string}
          */
-        ExportScopeRecordTypeEnum: "scope";
-        ExportSource: {
+        ExportScopeLineOutputTypeEnum: "scope";
+        ExportSourceOutput: {
             host: string;
             /** @description `pg:<system identifier>`, or the host name. */
             installation: string;
         };
-        ExportSummaryRecord: {
+        ExportSummaryLineOutput: {
             /** Format: date-time */
             built_at: string | null;
             built_by: number | null;
@@ -1082,9 +1082,9 @@ export interface components {
          * @description * `summary` - summary
          * @enum {string}
          */
-        ExportSummaryRecordTypeEnum: "summary";
+        ExportSummaryLineOutputTypeEnum: "summary";
         /** @description A forgotten memory: never its text, nor anything derived from it. */
-        ExportTombstoneRecord: {
+        ExportTombstoneLineOutput: {
             content_hash: string;
             /** Format: date-time */
             created_at: string;
@@ -1109,9 +1109,9 @@ export interface components {
          * @description * `tombstone` - tombstone
          * @enum {string}
          */
-        ExportTombstoneRecordTypeEnum: "tombstone";
+        ExportTombstoneLineOutputTypeEnum: "tombstone";
         /** @description The end record's counts: a section with no record is left out. */
-        ExportWrittenCounts: {
+        ExportWrittenCountsOutput: {
             audit?: number;
             grants?: number;
             memories?: number;

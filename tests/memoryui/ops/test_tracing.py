@@ -12,7 +12,7 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from governance import tracing as domain_tracing
+from governance.runtime import tracing as domain_tracing
 from governance.services.principal import token_issue
 from memoryui.ops import tracing
 from tests.conftest import wait_for
