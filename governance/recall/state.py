@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from governance.models import Principal, Scope
+from governance.runtime import tracing
 
 
 @dataclass
@@ -77,7 +78,8 @@ class RecallState:
         """Run one stage and record its time and how many items went in and came out."""
         start = time.perf_counter()
         before = len(self.dropped)
-        counts = fn(self) or (0, 0)
+        with tracing.span(f"recall.{name}"):  # the stage's name only: never a query or a memory's text
+            counts = fn(self) or (0, 0)
         # Which stage left each item out, so a turn can say "dropped at rank" (the dashboard's why-not).
         self.dropped_by.extend([name] * (len(self.dropped) - before))
         self.trace.append(
