@@ -15,6 +15,7 @@ from memoryui.views import (
     review,
     summary,
     timeline,
+    turn_find,
     turns,
     webhooks,
 )
@@ -39,7 +40,8 @@ urlpatterns = [
     path("timeline/data.json", timeline.timeline_json, name="timeline-data"),
     path("graph/", graph.graph, name="graph"),
     path("graph/data.json", graph.graph_json, name="graph-data"),
-    path("turns/", turns.turn_list, name="turns"),
+    path("turns/", turn_find.turn_list, name="turns"),
+    path("turns/<int:turn_id>/why-not/", turn_find.turn_why_not, name="turn-why-not"),
     path("turns/try/", turns.turn_try, name="turn-try"),
     path("turns/<int:turn_id>/", turns.turn_detail, name="turn"),
     path("turns/<int:turn_id>/replay/", turns.turn_replay, name="turn-replay"),
