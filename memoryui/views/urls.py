@@ -14,6 +14,7 @@ from memoryui.views import (
     portability,
     review,
     summary,
+    theme,
     timeline,
     turn_find,
     turns,
@@ -84,4 +85,5 @@ urlpatterns = [
     path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
     path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
     path("glossary/", glossary.glossary, name="glossary"),
+    path("theme/", theme.theme_set, name="theme"),
 ]

@@ -12,6 +12,17 @@
       window.location.reload();
     }
   }
+  // The header's menu button (narrow screens): the pages, scope picker, theme and sign-out fold into it.
+  var top = document.getElementById("top");
+  var toggle = top && top.querySelector(".menu-toggle");
+  if (toggle) {
+    toggle.hidden = false;
+    top.classList.add("js-menu");
+    toggle.addEventListener("click", function () {
+      var open = top.classList.toggle("open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (el.matches && el.matches("select[data-autosubmit], input[data-autosubmit]")) { el.form.submit(); }

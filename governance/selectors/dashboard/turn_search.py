@@ -159,3 +159,4 @@ def why_not_choices(principal: Principal, turn: Turn, q: str, mode: str = "words
     else:
         qs = keyword_match(qs, q)
     return list(qs.select_related("scope").defer("embedding", "lexical", "meta").order_by("-pk")[:limit])
+
