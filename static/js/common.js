@@ -23,6 +23,18 @@
       toggle.setAttribute("aria-expanded", open ? "true" : "false");
     });
   }
+  // A table wider than its box scrolls inside it (narrow screens): make it a Tab stop, so the keyboard
+  // can scroll it too.
+  function scrollableTables() {
+    document.querySelectorAll("main table, main .table-scroll").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) {
+        if (!t.hasAttribute("tabindex")) { t.tabIndex = 0; t.dataset.scrollStop = "1"; }
+      } else if (t.dataset.scrollStop) { t.removeAttribute("tabindex"); delete t.dataset.scrollStop; }
+    });
+  }
+  scrollableTables();
+  window.addEventListener("resize", scrollableTables);
+  document.addEventListener("htmx:afterSwap", scrollableTables);
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (el.matches && el.matches("select[data-autosubmit], input[data-autosubmit]")) { el.form.submit(); }
