@@ -12,7 +12,7 @@ from governance.models import Scope
 from governance.permissions import Action, can
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
-from memoryui.views.trace import STAGE_WORDS, funnel, unnamed_drops
+from memoryui.views.trace import funnel, unnamed_drops
 from memoryui.views.trace import stages as _stages
 
 SLOTS = [
