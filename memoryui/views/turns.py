@@ -7,7 +7,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
-from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
+from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
 from governance.models import Scope
 from governance.permissions import Action, can
 from governance.selectors import dashboard as sel
@@ -140,6 +140,9 @@ def turn_detail(request, turn_id: int):
     turn = sel.turn_for_reader(request.principal, turn_id)
     previous = sel.previous_turn(turn)
     annotated = annotate(turn.packet)
+    ids = cited_ids(turn.packet)
+    if ids:  # the query too, when it is the text of a memory forgotten since (governance.masking's rule)
+        turn.query, _ = masker(sel.memory_states(ids), ids).redact(turn.query)
     return page(request, "dashboard/turns/detail.html", {
         "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
         "skipped": annotated["skipped"], "budget": _budget(turn), "stages": _stages(turn.trace),

@@ -58,12 +58,14 @@ def test_turns_of_other_scopes_are_never_found(reviewer_client, outsider_client,
 
 def test_a_forgotten_text_is_neither_found_nor_shown(owner_client, project_scope):
     secret = remember(project_scope, "the door code is 4711 zebra")
-    turn = _turn(project_scope, "the door code is 4711 zebra", cite=[(secret.pk, "evidence", True)])
+    turn = _turn(project_scope, "the door code is 4711 zebra", cite=[(secret.pk, "evidence", True)],
+                 packet={"evidence": [{"memory_id": secret.pk, "text": "the door code is 4711 zebra"}]})
     assert _found(owner_client, q="zebra") == [turn.pk]
     memory_forget(memory_id=secret.pk, reason="a secret", actor=None)
     assert _found(owner_client, q="zebra") == []
     listing = owner_client.get(reverse("dashboard:turns"))
     assert b"zebra" not in listing.content and FORGOTTEN_TEXT.encode() in listing.content
+    assert b"zebra" not in owner_client.get(reverse("dashboard:turn", args=[turn.pk])).content
 
 
 def test_keyset_pages_walk_every_turn_once_both_ways(reviewer_client, project_scope):
