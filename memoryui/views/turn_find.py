@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, time, timedelta
 
+from django.urls import reverse
 from django.utils import timezone
 
 from governance.errors import DomainError, InvalidInput
@@ -84,7 +85,7 @@ def turn_list(request):
         "page_obj": result, "links": _links(request, result), "filters": filters, "session": filters.session,
         "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),
         "memory_raw": request.GET.get("memory", ""), "agents": sel.turn_agents(request.principal, request.scope),
-        "nav": "turns", "ask_scopes": _ask_scopes(request), "strategies": list(STRATEGIES),
+        "nav": "turns", "ask_scopes": _ask_scopes(request), "turns_url": reverse("dashboard:turns"), "strategies": list(STRATEGIES),
         "default_strategy": DEFAULT_STRATEGY, "default_budget": TRY_DEFAULT_BUDGET,
     })
 
