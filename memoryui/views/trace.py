@@ -22,8 +22,10 @@ STAGE_WORDS = {
     "rank": "score by match, activation, recency and task fit; drop cold weak matches and overridden facts",
     "pack": "place blocks into the packet's slots within the token budget",
 }
-# Search paths run side by side on the same query; their lists meet at fuse.
+# Search paths run side by side on the same query; their lists meet at fuse. The vector path's own steps
+# (counting what waits for a vector, embedding the query, waiting for it) run among them.
 PATHS = ("lexical", "vector", "recent", "keyed")
+SIDE_BY_SIDE = (*PATHS, "pending", "embed", "embed_wait")
 # Stages whose counts are not memories: shown with their own words, no "came in → went out".
 UNIT_WORDS = {"scopes": "{in_} scope asked → {out} scopes searched",
               "query": "the query",
@@ -69,7 +71,7 @@ def _row(s: dict, named: list[dict]) -> dict:
     unit = s.get("unit") or DEFAULT_UNIT.get(name, "")
     row = {"name": name, "words": STAGE_WORDS.get(name, ""), "in": n_in, "out": n_out, "ms": s.get("ms"),
            "pct": s.get("pct", 0), "dropped": named, "counted": [], "from": [], "added": 0, "unit": unit,
-           "parallel": name in PATHS, "summary": ""}
+           "parallel": name in SIDE_BY_SIDE, "summary": ""}
     if unit:
         row["summary"] = UNIT_WORDS.get(unit, "").format(in_=n_in, out=n_out)
         return row

@@ -144,9 +144,9 @@ def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_serve
 
     # The theme switch: dark, kept after signing out and in again (a cookie the server reads).
     page.set_viewport_size(DESKTOP)
-    page.get_by_label("Theme").select_option("dark")
-    page.wait_for_load_state("networkidle")
-    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    with page.expect_navigation():
+        page.get_by_label("Theme").select_option("dark")
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
     page.get_by_role("button", name="Sign out").click()
     sign_in(page, "demo", "demo")
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
@@ -154,3 +154,11 @@ def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_serve
     assert background == "rgb(13, 17, 23)"
     page.add_script_tag(path=str(AXE))
     assert page.evaluate(AXE_RUN) == []  # the dark theme too
+
+    # At 1440 px and 2,560 px too, the widest pages fit (meaning search was 1,474 px wide at 1440).
+    for size in (DESKTOP, {"width": 2560, "height": 1440}):
+        page.set_viewport_size(size)
+        for url in ("/memories/?scope=demo&mode=meaning&q=export+format", "/memories/?scope=demo", f"/turns/{turn.pk}/"):
+            page.goto(url)
+            page.wait_for_load_state("networkidle")
+            assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (size, url)
