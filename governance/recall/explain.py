@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from governance.masking import withheld
 from governance.models import Memory, Status, Turn
+from governance.redaction.masking import withheld
 
 NOT_ELIGIBLE, NO_PATH, FUSION, OUT_OF_FORCE, RANK, BUDGET, PACK, USED = (
     "not eligible", "not matched by any path", "cut by fusion", "out of force", "dropped at rank",
@@ -80,13 +80,11 @@ def _ineligible(memory: Memory, state) -> str:
 
 def _replayed(turn: Turn, memory: Memory, principal) -> WhyNot:
     from governance.recall.pack import pack
-    from governance.recall.packet import _run_stages, _state
+    from governance.recall.packet import stages_run
 
     req = turn.request or {}
-    as_of = turn.as_of or turn.created_at
-    state = _state(principal, turn.scope, turn.query, turn.strategy or "full", as_of, 10, turn.session,
-                   req.get("task"))
-    _run_stages(state)
+    state = stages_run(principal=principal, scope=turn.scope, query=turn.query, strategy=turn.strategy or "full",
+                       as_of=turn.as_of or turn.created_at, session=turn.session, task=req.get("task"))
     why = _ineligible(memory, state)
     if why:
         return WhyNot(memory, NOT_ELIGIBLE, "eligible", why, "replay")

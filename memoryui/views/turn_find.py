@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from governance.errors import DomainError, InvalidInput
-from governance.masking import mask_packet
+from governance.redaction.masking import mask_packet
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
 
@@ -75,7 +75,7 @@ def turn_list(request):
     """Turns, newest first, searched by words of the query, agent, session, date range, a memory used or
     skipped, and strategy; keyset pages (`before=`/`after=` a turn id)."""
     from governance.recall.strategies import DEFAULT_STRATEGY, STRATEGIES
-    from memoryui.views.turns import TRY_DEFAULT_BUDGET, _ask_scopes
+    from memoryui.views.turns import TRY_DEFAULT_BUDGET, ask_scopes
 
     filters = _filters(request)
     result = sel.turn_search(request.principal, request.scope, filters,
@@ -85,7 +85,7 @@ def turn_list(request):
         "page_obj": result, "links": _links(request, result), "filters": filters, "session": filters.session,
         "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),
         "memory_raw": request.GET.get("memory", ""), "agents": sel.turn_agents(request.principal, request.scope),
-        "nav": "turns", "ask_scopes": _ask_scopes(request), "turns_url": reverse("dashboard:turns"), "strategies": list(STRATEGIES),
+        "nav": "turns", "ask_scopes": ask_scopes(request), "turns_url": reverse("dashboard:turns"), "strategies": list(STRATEGIES),
         "default_strategy": DEFAULT_STRATEGY, "default_budget": TRY_DEFAULT_BUDGET,
     })
 
@@ -111,7 +111,19 @@ def turn_why_not(request, turn_id: int):
         except DomainError as exc:  # the replay needs the right to ask for context there
             context["error"], status = exc, exc.status
     elif context["q"].strip():
-        context["choices"] = sel.why_not_choices(request.principal, turn, context["q"], mode)
+        context["choices"] = _choices(request, turn, context["q"], mode)
         context["searched"] = True
     template = "dashboard/turns/_why_not.html" if request.htmx else "dashboard/turns/why_not.html"
     return page(request, template, context, status=status)
+
+
+def _choices(request, turn, q: str, mode: str) -> list:
+    """The picker's memories: by `#id` or words (the selector), or by meaning (the agents' vector search,
+    governance.recall.meaning, over the reader's scopes; never a forgotten memory), of the turn's workspace."""
+    if mode != "meaning" or q.strip().lstrip("#").isdigit():
+        return sel.why_not_choices(request.principal, turn, q)
+    from governance.recall.meaning import memory_meaning
+
+    found = memory_meaning(request.principal, None, sel.MemoryFilters(q=q, mode="meaning"),
+                           limit=2 * sel.WHY_NOT_CHOICES)
+    return [m for m in found if m.scope.workspace_id == turn.scope.workspace_id][: sel.WHY_NOT_CHOICES]

@@ -7,9 +7,9 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
-from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
 from governance.models import Scope
 from governance.permissions import Action, can
+from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
 from memoryui.views.trace import funnel, unnamed_drops
@@ -43,7 +43,7 @@ def _block_key(block: dict) -> str:
 
 def annotate(packet: dict) -> dict:
     """The packet's slots, each block with today's status of its memory; a forgotten memory's text is
-    withheld (governance.masking, the same masking as the API) even though the stored packet may still hold it
+    withheld (governance.redaction.masking, the same masking as the API) even though the stored packet may still hold it
     (a soft forget keeps it; the redaction worker of a hard forget may lag)."""
     packet = packet if isinstance(packet, dict) else {}
     states = sel.memory_states(cited_ids(packet))
@@ -78,7 +78,7 @@ def _slot_view(packet: dict) -> list[dict]:
     return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
 
 
-def _ask_scopes(request) -> list[Scope]:
+def ask_scopes(request) -> list[Scope]:
     """Scopes where the viewer may ask for context (permissions decide): the "try a query" choices."""
     roles = sel.MyRoles.of(request.principal)
     scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
@@ -141,7 +141,7 @@ def turn_detail(request, turn_id: int):
     previous = sel.previous_turn(turn)
     annotated = annotate(turn.packet)
     ids = cited_ids(turn.packet)
-    if ids:  # the query too, when it is the text of a memory forgotten since (governance.masking's rule)
+    if ids:  # the query too, when it is the text of a memory forgotten since (governance.redaction.masking's rule)
         turn.query, _ = masker(sel.memory_states(ids), ids).redact(turn.query)
     return page(request, "dashboard/turns/detail.html", {
         "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from governance.demo import ensure_demo_user, load_demo
+from devtools.demo import ensure_demo_user, load_demo
 from governance.models import Grant, Memory, Scope, Status, Turn
 from governance.recall import assemble_context
 from governance.services.memory import MemoryInput, memory_propose, memory_record

@@ -9,9 +9,9 @@ from datetime import timedelta
 from django.urls import reverse
 from django.utils import timezone
 
-from governance.masking import FORGOTTEN_TEXT
 from governance.models import Turn, TurnMemory
 from governance.recall import assemble_context
+from governance.redaction.masking import FORGOTTEN_TEXT
 from governance.services.memory import memory_forget
 from memoryui.views.trace import flat, funnel
 from tests.memoryui.conftest import remember

@@ -2,7 +2,7 @@
 range, a memory used or skipped, and strategy, in keyset pages on the id (a turn's id grows with its
 time), so page 1,000 of 10,000s of turns costs what page 1 does. Only turns of the reader's governed
 scopes (`governed_scope_ids`, governance.permissions); a query that is the text of a memory forgotten
-since is masked, never listed for the words it held (governance.masking's rule: a string equal to a
+since is masked, never listed for the words it held (governance.redaction.masking's rule: a string equal to a
 withheld memory's text)."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 
 from governance.errors import NotFound
-from governance.masking import FORGOTTEN_TEXT, withheld
 from governance.models import Memory, Principal, Scope, Status, Turn, TurnMemory, content_hash
 from governance.permissions import can_read_memory
+from governance.redaction.masking import FORGOTTEN_TEXT, withheld
 from governance.selectors.dashboard.common import PAGE_SIZE, governed_scope_ids
 
-__all__ = ["TurnFilters", "TurnPage", "turn_search", "turn_agents", "TURN_USED", "readable_memory", "why_not_choices"]
+__all__ = ["TurnFilters", "TurnPage", "turn_search", "turn_agents", "TURN_USED", "readable_memory", "why_not_choices", "WHY_NOT_CHOICES"]
 
 TURN_USED = ("", "used", "skipped")
 
@@ -137,12 +137,10 @@ def turn_agents(principal: Principal, scope: Scope | None, limit: int = 200) -> 
 WHY_NOT_CHOICES = 20
 
 
-def why_not_choices(principal: Principal, turn: Turn, q: str, mode: str = "words",
-                    limit: int = WHY_NOT_CHOICES) -> list[Memory]:
-    """The "why not…?" picker: memories of the turn's workspace the reader may read, never a forgotten one,
-    by `#id`, by words (the keyword index) or by meaning (the agents' vector search, with `.similarity`)."""
+def why_not_choices(principal: Principal, turn: Turn, q: str, limit: int = WHY_NOT_CHOICES) -> list[Memory]:
+    """The "why not…?" picker by `#id` or by words (the keyword index): memories of the turn's workspace the
+    reader may read, never a forgotten one. (By meaning: the view asks governance.recall.meaning.)"""
     from governance.permissions import memory_readable_scopes
-    from governance.selectors.dashboard.memory_list import MemoryFilters, memory_meaning
     from governance.selectors.search import keyword_match
 
     q = (q or "").strip()
@@ -153,9 +151,6 @@ def why_not_choices(principal: Principal, turn: Turn, q: str, mode: str = "words
     digits = q.lstrip("#")
     if digits.isdigit():
         qs = qs.filter(pk=int(digits))
-    elif mode == "meaning":
-        found = memory_meaning(principal, None, MemoryFilters(q=q, mode="meaning"), limit=limit * 2)
-        return [m for m in found if m.scope.workspace_id == turn.scope.workspace_id][:limit]
     else:
         qs = keyword_match(qs, q)
     return list(qs.select_related("scope").defer("embedding", "lexical", "meta").order_by("-pk")[:limit])
