@@ -184,6 +184,9 @@ EMBEDDING_QUERY_THREADS = env_int("EMBEDDING_QUERY_THREADS", 1)
 
 # --- Memory model parameters (see docs/architecture.md, "Activation") --------------------------------
 MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)
+# Conversation turns with nothing to remember ("ok", "thanks!") are stored but neither embedded nor
+# keyword-indexed (governance/hygiene/small_talk.py). Off: every turn is embedded (to measure the filter).
+MEMORY_SMALL_TALK_FILTER = env_bool("MEMORY_SMALL_TALK_FILTER", True)
 
 # --- Governance (see docs/governance.md) ----------------------------------------------------------------
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this
