@@ -72,3 +72,27 @@ def test_with_the_filter_off_every_turn_is_embedded(project_scope, settings):
     created = event_ingest(scope=project_scope, session="s1", at=None, turns=TURNS, actor=None)
     assert not any(m.meta.get("small_talk") for m in created)
     assert needs_embedding(None).filter(pk__in=[m.pk for m in created]).count() == len(created)
+
+
+def test_the_report_counts_marked_turns_and_marked_evidence_of_a_benchmark_file(tmp_path):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    sample = [{"sample_id": "conv-1", "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat called Miso last week."},
+            {"speaker": "Bo", "dia_id": "D1:2", "text": "haha nice"},
+            {"speaker": "Ann", "dia_id": "D1:3", "text": "Thanks!"},
+        ]},
+        "qa": [{"question": "What is Ann's cat called?", "answer": "Miso", "evidence": ["D1:1"], "category": 4},
+               {"question": "What did Bo say?", "answer": "haha nice", "evidence": ["D1:2"], "category": 4}]}]
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(sample))
+    out = StringIO()
+    call_command("small_talk_report", "--file", str(path), "--format", "locomo", "--show", "5", stdout=out)
+    text = out.getvalue()
+    assert "3 turns, 2 small talk" in text and "2 evidence turns of 2 questions, 1 of them marked" in text
+    assert "EVIDENCE" in text and "haha nice" in text
