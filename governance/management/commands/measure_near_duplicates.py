@@ -8,8 +8,10 @@ to choose a near-duplicate threshold from data rather than by guess.
   similarity query, over the scope), leaving out exact repeats (same content hash): the hardest pairs
   that are not the same memory.
 
-Prints percentiles of both and, for candidate thresholds, the share of near-duplicates at or above it
-and of distinct turns at or above it (a merge there would be wrong)."""
+Prints percentiles of both, of their cosine and of their word overlap (the share of the shorter text's
+keyword terms, governance.lexical, found in the other), and for candidate thresholds on each and on both
+together, the share of near-duplicates at or above it and of distinct turns at or above it (a merge
+there would be wrong)."""
 
 from __future__ import annotations
 
@@ -17,11 +19,25 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from governance import lexical
 from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
 from governance.recall.vector import nearest
 
 THRESHOLDS = (0.85, 0.88, 0.90, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98)
+OVERLAPS = (0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def overlap(a: str, b: str) -> float:
+    """Share of the shorter text's keyword terms found in the other (1.0: one says nothing the other does not)."""
+    ta, tb = set(lexical.terms(a)), set(lexical.terms(b))
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / min(len(ta), len(tb))
+
+
+def _share(pairs: list[tuple[float, float]], cosine: float, words: float) -> float:
+    return sum(c >= cosine and o >= words for c, o in pairs) / len(pairs)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -45,33 +61,37 @@ class Command(BaseCommand):
             raise CommandError("no embedded pairs: embed the imported memories first")
         self.stdout.write(f"{len(scopes)} scopes under {scope_prefix}: {len(dup)} candidate/source-turn pairs, "
                           f"{len(distinct)} turns with their nearest other turn")
-        self.stdout.write(f"\n{'':<28} {'min':>6} {'p1':>6} {'p5':>6} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
-        for name, values in (("near-duplicates", dup), ("distinct (nearest other)", distinct)):
-            cells = [min(values), *(_pct(values, q) for q in (1, 5, 50, 95, 99)), max(values)]
-            self.stdout.write(f"{name:<28} " + " ".join(f"{v:6.3f}" for v in cells))
-        self.stdout.write(f"\n{'threshold':>9} {'near-dups >= t':>15} {'distinct >= t':>14}")
+        self.stdout.write(f"\n{'':<34} {'min':>6} {'p1':>6} {'p5':>6} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
+        for name, pairs in (("near-duplicates", dup), ("distinct (nearest other)", distinct)):
+            for what, values in (("cosine", [c for c, _ in pairs]), ("word overlap", [o for _, o in pairs])):
+                cells = [min(values), *(_pct(values, q) for q in (1, 5, 50, 95, 99)), max(values)]
+                self.stdout.write(f"{name + ' ' + what:<34} " + " ".join(f"{v:6.3f}" for v in cells))
+        self.stdout.write(f"\n{'cosine >=':>9} {'near-dups':>10} {'distinct':>9}   share at or above, alone and with a word "
+                          "overlap of at least " + ", ".join(f"{o:.1f}" for o in OVERLAPS) + " (near-dups/distinct)")
         for t in THRESHOLDS:
-            self.stdout.write(f"{t:9.2f} {sum(v >= t for v in dup) / len(dup):15.3f} "
-                              f"{sum(v >= t for v in distinct) / len(distinct):14.3f}")
+            both = "  ".join(f"{_share(dup, t, o):.3f}/{_share(distinct, t, o):.3f}" for o in OVERLAPS)
+            self.stdout.write(f"{t:9.2f} {_share(dup, t, 0):10.3f} {_share(distinct, t, 0):9.3f}   {both}")
 
-    def _derived_pairs(self, scope_ids: list[int]) -> list[float]:
+    def _derived_pairs(self, scope_ids: list[int]) -> list[tuple[float, float]]:
         links = list(Relation.objects.filter(kind=RelationKind.DERIVED_FROM, source__scope_id__in=scope_ids,
                                              source__embedding__isnull=False, target__embedding__isnull=False)
-                     .values_list("source__embedding", "target__embedding"))
-        return [float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))) for a, b in links]
+                     .values_list("source__embedding", "target__embedding", "source__text", "target__text"))
+        return [(float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), overlap(ta, tb))
+                for a, b, ta, tb in links]
 
-    def _nearest_turns(self, scopes: list[Scope]) -> list[float]:
+    def _nearest_turns(self, scopes: list[Scope]) -> list[tuple[float, float]]:
         out = []
         now = timezone.now()
         for scope in scopes:
             eligibility = Eligibility(scope_ids=(scope.pk,), statuses=WITHOUT_SUPERSEDED, at=now)
             turns = list(Memory.objects.filter(scope=scope, kind=Kind.EPISODIC, embedding__isnull=False)
                          .exclude(status__in=[Status.FORGOTTEN, Status.REJECTED])
-                         .values_list("pk", "embedding", "content_hash"))
-            hashes = {pk: h for pk, _, h in turns}
-            for pk, vector, digest in turns:
+                         .values_list("pk", "embedding", "content_hash", "text"))
+            hashes = {pk: h for pk, _, h, _ in turns}
+            texts = {pk: t for pk, _, _, t in turns}
+            for pk, vector, digest, text in turns:
                 for other, similarity in nearest(eligibility, list(vector), 6):
                     if other != pk and other in hashes and hashes[other] != digest:
-                        out.append(similarity)
+                        out.append((similarity, overlap(text, texts[other])))
                         break
         return out
