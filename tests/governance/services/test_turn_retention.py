@@ -179,3 +179,21 @@ def test_metrics_show_the_turns_pruned_and_archived(project_scope, workspace_sco
     with connection.cursor() as cur:  # the figure is a policy-row sum, not a scan of the archive
         cur.execute("SELECT count(*) FROM governance_turnarchive")
         assert cur.fetchone()[0] == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_at_once_archive_each_turn_exactly_once(project_scope, workspace_scope, owner):
+    from tests.governance.services.test_concurrency import race
+
+    for i in range(60):
+        make_turn(project_scope, days_ago=40 + i)
+    policy = retention_policy_set(scope=workspace_scope, actor=owner, turns_max_age_days=30)
+
+    results = race(3, lambda i: turns_prune(policy=RetentionPolicy.objects.get(pk=policy.pk), batch=7))
+
+    assert all(isinstance(r, dict) for r in results), results
+    assert sum(r["pruned"] for r in results) == sum(r["archived"] for r in results) == 60
+    assert TurnArchive.objects.count() == 60 and not Turn.objects.filter(scope=project_scope).exists()
+    policy.refresh_from_db()
+    assert (policy.turns_pruned, policy.turns_archived) == (60, 60)
+    assert audit_verify_chain().ok
