@@ -25,11 +25,19 @@ MAX_BATCHES = 50  # per policy and run: beat comes back for the rest
 _COPIED = ("scope_id", "principal_id", "session", "query", "strategy", "as_of", "request", "packet", "text",
            "budget_limit", "budget_used", "token_counter", "trace", "replay_of_id", "created_at")
 
-# Claim, archive and delete one batch in one statement: rows locked by another run are skipped, the
+# A turn someone points to stays: replayed, or named by an audit event.
+_NOT_POINTED_TO = """NOT EXISTS (SELECT 1 FROM governance_turn r WHERE r.replay_of_id = t.id)
+               AND NOT EXISTS (SELECT 1 FROM governance_auditevent a
+                                WHERE a.target_type = 'turn' AND a.target_id = t.id::text)"""
+
+# Claim, archive and delete one batch in one statement (the keep rules checked again at the claim, so a
+# turn pointed to since the run read what is due stays): rows locked by another run are skipped, the
 # cited-memory ids are read from turnmemory as the statement starts (every CTE sees the same snapshot), the
 # rows that point at the turn (turnmemory, reinforcement events) go with it. Foreign keys are deferred.
 _PRUNE_SQL = f"""
-    WITH doomed AS (SELECT id FROM governance_turn WHERE id = ANY(%(ids)s) FOR UPDATE SKIP LOCKED),
+    WITH doomed AS (SELECT t.id FROM governance_turn t
+                     WHERE t.id = ANY(%(ids)s) AND NOT (t.id = ANY(%(kept)s::bigint[])) AND {_NOT_POINTED_TO}
+                     FOR UPDATE SKIP LOCKED),
     gone AS (DELETE FROM governance_turn t USING doomed d WHERE t.id = d.id RETURNING t.*),
     archived AS (
         INSERT INTO governance_turnarchive (turn_id, {", ".join(_COPIED)}, cited, archived_at)
@@ -75,10 +83,7 @@ def _due_turn_ids(policy: RetentionPolicy, scope_ids: list[int], kept: list[int]
             f"""
             SELECT t.id FROM governance_turn t
              WHERE t.scope_id = ANY(%(scopes)s) AND NOT (t.id = ANY(%(kept)s::bigint[]))
-               AND ({" OR ".join(due)})
-               AND NOT EXISTS (SELECT 1 FROM governance_turn r WHERE r.replay_of_id = t.id)
-               AND NOT EXISTS (SELECT 1 FROM governance_auditevent a
-                                WHERE a.target_type = 'turn' AND a.target_id = t.id::text)
+               AND ({" OR ".join(due)}) AND {_NOT_POINTED_TO}
              ORDER BY t.id LIMIT %(limit)s
             """,
             params,
@@ -94,16 +99,18 @@ def turns_prune(*, policy: RetentionPolicy, now=None, batch: int = BATCH) -> dic
     if not (policy.turns_max_age_days or policy.turns_max_count):
         return totals
     scope_ids = list(Scope.objects.subtree_of(policy.scope).values_list("pk", flat=True))
-    for _ in range(MAX_BATCHES):
+    # What is due is read once per run (the count limit ranks every turn of the subtree: once, not per
+    # batch); each batch then claims its rows, skipping any a concurrent run holds.
+    due = _due_turn_ids(policy, scope_ids, kept_turn_ids(scope_ids), now, batch * MAX_BATCHES)
+    for start in range(0, len(due), batch):
+        ids = due[start : start + batch]
         with transaction.atomic():
-            ids = _due_turn_ids(policy, scope_ids, kept_turn_ids(scope_ids), now, batch)
-            if not ids:
-                break
             with connection.cursor() as cur:
-                cur.execute(_PRUNE_SQL, {"ids": ids, "now": now, "archive": policy.archive_turns})
+                cur.execute(_PRUNE_SQL, {"ids": ids, "kept": kept_turn_ids(scope_ids), "now": now,
+                                         "archive": policy.archive_turns})
                 pruned, archived, first, last, _cited, _reinforced = cur.fetchone()
             if not pruned:
-                break
+                continue
             RetentionPolicy.objects.filter(pk=policy.pk).update(
                 turns_pruned=F("turns_pruned") + pruned, turns_archived=F("turns_archived") + archived)
             audit_record(actor=None, entry=AuditEntry(
@@ -112,8 +119,6 @@ def turns_prune(*, policy: RetentionPolicy, now=None, batch: int = BATCH) -> dic
             ))
         totals["pruned"] += pruned
         totals["archived"] += archived
-        if len(ids) < batch:
-            break
     return totals
 
 

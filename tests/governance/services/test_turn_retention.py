@@ -197,3 +197,37 @@ def test_two_runs_at_once_archive_each_turn_exactly_once(project_scope, workspac
     policy.refresh_from_db()
     assert (policy.turns_pruned, policy.turns_archived) == (60, 60)
     assert audit_verify_chain().ok
+
+
+def test_the_benchmark_prunes_the_older_half_and_prints_its_cost(db):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("bench_turn_retention", "--turns", "40", "--rounds", "1", stdout=out)
+    text = out.getvalue()
+    assert "beat run with nothing due" in text and "archive + delete" in text and "30 citations" in text
+    pruned = int(text.split("archive + delete")[1].split()[0])
+    assert 15 <= pruned <= 25  # the turns older than half a year of a year's spread
+    assert not Turn.objects.filter(scope__path="bench/turns").exists()  # each round cleans up
+
+
+def test_a_turn_pointed_to_after_the_run_read_what_is_due_stays(project_scope, workspace_scope, owner,
+                                                                monkeypatch):
+    from governance.services import turn_retention
+
+    flagged, other = make_turn(project_scope, days_ago=50), make_turn(project_scope, days_ago=45)
+    read_due = turn_retention._due_turn_ids
+
+    def then_someone_points(*args):
+        due = read_due(*args)
+        assert set(due) == {flagged.pk, other.pk}
+        # Between the run's read and its claim an audit event names one turn: the claim must honour it.
+        audit_record(actor=owner, entry=AuditEntry("turn.flag", "turn", str(flagged.pk), project_scope.path))
+        return due
+
+    monkeypatch.setattr(turn_retention, "_due_turn_ids", then_someone_points)
+    policy = retention_policy_set(scope=workspace_scope, actor=owner, turns_max_age_days=30)
+    assert turns_prune(policy=policy) == {"pruned": 1, "archived": 1}
+    assert Turn.objects.filter(pk=flagged.pk).exists() and not Turn.objects.filter(pk=other.pk).exists()
