@@ -13,8 +13,8 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from governance.embedding import get_embedder
-from governance.lexical import searchable_text
 from governance.models import Memory, Status
+from governance.models.lexical import searchable_text
 
 
 def claim_lease() -> timedelta:
@@ -40,7 +40,7 @@ EMBED_FIELDS = ("pk", "text", "content_hash", "speaker")
 
 def embeddable() -> QuerySet[Memory]:
     """Memories that should hold a vector: not purged, in a status recall can still use or show, not small
-    talk (a turn with nothing to remember, governance/hygiene/small_talk.py)."""
+    talk (a turn with nothing to remember, governance/services/small_talk.py)."""
     return _not_small_talk(Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES))
 
 

@@ -27,7 +27,7 @@ from governance.services.retention import retention_policy_set
 from governance.services.turn_retention import turns_prune, turns_prune_all
 from governance.tasks import embed_outbox, propagate_outbox, prune_turns
 from tests.conftest import token_client
-from tests.governance.governance.helpers import postgres_hits, unique_marker
+from tests.governance.propagation.helpers import postgres_hits, unique_marker
 
 
 def run_pending():
