@@ -29,7 +29,14 @@ import json
 from django.db import connection
 
 from governance import activation
-from governance.models import PrincipalKind, RelationKind, Status, Tier
+from governance.models import PrincipalKind, RelationKind, Status
+from governance.permissions.sessions import (
+    POLICY_SQL,
+    SessionPolicy,
+    binding_reason,
+    override_refused,
+    told_by,
+)
 from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import COLUMNS, RELATION_FIELDS
 from governance.recall.state import Hit, RecallState
@@ -41,21 +48,12 @@ LOOKUP_LIMIT = 20
 PENDING_SHOWN = 1
 LIVE = (Status.CANDIDATE, Status.PROPOSED)
 
-WHY_END_USER = "this scope counts only corrections posted with the end user's own token; an agent relayed this one"
-WHY_OFF = "session overrides are off in this scope"
 WHY_OTHER_SESSION = "from another conversation"
 WHY_OTHER_AGENT = "relayed by another agent"
 
 _SQL = """
 WITH policy AS (
-  SELECT coalesce(bool_or(s.rules_binding), false) AS all_binding,
-         coalesce(bool_or(s.require_two_reviewers), false) AS four_eyes,
-         coalesce(array_agg(DISTINCT k.key) FILTER (WHERE k.key IS NOT NULL), '{}') AS binding_keys,
-         coalesce(max(CASE s.session_overrides WHEN 'off' THEN 2 WHEN 'end_user' THEN 1 ELSE 0 END), 0)
-           AS strictness
-    FROM governance_scope s LEFT JOIN LATERAL unnest(s.binding_keys) AS k(key) ON true
-   WHERE s.id = ANY(%(visible)s)
-), found AS (
+POLICY_SQL), found AS (
   SELECT SELECT_LIST, pair.rule_id, m.created_by_id, p.kind AS author_kind,
          (SELECT r.tier FROM governance_memory r WHERE r.id = pair.rule_id) AS rule_tier
     FROM unnest(%(cids)s::bigint[], %(rids)s::bigint[]) AS pair(cid, rule_id)
@@ -85,18 +83,18 @@ def _proposals_against(pinned: dict[int, Hit]) -> dict[int, list[int]]:
     return against
 
 
-def _lookup(state: RecallState, against: dict[int, list[int]]) -> tuple[dict, list[dict]]:
+def _lookup(state: RecallState, against: dict[int, list[int]]) -> tuple[SessionPolicy, list[dict]]:
     pairs = [(c, r) for c, rules in against.items() for r in rules]
     with connection.cursor() as cursor:
         cursor.execute(
-            _SQL.replace("SELECT_LIST", f"{COLUMNS}, {activation.activation_sql('%(at)s')} AS activation"),
+            _SQL.replace("POLICY_SQL", POLICY_SQL).replace("SELECT_LIST", f"{COLUMNS}, {activation.activation_sql('%(at)s')} AS activation"),
             {"at": state.at, "visible": list(state.eligibility.scope_ids), "scope": state.scope.id,
              "session": state.session, "cids": [c for c, _ in pairs], "rids": [r for _, r in pairs],
              "as_of": state.as_of, "limit": LOOKUP_LIMIT},
         )
         names = [c.name for c in cursor.description]
         rows = [_decoded(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
-    policy = {k: rows[0][k] for k in ("all_binding", "binding_keys", "four_eyes", "strictness")} if rows else {}
+    policy = SessionPolicy.of_row(rows[0]) if rows else SessionPolicy()
     return policy, [r for r in rows if r.get("id") is not None]
 
 
@@ -115,7 +113,7 @@ def _turn(row: dict) -> str:
 
 
 def _who(row: dict) -> str:
-    return "end_user" if row.get("author_kind") == PrincipalKind.USER else "agent"
+    return told_by(row.get("author_kind"))
 
 
 def _own(state: RecallState, row: dict) -> str | None:
@@ -126,17 +124,6 @@ def _own(state: RecallState, row: dict) -> str | None:
         return None
     mine = state.principal is not None and row.get("created_by_id") == state.principal.pk
     return None if mine else WHY_OTHER_AGENT
-
-
-def _binding(policy: dict, rule: Hit, tier: str | None) -> str | None:
-    key = rule.row.get("key")
-    if key and key in (policy.get("binding_keys") or ()):
-        return f"{key} is binding in this scope"
-    if policy.get("all_binding"):
-        return "every rule of this scope is binding"
-    if policy.get("four_eyes") and tier == Tier.LONG:
-        return "it is a long-term commitment under four-eyes"
-    return None
 
 
 def _member(row: dict) -> dict:
@@ -180,7 +167,7 @@ def session_overrides(state: RecallState) -> tuple[int, int]:
     return len(rows), applied
 
 
-def _decide(state: RecallState, policy: dict, row: dict, rule: Hit) -> str | None:
+def _decide(state: RecallState, policy: SessionPolicy, row: dict, rule: Hit) -> str | None:
     """This session's newest correction of `rule`: a rejection is said on the rule, a binding rule holds
     and names the request, a scope's policy may refuse it (returns why, for the pending change), and
     otherwise it overrides the rule here (returns None). "" when it was said on the rule."""
@@ -188,17 +175,15 @@ def _decide(state: RecallState, policy: dict, row: dict, rule: Hit) -> str | Non
         rule.extra["override_rejected"] = _member(row)
         _untangle(state, row["id"], rule.id)
         return ""
-    binding = _binding(policy, rule, row.get("rule_tier"))
+    binding = binding_reason(policy, rule.row.get("key"), row.get("rule_tier"))
     if binding:
         rule.extra["binding_request"] = {**_member(row), "why": binding, "decide": "a reviewer"}
         state.hits.pop(row["id"], None)
         _untangle(state, row["id"], rule.id)
         return ""
-    strictness = policy.get("strictness") or 0
-    if strictness >= 2:
-        return WHY_OFF
-    if strictness == 1 and _who(row) == "agent":
-        return WHY_END_USER
+    refused = override_refused(policy, _who(row))
+    if refused:
+        return refused
     _override(state, row, rule)
     return None
 
