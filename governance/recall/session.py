@@ -38,7 +38,7 @@ from governance.permissions.sessions import (
     told_by,
 )
 from governance.recall.rank import KEYED_MATCH
-from governance.recall.recall import COLUMNS, RELATION_FIELDS
+from governance.recall.recall import RELATION_FIELDS
 from governance.recall.state import Hit, RecallState
 
 # Corrections read per request, this session's first, newest first: a flood of fabricated proposals
@@ -50,6 +50,11 @@ LIVE = (Status.CANDIDATE, Status.PROPOSED)
 
 WHY_OTHER_SESSION = "from another conversation"
 WHY_OTHER_AGENT = "relayed by another agent"
+
+# What rank and pack read of a row (recall.COLUMNS without what adjudication needed: it has run).
+ROW = ("m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
+       " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
+       " (m.confirmed_at IS NOT NULL) AS confirmed")
 
 _SQL = """
 WITH policy AS (
@@ -87,7 +92,7 @@ def _lookup(state: RecallState, against: dict[int, list[int]]) -> tuple[SessionP
     pairs = [(c, r) for c, rules in against.items() for r in rules]
     with connection.cursor() as cursor:
         cursor.execute(
-            _SQL.replace("POLICY_SQL", POLICY_SQL).replace("SELECT_LIST", f"{COLUMNS}, {activation.activation_sql('%(at)s')} AS activation"),
+            _SQL.replace("POLICY_SQL", POLICY_SQL).replace("SELECT_LIST", f"{ROW}, {activation.activation_sql('%(at)s')} AS activation"),
             {"at": state.at, "visible": list(state.eligibility.scope_ids), "scope": state.scope.id,
              "session": state.session, "cids": [c for c, _ in pairs], "rids": [r for _, r in pairs],
              "as_of": state.as_of, "limit": LOOKUP_LIMIT},

@@ -274,3 +274,27 @@ def test_session_settings_are_the_owners_and_bad_values_are_refused(client_for, 
     project_scope.refresh_from_db()
     assert (project_scope.session_overrides, project_scope.binding_keys, project_scope.rules_binding) == (
         "any", [], False)
+
+
+def test_the_schema_documents_the_packets_session_fields_and_the_scope_settings(agent_client):
+    schema = agent_client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    components = schema["components"]["schemas"]
+    block = components["BlockOutput"]["properties"]
+    assert {"session_override", "set_aside", "binding_request", "override_rejected", "pending_changes",
+            "pending_more"} <= set(block)
+    assert set(components["SessionOverrideOutput"]["properties"]) >= {"session", "turn", "told_by", "replaces"}
+    assert {"session_overrides", "binding_keys", "rules_binding"} <= set(components["ScopeSettingsOutput"]["properties"])
+    assert "session" in components["MemoryCreateInput"]["properties"]
+
+
+def test_packet_blocks_match_the_documented_fields(scenario):
+    """What the packet's blocks carry is what BlockOutput documents (no undocumented field)."""
+    from governance.api.context import BlockOutput
+
+    _owner, agent_client, _rule, _proposal = scenario
+    documented = set(BlockOutput().fields)
+    for session in ("s1", "s2"):
+        packet = _context(agent_client, session)["packet"]
+        for slot in ("constraints", "negative"):
+            for b in packet[slot]:
+                assert set(b) <= documented, (slot, set(b) - documented)
