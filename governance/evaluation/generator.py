@@ -420,9 +420,15 @@ def _correction_in_conversation(c: _Ctx) -> EvalTask:
     else:
         expect = Expect(include=("rule",), slots=(("rule", "constraints"),), session=(("fix", "rule", how),),
                         constraints=("rule",), absent=("dup-sibling", "dup-foreign"))
+    # The same correction said in a session of the same name one scope over and one workspace over: an
+    # override never reaches another scope. (Keyed cases: the requirement with another value there.)
+    dups = c.duplicates() if key else [
+        MemorySpec(label=f"dup-{place}", place=place, kind="convention", text=fix_text, source_kind="user",
+                   source_ref=c.ref(f"dup-{place}"), status="candidate", session="s-now", by="agent", ago_min=2)
+        for place in ("sibling", "foreign")]
     return c.task("correction_in_conversation", query, session="s-now",
                   events=(c.statement_event("rule-turn", rule.text, ago), turn, *c.noise(8, 16)),
-                  memories=(rule, fix, *c.duplicates()), actions=actions, expect=expect)
+                  memories=(rule, fix, *dups), actions=actions, expect=expect)
 
 
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
