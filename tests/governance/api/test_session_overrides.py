@@ -284,7 +284,7 @@ def test_the_schema_documents_the_packets_session_fields_and_the_scope_settings(
             "pending_more"} <= set(block)
     assert set(components["SessionOverrideOutput"]["properties"]) >= {"session", "turn", "told_by", "replaces"}
     assert {"session_overrides", "binding_keys", "rules_binding"} <= set(components["ScopeSettingsOutput"]["properties"])
-    assert "session" in components["MemoryCreateInput"]["properties"]
+    assert "session" in components["MemoryCreateInputRequest"]["properties"]
 
 
 def test_packet_blocks_match_the_documented_fields(scenario):
