@@ -28,8 +28,7 @@ import json
 
 from django.db import connection
 
-from governance import activation
-from governance.models import PrincipalKind, RelationKind, Status
+from governance.models import PrincipalKind, RelationKind, Status, activation
 from governance.permissions.sessions import (
     POLICY_SQL,
     SessionPolicy,
