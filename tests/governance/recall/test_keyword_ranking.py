@@ -54,3 +54,34 @@ def test_a_question_about_the_beginning_keeps_the_earlier_statement_first(projec
                               query="What was my first personal best time in the 5K?", k=5)
     ids = [r["memory_id"] for r in results]
     assert ids.index(old["a:0"]) < ids.index(new["b:0"])
+
+
+def test_the_keyword_score_read_from_the_stored_vector_is_the_weighted_coverage_with_the_phrase_bonus(
+        project_scope, agent, remember):
+    """keyword_search computes match_score in SQL from the stored tsvector (migration 0030): the same
+    figure for every match, a long memory included, and the rarest term counts most."""
+    from django.db import connection
+
+    from governance.models import Memory
+    from governance.recall import search
+    from governance.recall.eligible import Eligibility
+
+    long_log = " ".join(f"line {i}: synced {i} calendar entries; cache warmed" for i in range(150))
+    made = [
+        remember(project_scope, f"{long_log}; backup of ledger_2020_q3.xlsx failed", kind="episodic", embed=False),
+        *(remember(project_scope, f"The backup of ledger_2020_q3{c}.xlsx failed because the disk was full",
+                   kind="episodic", embed=False) for c in "abc"),
+        remember(project_scope, "Nothing about it at all", kind="episodic", embed=False),
+    ]
+    query = "Backup of ledger_2020_q3.xlsx failed?"
+    eligibility = Eligibility(scope_ids=(project_scope.id,), statuses=("active",), at=timezone.now())
+    found = dict(search.keyword_search(eligibility, query, 10))
+    terms = search.query_terms(query)
+    with connection.cursor() as cursor:
+        weights = search.term_weights(cursor, eligibility, terms)
+    for memory in made[:4]:
+        expected = search.match_score(terms, weights, Memory.objects.get(pk=memory.pk).lexical)
+        assert abs(found[memory.pk] - expected) < 1e-9
+    assert made[4].pk not in found
+    # The log holds every term, "q3" the rarest, and the phrase: it leads, well above the near-duplicates.
+    assert max(found, key=found.get) == made[0].pk and found[made[0].pk] > 1.0 > found[made[1].pk]
