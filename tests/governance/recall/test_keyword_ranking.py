@@ -85,3 +85,27 @@ def test_the_keyword_score_read_from_the_stored_vector_is_the_weighted_coverage_
     assert made[4].pk not in found
     # The log holds every term, "q3" the rarest, and the phrase: it leads, well above the near-duplicates.
     assert max(found, key=found.get) == made[0].pk and found[made[0].pk] > 1.0 > found[made[1].pk]
+
+
+def test_a_later_statement_does_not_pass_one_holding_an_identifier_of_the_query_it_lacks():
+    """later_word_first: a later near-duplicate naming another file never moves in front of the memory
+    naming the file the query asks about; two statements on one subject still trade places."""
+    from governance.recall.rank import later_word_first
+    from governance.recall.state import Hit
+
+    now = timezone.now()
+
+    def hit(i, text, days_ago, score):
+        return Hit(id=i, row={"text": text, "speaker": "", "occurred_at": now - timedelta(days=days_ago)},
+                   score=score)
+
+    log = hit(1, "tick 57; backup of ledger_2020_q3.xlsx failed; cache warmed", 9, 0.85)
+    notes = [hit(2, "The backup of ledger_2020_q3d.xlsx failed because the disk was full", 8, 0.86),
+             hit(3, "The backup of ledger_2020_q3f.xlsx failed because the disk was full", 2, 0.84),
+             hit(4, "The backup of ledger_2020_q3g.xlsx failed because the disk was full", 1, 0.75)]
+    ordered = later_word_first("Backup of ledger_2020_q3.xlsx failed?", [notes[0], log, *notes[1:]], window=10)
+    assert ordered.index(log) <= 1
+    assert ordered.index(notes[2]) < ordered.index(notes[1])  # among the notes, the later still moves first
+    old = hit(5, "I just ran the 5K and my personal best time is 27:12.", 120, 0.80)
+    new = hit(6, "Update: I set a new personal best in the 5K, 25:50!", 40, 0.75)
+    assert later_word_first("What is my current personal best time in the 5K?", [old, new], window=10) == [new, old]
