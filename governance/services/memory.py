@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
 from governance import activation, lexical
@@ -39,14 +39,15 @@ from governance.models import (
 from governance.permissions import (
     Action,
     approvers,
-    confirm_approvals_needed,
     ending_needs_two_people,
     puts_in_force,
     require,
     require_writable,
     requires_four_eyes,
 )
+from governance.propagation.turns import redact_asked_text
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
 from governance.services.outbox import outbox_emit
 
 MAX_TEXT_CHARS = 20_000
@@ -70,6 +71,40 @@ FOUR_EYES_REQUESTED = (
     "Recorded your request to {action} this long-term commitment. This scope needs a second, different "
     "curator or owner to make the same request; until then nothing has changed and it stays in force."
 )
+FOUR_EYES_APPROVED = (
+    "Recorded your approval ({approvals} of {needed}); a second, different reviewer must confirm it before it is "
+    "in force."
+)
+# How FOUR_EYES_REQUESTED names each ending.
+END_WORDS = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}
+
+
+@dataclass(frozen=True)
+class FourEyesPending:
+    """What a call recorded instead of doing it, because four-eyes asks for a second, different person:
+    an approval of a confirmation ("confirm") or the first request to end a commitment ("retire",
+    "forget", "forget_hard"). The services return it on the memory (`memory.four_eyes_pending`; None when
+    the call did what it was asked), so the API and the dashboard say the same thing without guessing."""
+
+    action: str
+    requested_by: str | None
+    approvals: int
+    needed: int
+
+    @property
+    def message(self) -> str:
+        if self.action == "confirm":
+            return FOUR_EYES_APPROVED.format(approvals=self.approvals, needed=self.needed)
+        return FOUR_EYES_REQUESTED.format(action=END_WORDS[self.action])
+
+    def as_dict(self) -> dict:
+        return {"action": self.action, "requested_by": self.requested_by, "approvals": self.approvals,
+                "needed": self.needed, "message": self.message}
+
+
+# Ending or refusing a memory (reject, retire, forget, supersede) needs a reason, whoever calls: the API
+# and the dashboard show this sentence (400 invalid_input, field "reason").
+REASON_REQUIRED = "Say why: a reason is kept in the audit log with this change."
 # Kept in meta["requested_status"] when an agent asked for `active` and got a proposal instead.
 REQUESTED_ACTIVE = "active"
 
@@ -201,9 +236,15 @@ def _build(item: MemoryInput, actor: Principal | None, now: datetime, *, confirm
 
 
 def _check_four_eyes_write(item: MemoryInput, actor: Principal | None) -> None:
-    # Writing a long-term commitment straight to `active` would skip the second reviewer: propose it instead.
+    # Writing straight to `active` what two people must confirm (a long-term commitment of a four-eyes
+    # scope, or anything that would replace, override or contradict one there or above: four_eyes.py)
+    # would skip the second reviewer: propose it instead.
+    if actor is None or item.status != Status.ACTIVE:
+        return
     tier = item.tier or default_tier(item.kind)
-    if actor is not None and item.status == Status.ACTIVE and tier == Tier.LONG and requires_four_eyes(item.scope):
+    if tier == Tier.LONG and requires_four_eyes(item.scope):
+        raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
+    if not _is_plain_episode(item) and approvals_to_put_in_force(_build(item, actor, timezone.now())) >= 2:
         raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
 
 
@@ -237,6 +278,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
             _queue_conflicts(memory, actor)
+            fix_at_proposal(memory)
             return memory
     except IntegrityError as exc:
         raise _integrity_to_domain(exc) from exc
@@ -313,9 +355,14 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
             for item in (i for i in items if i.key is not None):
                 created.append(memory_record(item=item, actor=actor))
             audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
+            four_eyes: dict[int, bool] = {}  # asked once per scope
             for memory in created:
                 if memory.key is None:
                     _queue_conflicts(memory, actor)
+                    if memory.scope_id not in four_eyes:
+                        four_eyes[memory.scope_id] = requires_four_eyes(memory.scope)
+                    if four_eyes[memory.scope_id]:
+                        fix_at_proposal(memory)
             if created:
                 outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]})
             return created
@@ -358,7 +405,9 @@ def memory_propose(*, memory_id: int, actor: Principal | None, reason: str = "")
     with transaction.atomic():
         memory = _locked(memory_id)
         require(actor, memory.scope, Action.WRITE_CANDIDATE)
-        return _transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+        memory = _transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+        fix_at_proposal(memory)
+        return memory
 
 
 def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
@@ -371,7 +420,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
         from governance.services.promotion import promotion_check_support
 
         promotion_check_support(memory)
-        needed = confirm_approvals_needed(memory, _rules_it_would_end(memory))
+        needed = approvals_to_put_in_force(memory)
         if _needs_second_reviewer(memory, actor, needed):
             approvals = approvers(memory)
             # Kept on the row so the review queue shows "1 of 2" for a mid-term revision of a long-term rule.
@@ -383,6 +432,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
                                  memory.status, memory.status, reason,
                                  {"approvals": len(approvals) + 1, "needed": needed}),
             )
+            memory.four_eyes_pending = FourEyesPending("confirm", actor.name, len(approvals) + 1, needed)
             return memory
         if memory.key:
             _supersede_active_for_key(memory, actor, reason)
@@ -392,18 +442,6 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
                              fields=("confirmed_by", "confirmed_at"))
         _reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
         return memory
-
-
-def _rules_it_would_end(memory: Memory) -> list[Memory]:
-    """The active memories that confirming `memory` supersedes (same key, its scope), overrides (same key,
-    the scopes above it) or contests (it `contradicts` them: once in force it may win over them)."""
-    contested = Q(relations_in__source=memory, relations_in__kind=RelationKind.CONTRADICTS)
-    if memory.key:
-        contested |= Q(scope__in=Scope.objects.ancestors_of(memory.scope), key=memory.key)
-    return list(
-        Memory.objects.filter(contested, status=Status.ACTIVE).exclude(pk=memory.pk).select_related("scope")
-        .distinct()
-    )
 
 
 def _needs_second_reviewer(memory: Memory, actor: Principal | None, needed: int) -> bool:
@@ -435,7 +473,17 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
     )
 
 
+def _required_reason(reason: str | None) -> str:
+    """The reason of an ending service, stripped; InvalidInput(REASON_REQUIRED) when there is none."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput(REASON_REQUIRED, field="reason")
+    return reason
+
+
 def memory_reject(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    """A reviewer refuses a candidate or proposal, saying why."""
+    reason = _required_reason(reason)
     with transaction.atomic():
         memory = _locked(memory_id)
         require(actor, memory.scope, Action.CONFIRM)
@@ -456,8 +504,7 @@ def memory_supersede(
 ) -> Memory:
     """Write the next revision, link it (supersedes) and retire the old one to `superseded`, atomically.
     Two concurrent supersedes of one memory: the second waits on the row lock, then finds it superseded."""
-    if not reason or not reason.strip():
-        raise InvalidInput("A supersede needs a reason.", field="reason")
+    reason = _required_reason(reason)
     try:
         with transaction.atomic():
             old = _locked(memory_id)
@@ -480,6 +527,9 @@ def memory_supersede(
                 importance=old.importance, tier=old.tier, task_type=old.task_type,
             )
             _validate(item)
+            if actor is not None and approvals_to_put_in_force(
+                    _build(item, actor, timezone.now()), exclude=(old.pk,)) >= 2:
+                raise FourEyesRequired(FOUR_EYES_SUPERSEDE)  # it would override or contradict one above
             _transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
             confirmed = _may_confirm(item, actor)  # the supersede right comes with the confirm right
             new = _build(item, actor, timezone.now(), confirmed=confirmed)
@@ -522,12 +572,14 @@ def _first_of_two(memory: Memory, actor: Principal | None, action: str, reason: 
         f"memory.{action}_request", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
         reason, {"approvals": 1, "needed": 2},
     ))
+    memory.four_eyes_pending = FourEyesPending(action, actor.name, 1, 2)
     return True
 
 
 def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
     """Retire a memory. A long-term commitment of a four-eyes scope needs two different curators or
     owners: the first call only records the request (see end_request_pending), the second retires it."""
+    reason = _required_reason(reason)
     with transaction.atomic():
         memory = _locked(memory_id)
         require(actor, memory.scope, Action.RETIRE)
@@ -541,6 +593,7 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
     """Soft: the memory is deactivated (text kept for owners). Hard: text, lexical terms and embedding are
     purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers.
     An active long-term commitment of a four-eyes scope takes two different people, as memory_retire."""
+    reason = _required_reason(reason)
     with transaction.atomic():
         memory = _locked(memory_id)
         require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
@@ -553,6 +606,8 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
             memory.status = Status.FORGOTTEN
         fields = ["status", "updated_at", "meta"]
         if hard:
+            # Every stored turn that asked with this text, cited or not, loses it in this transaction.
+            redact_asked_text(workspace_id=memory.scope.workspace_id, text=memory.text)
             memory.text = ""
             memory.lexical = ""
             memory.embedding = None

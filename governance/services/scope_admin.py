@@ -26,6 +26,7 @@ from governance.permissions import (
     require_administer,
     require_four_eyes_change,
     require_move,
+    settings_kept_on_move,
 )
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
@@ -122,10 +123,15 @@ def scope_move(*, scope: Scope, new_parent: Scope, actor: Principal | None) -> S
         if new_parent.depth + _subtree_depth(scope) > MAX_DEPTH:
             raise InvalidInput(SCOPE_TOO_DEEP, field="parent")
         old = {"path": scope.path, "parent": scope.parent.path}
+        # The rules it was under from above (four-eyes, agent write policy, archive, child-scope role)
+        # stay with it: a move never relaxes them (permissions.settings_kept_on_move).
+        kept = settings_kept_on_move(scope, new_parent)
         rewrite_subtree(scope, new_path=new_path, new_tree=f"{new_parent.tree}.{scope.pk}")
-        Scope.objects.filter(pk=scope.pk).update(parent=new_parent)
+        Scope.objects.filter(pk=scope.pk).update(parent=new_parent, **kept)
         scope.refresh_from_db()
-        _changed(actor, scope, "scope.move", {"old": old, "new": {"path": new_path, "parent": new_parent.path}})
+        _changed(actor, scope, "scope.move", {"old": old, "new": {"path": new_path, "parent": new_parent.path},
+                                              "kept": {k: (v.isoformat() if hasattr(v, "isoformat") else v)
+                                                       for k, v in kept.items()}})
         return scope
 
 

@@ -42,6 +42,7 @@ from governance.models import (
 )
 from governance.permissions import Action, require, requires_four_eyes
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.four_eyes import NEEDED, approvals_to_put_in_force
 from governance.services.outbox import outbox_emit
 from governance.services.portability.format import (
     AFTER_END,
@@ -406,8 +407,25 @@ class _Importer:
             confirmed_by=self.actor if in_force else None, confirmed_at=self.now if in_force else None,
             meta={**self._remap_meta(meta), "imported": provenance},
         )
+        if in_force and status == Status.ACTIVE and self.actor is not None and self._put_in_force_by_two(memory):
+            # It would override or contradict a long-term commitment here or above (an import into a
+            # sub-scope of a four-eyes scope): it comes in proposed, and two reviewers put it in force.
+            memory.status, memory.confirmed_by, memory.confirmed_at = Status.PROPOSED, None, None
+            memory.meta = {**memory.meta, "requested_status": Status.ACTIVE, NEEDED: 2}
+            status = Status.PROPOSED
+            self.counts["proposed_for_four_eyes"] += 1
         self._key_seen(scope, key, revision, status, line)
         self._queue(line, fid, memory)
+
+    def _put_in_force_by_two(self, memory: Memory) -> bool:
+        """Whether this row needs two people to be in force here (services/four_eyes.py); one query per
+        scope when no four-eyes rule applies."""
+        cache = self.__dict__.setdefault("_four_eyes", {})
+        if memory.scope.pk not in cache:
+            cache[memory.scope.pk] = requires_four_eyes(memory.scope)
+        if not cache[memory.scope.pk] or (memory.key is None and memory.kind in (Kind.EPISODIC, Kind.WORKING)):
+            return False
+        return approvals_to_put_in_force(memory) >= 2
 
     def _key_seen(self, scope: Scope, key: str | None, revision: int, status: str, line: int) -> None:
         if key is None:
