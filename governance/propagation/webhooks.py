@@ -40,7 +40,13 @@ from governance.models import (
 )
 from governance.permissions import grants_for
 from governance.propagation.stores import handler
-from governance.propagation.webhook_transport import RedirectAnswer, TargetRefused, post, sign
+from governance.propagation.webhook_transport import (
+    RedirectAnswer,
+    TargetRefused,
+    deadline_seconds,
+    post,
+    sign,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -233,9 +239,19 @@ def backoff_seconds(attempts: int) -> float:
     return delay / 2 + random.uniform(0, delay / 2)
 
 
+# How long a claim outlives the delivery's deadline (the resolve before it, recording the outcome after).
+CLAIM_MARGIN_SECONDS = 30.0
+
+
+def claim_seconds() -> float:
+    """How long one attempt holds its delivery: longer than its total deadline, so the reconciler (which
+    re-queues unclaimed or expired claims) never sends the same delivery again while it is in flight."""
+    return deadline_seconds() + CLAIM_MARGIN_SECONDS
+
+
 def _claim(delivery_id: int) -> bool:
     now = timezone.now()
-    hold = timedelta(seconds=float(settings.WEBHOOK_TIMEOUT_SECONDS) * 4 + 30)
+    hold = timedelta(seconds=claim_seconds())
     return bool(
         WebhookDelivery.objects.filter(pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))

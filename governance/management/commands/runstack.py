@@ -103,17 +103,24 @@ class Child:
 
 
 def worker_queues() -> dict[str, list[str]]:
-    """Which queues each of the two worker processes consumes (docs/operations.md, "Queues"): every
-    queue but embedding in one, embedding alone in the other."""
-    others = [q.name for q in settings.CELERY_TASK_QUEUES if q.name != settings.EMBEDDING_QUEUE]
-    return {"worker": others, "embedder": [settings.EMBEDDING_QUEUE]}
+    """Which queues each of the three worker processes consumes (docs/operations.md, "Queues"): every
+    queue but embedding and webhooks in one, embedding alone in another, webhooks alone in the third (a
+    receiver that answers slowly holds only a webhook worker, never one that carries forgets)."""
+    own = {settings.EMBEDDING_QUEUE, settings.WEBHOOK_QUEUE}
+    others = [q.name for q in settings.CELERY_TASK_QUEUES if q.name not in own]
+    return {"worker": others, "embedder": [settings.EMBEDDING_QUEUE], "webhooks": [settings.WEBHOOK_QUEUE]}
+
+
+# Webhook threads mostly wait on receivers (each delivery at most WEBHOOK_DEADLINE_SECONDS), so several.
+WEBHOOK_CONCURRENCY = 4
 
 
 def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
     """The Celery workers runstack starts: one on propagation, reinforcement, maintenance and the default
-    queue, one on the embedding queue. One thread for embedding: the embedder serialises its calls and
-    uses every core itself, so a second thread would only wait on the first; a process of its own keeps
-    embedding off the other queues."""
+    queue, one on the embedding queue, one on the webhooks queue. One thread for embedding: the embedder
+    serialises its calls and uses every core itself, so a second thread would only wait on the first; a
+    process of its own keeps embedding off the other queues. The webhook worker's threads wait on other
+    people's servers, so they get a process of their own too."""
     queues = worker_queues()
     common = ["--loglevel=INFO", "--without-mingle", "--without-gossip", "--pool=threads"]
     return {
@@ -121,6 +128,9 @@ def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[s
                    f"--queues={','.join(queues['worker'])}", f"--hostname=runstack-{port}@%h", *common],
         "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", "--concurrency=1",
                      f"--queues={','.join(queues['embedder'])}", f"--hostname=runstack-embed-{port}@%h", *common],
+        "webhooks": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={WEBHOOK_CONCURRENCY}",
+                     f"--queues={','.join(queues['webhooks'])}", f"--hostname=runstack-webhooks-{port}@%h",
+                     *common],
     }
 
 
@@ -233,7 +243,8 @@ class Command(BaseCommand):
         logs = embedded.var_dir() / "logs"
         logs.mkdir(exist_ok=True)
         py = sys.executable
-        self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings) and beat")
+        self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings, one for "
+                   "webhooks) and beat")
         for name, argv in worker_commands(py, port=port, concurrency=concurrency).items():
             self.children.append(Child(name, argv, env, logs))
         self.children.append(Child("beat", [
@@ -283,7 +294,7 @@ class Command(BaseCommand):
         lines += [
             f"  API:          {base}api/v1/docs/",
             f"  Data:         {embedded.var_dir() if self.embedded else 'external servers'} (reused by the next run)",
-            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, embedder.log, beat.log)",
+            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, embedder.log, webhooks.log, beat.log)",
             "Press Ctrl-C to stop everything.",
             "",
         ]
@@ -307,7 +318,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if self.children:
             self.stdout.write("\n· stopping the web server, beat and workers")
-        for name in ("web", "beat", "worker", "embedder"):
+        for name in ("web", "beat", "worker", "embedder", "webhooks"):
             for child in self.children:
                 if child.name == name:
                     child.stop(STOP_TIMEOUT)
