@@ -89,52 +89,5 @@ class WebhookReceiver:
         return fresh and hmac.compare_digest(expected, hit.headers["x-memgov-signature"])
 
 
-class Tarpit:
-    """A receiver that reads the request, then answers one byte at a time (`interval` apart), forever or
-    until the sender hangs up: every read gets a byte well within any per-read timeout. Counts requests."""
-
-    def __init__(self, interval: float = 0.1):
-        import socket
-
-        self.interval = interval
-        self.requests = 0
-        self._stop = threading.Event()
-        self._sock = socket.create_server(("127.0.0.1", 0))
-        self._sock.settimeout(0.2)
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._sock.getsockname()[1]}/hooks/tarpit"
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                continue
-            threading.Thread(target=self._drip, args=(conn,), daemon=True).start()
-
-    def _drip(self, conn) -> None:
-        self.requests += 1
-        answer = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100000
-        try:
-            conn.settimeout(5)
-            conn.recv(65536)
-            for i in range(len(answer)):
-                if self._stop.wait(self.interval):
-                    break
-                conn.sendall(answer[i : i + 1])
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def __enter__(self) -> Tarpit:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self.thread.join(2)
-        self._sock.close()
+# The slow receiver of the isolation tests and of `bench_load --tarpit`: one implementation.
+from benchmarks.tarpit import Tarpit  # noqa: E402, F401

@@ -79,3 +79,27 @@ def fix_at_proposal(memory: Memory) -> None:
     if needed >= 2 and int(memory.meta.get(NEEDED) or 1) < needed:
         memory.meta = {**memory.meta, NEEDED: needed}
         Memory.objects.filter(pk=memory.pk).update(meta=memory.meta)
+
+
+MOVE_WOULD_OVERRIDE = (
+    "This scope holds rules in force with the same key as a long-term commitment of its new place, which asks "
+    "for two reviewers: there they would override it on one person's word. Propose them again under the new "
+    "parent (two reviewers confirm), or retire them before the move."
+)
+
+
+def move_would_override(scope: Scope, new_parent: Scope) -> bool:
+    """Whether moving `scope` under `new_parent` would set aside a long-term commitment of a four-eyes scope
+    there that it did not set aside before: an active keyed memory of the moved subtree with the key of
+    such a commitment above the new place (and not above the old one)."""
+    if not requires_four_eyes(new_parent):
+        return False
+    keys = set(Memory.objects.filter(scope__tree__descendant_of=scope.tree, status=Status.ACTIVE, key__isnull=False)
+               .values_list("key", flat=True))
+    if not keys:
+        return False
+    def above(place: Scope):
+        return Memory.objects.filter(scope__in=Scope.objects.ancestors_of(place), status=Status.ACTIVE,
+                                     tier=Tier.LONG, key__in=keys).select_related("scope")
+    before = set(above(scope.parent).values_list("pk", flat=True))
+    return any(ending_needs_two_people(m) for m in above(new_parent).exclude(pk__in=before))

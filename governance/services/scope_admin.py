@@ -19,7 +19,7 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.utils import timezone
 
-from governance.errors import Conflict, InvalidInput, PermissionDenied
+from governance.errors import Conflict, FourEyesRequired, InvalidInput, PermissionDenied
 from governance.models import AgentWrite, Principal, Role, Scope
 from governance.permissions import (
     ARCHIVE_ROOT,
@@ -29,6 +29,7 @@ from governance.permissions import (
     settings_kept_on_move,
 )
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.four_eyes import MOVE_WOULD_OVERRIDE, move_would_override
 from governance.services.outbox import outbox_emit
 from governance.services.scope import _SLUG, INVALID_SCOPE_NAME, SCOPE_TOO_DEEP
 
@@ -126,6 +127,8 @@ def scope_move(*, scope: Scope, new_parent: Scope, actor: Principal | None) -> S
         # The rules it was under from above (four-eyes, agent write policy, archive, child-scope role)
         # stay with it: a move never relaxes them (permissions.settings_kept_on_move).
         kept = settings_kept_on_move(scope, new_parent)
+        if actor is not None and move_would_override(scope, new_parent):
+            raise FourEyesRequired(MOVE_WOULD_OVERRIDE)
         rewrite_subtree(scope, new_path=new_path, new_tree=f"{new_parent.tree}.{scope.pk}")
         Scope.objects.filter(pk=scope.pk).update(parent=new_parent, **kept)
         scope.refresh_from_db()

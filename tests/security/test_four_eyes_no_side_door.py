@@ -13,6 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from governance.models import AuditEvent, Memory, Relation, RelationKind, Role, Scope, Status, Tier
 from governance.permissions import agent_write_policy, archived_scope, requires_four_eyes
+from governance.services.four_eyes import MOVE_WOULD_OVERRIDE
 from governance.services.memory import FOUR_EYES_ACTIVE_WRITE, MemoryInput, memory_record
 from governance.services.principal import grant_add, principal_ensure, user_ensure
 from governance.services.scope import scope_ensure
@@ -188,3 +189,24 @@ def test_an_agent_principal_cannot_use_the_child_scope_to_get_around_four_eyes(r
     grant_add(principal=bot, scope=Scope.objects.get(path="acme"), role=Role.AGENT, actor=None)
     response = token_client(bot).post("/api/v1/memories", _override(scope="acme/slides"), format="json")
     assert response.status_code == 201 and response.json()["status"] == Status.PROPOSED
+
+
+def test_moving_a_scope_with_an_override_under_a_four_eyes_rule_is_refused(workspace_scope, project_scope, owner,
+                                                                           sibling_scope):
+    workspace_scope.require_two_reviewers = True
+    workspace_scope.save(update_fields=["require_two_reviewers"])
+    rule = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format", text=RULE,
+                                          source_kind="user", status="active", tier=Tier.LONG), actor=None)
+    task = scope_ensure(path="acme/payments/task", actor=None)
+    memory_record(item=MemoryInput(scope=task, kind="convention", key="export_format", text="Export format: PPTX.",
+                                   source_kind="user", status="active"), actor=None)
+    refused = token_client(owner).patch(f"/api/v1/scopes/{task.pk}", {"parent": "acme/slides"}, format="json")
+    assert (refused.status_code, refused.json()["error"]) == (409, "four_eyes_required")
+    assert refused.json()["message"] == MOVE_WOULD_OVERRIDE
+    task.refresh_from_db()
+    assert task.path == "acme/payments/task"
+    # A scope without such an override moves.
+    other = scope_ensure(path="acme/payments/other", actor=None)
+    assert token_client(owner).patch(f"/api/v1/scopes/{other.pk}", {"parent": "acme/slides"},
+                                     format="json").status_code == 200
+    assert Memory.objects.get(pk=rule.pk).status == Status.ACTIVE
