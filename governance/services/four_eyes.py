@@ -46,8 +46,10 @@ def commitments_at_stake(memory: Memory, *, exclude: tuple[int, ...] = ()) -> li
         for other in Memory.objects.filter(pk__in=others, status=Status.ACTIVE).select_related("scope"):
             at_stake[other.pk] = other
     if memory.key:
-        for other in Memory.objects.filter(scope_id__in=scope_ids, key=memory.key, status=Status.ACTIVE) \
-                .select_related("scope"):
+        same_key = Memory.objects.filter(scope_id__in=scope_ids, key=memory.key, status=Status.ACTIVE)
+        # Writing again exactly what is in force there changes nothing (memory_record answers with that row).
+        same_key = same_key.exclude(scope_id=memory.scope_id, content_hash=memory.content_hash)
+        for other in same_key.select_related("scope"):
             at_stake[other.pk] = other
     for other in _contradicted_by_text(memory, scope_ids):
         at_stake[other.pk] = other

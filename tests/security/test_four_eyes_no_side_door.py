@@ -210,3 +210,4 @@ def test_moving_a_scope_with_an_override_under_a_four_eyes_rule_is_refused(works
     assert token_client(owner).patch(f"/api/v1/scopes/{other.pk}", {"parent": "acme/slides"},
                                      format="json").status_code == 200
     assert Memory.objects.get(pk=rule.pk).status == Status.ACTIVE
+
