@@ -65,6 +65,16 @@ def deliver_webhook(delivery_id: int) -> str | None:
     return webhook_attempt(delivery_id)
 
 
+@shared_task(name="governance.tasks.queue_webhooks", **RETRY)
+def queue_webhooks(delivery_ids: list[int]) -> int:
+    """Queue one deliver_webhook message per delivery (routed to the `webhooks` queue, like the sending:
+    the fan-out and the reconciler hand it one message instead of queueing each delivery themselves)."""
+    from governance.propagation.webhooks import queue_deliveries
+
+    queue_deliveries(delivery_ids)
+    return len(delivery_ids)
+
+
 @shared_task(name="governance.tasks.embed_memories", **RETRY)
 def embed_memories(memory_ids: list[int]) -> int:
     """Embed these memories (routed to the `embedding` queue); rows another caller holds are skipped."""

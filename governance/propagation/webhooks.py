@@ -218,7 +218,21 @@ def _webhooks_store(outbox: Outbox) -> None:
     WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
     pending = list(WebhookDelivery.objects.filter(outbox=outbox, state=WebhookDelivery.State.PENDING)
                    .values_list("pk", flat=True))
-    transaction.on_commit(lambda: queue_deliveries(pending))
+    transaction.on_commit(lambda: queue_deliveries_later(pending))
+
+
+def queue_deliveries_later(delivery_ids: list[int]) -> None:
+    """Hand the queueing of these deliveries to the webhooks queue in one message: a propagation worker
+    (the fan-out, the reconciler) never spends its time on one message per subscription and event, so a
+    backlog of slow receivers costs it one message, not hundreds."""
+    if not delivery_ids:
+        return
+    from governance.propagation.tasks import queue_webhooks
+
+    try:
+        queue_webhooks.delay(list(delivery_ids))
+    except Exception:  # broker down: the rows are pending and due; the reconciler sends them
+        logger.warning("could not queue %d webhook deliveries; the reconciler will", len(delivery_ids), exc_info=True)
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
@@ -319,5 +333,5 @@ def webhook_deliveries_due(*, overdue_seconds: float, limit: int = 500) -> int:
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()))
         .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
     )
-    queue_deliveries(ids)
+    queue_deliveries_later(ids)
     return len(ids)

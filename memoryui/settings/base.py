@@ -127,6 +127,7 @@ CELERY_TASK_ROUTES = {
     "governance.tasks.reconcile": {"queue": PROPAGATION_QUEUE},
     "governance.tasks.worker_heartbeat": {"queue": PROPAGATION_QUEUE},
     "governance.tasks.deliver_webhook": {"queue": WEBHOOK_QUEUE},
+    "governance.tasks.queue_webhooks": {"queue": WEBHOOK_QUEUE},
     "governance.tasks.embed_outbox": {"queue": EMBEDDING_QUEUE},
     "governance.tasks.embed_memories": {"queue": EMBEDDING_QUEUE},
     "governance.recall.tasks.reinforce_used_memories": {"queue": REINFORCEMENT_QUEUE},
