@@ -90,4 +90,4 @@ class WebhookReceiver:
 
 
 # The slow receiver of the isolation tests and of `bench_load --tarpit`: one implementation.
-from benchmarks.tarpit import Tarpit  # noqa: E402, F401
+from devtools.benchmarks.tarpit import Tarpit  # noqa: E402, F401

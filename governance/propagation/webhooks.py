@@ -18,6 +18,7 @@ import uuid
 from datetime import timedelta
 from http.client import HTTPException
 
+from celery import shared_task
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
@@ -47,6 +48,7 @@ from governance.propagation.webhook_transport import (
     post,
     sign,
 )
+from governance.runtime.retries import RETRY
 
 logger = logging.getLogger(__name__)
 
@@ -227,8 +229,6 @@ def queue_deliveries_later(delivery_ids: list[int]) -> None:
     backlog of slow receivers costs it one message, not hundreds."""
     if not delivery_ids:
         return
-    from governance.propagation.tasks import queue_webhooks
-
     try:
         queue_webhooks.delay(list(delivery_ids))
     except Exception:  # broker down: the rows are pending and due; the reconciler sends them
@@ -236,13 +236,28 @@ def queue_deliveries_later(delivery_ids: list[int]) -> None:
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
-    from governance.propagation.tasks import deliver_webhook
-
     for pk in delivery_ids:
         try:
             deliver_webhook.apply_async((pk,), countdown=countdown)
         except Exception:  # broker down: the row is pending and due; the reconciler sends it
             logger.warning("could not queue webhook delivery %s; the reconciler will", pk, exc_info=True)
+
+
+# The task lives beside the attempt it runs (its name stays `governance.tasks.deliver_webhook`): queueing a
+# delivery and running one then need no import back from propagation.tasks.
+@shared_task(name="governance.tasks.deliver_webhook", **RETRY)
+def deliver_webhook(delivery_id: int) -> str | None:
+    """Send one webhook delivery if it is due and unclaimed (its own retries are scheduled by the
+    attempt itself, with backoff and jitter; docs/webhooks.md)."""
+    return webhook_attempt(delivery_id)
+
+
+@shared_task(name="governance.tasks.queue_webhooks", **RETRY)
+def queue_webhooks(delivery_ids: list[int]) -> int:
+    """Queue one deliver_webhook message per delivery (routed to the `webhooks` queue, like the sending:
+    the fan-out and the reconciler hand it one message instead of queueing each delivery themselves)."""
+    queue_deliveries(delivery_ids)
+    return len(delivery_ids)
 
 
 def backoff_seconds(attempts: int) -> float:

@@ -68,7 +68,8 @@ def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str
                      slug: str | None = None) -> Workspace:
     """Change the workspace's name and/or short name. A new short name is the first part of every path in
     the workspace: all of them are rewritten with it. Needs the owner role on the root scope."""
-    from governance.services.scope_admin import lock_tree, rewrite_subtree
+    from governance.services.scope import lock_tree
+    from governance.services.scope_admin import rewrite_subtree
 
     with transaction.atomic():
         lock_tree(workspace.pk)
