@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 from django.urls import reverse
 
-from governance.services.evaluation import UPLOAD_TOO_DEEP
+from governance.evaluation.runs import UPLOAD_TOO_DEEP
 from governance.services.invitation import invitation_create
 
 

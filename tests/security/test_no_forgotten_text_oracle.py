@@ -46,7 +46,7 @@ def test_posting_a_forgotten_text_answers_like_any_other(project_scope, owner, r
 
 def extracted_text(memory: Memory) -> str:
     """The purged candidate's text as the extractor makes it from SAID (its tombstone keeps only the hash)."""
-    from governance.extraction import get_extractor
+    from governance.services.extraction import get_extractor
 
     [found] = [e for e in get_extractor().extract([{"role": "user", "content": SAID, "ref": "x"}])
                if content_hash(e.text) == memory.content_hash]
