@@ -83,6 +83,18 @@ def fix_at_proposal(memory: Memory) -> None:
         Memory.objects.filter(pk=memory.pk).update(meta=memory.meta)
 
 
+def import_needs_two(memory: Memory, four_eyes_by_scope: dict[int, bool]) -> bool:
+    """Whether a row an import would bring in force needs two people here (it would override or contradict
+    a long-term commitment of the scope or above, e.g. an import into a sub-scope of a four-eyes scope).
+    `four_eyes_by_scope` caches requires_four_eyes per scope: one query per scope when no rule applies."""
+    if memory.scope.pk not in four_eyes_by_scope:
+        four_eyes_by_scope[memory.scope.pk] = requires_four_eyes(memory.scope)
+    if not four_eyes_by_scope[memory.scope.pk] or (memory.key is None and memory.kind in (Kind.EPISODIC,
+                                                                                          Kind.WORKING)):
+        return False
+    return approvals_to_put_in_force(memory) >= 2
+
+
 MOVE_WOULD_OVERRIDE = (
     "This scope holds rules in force with the same key as a long-term commitment of its new place, which asks "
     "for two reviewers: there they would override it on one person's word. Propose them again under the new "

@@ -37,10 +37,10 @@ from governance.models import (
     content_hash,
     lexical,
 )
-from governance.permissions import Action, require, requires_four_eyes
+from governance.permissions import Action, require
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.bulk import copy_insert
-from governance.services.four_eyes import NEEDED, approvals_to_put_in_force
+from governance.services.four_eyes import NEEDED, import_needs_two
 from governance.services.outbox import outbox_emit
 from governance.services.portability.format import (
     AFTER_END,
@@ -380,11 +380,6 @@ class _Importer(RecordsStep):
             provenance["confirmed_by"] = (self.principal_names[r["confirmed_by"]] if confirmed_by is not None
                                           else "system")
             provenance["confirmed_at"] = r.get("confirmed_at")
-        if in_force and status == Status.ACTIVE and tier == Tier.LONG and self.actor is not None \
-                and requires_four_eyes(scope):
-            status, in_force = Status.PROPOSED, False
-            meta = {**meta, "requested_status": Status.ACTIVE}
-            self.counts["proposed_for_four_eyes"] += 1
         speaker = str(r.get("speaker") or "")[:200]
         memory = Memory(
             scope=scope, kind=kind, key=key, revision=revision, text=text, lexical=lexical.lexical_text(text, speaker),
@@ -402,25 +397,14 @@ class _Importer(RecordsStep):
             confirmed_by=self.actor if in_force else None, confirmed_at=self.now if in_force else None,
             meta={**self._remap_meta(meta), "imported": provenance},
         )
-        if in_force and status == Status.ACTIVE and self.actor is not None and self._put_in_force_by_two(memory):
-            # It would override or contradict a long-term commitment here or above (an import into a
-            # sub-scope of a four-eyes scope): it comes in proposed, and two reviewers put it in force.
+        if in_force and status == Status.ACTIVE and self.actor is not None and import_needs_two(
+                memory, self.__dict__.setdefault("_four_eyes", {})):  # proposed: two reviewers put it in force
             memory.status, memory.confirmed_by, memory.confirmed_at = Status.PROPOSED, None, None
             memory.meta = {**memory.meta, "requested_status": Status.ACTIVE, NEEDED: 2}
             status = Status.PROPOSED
             self.counts["proposed_for_four_eyes"] += 1
         self._key_seen(scope, key, revision, status, line)
         self._queue(line, fid, memory)
-
-    def _put_in_force_by_two(self, memory: Memory) -> bool:
-        """Whether this row needs two people to be in force here (services/four_eyes.py); one query per
-        scope when no four-eyes rule applies."""
-        cache = self.__dict__.setdefault("_four_eyes", {})
-        if memory.scope.pk not in cache:
-            cache[memory.scope.pk] = requires_four_eyes(memory.scope)
-        if not cache[memory.scope.pk] or (memory.key is None and memory.kind in (Kind.EPISODIC, Kind.WORKING)):
-            return False
-        return approvals_to_put_in_force(memory) >= 2
 
     def _queue(self, line: int, fid: int, memory: Memory) -> None:
         if fid in self.memories or fid in self._pending_ids:
