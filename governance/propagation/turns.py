@@ -228,6 +228,10 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
 
 
 
+# The tables that hold stored turns, with their key: the live turns and the retention archive.
+TURN_TABLES = (("governance_turn", "id"), ("governance_turnarchive", "turn_id"))
+
+
 def redact_asked_text(*, workspace_id: int, text: str, batch_size: int = 500) -> int:
     """Before a hard forget purges `text`, in its own transaction (the text is still known there, and is
     kept nowhere after): every stored turn of the workspace whose query or request carried it — cited or
@@ -243,16 +247,19 @@ def redact_asked_text(*, workspace_id: int, text: str, batch_size: int = 500) ->
         cur.execute("SELECT to_jsonb(%s::text)::text", [text])
         quoted = cur.fetchone()[0]
         needle = quoted[1:-1] if inside else quoted  # inside any JSON string, or a whole JSON string
-        cur.execute(
-            """
-            SELECT t.id, t.query, t.request FROM governance_turn t
-              JOIN governance_scope s ON s.id = t.scope_id AND s.workspace_id = %(ws)s
-             WHERE t.query = %(t)s OR (%(inside)s AND strpos(t.query, %(t)s) > 0)
-                OR strpos(t.request::text, %(needle)s) > 0
-            """,
-            {"ws": workspace_id, "t": text, "inside": inside, "needle": needle},
-        )
-        rows = cur.fetchall()
+        # Live turns and archived ones (turn retention) alike: an archive is a stored turn too.
+        found = {}
+        for table, pk in TURN_TABLES:
+            cur.execute(
+                f"""
+                SELECT t.{pk}, t.query, t.request FROM {table} t
+                  JOIN governance_scope s ON s.id = t.scope_id AND s.workspace_id = %(ws)s
+                 WHERE t.query = %(t)s OR (%(inside)s AND strpos(t.query, %(t)s) > 0)
+                    OR strpos(t.request::text, %(needle)s) > 0
+                """,
+                {"ws": workspace_id, "t": text, "inside": inside, "needle": needle},
+            )
+            found[(table, pk)] = cur.fetchall()
 
     def scrub(value):
         if isinstance(value, str):
@@ -265,18 +272,21 @@ def redact_asked_text(*, workspace_id: int, text: str, batch_size: int = 500) ->
             return [scrub(v) for v in value]
         return value
 
-    # Django's PostgreSQL backend hands jsonb to raw cursors as text.
-    changed = [(pk, scrub(query), scrub(json.loads(request) if isinstance(request, str) else request))
-               for pk, query, request in rows]
-    with connection.cursor() as cur:
-        for start in range(0, len(changed), batch_size):
-            batch = [{"id": pk, "query": q, "request": r} for pk, q, r in changed[start : start + batch_size]]
-            cur.execute(
-                """
-                UPDATE governance_turn AS t SET query = v.query, request = v.request
-                  FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, query text, request jsonb)
-                 WHERE t.id = v.id
-                """,
-                [json.dumps(batch)],
-            )
-    return len(changed)
+    total = 0
+    for (table, pk_column), rows in found.items():
+        # Django's PostgreSQL backend hands jsonb to raw cursors as text.
+        changed = [(pk, scrub(query), scrub(json.loads(request) if isinstance(request, str) else request))
+                   for pk, query, request in rows]
+        with connection.cursor() as cur:
+            for start in range(0, len(changed), batch_size):
+                batch = [{"id": pk, "query": q, "request": r} for pk, q, r in changed[start : start + batch_size]]
+                cur.execute(
+                    f"""
+                    UPDATE {table} AS t SET query = v.query, request = v.request
+                      FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, query text, request jsonb)
+                     WHERE t.{pk_column} = v.id
+                    """,
+                    [json.dumps(batch)],
+                )
+        total += len(changed)
+    return total

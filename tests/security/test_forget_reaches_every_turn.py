@@ -71,3 +71,31 @@ def test_another_workspaces_turns_are_not_touched(project_scope, other_workspace
     assert Turn.objects.get(pk=theirs).query == phrase
     # Not yours answers as unknown: the owner of acme cannot read globex's turn either way.
     assert token_client(owner).get(f"/api/v1/turns/{theirs}").status_code == 404
+
+
+def test_a_hard_forget_redacts_archived_turns_that_did_not_cite_it(project_scope, workspace_scope, owner, agent):
+    """Turn retention moves old turns into the archive; an archived turn is a stored turn too, so a
+    later hard forget reaches its query and request as it reaches the live ones."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from governance.models import TurnArchive
+    from governance.services.retention import retention_policy_set
+    from governance.services.turn_retention import turns_prune
+
+    phrase = f"vault passphrase amber-{uuid.uuid4().hex[:10]}"
+    turn_id = _ask(token_client(agent), "acme/slides", f"what did we say about {phrase} last week?")
+    Turn.objects.filter(pk=turn_id).update(created_at=timezone.now() - timedelta(days=40))
+    policy = retention_policy_set(scope=workspace_scope, actor=owner, turns_max_age_days=30)
+    assert turns_prune(policy=policy)["archived"] >= 1
+    assert phrase in TurnArchive.objects.get(turn_id=turn_id).query  # archived as sent
+
+    secret = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", text=phrase, source_kind="user",
+                                            status="active"), actor=None)
+    forgot = token_client(owner).post(f"/api/v1/memories/{secret.pk}/forget",
+                                      {"mode": "hard", "reason": "user asked"}, format="json")
+    assert forgot.status_code == 202, forgot.content
+    archived = TurnArchive.objects.get(turn_id=turn_id)
+    assert phrase not in archived.query and phrase not in json.dumps(archived.request)
+    assert REDACTED in archived.query
