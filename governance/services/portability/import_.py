@@ -38,9 +38,17 @@ from governance.models import (
     Status,
     Summary,
     Tier,
+    Workspace,
     content_hash,
 )
-from governance.permissions import Action, require, requires_four_eyes
+from governance.permissions import (
+    Action,
+    is_member,
+    principal_by_name,
+    principal_visible,
+    require,
+    requires_four_eyes,
+)
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 from governance.services.portability.format import (
@@ -78,6 +86,9 @@ NEW_WORKSPACE_DENIED = (
     "scope you own instead."
 )
 GRANTS_CHOICE = "grants is `drop` (the default: no grant of the file is given) or `keep`."
+UNKNOWN_LOCAL_PRINCIPAL = "--map-principal names {name!r}, which is no principal here"
+# Unmatched names become placeholders of the target workspace under this prefix (a user name has no ':').
+PLACEHOLDER_PREFIX = "import:"
 PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file says {file_kind}"
 COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
               "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
@@ -277,15 +288,30 @@ class _Importer:
             raise ImportFileError(self.line, BAD_VALUE.format(type="principal", field="kind", value=kind))
         if pid in self.principals:
             raise ImportFileError(self.line, DUPLICATE_ID.format(type="principal", id=pid))
-        local_name = self.principal_map.get(name, name)
-        principal = Principal.objects.filter(name=local_name).first()
-        if principal is None:
-            principal = principal_ensure(name=local_name, kind=kind, actor=self.actor)
-        elif principal.kind != kind and local_name == name:
-            raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=principal.kind,
-                                                                         file_kind=kind))
+        principal = self._local_principal(name, kind)
         self.principals[pid] = principal
         self.principal_names[pid] = name
+
+    def _local_principal(self, name: str, kind: str) -> Principal:
+        """The principal a name of the file stands for here. A name mapped by the operator
+        (--map-principal) is resolved as the importer may see it; any other is matched only to a member
+        of the target workspace (permissions.resolve: a grant there, or a team of it). Unmatched, it
+        becomes a placeholder of that workspace, "import:<workspace id>:<name>": a name for provenance
+        that no person can ever sign up with (a user name holds no ':'), so nobody inherits what the
+        file says about someone else."""
+        if name in self.principal_map:
+            return principal_by_name(self.actor, self.principal_map[name], missing=ImportFileError(
+                self.line, UNKNOWN_LOCAL_PRINCIPAL.format(name=self.principal_map[name])))
+        workspace_id = next(iter(self.scopes.values())).workspace_id if self.scopes else None
+        found = Principal.objects.filter(name=name).first() if workspace_id is not None else None
+        if found is not None and is_member(found, workspace_id) and principal_visible(self.actor, found):
+            if found.kind != kind:
+                raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=found.kind,
+                                                                             file_kind=kind))
+            return found
+        placeholder = f"{PLACEHOLDER_PREFIX}{workspace_id or 0}:{name}"[:150]
+        home = Workspace.objects.filter(pk=workspace_id).first() if kind == PrincipalKind.GROUP else None
+        return principal_ensure(name=placeholder, kind=kind, actor=self.actor, workspace=home)
 
     def _principal_ref(self, r: dict, name: str) -> Principal | None:
         pid = get(r, name, int, self.line, optional=True)
