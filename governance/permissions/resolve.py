@@ -103,6 +103,16 @@ def scope_by_path(actor: Principal | None, path: str | None, *, workspace: Works
     return scope
 
 
+def nearest_scope(path: str | None) -> Scope | None:
+    """The scope at `path`, or its nearest existing ancestor (a target that does not exist yet is asked
+    of the scope it would open under); None when not even the workspace exists. The caller then asks
+    `require` of it, so a scope the actor cannot see is the same NotFound as an unknown one."""
+    parts = [p for p in clean_path(path).split("/") if p]
+    prefixes = ["/".join(parts[:depth]) for depth in range(len(parts), 0, -1)]
+    found = {s.path: s for s in Scope.objects.select_related("workspace").filter(path__in=prefixes)}
+    return next((found[p] for p in prefixes if p in found), None)
+
+
 def scope_by_id(actor: Principal | None, scope_id: int, *, missing: Exception | None = None) -> Scope:
     """The scope with this id if the actor may use a role on it; the same answer otherwise."""
     scope = Scope.objects.select_related("workspace", "parent").filter(pk=scope_id).first()
@@ -190,8 +200,9 @@ def principal_visible(actor: Principal | None, target: Principal) -> bool:
     if target.kind == PrincipalKind.GROUP:
         return target.workspace_id is not None and target.workspace_id in (acting_workspace_ids(actor) or set())
     held = grants_for(target)
-    if not held.exists():
-        return not target.groups.exists()
+    if not held.exists():  # no role anywhere: unaffiliated, or only in teams that hold none yet
+        homes = set(target.groups.values_list("workspace_id", flat=True))
+        return not homes or bool(homes & (acting_workspace_ids(actor) or set()))
     return held.filter(scope__in=memory_readable_scopes(actor)).exists()
 
 
@@ -207,10 +218,12 @@ def principals_visible_to(actor: Principal | None, workspace: Workspace | None =
     own = Grant.objects.filter(principal_id=OuterRef("pk"))
     via_group = Grant.objects.filter(principal__members=OuterRef("pk"))
     teams = Principal.groups.through.objects.filter(from_principal_id=OuterRef("pk"))
-    unaffiliated = ~Q(Exists(own)) & ~Q(Exists(teams))
+    acting = sorted(acting_workspace_ids(actor) or set())
+    unaffiliated = ~Q(Exists(own)) & ~Q(Exists(via_group)) & (
+        ~Q(Exists(teams)) | Q(Exists(teams.filter(to_principal__workspace_id__in=acting))))
     seen = Q(Exists(own.filter(scope__in=readable))) | Q(Exists(via_group.filter(scope__in=readable)))
     people = ~Q(kind=PrincipalKind.GROUP) & (unaffiliated | seen)
-    homes = Q(kind=PrincipalKind.GROUP, workspace_id__in=sorted(acting_workspace_ids(actor) or set()))
+    homes = Q(kind=PrincipalKind.GROUP, workspace_id__in=acting)
     return qs.filter(Q(pk=actor.pk) | people | homes)
 
 
@@ -235,3 +248,15 @@ def team_by_name(actor: Principal | None, name: str | None, *, workspace: Worksp
     """A team whose home is a workspace where the actor holds a role (within `workspace` when given);
     a user's or agent's name, or another workspace's team, is the same answer as an unknown name."""
     return principal_by_name(actor, name, workspace=workspace, kinds=(PrincipalKind.GROUP,), missing=missing)
+
+
+def member_by_name(actor: Principal | None, name: str | None, workspace: Workspace | int | None) -> Principal | None:
+    """The principal named `name` if it is a member of `workspace` the actor may know of (an import's
+    matching: a name of the file stands for someone here only if that someone belongs to the target
+    workspace); None otherwise, an unknown name and another workspace's alike."""
+    if workspace is None:
+        return None
+    found = Principal.objects.filter(name=(name or "").strip()).first()
+    if found is None or not is_member(found, workspace) or not principal_visible(actor, found):
+        return None
+    return found

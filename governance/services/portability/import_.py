@@ -38,14 +38,13 @@ from governance.models import (
     Status,
     Summary,
     Tier,
-    Workspace,
     content_hash,
 )
 from governance.permissions import (
     Action,
-    is_member,
+    member_by_name,
+    nearest_scope,
     principal_by_name,
-    principal_visible,
     require,
     requires_four_eyes,
 )
@@ -111,12 +110,10 @@ class ImportResult:
 def _target_check(actor: Principal | None, into: str) -> None:
     """Only an owner of the target (or, for a path that does not exist yet, of its nearest existing
     ancestor) may import; a new workspace only the system (the command line) may open."""
-    parts = parse_scope_path(into)
-    for depth in range(len(parts), 0, -1):
-        scope = Scope.objects.filter(path="/".join(parts[:depth])).first()
-        if scope is not None:
-            require(actor, scope, Action.IMPORT)
-            return
+    scope = nearest_scope("/".join(parse_scope_path(into)))
+    if scope is not None:
+        require(actor, scope, Action.IMPORT)
+        return
     if actor is not None:
         raise PermissionDenied(NEW_WORKSPACE_DENIED, action=str(Action.IMPORT))
 
@@ -303,14 +300,14 @@ class _Importer:
             return principal_by_name(self.actor, self.principal_map[name], missing=ImportFileError(
                 self.line, UNKNOWN_LOCAL_PRINCIPAL.format(name=self.principal_map[name])))
         workspace_id = next(iter(self.scopes.values())).workspace_id if self.scopes else None
-        found = Principal.objects.filter(name=name).first() if workspace_id is not None else None
-        if found is not None and is_member(found, workspace_id) and principal_visible(self.actor, found):
+        found = member_by_name(self.actor, name, workspace_id)
+        if found is not None:
             if found.kind != kind:
                 raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=found.kind,
                                                                              file_kind=kind))
             return found
         placeholder = f"{PLACEHOLDER_PREFIX}{workspace_id or 0}:{name}"[:150]
-        home = Workspace.objects.filter(pk=workspace_id).first() if kind == PrincipalKind.GROUP else None
+        home = next(iter(self.scopes.values())).workspace if kind == PrincipalKind.GROUP and self.scopes else None
         return principal_ensure(name=placeholder, kind=kind, actor=self.actor, workspace=home)
 
     def _principal_ref(self, r: dict, name: str) -> Principal | None:
