@@ -259,3 +259,56 @@ def test_a_run_never_imports_into_or_drops_a_workspace_it_did_not_create(owner, 
     assert not Memory.objects.filter(scope__workspace_id=squatter.workspace_id).exists()
     assert not AuditEvent.objects.filter(action="evaluation.sandbox_drop", target_id=str(run.pk),
                                          data__rows__gt=0).exists()
+
+
+# --- Imports name only the target workspace's people -------------------------------------------------------
+
+
+def test_an_import_matches_names_only_to_members_of_the_target_workspace(owner, reviewer, agent, outsider,
+                                                                         project_scope, other_workspace_scope):
+    from governance.services.portability import scope_import
+    from tests.governance.portability.helpers import as_lines, export_records
+
+    memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="fmt", status="active",
+                                   text="Export as PPTX.", source_kind="user"), actor=owner)
+    records = export_records("acme/slides")
+    globex_member = user_ensure(username="gus", password="pw-gus", actor=None)
+    grant_add(principal=globex_member, scope=other_workspace_scope, role=Role.VIEWER, actor=None)
+    records = [{**r, "name": "gus"} if r.get("type") == "principal" and r.get("name") == "rami" else r
+               for r in records]
+    scope_import(lines=as_lines(records), into="globex/slides/copy", actor=outsider, grants="keep")
+    held = dict(Grant.objects.filter(scope__path="globex/slides/copy").values_list("principal__name", "role"))
+    home = other_workspace_scope.workspace_id
+    assert held["gus"] == Role.REVIEWER  # a member of globex: matched
+    # acme's owner wrote the rule: in globex it was written by a placeholder, not by olivia.
+    rule = Memory.objects.get(scope__path="globex/slides/copy", key="fmt")
+    assert rule.created_by.name == f"import:{home}:olivia" and rule.created_by != owner
+    assert f"import:{home}:slides-agent" in held and "slides-agent" not in held
+    assert not Grant.objects.filter(principal=owner, scope__workspace_id=home).exists()
+    # A person who later signs up under a name of the file inherits nothing: placeholders hold ':'.
+    newcomer = user_ensure(username="olivia2", password="pw", actor=None)
+    assert not Grant.objects.filter(principal=newcomer).exists()
+    assert all(":" in name for name in held if name != "gus")
+
+
+# --- The review queue shows no text of a scope the reviewer cannot read ------------------------------------
+
+
+def test_the_review_queue_masks_a_linked_memory_of_a_scope_the_reviewer_cannot_read(
+    reviewer, project_scope, sibling_scope,
+):
+    from governance.selectors.review import UNREADABLE_TEXT
+    from governance.services.relation import relation_add
+
+    secret = memory_record(item=MemoryInput(scope=sibling_scope, kind="episodic", text="Payroll is due on the 3rd",
+                                            source_kind="user", status="active"), actor=None)
+    proposal = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Slides due on the 3rd",
+                                              source_kind="user", status="proposed"), actor=None)
+    relation_add(source_id=proposal.pk, target_id=secret.pk, kind="derived_from", actor=None)
+    api = token_client(reviewer).get("/api/v1/review")
+    assert api.status_code == 200
+    item = next(i for i in api.json() if i["memory"]["id"] == proposal.pk)
+    assert [e["text"] for e in item["supporting_episodes"]] == [UNREADABLE_TEXT]
+    assert "Payroll" not in api.content.decode()
+    page = signed_in(reviewer, "pw-rami").get("/review/")
+    assert page.status_code == 200 and b"Payroll" not in page.content
