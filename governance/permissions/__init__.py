@@ -85,7 +85,6 @@ from governance.permissions.resolve import (  # noqa: F401
     clean_path,
     grant_for_reader,
     is_member,
-    is_unaffiliated,
     member_by_name,
     member_workspace_ids,
     memory_for_reader,

@@ -185,12 +185,6 @@ def is_member(principal: Principal, workspace: Workspace | int) -> bool:
     return workspace_id in member_workspace_ids(principal)
 
 
-def is_unaffiliated(principal: Principal) -> bool:
-    """A user or agent with no grant and no team yet: it belongs to no workspace."""
-    return (principal.kind != PrincipalKind.GROUP and not Grant.objects.filter(principal=principal).exists()
-            and not principal.groups.exists())
-
-
 def principal_visible(actor: Principal | None, target: Principal) -> bool:
     """Whether the actor may learn that `target` exists: itself; a team whose home is a workspace where
     the actor holds a role; an unaffiliated user or agent; one holding a grant (its own or its teams')

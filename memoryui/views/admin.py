@@ -24,6 +24,7 @@ from governance.permissions import (
     principals_visible_to,
     scope_by_id,
     scope_by_path,
+    team_by_name,
 )
 from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
 from governance.services import grant_membership, scope_admin
@@ -190,7 +191,8 @@ def team_new(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = _principal(request.principal, workspace, request.POST.get("team", ""), "team")
+        team = team_by_name(request.principal, request.POST.get("team", ""), workspace=workspace,
+                            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"))
         member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
         grant_membership.group_member_add(group=team, member=member, actor=request.principal)
         return f"{member.name} joined {team.name}."
@@ -201,7 +203,8 @@ def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = _principal(request.principal, workspace, request.POST.get("team", ""), "team")
+        team = team_by_name(request.principal, request.POST.get("team", ""), workspace=workspace,
+                            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"))
         member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
         grant_membership.group_member_remove(group=team, member=member, actor=request.principal,
                                              reason=request.POST.get("reason", ""))

@@ -312,3 +312,19 @@ def test_the_review_queue_masks_a_linked_memory_of_a_scope_the_reviewer_cannot_r
     assert "Payroll" not in api.content.decode()
     page = signed_in(reviewer, "pw-rami").get("/review/")
     assert page.status_code == 200 and b"Payroll" not in page.content
+
+
+def test_the_dashboard_import_answers_another_workspaces_target_as_an_unknown_one(outsider, project_scope):
+    page = signed_in(outsider, "pw-otto")
+
+    def post(target):
+        upload = SimpleUploadedFile("x.jsonl", b"{}\n", content_type="application/x-ndjson")
+        return page.post("/portability/import/", {"file": upload, "target": target, "action": "import"})
+
+    foreign, unknown = post(project_scope.path), post("acme/no-such-scope")
+    assert foreign.status_code == unknown.status_code == 400
+    from django.utils.html import escape
+
+    from memoryui.views.portability import UNKNOWN_TARGET
+
+    assert escape(UNKNOWN_TARGET) in foreign.content.decode() and escape(UNKNOWN_TARGET) in unknown.content.decode()

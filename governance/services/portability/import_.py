@@ -146,6 +146,10 @@ def scope_import(
         return preview.result
 
 
+class _NoMatch(Exception):
+    """No principal of that name here (the command line's import then makes a placeholder)."""
+
+
 class _Preview(Exception):
     """Raised inside the import's transaction to roll a preview back."""
 
@@ -292,7 +296,9 @@ class _Importer:
     def _local_principal(self, name: str, kind: str) -> Principal:
         """The principal a name of the file stands for here. A name mapped by the operator
         (--map-principal) is resolved as the importer may see it; any other is matched only to a member
-        of the target workspace (permissions.resolve: a grant there, or a team of it). Unmatched, it
+        of the target workspace (permissions.resolve: a grant there, or a team of it), or, when the
+        system imports (the command line, as the operator), to this installation's principal of that
+        name. Unmatched, it
         becomes a placeholder of that workspace, "import:<workspace id>:<name>": a name for provenance
         that no person can ever sign up with (a user name holds no ':'), so nobody inherits what the
         file says about someone else."""
@@ -300,7 +306,13 @@ class _Importer:
             return principal_by_name(self.actor, self.principal_map[name], missing=ImportFileError(
                 self.line, UNKNOWN_LOCAL_PRINCIPAL.format(name=self.principal_map[name])))
         workspace_id = next(iter(self.scopes.values())).workspace_id if self.scopes else None
-        found = member_by_name(self.actor, name, workspace_id)
+        if self.actor is None:  # the operator on the command line: this installation's principal of that name
+            try:
+                found = principal_by_name(None, name, missing=_NoMatch())
+            except _NoMatch:
+                found = None
+        else:
+            found = member_by_name(self.actor, name, workspace_id)
         if found is not None:
             if found.kind != kind:
                 raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=found.kind,
