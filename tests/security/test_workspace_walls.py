@@ -328,3 +328,34 @@ def test_the_dashboard_import_answers_another_workspaces_target_as_an_unknown_on
     from memoryui.views.portability import UNKNOWN_TARGET
 
     assert escape(UNKNOWN_TARGET) in foreign.content.decode() and escape(UNKNOWN_TARGET) in unknown.content.decode()
+
+
+def test_the_migration_gives_each_team_one_home_and_splits_a_team_of_two_workspaces(
+    owner, reviewer, project_scope, other_workspace_scope,
+):
+    from importlib import import_module
+
+    from django.apps import apps
+
+    step = import_module("governance.migrations.0027_walls_by_identity").homes_for_teams
+    both = Principal.objects.create(kind="group", name="both-sides")  # as before homes existed
+    reviewer.groups.add(both)
+    Grant.objects.create(principal=both, scope=project_scope, role=Role.VIEWER)
+    Grant.objects.create(principal=both, scope=other_workspace_scope, role=Role.VIEWER)
+    made = Principal.objects.create(kind="group", name="made-by-olivia")
+    from django.db import transaction
+
+    from governance.services.audit import AuditEntry, audit_record
+
+    with transaction.atomic():
+        audit_record(actor=owner, entry=AuditEntry("principal.create", "principal", str(made.pk)))
+    step(apps, None)
+    both.refresh_from_db()
+    made.refresh_from_db()
+    twin = Principal.objects.get(name="both-sides-globex")
+    assert (both.workspace_id, twin.workspace_id) == (project_scope.workspace_id, other_workspace_scope.workspace_id)
+    assert set(Grant.objects.filter(principal=both).values_list("scope__workspace_id", flat=True)) == {
+        project_scope.workspace_id}
+    assert Grant.objects.filter(principal=twin, scope=other_workspace_scope).exists()
+    assert list(twin.members.all()) == [reviewer]
+    assert made.workspace_id == project_scope.workspace_id  # its creator's workspace
