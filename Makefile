@@ -43,13 +43,13 @@ lint: $(TEST_STAMP)
 	$(PY) manage.py makemigrations --check --dry-run
 
 bench: $(RUN_STAMP)
-	$(PY) benchmarks/bench_write.py
+	$(PY) devtools/benchmarks/bench_write.py
 
 status: $(RUN_STAMP)
 	$(PY) manage.py embedding_status
 
 stop: $(RUN_STAMP)
-	$(PY) -c "from memoryui.embedded import stop_all; stop_all()"
+	$(PY) -c "from devtools.embedded import stop_all; stop_all()"
 
 clean: stop
 	rm -rf var

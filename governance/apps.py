@@ -5,3 +5,8 @@ class GovernanceConfig(AppConfig):
     name = "governance"
     verbose_name = "Memory governance"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Derived stores whose update is a service register their handler from the service's module
+        # (governance.propagation.stores.handler / repair): import them in every process that may run one.
+        from governance.services import summary  # noqa: F401

@@ -9,7 +9,7 @@ from django.http import HttpResponse, JsonResponse
 
 from governance.api.limits import BODY_TOO_LARGE, declared_length
 
-# Routes that take an export file (governance/api/portability.py, memoryui/views/portability.py).
+# Routes that take an export file (governance/api/portability/views.py, memoryui/views/portability.py).
 UPLOAD_ROUTES = re.compile(r"^(/api/v1/scopes/\d+/import|/portability/import/)$")
 
 

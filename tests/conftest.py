@@ -10,6 +10,16 @@ from governance.services.principal import grant_add, principal_ensure, user_ensu
 from governance.services.scope import scope_ensure
 
 
+def pytest_unconfigure(config):
+    """The embedded PostgreSQL and Redis this run started (the test settings start them when DATABASE_URL /
+    REDIS_URL are unset: a fresh clone's `make test`) stop with it, so no server outlives the suite;
+    servers that were already running (a `make run` beside it) are left as they were.
+    tests/test_no_process_left.py checks it."""
+    from devtools import embedded
+
+    embedded.stop_started_here()
+
+
 @pytest.fixture
 def workspace_scope(db):
     return scope_ensure(path="acme", actor=None)

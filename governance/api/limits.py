@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
-from governance.metrics import THROTTLED
+from governance.runtime.metrics import THROTTLED
 from governance.selectors.search import CappedPaginator
 
 BODY_TOO_LARGE = "The request body is larger than the {limit} bytes this service accepts."

@@ -1,25 +1,24 @@
-"""/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource's
-views live in the module of that name (governance/api/memories/, events.py, context.py, turns.py,
-scopes.py, relations.py, promotions.py, review.py, access.py, operations.py, admin.py, webhooks.py)."""
+"""/api/v1/: every route of the API, by resource, plus the schema and its docs page. Each resource is a
+package of that name with its views (and their serializers) in views.py: governance/api/memories/, events/,
+context/, turns/, scopes/, relations/, promotions/, review/, access/, operations/, administration/,
+webhooks/, portability/; auth, errors, limits, schema and validation serve them all."""
 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance.api import (
-    access,
-    admin,
-    context,
-    events,
-    operations,
-    portability,
-    promotions,
-    relations,
-    review,
-    scopes,
-    turns,
-    webhooks,
-)
+from governance.api.access import views as access
+from governance.api.administration import views as admin
+from governance.api.context import views as context
+from governance.api.events import views as events
 from governance.api.memories import views as memories
+from governance.api.operations import views as operations
+from governance.api.portability import views as portability
+from governance.api.promotions import views as promotions
+from governance.api.relations import views as relations
+from governance.api.review import views as review
+from governance.api.scopes import views as scopes
+from governance.api.turns import views as turns
+from governance.api.webhooks import views as webhooks
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -39,7 +38,7 @@ urlpatterns = [
     path("turns/<int:turn_id>", turns.TurnDetailView.as_view(), name="api-turn"),
     path("scopes", scopes.ScopesView.as_view(), name="api-scopes"),
     path("scopes/<int:scope_id>", admin.ScopeDetailView.as_view(), name="api-gov-scope"),
-    # Administration: workspaces, their members, teams, invitations (governance/api/admin.py).
+    # Administration: workspaces, their members, teams, invitations (governance/api/administration/views.py).
     path("workspaces", admin.WorkspacesView.as_view(), name="api-gov-workspaces"),
     path("workspaces/<str:slug>", admin.WorkspaceView.as_view(), name="api-gov-workspace"),
     path("workspaces/<str:slug>/members", admin.WorkspaceMembersView.as_view(), name="api-gov-workspace-members"),

@@ -1,3 +1,4 @@
-from governance.embedding.base import Embedder, get_embedder
+from governance.embedding.backends import get_embedder
+from governance.embedding.base import Embedder
 
 __all__ = ["Embedder", "get_embedder"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from governance.errors import DomainError
 
 KS = (1, 5, 10)
+UNKNOWN_STRATEGY = "Unknown strategy; choose one of: {choices}, or all."
 DEFAULT_CATEGORY = "uncategorised"
 
 
@@ -138,8 +139,8 @@ class BM25Baseline:
         if scope not in self._index:
             from rank_bm25 import BM25Okapi
 
-            from governance.lexical import searchable_text
             from governance.models import Memory
+            from governance.models.lexical import searchable_text
 
             rows = list(Memory.objects.filter(scope__path=scope, kind="episodic", purged_at__isnull=True)
                         .order_by("pk").values_list("source_ref", "text", "speaker"))
@@ -226,3 +227,19 @@ def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozens
             "errors": errors,
         }
     return out
+
+
+def all_strategies() -> tuple[str, ...]:
+    from governance.recall import STRATEGIES
+
+    return tuple(STRATEGIES)
+
+
+def resolve_strategies(choice: str) -> list[str]:
+    known = all_strategies()
+    if choice == "all":
+        # Weakest first, full last: the order of the ablation table.
+        return sorted(known, key=lambda s: (s == "full", known.index(s)))
+    if choice not in known:
+        raise ValueError(UNKNOWN_STRATEGY.format(choices=", ".join(known)))
+    return [choice]

@@ -1,4 +1,4 @@
-"""The speaker is part of what a memory is found by (governance.lexical.searchable_text): recompute the
+"""The speaker is part of what a memory is found by (governance.models.lexical.searchable_text): recompute the
 keyword column of every row that has a speaker, and mark its vector as made from an older input (an empty
 embedding_hash), so that the reconciler, or `manage.py reembed`, embeds "Speaker: text" again. Recall
 keeps the old vector until the new one lands. Purged rows keep their empty text and column."""
@@ -9,7 +9,7 @@ BATCH = 2000
 
 
 def forward(apps, schema_editor):
-    from governance.lexical import lexical_text
+    from governance.models.lexical import lexical_text
 
     Memory = apps.get_model("governance", "Memory")
     rows = Memory.objects.filter(purged_at__isnull=True).exclude(speaker="").order_by("pk")
@@ -25,7 +25,7 @@ def forward(apps, schema_editor):
 
 
 def backward(apps, schema_editor):
-    from governance.lexical import lexical_text
+    from governance.models.lexical import lexical_text
 
     Memory = apps.get_model("governance", "Memory")
     for pk, text in Memory.objects.filter(purged_at__isnull=True).exclude(speaker="").values_list("pk", "text"):

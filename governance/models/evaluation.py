@@ -1,5 +1,9 @@
 from django.db import models
 
+# The slugs of the workspaces evaluation runs create for themselves ("eval-run-<run id>"): nobody may name a
+# workspace so (services.workspace), and a run never uses one it did not create (evaluation.runs).
+SANDBOX_PREFIX = "eval-run-"
+
 
 class EvaluationRun(models.Model):
     """One evaluation run: of the replay suite (`manage.py evaluate`, site-wide: no workspace), results in

@@ -145,6 +145,17 @@ def require_outbox_read(principal: Principal | None, outbox: Outbox) -> None:
         raise NotFound()
 
 
+def outbox_for_reader(actor: Principal | None, outbox_id: int) -> Outbox:
+    """The resolver of an outbox row by id (permissions.resolve's convention): whoever may read every scope
+    it speaks about (require_outbox_read); unknown and not-yours are the same NotFound."""
+    outbox = (Outbox.objects.select_related("memory__scope").prefetch_related("deliveries")
+              .filter(pk=outbox_id).first())
+    if outbox is None:
+        raise NotFound()
+    require_outbox_read(actor, outbox)
+    return outbox
+
+
 TEAM_CREATE_DENIED = "Creating a team needs the owner role on some scope of its workspace."
 
 

@@ -1,5 +1,5 @@
 """Resolvers: every name or id that comes from a request becomes an object here, one function per kind of
-input, in the manner of Zulip's `access_stream_by_id`. Each checks that the object belongs to the
+input, in the manner of Zulip's `access_stream_by_id` (an outbox row's, `outbox_for_reader`, sits beside its rule in `objects`). Each checks that the object belongs to the
 caller's workspace and that the caller may see it, and answers exactly as for an unknown object
 otherwise: the same exception, code and message (`missing`, NotFound by default; a form passes the
 InvalidInput its field shows). Views, serializers, commands and imports call these; none writes its own
@@ -20,7 +20,7 @@ from __future__ import annotations
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from governance.errors import NotFound
-from governance.models import Grant, Memory, Outbox, Principal, PrincipalKind, Scope, Turn, Workspace
+from governance.models import Grant, Memory, Principal, PrincipalKind, Scope, Turn, Workspace
 from governance.permissions.access import (
     effective_grants,
     governed_scopes,
@@ -154,18 +154,6 @@ def grant_for_reader(actor: Principal | None, grant_id: int, *, missing: Excepti
     if grant is None:
         _raise(missing)
     return grant
-
-
-def outbox_for_reader(actor: Principal | None, outbox_id: int) -> Outbox:
-    """An outbox row whoever may read every scope it speaks about may read (permissions.require_outbox_read)."""
-    from governance.permissions.objects import require_outbox_read
-
-    outbox = (Outbox.objects.select_related("memory__scope").prefetch_related("deliveries")
-              .filter(pk=outbox_id).first())
-    if outbox is None:
-        raise NotFound()
-    require_outbox_read(actor, outbox)
-    return outbox
 
 
 # --- Principals -----------------------------------------------------------------------------------------

@@ -28,8 +28,6 @@ from governance.propagation.embedding import (
 from governance.propagation.stores import (
     HANDLERS,
     LEASE,
-    _redis,
-    _scan,
     bump_cache_generation,
     cache_generation_key,
     cache_purge_workspace,
@@ -39,8 +37,10 @@ from governance.propagation.stores import (
     hot_set_key,
     hot_set_remove,
     lease,
+    redis_client,
     renew_lease,
     run_delivery,
+    scan_keys,
     workspace_cache_key,
 )
 from governance.propagation.turns import (
@@ -58,7 +58,7 @@ from governance.propagation.webhooks import (
 )
 
 __all__ = [
-    "EMBED_FIELDS", "EMBED_STATUSES", "EmbedAhead", "HANDLERS", "LEASE", "REDACTED", "Redactor", "_redis", "_scan",
+    "EMBED_FIELDS", "EMBED_STATUSES", "EmbedAhead", "HANDLERS", "LEASE", "REDACTED", "Redactor", "redis_client", "scan_keys",
     "bump_cache_generation", "cache_generation_key", "cache_purge_workspace", "claim", "claim_lease",
     "claim_rows", "embed_memories", "embeddable", "embedding_batches", "finish_outbox", "handler",
     "hold_rows", "hot_set_key", "hot_set_remove", "lease", "needs_embedding", "needs_vector", "redact_json",

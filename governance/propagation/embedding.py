@@ -13,8 +13,8 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from governance.embedding import get_embedder
-from governance.lexical import searchable_text
 from governance.models import Memory, Status
+from governance.models.lexical import searchable_text
 
 
 def claim_lease() -> timedelta:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
 from governance.propagation.embedding import needs_embedding
-from governance.propagation.stores import _redis, _scan, cache_generation_key
+from governance.propagation.stores import cache_generation_key, redis_client, scan_keys
 from governance.propagation.turns import redact_turns, turns_still_holding_purged
 
 LAST_RUN_KEY = "reconciler:last_run"
@@ -77,11 +77,11 @@ def repair_derived_drift() -> dict:
     cached entries of an old generation (they may hold a forgotten text), stored packets still showing a
     purged memory, purged text left in the keyword column."""
     from governance.models import RECALLABLE, Summary
-    from governance.services.summary import summaries_redact
+    from governance.propagation.stores import REPAIRS
 
-    client = _redis()
+    client = redis_client()
     hot_removed = 0
-    for key in _scan("hot:*"):
+    for key in scan_keys("hot:*"):
         if client.type(key) != b"zset":
             continue
         members = [int(m) for m in client.zrange(key, 0, -1) if m.isdigit()]
@@ -93,7 +93,7 @@ def repair_derived_drift() -> dict:
         if dead:
             hot_removed += client.zrem(key, *dead)
     old_entries = 0
-    for key in _scan("ws:*"):
+    for key in scan_keys("ws:*"):
         # <prefix>:<version>:ws:<workspace>:g<generation>:...
         parts = key.decode().split(":")
         try:
@@ -110,6 +110,6 @@ def repair_derived_drift() -> dict:
     lexical = Memory.objects.filter(purged_at__isnull=False).exclude(lexical="").update(lexical="")
     purged_ids = list(Memory.objects.filter(purged_at__isnull=False).values_list("pk", flat=True)[:5000])
     cited = Summary.objects.filter(cited_ids__overlap=purged_ids).exists() if purged_ids else False
-    redacted = summaries_redact(memory_ids=purged_ids) if cited else 0
+    redacted = REPAIRS["summaries_redact"](memory_ids=purged_ids) if cited else 0
     return {"hot_removed": hot_removed, "old_cache_entries": old_entries, "turns_redacted": len(drifted),
             "lexical_cleared": lexical, "summaries_redacted": redacted}

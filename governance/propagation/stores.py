@@ -40,7 +40,21 @@ def handler(store: str) -> Callable[[Handler], Handler]:
     return register
 
 
-def _ids(outbox: Outbox) -> list[int]:
+# A store whose update is a service registers its handler from the service's module (the summaries: their
+# rebuild is audited, governance.services.summary), and the reconciler's repair of summaries that still cite
+# a purged memory goes through the same registration. governance.apps imports those modules at start-up.
+REPAIRS: dict[str, Callable[..., int]] = {}
+
+
+def repair(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    def register(fn: Callable[..., int]) -> Callable[..., int]:
+        REPAIRS[name] = fn
+        return fn
+
+    return register
+
+
+def outbox_memory_ids(outbox: Outbox) -> list[int]:
     ids = list(outbox.payload.get("memory_ids") or [])
     if outbox.memory_id and outbox.memory_id not in ids:
         ids.append(outbox.memory_id)
@@ -58,7 +72,7 @@ def renew_lease(outbox_id: int, store: str) -> None:
 
 @handler("embedding")
 def _embedding_store(outbox: Outbox) -> None:
-    ids = _ids(outbox)
+    ids = outbox_memory_ids(outbox)
     # Purged memories lose their vector (the service already cleared it; this repairs any racing write).
     Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
@@ -70,7 +84,7 @@ def _embedding_store(outbox: Outbox) -> None:
 
 @handler("keyword")
 def _keyword_store(outbox: Outbox) -> None:
-    Memory.objects.filter(pk__in=_ids(outbox), purged_at__isnull=False).exclude(lexical="").update(lexical="")
+    Memory.objects.filter(pk__in=outbox_memory_ids(outbox), purged_at__isnull=False).exclude(lexical="").update(lexical="")
 
 
 def cache_generation_key(workspace_id: int) -> str:
@@ -88,7 +102,7 @@ def bump_cache_generation(workspace_id: int) -> None:
 def _cache_store(outbox: Outbox) -> None:
     from governance.models import Scope
 
-    scope_ids = set(Memory.objects.filter(pk__in=_ids(outbox)).values_list("scope_id", flat=True))
+    scope_ids = set(Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).values_list("scope_id", flat=True))
     if outbox.payload.get("scope_id"):
         scope_ids.add(outbox.payload["scope_id"])
     workspace_ids = set(Scope.objects.filter(pk__in=scope_ids).values_list("workspace_id", flat=True))
@@ -97,9 +111,9 @@ def _cache_store(outbox: Outbox) -> None:
     if outbox.topic in ("memory.forgotten", "memory.status", "memory.archived"):
         from governance.models import RECALLABLE
 
-        gone = list(Memory.objects.filter(pk__in=_ids(outbox)).exclude(status__in=RECALLABLE).values_list("pk", flat=True))
+        gone = list(Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).exclude(status__in=RECALLABLE).values_list("pk", flat=True))
         gone += list(
-            Memory.objects.filter(pk__in=_ids(outbox), meta__archived_at__isnull=False).values_list("pk", flat=True)
+            Memory.objects.filter(pk__in=outbox_memory_ids(outbox), meta__archived_at__isnull=False).values_list("pk", flat=True)
         )
         hot_set_remove(gone)
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
@@ -124,64 +138,39 @@ def workspace_cache_key(workspace_id: int, kind: str, digest: str) -> str:
     return f"ws:{workspace_id}:g{generation}:{kind}:{digest}"
 
 
-def _redis():
+def redis_client():
     return cache._cache.get_client(write=True)
 
 
-def _scan(pattern: str):
-    return _redis().scan_iter(match=cache.make_key(pattern), count=500)
+def scan_keys(pattern: str):
+    return redis_client().scan_iter(match=cache.make_key(pattern), count=500)
 
 
 def hot_set_remove(memory_ids: list[int]) -> int:
     """Take memories out of every hot set (sets are per scope, but a memory may be hot in several)."""
     if not memory_ids:
         return 0
-    client = _redis()
+    client = redis_client()
     removed = 0
-    for key in _scan("hot:*"):
+    for key in scan_keys("hot:*"):
         if client.type(key) == b"zset":
             removed += client.zrem(key, *[str(i) for i in memory_ids])
     return removed
 
 
 def cache_purge_workspace(workspace_id: int) -> int:
-    client = _redis()
-    keys = list(_scan(f"ws:{workspace_id}:*"))
+    client = redis_client()
+    keys = list(scan_keys(f"ws:{workspace_id}:*"))
     for start in range(0, len(keys), 500):
         client.delete(*keys[start : start + 500])
     return len(keys)
-
-
-@handler("summaries")
-def _summaries_store(outbox: Outbox) -> None:
-    from governance.services.summary import summaries_mark_stale, summaries_redact
-
-    if outbox.topic == "scope.changed":
-        # Renamed or moved: the subtree's summaries name the old path and (after a move) cover other
-        # ancestors; the next read rebuilds them.
-        from governance.models import Scope, Summary
-
-        scope = Scope.objects.filter(pk=outbox.payload.get("scope_id")).first()
-        if scope is not None:
-            Summary.objects.filter(scope__tree__descendant_of=scope.tree, stale=False).update(
-                stale=True, stale_reason="scope renamed, moved or reconfigured")
-        return
-    ids = _ids(outbox)
-    if not ids:
-        return
-    if outbox.topic == "memory.forgotten":
-        # Rebuilt now, not marked stale: a forgotten source must not wait for a reader. A summary that did
-        # not cite it cannot contain it, and its other lines are unchanged.
-        summaries_redact(memory_ids=ids)
-        return
-    summaries_mark_stale(memory_ids=ids, reason=outbox.topic)
 
 
 # --- Stored turns (the redaction itself lives in propagation/turns.py) ---------------------------------
 @handler("turns")
 def _turns_store(outbox: Outbox) -> None:
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
-        redact_turns(_ids(outbox))
+        redact_turns(outbox_memory_ids(outbox))
 
 
 def claim(delivery_id: int) -> bool:

@@ -13,7 +13,8 @@ from governance.models import Outbox, OutboxDelivery
 from governance.propagation import reconcile as reconciler
 from governance.propagation.embedding import embed_memories as embed_rows
 from governance.propagation.stores import finish_outbox, run_delivery
-from governance.retries import RETRY
+from governance.propagation.webhooks import deliver_webhook  # noqa: F401  (defined beside its work; importable here)
+from governance.runtime.retries import RETRY
 
 EMBEDDING_STORE = "embedding"
 
@@ -54,15 +55,6 @@ def dispatch_outbox(outbox_id: int, stores) -> None:
         propagate_outbox.delay(outbox_id)
     if EMBEDDING_STORE in stores:
         embed_outbox.delay(outbox_id)
-
-
-@shared_task(name="governance.tasks.deliver_webhook", **RETRY)
-def deliver_webhook(delivery_id: int) -> str | None:
-    """Send one webhook delivery if it is due and unclaimed (its own retries are scheduled by the
-    attempt itself, with backoff and jitter; docs/webhooks.md)."""
-    from governance.propagation.webhooks import webhook_attempt
-
-    return webhook_attempt(delivery_id)
 
 
 @shared_task(name="governance.tasks.embed_memories", **RETRY)

@@ -18,6 +18,7 @@ import uuid
 from datetime import timedelta
 from http.client import HTTPException
 
+from celery import shared_task
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.db import transaction
@@ -41,6 +42,7 @@ from governance.models import (
 from governance.permissions import grants_for
 from governance.propagation.stores import handler
 from governance.propagation.webhook_transport import RedirectAnswer, TargetRefused, post, sign
+from governance.runtime.retries import RETRY
 
 logger = logging.getLogger(__name__)
 
@@ -216,13 +218,20 @@ def _webhooks_store(outbox: Outbox) -> None:
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
-    from governance.propagation.tasks import deliver_webhook
-
     for pk in delivery_ids:
         try:
             deliver_webhook.apply_async((pk,), countdown=countdown)
         except Exception:  # broker down: the row is pending and due; the reconciler sends it
             logger.warning("could not queue webhook delivery %s; the reconciler will", pk, exc_info=True)
+
+
+# The task lives beside the attempt it runs (its name stays `governance.tasks.deliver_webhook`): queueing a
+# delivery and running one then need no import back from propagation.tasks.
+@shared_task(name="governance.tasks.deliver_webhook", **RETRY)
+def deliver_webhook(delivery_id: int) -> str | None:
+    """Send one webhook delivery if it is due and unclaimed (its own retries are scheduled by the
+    attempt itself, with backoff and jitter; docs/webhooks.md)."""
+    return webhook_attempt(delivery_id)
 
 
 def backoff_seconds(attempts: int) -> float:

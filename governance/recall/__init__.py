@@ -1,4 +1,4 @@
-"""The read path for a turn (DESIGN.md, "The read path"): one module per stage — eligible, recall
+"""The read path for a turn (docs/architecture.md, "The read path"): one module per stage — eligible, recall
 (vector, search, fuse), adjudicate, rank, pack, reinforce — and the packet. Strategies are the same
 pipeline with stages switched off (strategies.py)."""
 

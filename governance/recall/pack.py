@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from governance.errors import PinnedOverBudget
 from governance.models import Kind, SourceKind, Status
-from governance.recall.render import render_block, render_packet_text, slot_header
 from governance.recall.state import Hit, RecallState
 from governance.recall.tokens import count_tokens
+from governance.redaction.render import render_block, render_packet_text, slot_header
 
 OPTIONAL_ORDER = ("negative", "preferences", "recent", "evidence", "relations", "external")
 PINNED_REASON = "pinned: {why}"

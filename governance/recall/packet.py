@@ -14,22 +14,22 @@ from django.utils import timezone
 from governance.embedding import get_embedder
 from governance.embedding.cache import asker_of, cache_key, embed_query_cached, query_cache
 from governance.errors import InvalidInput, NotFound
-from governance.metrics import observe_stages
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, ScopeAccess, require, require_roles
-from governance.propagation.turns import REDACTED
 from governance.recall import adjudicate as adjudicate_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
 from governance.recall.eligible import eligible
 from governance.recall.pack import pack
 from governance.recall.reinforce import queue_reinforcement
-from governance.recall.render import render_packet_text
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
+from governance.redaction.redactor import REDACTED
+from governance.redaction.render import render_packet_text
+from governance.runtime import process_pool
+from governance.runtime.metrics import observe_stages
 from governance.selectors.memory import repeats_purged_text
-from memoryui.runtime import process_pool
 
 MAX_QUERY_CHARS = 4000
 MAX_BUDGET = 200_000
@@ -161,7 +161,7 @@ def _finish_embed(state: RecallState, pending: Future | _Done) -> None:
     state.trace.append({"name": "embed_wait", "ms": round(waited, 3), "in": 1, "out": 1})
 
 
-def _embed(state: RecallState) -> tuple[int, int]:
+def embed_question(state: RecallState) -> tuple[int, int]:
     """The query embedding on the calling thread (the tuning set's runner)."""
     state.query_vector, _ = embed_query_cached(get_embedder(), state.query, asker=asker_of(state.principal))
     return 1, 1

@@ -10,8 +10,7 @@ import math
 
 from django.conf import settings
 
-from governance import lexical
-from governance.models import Kind, Status
+from governance.models import Kind, Status, lexical
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
 
@@ -29,7 +28,7 @@ KEYED_MATCH = 0.5
 # Activation is unbounded (reinforcement adds up); squash it to 0..1 for the weighted sum.
 ACTIVATION_SCALE = 2.0
 # A cold memory (activation below MEMORY_COLD_THRESHOLD) is out of the hot set; it still comes back as
-# evidence when its match is strong enough (DESIGN.md, seed 004: "a higher relevance score"), judged on
+# evidence when its match is strong enough (docs/architecture.md, "Activation": "only for a strong match"), judged on
 # the match itself, not on a count: it holds at least this share of the query's terms ...
 COLD_LEXICAL_FLOOR = 0.5
 # ... or its cosine similarity is within this margin of the query's best vector match (e5 scores sit in a
@@ -52,7 +51,7 @@ COLD_LEXICAL_SHARE = 0.9
 # in a history that ended months ago every recency is 0, yet of two close matches the later one is what
 # holds now ("my personal best is 27:12" … later "a new personal best, 25:50"). A small weight orders
 # close matches; a question that asks for the present weighs it more, one that asks for the beginning
-# turns it round. Matched on the query's terms (governance.lexical, stemmed like the index).
+# turns it round. Matched on the query's terms (governance.models.lexical, stemmed like the index).
 TIME_ORDER_WEIGHT = 0.03
 TIME_ORDER_NOW = 0.10
 TIME_ORDER_EARLY = -0.05

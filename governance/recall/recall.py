@@ -8,8 +8,7 @@ import json
 
 from django.db import connection
 
-from governance import activation
-from governance.models import Kind, Status
+from governance.models import Kind, Status, activation
 from governance.recall import fusion, search, vector
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import LEXICAL, VECTOR

@@ -13,12 +13,10 @@ from datetime import datetime
 
 from django.db import transaction
 
-from memoryui.runtime import process_pool
+from governance.recall.tasks import reinforce_used_memories
+from governance.runtime import process_pool
 
 logger = logging.getLogger(__name__)
-
-RECALL_WEIGHT = 0.3  # a use counts less than a reviewer's boost (0.5)
-
 
 def publisher_pool() -> ThreadPoolExecutor:
     """The one thread per process that publishes reinforcement messages, in order."""
@@ -31,8 +29,6 @@ def queue_reinforcement(*, turn_id: int | None, memory_ids: list[int], at: datet
     ids = sorted(set(memory_ids))
 
     def send() -> None:
-        from governance.recall.tasks import reinforce_used_memories
-
         try:
             reinforce_used_memories.delay(turn_id=turn_id, memory_ids=ids, at=at.isoformat())
         except Exception:  # broker down: losing one reinforcement is acceptable, failing the turn is not

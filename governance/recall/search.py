@@ -1,4 +1,4 @@
-"""Keyword search over Memory.lexical (words and CJK unigrams/bigrams, see governance/lexical.py):
+"""Keyword search over Memory.lexical (words and CJK unigrams/bigrams, see governance/models/lexical.py):
 PostgreSQL full text with the `simple` configuration (the GIN index of migration 0002), and a trigram
 word-similarity fallback that catches misspellings when full text finds too little.
 
@@ -13,7 +13,7 @@ import math
 
 from django.db import connection
 
-from governance import lexical
+from governance.models import lexical
 from governance.recall.eligible import Eligibility
 
 MAX_QUERY_TERMS = 32

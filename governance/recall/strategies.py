@@ -1,4 +1,4 @@
-"""The ablations of DESIGN.md as sets of stages: every strategy runs the same pipeline with some stages
+"""The ablations of docs/evaluation.md ("The replay suite") as sets of stages: every strategy runs the same pipeline with some stages
 switched off, so a comparison between them measures the stages and nothing else.
 
 - recent: only the latest turns of the session (no memory at all: the baseline).

@@ -6,8 +6,10 @@ from celery import shared_task
 from django.utils.dateparse import parse_datetime
 
 from governance.models import ReinforcementEvent, Turn
-from governance.retries import RETRY
+from governance.runtime.retries import RETRY
 from governance.services.memory import memory_reinforce
+
+RECALL_WEIGHT = 0.3  # a use counts less than a reviewer's boost (0.5)
 
 
 @shared_task(**RETRY)
@@ -20,7 +22,5 @@ def reinforce_used_memories(*, turn_id: int | None, memory_ids: list[int], at: s
         memory_ids = [m for m in memory_ids if m not in done]
     if not memory_ids:
         return 0
-    from governance.recall.reinforce import RECALL_WEIGHT
-
     return memory_reinforce(memory_ids=memory_ids, weight=RECALL_WEIGHT, reason=ReinforcementEvent.Reason.RECALL,
                             actor=None, at=parse_datetime(at), turn_id=turn_id)

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db.models import Min
 from django.utils import timezone
 
-from governance.embedding.base import embedder_class
+from governance.embedding.backends import embedder_class
 from governance.models import Outbox, WebhookDelivery
 from governance.propagation import needs_embedding
 

@@ -12,8 +12,7 @@ from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
 
-from governance import lexical
-from governance.models import Memory, Status
+from governance.models import Memory, Status, lexical
 
 # The expression of the GIN indexes memory_lexical_fts and memory_scope_lexical_fts (migrations 0002,
 # 0008); anything else (a COALESCE, another configuration) would read every row instead.
@@ -22,7 +21,7 @@ KEYWORD_SQL = "to_tsvector('simple', governance_memory.lexical) @@ plainto_tsque
 
 def keyword_match(qs: QuerySet[Memory], q: str) -> QuerySet[Memory]:
     """Memories whose keyword terms hold every term of `q`: the same terms as the keyword index keeps
-    (governance.lexical: lowercased, lightly stemmed words; CJK unigrams and bigrams). A query with no
+    (governance.models.lexical: lowercased, lightly stemmed words; CJK unigrams and bigrams). A query with no
     terms (only stopwords or punctuation) matches nothing. A forgotten memory is never matched, even when
     the list asks for forgotten rows: a soft-forgotten row keeps its terms, and a count of 1 for the right
     PIN and 0 for a wrong one would confirm a guess though the text comes back masked."""

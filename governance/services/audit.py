@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
-from governance.bulk import copy_insert
 from governance.models import AuditEvent, Principal, Scope
 from governance.models.audit import GENESIS_HASH
+from governance.services.bulk import copy_insert
 
 # One advisory-lock key serialises appends to the chain (held to the end of the writing transaction).
-_CHAIN_LOCK = 0x6D656D_0001
+CHAIN_LOCK = 0x6D656D_0001
 
 
 @dataclass
@@ -40,7 +40,7 @@ def audit_record(*, actor: Principal | None, entry: AuditEntry) -> AuditEvent:
 def audit_record_many(*, actor: Principal | None, entries: Iterable[AuditEntry]) -> list[AuditEvent]:
     assert transaction.get_connection().in_atomic_block, "audit events belong to the change's transaction"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_CHAIN_LOCK])
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [CHAIN_LOCK])
     last = AuditEvent.objects.order_by("-id").values_list("hash", flat=True).first()
     prev = last or GENESIS_HASH
     now = timezone.now()

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from governance import lexical
-from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status
+from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
 from governance.services.audit import AuditEntry, audit_record
 
 # Kinds whose statements can contradict each other (traces of what happened cannot).

@@ -8,7 +8,7 @@ confirming it supersedes the old revision; ancestor scope → the key is set in 
 overrides the ancestor's value there once confirmed) and `corrections_link` adds the `contradicts`
 relation to the ancestor's memory so the reviewer sees both.
 
-Matching is lexical (governance.lexical terms: stemmed words, CJK unigrams and bigrams), English and
+Matching is lexical (governance.models.lexical terms: stemmed words, CJK unigrams and bigrams), English and
 Chinese alike. A guessed key that is wrong is worse than none, so ties and weak matches stay unkeyed;
 what was considered is kept in the candidate's meta for the reviewer."""
 
@@ -20,10 +20,9 @@ from dataclasses import dataclass
 from django.db.models import Q
 from django.utils import timezone
 
-from governance import lexical
-from governance.extraction import Extracted
-from governance.models import Memory, Principal, Scope, Status
+from governance.models import Memory, Principal, Scope, Status, lexical
 from governance.services.conflict import CHECKED_KINDS, conflict_queue
+from governance.services.extraction import Extracted
 
 # Extractor rules whose sentences can restate a keyed fact with a new value.
 RULES = ("correction", "standing_instruction")

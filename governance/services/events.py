@@ -10,11 +10,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from governance.errors import InvalidInput
-from governance.extraction import Extractor, get_extractor
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, content_hash
 from governance.permissions import may_write_candidates
 from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve
+from governance.services.extraction import Extractor, get_extractor
 from governance.services.memory import MemoryInput, memory_record_batch
 
 ROLES = {

@@ -14,9 +14,8 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from governance import activation
 from governance.errors import InvalidInput
-from governance.models import Kind, Memory, Principal, RetentionPolicy, Scope, Status, Tier
+from governance.models import Kind, Memory, Principal, RetentionPolicy, Scope, Status, Tier, activation
 from governance.permissions import Action, four_eyes_scopes, require
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit

@@ -22,11 +22,11 @@ from governance.models import Memory, Principal, Relation, RelationKind, SourceK
 from governance.permissions import Action, require
 from governance.services.memory import (
     MemoryInput,
-    _locked,
-    _transition,
-    _validate,
+    lock_memory,
     memory_confirm,
     memory_record,
+    transition,
+    validate_input,
 )
 
 EDIT_REASON_REQUIRED = "Say why you edited the proposal: the reason is kept in the audit log."
@@ -44,7 +44,7 @@ def proposal_edit_confirm(
     key = (key or "").strip() or None
     text = (text or "").strip()
     with transaction.atomic():
-        original = _locked(memory_id)
+        original = lock_memory(memory_id)
         require(actor, original.scope, Action.CONFIRM)
         if original.status not in (Status.CANDIDATE, Status.PROPOSED):
             raise InvalidTransition(EDIT_NOT_PROPOSAL.format(status=original.status))
@@ -57,9 +57,9 @@ def proposal_edit_confirm(
             session=original.session, valid_from=original.valid_from, valid_until=original.valid_until,
             meta=_edited_meta(original),
         )
-        _validate(item)  # before anything is written: a bad edit leaves the proposal as it was
+        validate_input(item)  # before anything is written: a bad edit leaves the proposal as it was
         edited = memory_record(item=item, actor=actor)
-        _transition(original, Status.REJECTED, actor=actor, action="memory.reject",
+        transition(original, Status.REJECTED, actor=actor, action="memory.reject",
                     reason=EDITED_INTO.format(new_id=edited.pk, reason=reason.strip()),
                     data={"edited_into": edited.pk})
         _carry_provenance(original, edited, actor)

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import re
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from governance.errors import InvalidInput
 from governance.models import Principal, Scope, Workspace
 from governance.models.scope import SLUG_RE
 from governance.services.audit import AuditEntry, audit_record
 
-_SLUG = re.compile(SLUG_RE)
+SLUG = re.compile(SLUG_RE)
 INVALID_SCOPE_PATH = (
     "A scope path is its workspace and names below it separated by '/', each in lowercase letters, "
     "digits, '-' and '_' (e.g. 'acme/slides/export')."
@@ -18,7 +18,7 @@ INVALID_SCOPE_PATH = (
 
 def parse_scope_path(path: str) -> list[str]:
     parts = [p for p in (path or "").strip().strip("/").split("/")]
-    if not parts or any(not _SLUG.match(p) for p in parts) or len(parts) > 12:
+    if not parts or any(not SLUG.match(p) for p in parts) or len(parts) > 12:
         raise InvalidInput(INVALID_SCOPE_PATH, field="scope")
     return parts
 
@@ -70,7 +70,7 @@ def scope_create_child(*, parent: Scope, name: str, actor: Principal | None) -> 
 
     require_create_child_scope(actor, parent)
     name = (name or "").strip()
-    if len(name) > 63 or not _SLUG.match(name):
+    if len(name) > 63 or not SLUG.match(name):
         raise InvalidInput(INVALID_SCOPE_NAME, field="name")
     if parent.depth >= 12:
         raise InvalidInput(SCOPE_TOO_DEEP, field="parent")
@@ -80,10 +80,8 @@ def scope_create_child(*, parent: Scope, name: str, actor: Principal | None) -> 
         return existing, False
     try:
         with transaction.atomic():
-            from governance.services.scope_admin import lock_tree
-
             # A rename or move of the parent may have committed since it was read: read it again under the
-            # tree's lock (services.scope_admin.lock_tree), so the child takes the parent's current path.
+            # tree's lock (lock_tree), so the child takes the parent's current path.
             lock_tree(parent.workspace_id)
             parent = Scope.objects.get(pk=parent.pk)
             require_create_child_scope(actor, parent)
@@ -98,3 +96,13 @@ def scope_create_child(*, parent: Scope, name: str, actor: Principal | None) -> 
     except IntegrityError:  # another request opened it between our read and our write
         return Scope.objects.get(path=path), False
     return scope, True
+
+
+def lock_tree(workspace_id: int) -> None:
+    """Serialise the changes of one workspace's tree (rename, move, opening a child) until the end of the
+    transaction: each then reads paths and trees after the previous one committed, so two concurrent
+    moves can never build a cycle (A under B while B goes under A) nor a child get its parent's old path.
+    An advisory lock rather than row locks: a move rewrites rows nobody named, and row locks taken in
+    different orders by two moves would deadlock."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"scope-tree:{int(workspace_id)}"])

@@ -29,7 +29,7 @@ from governance.permissions import (
 )
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
-from governance.services.scope import _SLUG, INVALID_SCOPE_NAME, SCOPE_TOO_DEEP
+from governance.services.scope import INVALID_SCOPE_NAME, SCOPE_TOO_DEEP, SLUG, lock_tree
 
 SCOPE_PATH_TAKEN = "A scope at {path} already exists; choose another name or place."
 BAD_AGENT_WRITE = "agent_write is one of: propose, episodes, none."
@@ -50,16 +50,6 @@ def rewrite_subtree(scope: Scope, *, new_path: str, new_tree: str) -> int:
             {"np": new_path, "op": scope.path, "nt": new_tree, "ot": str(scope.tree)},
         )
         return cursor.rowcount
-
-
-def lock_tree(workspace_id: int) -> None:
-    """Serialise the changes of one workspace's tree (rename, move, opening a child) until the end of the
-    transaction: each then reads paths and trees after the previous one committed, so two concurrent
-    moves can never build a cycle (A under B while B goes under A) nor a child get its parent's old path.
-    An advisory lock rather than row locks: a move rewrites rows nobody named, and row locks taken in
-    different orders by two moves would deadlock."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"scope-tree:{int(workspace_id)}"])
 
 
 def _locked(scope: Scope) -> Scope:
@@ -84,7 +74,7 @@ def scope_rename(*, scope: Scope, name: str, actor: Principal | None) -> Scope:
     """Rename a scope (not a workspace root: workspace_rename does that); its path and its descendants'
     change, everything else follows the row. Needs the owner role on the scope."""
     name = (name or "").strip()
-    if len(name) > 63 or not _SLUG.match(name):
+    if len(name) > 63 or not SLUG.match(name):
         raise InvalidInput(INVALID_SCOPE_NAME, field="name")
     with transaction.atomic():
         scope = _locked(scope)

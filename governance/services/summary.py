@@ -8,8 +8,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from governance.models import Memory, Principal, Scope, Status, Summary
+from governance.models import Memory, Outbox, Principal, Scope, Status, Summary
 from governance.permissions import Action, require
+from governance.propagation.stores import handler, outbox_memory_ids, repair
 from governance.services.audit import AuditEntry, audit_record
 from governance.summaries.builder import build_lines
 from governance.summaries.writers import get_writer
@@ -57,6 +58,7 @@ def summaries_mark_stale(*, memory_ids: list[int], reason: str) -> int:
     return summaries_affected(memory_ids).filter(stale=False).update(stale=True, stale_reason=reason[:200])
 
 
+@repair("summaries_redact")
 def summaries_redact(*, memory_ids: list[int]) -> int:
     """Rebuild now every summary citing a forgotten memory (the rebuild leaves it out). Returns how many."""
     count = 0
@@ -87,3 +89,25 @@ def rebuild_stale_summaries(*, limit: int = 100) -> int:
     for scope in scopes:
         summary_build(scope=scope, actor=None, reason="stale")
     return len(scopes)
+
+
+@handler("summaries")
+def summaries_store(outbox: Outbox) -> None:
+    """The summaries' derived-store handler (registered in governance.propagation.stores)."""
+    if outbox.topic == "scope.changed":
+        # Renamed or moved: the subtree's summaries name the old path and (after a move) cover other
+        # ancestors; the next read rebuilds them.
+        scope = Scope.objects.filter(pk=outbox.payload.get("scope_id")).first()
+        if scope is not None:
+            Summary.objects.filter(scope__tree__descendant_of=scope.tree, stale=False).update(
+                stale=True, stale_reason="scope renamed, moved or reconfigured")
+        return
+    ids = outbox_memory_ids(outbox)
+    if not ids:
+        return
+    if outbox.topic == "memory.forgotten":
+        # Rebuilt now, not marked stale: a forgotten source must not wait for a reader. A summary that did
+        # not cite it cannot contain it, and its other lines are unchanged.
+        summaries_redact(memory_ids=ids)
+        return
+    summaries_mark_stale(memory_ids=ids, reason=outbox.topic)

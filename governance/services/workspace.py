@@ -35,7 +35,7 @@ def _clean_slug(slug: str) -> str:
     slug = (slug or "").strip()
     if not _SLUG.match(slug):
         raise InvalidInput(INVALID_WORKSPACE_SLUG, field="slug")
-    from governance.services.evaluation import SANDBOX_PREFIX
+    from governance.models.evaluation import SANDBOX_PREFIX
 
     if slug.startswith(SANDBOX_PREFIX):  # a run creates its sandbox itself, by id: nobody may name one
         raise InvalidInput(SLUG_RESERVED.format(prefix=SANDBOX_PREFIX), field="slug")
@@ -71,7 +71,8 @@ def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str
                      slug: str | None = None) -> Workspace:
     """Change the workspace's name and/or short name. A new short name is the first part of every path in
     the workspace: all of them are rewritten with it. Needs the owner role on the root scope."""
-    from governance.services.scope_admin import lock_tree, rewrite_subtree
+    from governance.services.scope import lock_tree
+    from governance.services.scope_admin import rewrite_subtree
 
     with transaction.atomic():
         lock_tree(workspace.pk)

@@ -7,8 +7,8 @@ from dataclasses import asdict, dataclass, field
 
 from django.db.models import Q
 
-from governance.masking import masked_text, withheld
 from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status
+from governance.redaction.masking import masked_text, withheld
 
 SECTIONS = ("goal", "constraints", "done", "superseded", "open_questions", "next_step")
 SECTION_TITLES = {

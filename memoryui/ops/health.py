@@ -16,7 +16,7 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from governance.heartbeat import heartbeat_age_seconds
+from governance.runtime.heartbeat import heartbeat_age_seconds
 from governance.selectors.ops import embedding_backlog, outbox_lag_seconds
 
 logger = logging.getLogger(__name__)

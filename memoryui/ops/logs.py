@@ -111,7 +111,7 @@ class RequestIdMiddleware:
     The governance import is deferred: the settings import this module before Django is set up."""
 
     def __init__(self, get_response):
-        from governance.metrics import observe_request
+        from governance.runtime.metrics import observe_request
 
         self.get_response = get_response
         self.observe_request = observe_request

@@ -1,6 +1,6 @@
 """`GET /metrics`: Prometheus text format, for the addresses in METRICS_ALLOWED_IPS or a bearer METRICS_TOKEN.
 
-The counters and histograms live in governance.metrics. The figures read from the database are computed
+The counters and histograms live in governance.runtime.metrics. The figures read from the database are computed
 here at scrape time, each with one bounded query, so a scrape costs the same however large the tables:
 outbox lag (the oldest pending row, one index entry), embedding backlog (a count under a LIMIT) and
 propagation latency per store over the most recent outbox rows (a primary-key range)."""

@@ -1,4 +1,9 @@
-"""All settings, read from the environment. See docs/operations.md for every variable."""
+"""All settings, read from the environment. See docs/operations.md for every variable.
+
+Importing this module has no side effect: it starts nothing, and without DATABASE_URL and REDIS_URL it
+refuses to load. `memoryui.settings.production` is what a deployment runs; `memoryui.settings.dev`
+(manage.py's default, `make run`) and `memoryui.settings.test` start the embedded PostgreSQL and Redis of
+`devtools` first when the URLs are unset."""
 
 from __future__ import annotations
 
@@ -8,11 +13,14 @@ from pathlib import Path
 import dj_database_url
 from kombu import Queue
 
-from memoryui import embedded
 from memoryui.ops.logs import logging_config
 from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_rate, env_required, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
+STORE_URL_HINT = (
+    "a postgres:// URL for DATABASE_URL and a redis:// (or unix://) URL for REDIS_URL; for development, "
+    "DJANGO_SETTINGS_MODULE=memoryui.settings.dev starts an embedded PostgreSQL and Redis under ./var instead"
+)
 
 SECRET_KEY = env_required("SECRET_KEY")
 DEBUG = env_bool("DEBUG", False)
@@ -69,13 +77,13 @@ TEMPLATES = [
     },
 ]
 
-# --- Data stores: external when the URL is given, the embedded default under ./var otherwise. -----------
-DATABASE_URL = env_str("DATABASE_URL") or embedded.postgres_url()
+# --- Data stores: both URLs must be given (the development and test settings point them at the embedded stack).
+DATABASE_URL = env_required("DATABASE_URL", STORE_URL_HINT)
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("REDIS_URL") or embedded.redis_url(env_int("REDIS_DB", 0))
+REDIS_URL = env_required("REDIS_URL", STORE_URL_HINT)
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",

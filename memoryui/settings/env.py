@@ -53,12 +53,11 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def env_required(name: str) -> str:
+def env_required(name: str, hint: str = "the development settings on the embedded stack keep their own key "
+                                          "under var/") -> str:
     value = os.environ.get(name)
     if value in (None, ""):
-        raise ImproperlyConfiguredValue(
-            f"{name} must be set (the development settings on the embedded stack keep their own key under var/)."
-        )
+        raise ImproperlyConfiguredValue(f"{name} must be set ({hint}).")
     return value
 
 

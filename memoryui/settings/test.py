@@ -1,6 +1,9 @@
-"""Only what the tests change. The stack is the same real PostgreSQL, Redis and Celery."""
+"""Only what the tests change. The stack is the same real PostgreSQL, Redis and Celery (the embedded ones of
+`devtools` when DATABASE_URL / REDIS_URL are unset), with the `devtools` app installed."""
 
 import os
+
+from memoryui.settings.env import env_int
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 # Tests use their own Redis database, so a running dev worker never takes a test's tasks.
@@ -10,8 +13,19 @@ for _bucket in ("CONTEXT", "READ", "WRITE", "GOVERNANCE"):
     os.environ.setdefault(f"API_RATE_{_bucket}", "100000/min")
 os.environ.setdefault("LOGIN_FAILURE_LIMIT", "50")
 
-from memoryui.settings.base import *  # noqa: E402,F403
-from memoryui.settings.base import DATABASES  # noqa: E402
+from devtools.embedded import store_urls  # noqa: E402
+
+# As in the development settings: given to the base settings only while they load.
+_EMBEDDED = store_urls(env_int("REDIS_DB", 0))
+os.environ.update(_EMBEDDED)
+try:
+    from memoryui.settings.base import *  # noqa: E402,F403
+    from memoryui.settings.base import DATABASES, INSTALLED_APPS  # noqa: E402
+finally:
+    for _name in _EMBEDDED:
+        del os.environ[_name]
+
+INSTALLED_APPS = [*INSTALLED_APPS, "devtools"]
 
 # Parallel test runs on one machine get their own test database (TEST_DB_SUFFIX=...).
 DATABASES["default"]["TEST"] = {"NAME": f"test_memory_{os.environ.get('TEST_DB_SUFFIX', 'main')}"}

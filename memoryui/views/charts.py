@@ -1,5 +1,5 @@
 """Activation curves for charts: A(t) = A0·e^(−λ(t−t0)) + Σ wᵢ·e^(−λ(t−tᵢ)), rebuilt from the memory's
-start and its logged reinforcements (the same formula as governance.activation keeps in log K)."""
+start and its logged reinforcements (the same formula as governance.models.activation keeps in log K)."""
 
 from __future__ import annotations
 

@@ -10,51 +10,21 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput
-from governance.models import RelationKind, Status
-from governance.permissions import Action, RoleMap
 from governance.selectors import dashboard as sel
-from governance.selectors.dashboard.links import link_choices, promotion_episodes
-from governance.services.promotion import PROMOTABLE_KINDS, episodes_suggested, promotion_propose
-from governance.services.relation import HAND_KINDS, relation_link, relation_unlink
+from governance.selectors.dashboard.links import link_choices
+from governance.services.memory.promotion import promotion_propose
+from governance.services.relation import relation_link, relation_unlink
 from memoryui.views.base import dashboard_view, page, render_error
+from memoryui.views.memories import LINK_KINDS, curation_context, memory_page  # noqa: F401  (their old home)
 
 TARGET_REQUIRED = "Pick the memory to link to: search for it, or give its id."
 EPISODES_REQUIRED = "Tick the episodes that support this promotion."
 
-LINK_KINDS = [(str(k), RelationKind(k).label.lower()) for k in HAND_KINDS]
-
-
-def curation_context(principal, memory, roles: RoleMap) -> dict:
-    """What the memory page needs for the link, unlink and promotion forms (the page asks nothing else)."""
-    can_link = memory.status != Status.FORGOTTEN and roles.can(memory.scope, Action.LINK)
-    promotable = (memory.kind in PROMOTABLE_KINDS and memory.status == Status.CANDIDATE
-                  and roles.can(memory.scope, Action.WRITE_CANDIDATE))
-    context = {"can_link": can_link, "link_kinds": LINK_KINDS, "promotable": promotable,
-               "unlinkable": _unlinkable(roles, memory)}
-    if promotable:
-        context["promotion_episodes"] = promotion_episodes(memory)
-        context["promotion_suggested"] = {e.pk for e in episodes_suggested(memory)}
-    return context
-
-
-def _unlinkable(roles: RoleMap, memory) -> set[int]:
-    """Ids of the page's relations this principal may remove: links made by hand or by the system, not a
-    revision's `supersedes`, on a source scope where it holds the link right."""
-    from governance.models import Relation
-
-    rows = Relation.objects.filter(source=memory).exclude(kind=RelationKind.SUPERSEDES).values_list("pk", flat=True)
-    incoming = (Relation.objects.filter(target=memory).exclude(kind=RelationKind.SUPERSEDES)
-                .select_related("source__scope").only("pk", "source__scope"))
-    out = set(rows) if roles.can(memory.scope, Action.LINK) else set()
-    out.update(r.pk for r in incoming if roles.can(r.source.scope, Action.LINK))
-    return out
 
 
 def _memory_page_with_error(request, memory_id: int, exc: DomainError):
-    from memoryui.views.memories import _detail
-
     try:
-        return _detail(request, memory_id, status=exc.status, error=exc)
+        return memory_page(request, memory_id, status=exc.status, error=exc)
     except DomainError:  # the memory itself is not readable: say only that
         return render_error(request, exc)
 

@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from governance.errors import InvalidInput
+from governance.evaluation.runs import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
 from governance.models import EvaluationRun
 from governance.permissions import evaluation_roots, workspace_by_slug
 from governance.selectors import dashboard as sel
@@ -21,7 +22,6 @@ from governance.selectors.dashboard.evaluation import (
     evaluation_runs_page,
     latest_retrieval_run,
 )
-from governance.services.evaluation import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
 from memoryui.views.base import dashboard_view, page, page_links
 
 FILE_REQUIRED = "Choose a LoCoMo or LongMemEval file to upload."

@@ -10,14 +10,17 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
-from governance.models import TRANSITIONS, Kind, SourceKind, Status, Tier
-from governance.permissions import Action, approvers
+from governance.models import TRANSITIONS, Kind, Relation, RelationKind, SourceKind, Status, Tier
+from governance.permissions import Action, RoleMap, approvers
+from governance.recall.meaning import memory_meaning
 from governance.selectors import dashboard as sel
+from governance.selectors.dashboard.links import promotion_episodes
 from governance.services import memory as memory_services
+from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_suggested
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
+from governance.services.relation import HAND_KINDS
 from memoryui.views.base import chart_time, dashboard_view, page, render_error
 from memoryui.views.charts import curve
-from memoryui.views.curation import curation_context
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
 REASON_REQUIRED = "Say why: a reason is kept in the audit log with this change."
@@ -105,7 +108,7 @@ def memory_list(request):
     filters = _filters(request)
     meaning = filters.mode == "meaning" and filters.q.strip()
     if meaning:
-        rows = sel.memory_meaning(request.principal, request.scope, filters)
+        rows = memory_meaning(request.principal, request.scope, filters)
         page_obj, links = None, {}
     else:
         page_obj = sel.memory_list_page(request.principal, request.scope, filters,
@@ -145,12 +148,42 @@ def text_visible(roles: sel.MyRoles, memory) -> bool:
     return memory.status != Status.FORGOTTEN or roles.can(memory.scope, Action.FORGET_HARD)
 
 
+# --- The curation forms on the memory page (their POST views: memoryui.views.curation) ---------------
+
+
+LINK_KINDS = [(str(k), RelationKind(k).label.lower()) for k in HAND_KINDS]
+
+
+def curation_context(principal, memory, roles: RoleMap) -> dict:
+    """What the memory page needs for the link, unlink and promotion forms (the page asks nothing else)."""
+    can_link = memory.status != Status.FORGOTTEN and roles.can(memory.scope, Action.LINK)
+    promotable = (memory.kind in PROMOTABLE_KINDS and memory.status == Status.CANDIDATE
+                  and roles.can(memory.scope, Action.WRITE_CANDIDATE))
+    context = {"can_link": can_link, "link_kinds": LINK_KINDS, "promotable": promotable,
+               "unlinkable": _unlinkable(roles, memory)}
+    if promotable:
+        context["promotion_episodes"] = promotion_episodes(memory)
+        context["promotion_suggested"] = {e.pk for e in episodes_suggested(memory)}
+    return context
+
+
+def _unlinkable(roles: RoleMap, memory) -> set[int]:
+    """Ids of the page's relations this principal may remove: links made by hand or by the system, not a
+    revision's `supersedes`, on a source scope where it holds the link right."""
+    rows = Relation.objects.filter(source=memory).exclude(kind=RelationKind.SUPERSEDES).values_list("pk", flat=True)
+    incoming = (Relation.objects.filter(target=memory).exclude(kind=RelationKind.SUPERSEDES)
+                .select_related("source__scope").only("pk", "source__scope"))
+    out = set(rows) if roles.can(memory.scope, Action.LINK) else set()
+    out.update(r.pk for r in incoming if roles.can(r.source.scope, Action.LINK))
+    return out
+
+
 @dashboard_view()
 def memory_detail(request, memory_id: int):
-    return _detail(request, memory_id)
+    return memory_page(request, memory_id)
 
 
-def _detail(request, memory_id: int, status: int = 200, error: DomainError | None = None) -> HttpResponse:
+def memory_page(request, memory_id: int, status: int = 200, error: DomainError | None = None) -> HttpResponse:
     memory = sel.memory_for_reader(request.principal, memory_id)
     roles = sel.MyRoles.of(request.principal)
     chain = sel.revision_chain(memory)
@@ -169,7 +202,7 @@ def _detail(request, memory_id: int, status: int = 200, error: DomainError | Non
 
 
 def memory_activation_now(memory) -> float:
-    from governance.activation import activation
+    from governance.models.activation import activation
 
     return activation(memory.activation_log_k, memory.decay_rate, timezone.now())
 
@@ -208,7 +241,7 @@ def memory_act(request, memory_id: int):
         result = apply_action(request, memory_id, name, reason)
     except DomainError as exc:
         try:
-            return _detail(request, memory_id, status=exc.status, error=exc)
+            return memory_page(request, memory_id, status=exc.status, error=exc)
         except DomainError:  # the memory itself is not readable: say only that
             return render_error(request, exc)
     target = next(a[3] for a in ACTIONS if a[0] == name)

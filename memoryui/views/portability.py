@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.api.portability import import_upload, streamed_export
+from governance.api.portability.views import import_upload, streamed_export
 from governance.errors import DomainError, InvalidInput
 from governance.permissions import Action, scope_by_id, scope_by_path
 from governance.selectors import dashboard as sel

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from governance.errors import InvalidInput
-from governance.masking import masked_text
+from governance.redaction.masking import masked_text
 from governance.selectors import dashboard as sel
 from memoryui.views.base import chart_time, dashboard_view, page
 from memoryui.views.charts import activation_at, curve

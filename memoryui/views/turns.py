@@ -7,9 +7,9 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput
-from governance.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
 from governance.models import Scope
 from governance.permissions import Action, scope_by_path
+from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page, page_links
 
@@ -58,7 +58,7 @@ def _block_key(block: dict) -> str:
 
 def annotate(packet: dict) -> dict:
     """The packet's slots, each block with today's status of its memory; a forgotten memory's text is
-    withheld (governance.masking, the same masking as the API) even though the stored packet may still hold it
+    withheld (governance.redaction.masking, the same masking as the API) even though the stored packet may still hold it
     (a soft forget keeps it; the redaction worker of a hard forget may lag)."""
     packet = packet if isinstance(packet, dict) else {}
     states = sel.memory_states(cited_ids(packet))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from governance.demo import ensure_demo_user, load_demo
-from governance.evaluation.runner import evaluate
+from devtools.demo import ensure_demo_user, load_demo
+from devtools.evaluation.runner import evaluate
 from governance.models import Memory, Outbox, Scope
 from governance.recall import assemble_context
 from tests.browser.conftest import sign_in

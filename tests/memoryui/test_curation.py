@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from governance.masking import FORGOTTEN_TEXT
 from governance.models import AuditEvent, Memory, Relation, Status, Summary
+from governance.redaction.masking import FORGOTTEN_TEXT
 from governance.selectors.dashboard.links import link_choices, promotion_episodes
 from governance.selectors.dashboard.summaries import scope_summary
 from governance.selectors.review import review_queue

@@ -12,9 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from governance.errors import NotFound, PermissionDenied
+from governance.evaluation.runs import UPLOAD_NO_QUESTIONS, UPLOAD_NOT_JSON, evaluation_request
 from governance.models import AuditEvent, EvaluationRun, Memory, Workspace
 from governance.selectors.dashboard.evaluation import evaluation_runs_page
-from governance.services.evaluation import UPLOAD_NO_QUESTIONS, UPLOAD_NOT_JSON, evaluation_request
 from governance.services.principal import user_ensure
 from memoryui.views.evaluation import FILE_REQUIRED
 from tests.conftest import wait_for
@@ -177,7 +177,7 @@ def test_the_history_lists_every_run_paged_in_constant_queries(reviewer, reviewe
 
 
 def test_a_longmemeval_upload_is_detected_and_a_bad_format_name_refused(owner, workspace_scope):
-    from governance.services.evaluation import UPLOAD_BAD_FORMAT, parse_upload
+    from governance.evaluation.runs import UPLOAD_BAD_FORMAT, parse_upload
     from tests.governance.evaluation.test_benchmark_files import LONGMEMEVAL
 
     fmt, _, loaded = parse_upload(name="lme.json", content=json.dumps(LONGMEMEVAL).encode(), fmt=None)

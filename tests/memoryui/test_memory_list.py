@@ -43,7 +43,7 @@ def expected(sort: str, direction: str) -> list[int]:
     rows = list(Memory.objects.all())
     if sort == "activation":
         at = timezone.now()
-        from governance.activation import days
+        from governance.models.activation import days
 
         values = {m.pk: m.activation_log_k - m.decay_rate * days(at) for m in rows}
     else:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from governance.models import Memory, Status
 from governance.recall import assemble_context
-from governance.recall.render import UNCONFIRMED_ACTIVE
+from governance.redaction.render import UNCONFIRMED_ACTIVE
 from governance.selectors.review import review_queue
 from governance.services.memory import REQUESTED_ACTIVE, MemoryInput, memory_confirm, memory_record
 from tests.conftest import token_client

@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from devtools import embedded
 from governance.errors import ActiveKeyExists
 from governance.models import AuditEvent, Memory, Status, Turn, content_hash
 from governance.propagation.turns import REDACTED, redact_turns, turns_still_holding_purged
 from governance.recall.packet import assemble_context
 from governance.services.events import event_ingest
 from governance.services.memory import MemoryInput, memory_forget, memory_record
-from governance.services.promotion import PromotionForgotten, promotion_propose, promotion_scan
+from governance.services.memory.promotion import PromotionForgotten, promotion_propose, promotion_scan
 from governance.services.relation import relation_add
-from memoryui import embedded
 from tests.conftest import token_client
-from tests.governance.governance.helpers import unique_marker
+from tests.governance.propagation.helpers import unique_marker
 
 pytestmark = pytest.mark.django_db
 

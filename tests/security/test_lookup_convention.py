@@ -1,7 +1,7 @@
 """Issue 26 (resolvers) and issue 20 (workspace walls): every name or id that comes from a request is turned
 into an object by one resolver per kind in governance.permissions.resolve, which answers as for an unknown
 object when it is not the caller's. This test reads the views, API views, serializers, management
-commands and the import and fails on a hand-written lookup of request input there:
+commands and the import, and fails on a hand-written lookup of request input there:
 
 - `get_object_or_404(...)` / `get_list_or_404(...)`;
 - `<Model>.objects…get/filter/exclude(<identity>=<value>)` on a model a request names (scope, principal,
@@ -9,7 +9,8 @@ commands and the import and fails on a hand-written lookup of request input ther
   not a literal and not an attribute of an object already in hand (`pk=scope.pk` re-reads a resolved
   object; `pk=scope_id` or `path=data["parent"]` is request input).
 
-The development commands (`bench_*`) are tools, not request paths, and are left out."""
+The development tools (the `devtools` app: benchmarks, the demo loader, the stack runner) are not request
+paths and are left out, as are `bench_*` commands wherever they live."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["governance/api", "memoryui/views", "governance/management/commands", "memoryui/management/commands",
-            "governance/services/portability"]
+PACKAGES = ["governance/api", "memoryui/views", "governance/management/commands", "governance/services/portability"]
 LOOKUP_MODELS = {"Scope", "Principal", "Memory", "Turn", "Workspace", "Grant", "ApiToken", "Invitation",
                  "Outbox", "EvaluationRun", "WebhookSubscription", "WebhookDelivery", "Relation", "User"}
 IDENTITY = {"pk", "id", "path", "name", "slug", "username", "key_hash", "prefix"}
@@ -28,6 +28,7 @@ METHODS = {"get", "filter", "exclude", "get_or_create"}
 def _files() -> list[Path]:
     out = []
     for package in PACKAGES:
+        assert (ROOT / package).is_dir(), f"{package} moved: point the convention test at its new home"
         for path in sorted((ROOT / package).rglob("*.py")):
             if not path.name.startswith("bench_"):
                 out.append(path)

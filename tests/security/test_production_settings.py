@@ -72,7 +72,7 @@ def test_nothing_outside_the_embedded_stack_starts_without_secret_key(what, argv
 
 
 def test_the_development_key_is_generated_once_per_installation_and_kept_private(tmp_path, monkeypatch):
-    from memoryui import embedded
+    from devtools import embedded
 
     monkeypatch.setenv("MEMORY_VAR_DIR", str(tmp_path))
     first = embedded.secret_key()

@@ -1,20 +1,20 @@
 """Issue 10, part 4: a soft-forgotten text (kept in the row for owners) is returned by no API read or
 search, to any role: stored turns, the memory search's counts, review briefs and summaries mask it with the
-one masking of governance.masking, the same the dashboard uses."""
+one masking of governance.redaction.masking, the same the dashboard uses."""
 
 from __future__ import annotations
 
 import pytest
 
-from governance.masking import FORGOTTEN_TEXT
 from governance.models import Memory, Status
 from governance.recall.packet import assemble_context
+from governance.redaction.masking import FORGOTTEN_TEXT
 from governance.selectors.dashboard.memories import MemoryFilters, memory_queryset
 from governance.services.memory import MemoryInput, memory_forget, memory_record, memory_supersede
-from governance.services.promotion import promotion_propose
+from governance.services.memory.promotion import promotion_propose
 from memoryui.views.turns import annotate
 from tests.conftest import token_client
-from tests.governance.governance.helpers import unique_marker
+from tests.governance.propagation.helpers import unique_marker
 
 pytestmark = pytest.mark.django_db
 

@@ -241,7 +241,7 @@ def test_nobody_names_a_workspace_like_an_evaluation_sandbox(site_admin, owner):
 def test_a_run_never_imports_into_or_drops_a_workspace_it_did_not_create(owner, workspace_scope):
     from django.db import connection
 
-    from governance.services.evaluation import evaluation_run_retrieval
+    from governance.evaluation.runs import evaluation_run_retrieval
     from tests.governance.evaluation.test_benchmark_files import LOCOMO
 
     with connection.cursor() as cursor:  # the id the next run will get: a tenant names a workspace after it

@@ -1,4 +1,4 @@
-"""The team deployment, run the way a team runs it (memoryui/topology.py): PostgreSQL and Redis as
+"""The team deployment, run the way a team runs it (devtools/topology.py): PostgreSQL and Redis as
 separate servers on TCP, gunicorn with several workers, two Celery workers on different queues, beat,
 all configured only through the production settings and environment variables. One fault: the
 propagation worker is SIGKILLed right after a hard forget. Nothing accepted may be lost.
@@ -14,7 +14,7 @@ import uuid
 import httpx
 import pytest
 
-from memoryui.topology import Topology
+from devtools.topology import Topology
 
 pytestmark = [pytest.mark.topology, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE, CappedPagination
 from governance.api.memories import serializers as s
-from governance.api.operations import outbox_state
+from governance.api.operations.views import outbox_state
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
 from governance.models import Outbox, Status

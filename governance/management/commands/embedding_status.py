@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
-from governance.embedding.base import embedder_class
+from governance.embedding.backends import embedder_class
 from governance.models import OutboxDelivery
 from governance.propagation import embeddable
 

@@ -18,8 +18,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from governance.evaluation.conversations import detect_format, load
 from governance.evaluation.report import retrieval_table
-from governance.evaluation.retrieval import evaluate_loaded, evaluate_questions, parse_questions
-from governance.evaluation.runner import resolve_strategies
+from governance.evaluation.retrieval import (
+    evaluate_loaded,
+    evaluate_questions,
+    parse_questions,
+    resolve_strategies,
+)
 
 NO_INPUT = "Give a questions JSONL file, or --file F --format locomo|longmemeval."
 

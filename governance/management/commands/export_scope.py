@@ -10,7 +10,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.permissions import scope_by_path
-from governance.progress import Progress
+from governance.runtime.progress import Progress
 from governance.services.portability import scope_export
 
 

@@ -19,24 +19,17 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import time
-from itertools import groupby
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
-from governance.errors import DomainError
 from governance.evaluation.conversations import FORMATS, detect_format, load
-from governance.progress import format_eta  # noqa: F401  (kept importable here)
-from governance.progress import progress_line as shared_progress_line
-from governance.propagation import EmbedAhead, claim_lease, embedding_batches, give_back, hold_rows
-from governance.services.events import ROLES, event_ingest
-from governance.services.scope import scope_ensure
+from governance.runtime.progress import format_eta  # noqa: F401  (kept importable here)
+from governance.services.conversation_import import conversation_ingest, ingest_claimed, progress_line  # noqa: F401
+from governance.services.events import ROLES
 
-BATCH_TURNS = 200
+BATCH_TURNS = 200  # lines per written chunk (read at each call: tests lower it)
 
 
 def derived_ref(line: dict) -> str:
@@ -62,23 +55,6 @@ def parse_line(number: int, raw: str) -> dict:
     line["at"] = at
     line["ref"] = line.get("ref") or derived_ref({**line, "at": at.isoformat()})
     return line
-
-
-def progress_line(done: int, total: int, created: int, elapsed: float) -> str:
-    """One progress line: turns done of total, memories created, the rate so far and the time left at it
-    (the shared display of governance.progress)."""
-    return shared_progress_line(done, total, elapsed, unit="turns", extra=f"{created} memories created")
-
-
-def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> list:
-    """Write one chunk of turns; when this process embeds them, claim their embedding in the same
-    transaction, so the embedding worker that receives the chunk's outbox delivery finds every row
-    taken and never runs the embedder on them (each text is embedded exactly once)."""
-    with transaction.atomic():
-        memories = event_ingest(scope=scope, session=session, at=turns[0]["at"], turns=turns, actor=None)
-        if memories and embed:
-            hold_rows([m.pk for m in memories])
-    return memories
 
 
 class Command(BaseCommand):
@@ -129,61 +105,8 @@ class Command(BaseCommand):
         return lines, errors
 
     def ingest(self, lines: list[dict], errors: list[str], *, no_embed: bool) -> None:
-        total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
-        done = 0
-        # Written but not yet embedded (claimed by this process): handed to the embedder once they fill a
-        # batch, so a conversation of many short sessions still reaches the embedder in full batches.
-        waiting: list[tuple[int, int]] = []
-        renewed = time.monotonic()
-        # The embedder works on its own thread while the next chunk is written (EmbedAhead).
-        ahead = None if no_embed else EmbedAhead()
-        scopes: dict[str, object] = {}
-        try:
-            # Consecutive lines of one scope and session form one event (in chunks), in file order.
-            for (scope_path, session), group in groupby(lines, key=lambda x: (x["scope"], x["session"])):
-                group = list(group)
-                try:
-                    scope = scopes.get(scope_path) or scope_ensure(path=scope_path, actor=None)
-                except DomainError as exc:
-                    errors.append(f"scope {scope_path!r}: {exc.message}")
-                    done += len(group)
-                    continue
-                scopes[scope_path] = scope
-                for start in range(0, len(group), BATCH_TURNS):
-                    chunk = group[start : start + BATCH_TURNS]
-                    turns = [{k: t.get(k) for k in ("role", "speaker", "content", "ref", "call_id", "at")}
-                             for t in chunk]
-                    memories = ingest_claimed(scope=scope, session=session, turns=turns, embed=ahead is not None)
-                    created += len(memories)
-                    turns_new += sum(1 for m in memories if m.kind == "episodic")
-                    if ahead is not None:
-                        waiting += [(m.pk, len(m.text)) for m in memories]
-                        full = embedding_batches(waiting, settings.EMBEDDING_BATCH_SIZE,
-                                                 settings.EMBEDDING_BATCH_CHARS)
-                        ready = [pk for batch in full[:-1] for pk in batch]  # the last batch may still grow
-                        if full and len(full[-1]) >= settings.EMBEDDING_BATCH_SIZE:
-                            ready += full[-1]
-                        if ready:
-                            taken = set(ready)
-                            waiting = [row for row in waiting if row[0] not in taken]
-                            ahead.submit(ready)
-                        if waiting and time.monotonic() - renewed > claim_lease().total_seconds() / 3:
-                            hold_rows([pk for pk, _ in waiting])  # still ours while they wait for a batch
-                            renewed = time.monotonic()
-                    done += len(chunk)
-                    self.stdout.write(progress_line(done, total, created, time.monotonic() - started))
-                    self.stdout.flush()
-            if ahead is not None and waiting:
-                ahead.submit([pk for pk, _ in waiting])
-                waiting = []
-        except BaseException:
-            if waiting:  # written, never handed over: the embedding queue may take them at once
-                give_back([pk for pk, _ in waiting])
-            raise
-        finally:
-            if ahead is not None:
-                ahead.close()  # on an error too: the rows handed over are embedded, and its error raised
-        elapsed = time.monotonic() - started
+        total, turns_new, created, elapsed = conversation_ingest(lines, errors, no_embed=no_embed, out=self.stdout,
+                                                                 batch_turns=BATCH_TURNS)
         self.stdout.write(f"read {total} turns: {turns_new} new ({created} memories created with their "
                           f"candidates), {total - turns_new} already present; {len(errors)} bad lines; "
                           f"{elapsed:.1f} s")

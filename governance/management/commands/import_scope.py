@@ -12,8 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from governance.errors import DomainError
 from governance.permissions import principal_by_name
-from governance.progress import Progress
 from governance.propagation import embed_memories
+from governance.runtime.progress import Progress
 from governance.services.portability import ImportFileError, scope_import
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 

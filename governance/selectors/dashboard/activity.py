@@ -13,7 +13,6 @@ from django.db.models import Count, JSONField, Min
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.activation import days
 from governance.models import (
     AuditEvent,
     Grant,
@@ -26,12 +25,13 @@ from governance.models import (
     Turn,
     TurnMemory,
 )
+from governance.models.activation import days
 from governance.permissions import resolve, tokens_visible_to
 from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
     PAGE_SIZE,
-    _page,
     governed_scope_ids,
+    paginate,
 )
 
 # --- Overview -----------------------------------------------------------------------------------------
@@ -136,7 +136,7 @@ def turn_page(principal: Principal, scope: Scope | None, session: str = "", page
     qs = Turn.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).select_related("scope", "principal")
     if session:
         qs = qs.filter(session=session)
-    return _page(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
+    return paginate(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
 
 
 def turn_for_reader(principal: Principal, turn_id: int) -> Turn:
@@ -186,7 +186,7 @@ def memory_turns(principal: Principal, memory_id: int, limit: int = MEMORY_TURNS
 
 def memory_states(memory_ids: set[int]) -> dict[int, dict]:
     """Today's status of memories cited by a packet (so a forgotten one is shown as such, without text)."""
-    from governance.masking import memory_states as states
+    from governance.redaction.masking import memory_states as states
 
     return states(memory_ids)
 

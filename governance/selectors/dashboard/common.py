@@ -81,7 +81,7 @@ def scope_tree(principal: Principal) -> list[dict]:
 MyRoles = RoleMap
 
 
-def _page(qs, page, per_page, paginator_class=Paginator) -> Page:
+def paginate(qs, page, per_page, paginator_class=Paginator) -> Page:
     try:
         number = int(page or 1)
     except (TypeError, ValueError) as exc:
@@ -92,7 +92,7 @@ def _page(qs, page, per_page, paginator_class=Paginator) -> Page:
     return paginator.get_page(number)
 
 
-def _by_ids(qs: QuerySet, ids) -> QuerySet:
+def by_ids(qs: QuerySet, ids) -> QuerySet:
     """`id = ANY('{…}'::bigint[])` with the array as one text parameter: an IN list, or a Python list
     adapted element by element, costs ~10 µs per id in Django and psycopg, which a graph pays by thousands."""
     return qs.extra(where=[f"{qs.model._meta.db_table}.id = ANY(%s::bigint[])"],

@@ -11,7 +11,7 @@ from django.db.models.fields.json import KT
 from governance.errors import NotFound
 from governance.models import EvaluationRun, Principal
 from governance.permissions import evaluation_workspace_ids
-from governance.selectors.dashboard.common import _page
+from governance.selectors.dashboard.common import paginate
 
 RUNS_PER_PAGE = 25
 RETRIEVAL_PREFIX = "retrieval:"
@@ -33,7 +33,7 @@ def evaluation_runs_page(principal: Principal, page: int | str = 1, per_page: in
           .annotate(replay_overall=KT("results__strategies__full__overall"),
                     retrieval_recall5=KT("results__strategies__full__all__recall@5"))
           .order_by("-created_at", "-pk"))
-    return _page(qs, page, per_page)
+    return paginate(qs, page, per_page)
 
 
 def evaluation_run_for(principal: Principal, run_id: int) -> EvaluationRun:

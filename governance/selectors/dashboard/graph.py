@@ -7,7 +7,7 @@ from django.db.models import Q
 
 from governance.models import Memory, Principal, Relation
 from governance.permissions import memory_readable_scopes
-from governance.selectors.dashboard.common import _by_ids
+from governance.selectors.dashboard.common import by_ids
 from governance.selectors.dashboard.memories import memory_for_reader
 
 NEIGHBOURHOOD_MAX_EDGES = 500
@@ -33,7 +33,7 @@ def memory_neighbourhood(principal: Principal, memory_id: int, *, depth: int = 1
         )
         unknown = {i for s, t, _ in rows for i in (s, t)} - scope_of.keys()
         if unknown:
-            scope_of.update(_by_ids(Memory.objects.all(), unknown).values_list("pk", "scope_id"))
+            scope_of.update(by_ids(Memory.objects.all(), unknown).values_list("pk", "scope_id"))
         reached = set()
         for s, t, k in rows:
             if scope_of.get(s) in readable and scope_of.get(t) in readable:
@@ -49,6 +49,6 @@ def memory_neighbourhood(principal: Principal, memory_id: int, *, depth: int = 1
     edges = list(seen_edges)
     node_ids = {centre.pk} | {e[0] for e in edges} | {e[1] for e in edges}
     nodes = list(
-        _by_ids(Memory.objects.all(), node_ids).values("pk", "status", "kind", "key", "revision", "text", "scope__path")
+        by_ids(Memory.objects.all(), node_ids).values("pk", "status", "kind", "key", "revision", "text", "scope__path")
     )
     return {"nodes": nodes, "edges": edges, "truncated": truncated, "centre": centre.pk}

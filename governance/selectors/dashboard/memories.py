@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.activation import activation_sql, days
 from governance.models import (
     AuditEvent,
     Memory,
@@ -19,28 +17,14 @@ from governance.models import (
     Scope,
     Status,
 )
+from governance.models.activation import days
 from governance.permissions import resolve
-from governance.selectors.dashboard.common import _by_ids, governed_scope_ids
-from governance.selectors.dashboard.memory_list import MemoryFilters, apply_filters
-from governance.selectors.search import keyword_match
+from governance.selectors.dashboard.common import by_ids, governed_scope_ids
+from governance.selectors.dashboard.memory_list import MemoryFilters, memory_queryset, with_activation  # noqa: F401
 
 GRAPH_CHUNK = 5000
 
 # --- Memories -----------------------------------------------------------------------------------------
-
-
-def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySet[Memory]:
-    return qs.annotate(activation=RawSQL(activation_sql(), [at or timezone.now()]))
-
-
-def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
-    qs = apply_filters(Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)), filters)
-    if filters.q.strip() and filters.mode != "meaning":
-        qs = keyword_match(qs, filters.q)
-    if filters.cold in ("cold", "hot"):
-        op = "<" if filters.cold == "cold" else ">="
-        qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
-    return qs
 
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:
@@ -144,7 +128,7 @@ def relation_graph(principal: Principal, scope: Scope | None, *, max_edges: int 
         # the size of the memory table, and most of them are readable here.
         chunk = list(relations.order_by("-pk").values_list("source_id", "target_id", "kind")[:GRAPH_CHUNK])
         ends = {i for s, t, _ in chunk for i in (s, t)}
-        scope_of = dict(_by_ids(Memory.objects.all(), ends).values_list("pk", "scope_id"))
+        scope_of = dict(by_ids(Memory.objects.all(), ends).values_list("pk", "scope_id"))
         edges = [(s, t, k) for s, t, k in chunk if scope_of.get(s) in ids and scope_of.get(t) in ids]
     if len(edges) <= max_edges and (scope is not None and scope.parent_id is not None or len(chunk) == GRAPH_CHUNK):
         # A narrower scope: let PostgreSQL find its relations through the memories of its scopes.
@@ -158,7 +142,7 @@ def relation_graph(principal: Principal, scope: Scope | None, *, max_edges: int 
     edges = edges[:max_edges]
     node_ids = {e[0] for e in edges} | {e[1] for e in edges}
     nodes = list(
-        _by_ids(Memory.objects.all(), node_ids).values("pk", "status", "kind", "key", "revision", "text", "scope__path")
+        by_ids(Memory.objects.all(), node_ids).values("pk", "status", "kind", "key", "revision", "text", "scope__path")
     )
     return {"nodes": nodes, "edges": edges, "truncated": truncated}
 

@@ -14,15 +14,16 @@ import json
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.activation import days
 from governance.errors import InvalidInput
 from governance.models import Memory, Principal, Scope, Status
+from governance.models.activation import activation_sql, days
 from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, governed_scope_ids
-from governance.selectors.search import count_cap
+from governance.selectors.search import count_cap, keyword_match
 
 BAD_CURSOR = "This page link is damaged or out of date: go back to the first page of the list."
 BAD_DATE = "Dates are written YYYY-MM-DD (years 1000 to 9998)."
@@ -165,7 +166,7 @@ class KeysetPage:
 
 
 def _log_activation(at: datetime) -> RawSQL:
-    # log A(t): the same order as A(t), without exp() per row (governance.activation).
+    # log A(t): the same order as A(t), without exp() per row (governance.models.activation).
     return RawSQL("governance_memory.activation_log_k - governance_memory.decay_rate * %s", [days(at)])
 
 
@@ -248,11 +249,23 @@ def keyset_page(qs: QuerySet[Memory], sort: str, direction: str, *, after: Curso
     return rows, last.encode() if has_next else None, first.encode() if has_prev else None
 
 
+def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySet[Memory]:
+    return qs.annotate(activation=RawSQL(activation_sql(), [at or timezone.now()]))
+
+
+def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
+    qs = apply_filters(Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)), filters)
+    if filters.q.strip() and filters.mode != "meaning":
+        qs = keyword_match(qs, filters.q)
+    if filters.cold in ("cold", "hot"):
+        op = "<" if filters.cold == "cold" else ">="
+        qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
+    return qs
+
+
 def memory_list_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
     """The rows the list shows for these filters: the principal's governed scopes (within `scope`), the
     filters, and the keyword search (governance.selectors.search.keyword_match: never a forgotten row)."""
-    from governance.selectors.dashboard.memories import memory_queryset
-
     return memory_queryset(principal, scope, filters)
 
 
@@ -262,8 +275,6 @@ def memory_list_page(
 ) -> KeysetPage:
     """One page of the list in the filters' sort, with its activation and scope, and the number of
     matching rows counted up to MEMORY_LIST_COUNT_CAP: a count, the page query (two at a segment's end)."""
-    from governance.selectors.dashboard.memories import with_activation
-
     sort = filters.sort if filters.sort in SORTS else DEFAULT_SORT
     direction = filters.dir if filters.dir in ("asc", "desc") else DEFAULT_DIR
     after_c = Cursor.decode(after, "after") if after else None
@@ -291,36 +302,6 @@ def memory_ids_matching(principal: Principal, scope: Scope | None, filters: Memo
 # What a search by meaning may find: everything but forgotten memories (their text is gone or kept for
 # owners, and a match would confirm a guess of it).
 MEANING_STATUSES = tuple(s.value for s in Status if s != Status.FORGOTTEN)
-
-
-def memory_meaning(principal: Principal, scope: Scope | None, filters: MemoryFilters,
-                   limit: int = PAGE_SIZE) -> list[Memory]:
-    """The memories nearest in meaning to filters.q among those the list would show, best first, each
-    with `.similarity`: the query is embedded by the agents' embedder and searched by the agents' vector
-    search (governance.recall.vector.nearest) over the principal's governed scopes only."""
-    from governance.embedding.base import get_embedder
-    from governance.embedding.cache import asker_of, embed_query_cached
-    from governance.recall.eligible import Eligibility
-    from governance.recall.vector import nearest
-    from governance.selectors.dashboard.memories import with_activation
-
-    text = filters.q.strip()
-    scope_ids = governed_scope_ids(principal, scope)
-    statuses = MEANING_STATUSES if not filters.status else tuple(s for s in MEANING_STATUSES if s == filters.status)
-    if not text or not scope_ids or not statuses:
-        return []
-    vector, _ = embed_query_cached(get_embedder(), text, asker=asker_of(principal))
-    eligibility = Eligibility(scope_ids=tuple(scope_ids), statuses=statuses, at=timezone.now())
-    found = nearest(eligibility, vector, MEANING_CANDIDATES)
-    similarity = dict(found)
-    words_free = MemoryFilters(**{**filters.__dict__, "q": ""})
-    rows = with_activation(
-        memory_list_queryset(principal, scope, words_free).filter(pk__in=list(similarity))
-    ).select_related("scope").defer("embedding", "lexical", "meta")
-    out = sorted(rows, key=lambda m: (-similarity[m.pk], m.pk))[:limit]
-    for memory in out:
-        memory.similarity = similarity[memory.pk]
-    return out
 
 
 def memory_ids_governed(principal: Principal, ids: list[int]) -> list[int]:

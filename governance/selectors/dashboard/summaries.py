@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from governance.masking import FORGOTTEN_TEXT, GONE, withheld
 from governance.models import Memory, Principal, Scope, Summary
 from governance.permissions import memory_readable_scopes
+from governance.redaction.masking import FORGOTTEN_TEXT, GONE, withheld
 from governance.summaries.builder import SECTION_TITLES, SECTIONS
 
 

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from django.db import connection, transaction
 from django.utils import timezone
 
-from governance.masking import masker, memory_states, withheld
 from governance.models import Memory, Principal, Scope, Status
 from governance.permissions import Action, require
+from governance.redaction.masking import masker, memory_states, withheld
 from governance.selectors.portability import (
     exported_audit_events,
     forget_records,
@@ -146,7 +146,7 @@ def _memory_chunk(root: Scope, chunk: list[Memory], written: Counter) -> Iterato
 def _masked_meta(meta: dict) -> dict:
     """The memory's meta, with whatever it says about a forgotten memory (a correction's candidates, say)
     masked the way every read masks it."""
-    from governance.masking import cited_ids
+    from governance.redaction.masking import cited_ids
 
     ids = cited_ids(meta or {})
     if not ids:

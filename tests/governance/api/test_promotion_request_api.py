@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 from governance.models import AuditEvent, Memory, Relation, Status
 from governance.selectors.review import review_queue
 from governance.services.memory import MemoryInput, memory_record
-from governance.services.promotion import PromotionExists, PromotionUnsupported, promotion_scan
+from governance.services.memory.promotion import PromotionExists, PromotionUnsupported, promotion_scan
 from tests.conftest import token_client
 
 SESSIONS = ("s1", "s2", "s3")

@@ -9,7 +9,7 @@ from governance.propagation import embed_memories
 from governance.services.memory import MemoryInput, memory_forget, memory_record
 from governance.services.portability import scope_export_lines
 from governance.services.summary import summary_build
-from tests.governance.governance.helpers import unique_marker
+from tests.governance.propagation.helpers import unique_marker
 
 
 def _remember(scope, text, key=None):

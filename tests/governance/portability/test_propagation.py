@@ -3,7 +3,7 @@ real Celery worker, which embeds every imported memory (not the tombstones); the
 
 from __future__ import annotations
 
-from governance.demo import load_demo
+from devtools.demo import load_demo
 from governance.models import Memory, Outbox, Scope, Status
 from governance.services.audit import audit_verify_chain
 from governance.services.portability import scope_export_lines, scope_import

@@ -9,7 +9,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from governance.demo import DEMO_TURNS, load_demo
+from devtools.demo import DEMO_TURNS, load_demo
 from governance.models import Memory, Principal, Relation, RelationKind, Scope, ScopeImport, Status
 from governance.propagation import embed_memories
 from governance.recall import assemble_context

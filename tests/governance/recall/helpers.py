@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from governance.recall.render import SLOT_NAMES
+from governance.redaction.render import SLOT_NAMES
 
 
 def packet_ids(result: dict, slots=SLOT_NAMES + ("skipped",)) -> set[int]:

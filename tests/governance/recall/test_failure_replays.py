@@ -11,7 +11,7 @@ from governance.errors import PinnedOverBudget
 from governance.models import Relation
 from governance.propagation import embed_memories
 from governance.recall import STRATEGIES, assemble_context, recall_memories
-from governance.recall.render import UNCONFIRMED
+from governance.redaction.render import UNCONFIRMED
 from governance.services.events import event_ingest
 from governance.services.memory import memory_forget, memory_retire, memory_supersede
 from governance.services.relation import relation_add

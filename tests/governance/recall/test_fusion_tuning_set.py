@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from governance.recall import tuning
+from devtools.evaluation import tuning
 
 
 def test_fused_recall_beats_vector_only_and_lexical_only_on_the_tuning_set(db, agent):

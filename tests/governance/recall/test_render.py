@@ -1,6 +1,6 @@
 """The packet as text: what the model reads must carry what the blocks say about force and contradiction."""
 
-from governance.recall.render import render_block, render_packet_text
+from governance.redaction.render import render_block, render_packet_text
 
 
 def test_the_loser_of_a_contradiction_is_marked_in_the_text():

@@ -152,7 +152,7 @@ def test_the_api_starts_the_query_embedding_before_it_reads_the_callers_access(a
     """The embedding overlaps the access check; a caller without access still gets a plain 404."""
     import threading
 
-    from governance.api import context as context_api
+    from governance.api.context import views as context_api
     from governance.embedding.cache import query_cache
     from governance.recall import packet as packet_mod
 

@@ -1,5 +1,5 @@
 """Who said it is part of what a turn is found by: "Caroline: I went to a support group" is what the
-keyword index holds and what the embedder sees (governance.lexical.searchable_text)."""
+keyword index holds and what the embedder sees (governance.models.lexical.searchable_text)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 from django.apps import apps as django_apps
 
 from governance.embedding import get_embedder
-from governance.lexical import lexical_text, searchable_text
 from governance.models import Memory
+from governance.models.lexical import lexical_text, searchable_text
 from governance.propagation import embed_memories
 from governance.recall import recall_memories
 from governance.services.memory import memory_forget

@@ -23,7 +23,7 @@ def test_locking_a_memory_for_an_action_leaves_its_scope_and_row_open_to_foreign
     memory = memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text="Standup moved to 9:30",
                                             source_kind="user"), actor=agent)
     with other_connection() as other, transaction.atomic():
-        locked = memory_services._locked(memory.pk)  # what confirm, reject, retire and forget start with
+        locked = memory_services.lock_memory(memory.pk)  # what confirm, reject, retire and forget start with
         assert locked.scope_id == project_scope.pk
         # NOWAIT: a conflicting lock raises at once instead of waiting (which was the deadlock's first half).
         other.execute("SELECT 1 FROM governance_scope WHERE id = %s FOR KEY SHARE NOWAIT", [project_scope.pk])

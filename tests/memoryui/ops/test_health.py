@@ -10,8 +10,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
-from governance.heartbeat import HEARTBEAT_KEY, record_heartbeat
 from governance.models import Outbox
+from governance.runtime.heartbeat import HEARTBEAT_KEY, record_heartbeat
 from governance.services.memory import MemoryInput, memory_record
 from memoryui.ops.health import NO_HEARTBEAT
 

@@ -1,0 +1,1 @@
+"""The API resource `access` (its views and serializers: views.py)."""

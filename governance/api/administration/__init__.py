@@ -1,0 +1,1 @@
+"""The API resource `administration` (its views and serializers: views.py)."""

@@ -1,0 +1,1 @@
+"""The API resource `context` (its views and serializers: views.py)."""

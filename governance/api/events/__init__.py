@@ -1,0 +1,1 @@
+"""The API resource `events` (its views and serializers: views.py)."""

@@ -1,0 +1,1 @@
+"""The API resource `operations` (its views and serializers: views.py)."""

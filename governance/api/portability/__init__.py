@@ -1,0 +1,1 @@
+"""The API resource `portability` (its views and serializers: views.py)."""

@@ -1,0 +1,1 @@
+"""The API resource `promotions` (its views and serializers: views.py)."""

@@ -1,0 +1,1 @@
+"""The API resource `relations` (its views and serializers: views.py)."""

@@ -1,0 +1,1 @@
+"""The API resource `review` (its views and serializers: views.py)."""

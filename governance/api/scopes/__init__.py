@@ -1,0 +1,1 @@
+"""The API resource `scopes` (its views and serializers: views.py)."""

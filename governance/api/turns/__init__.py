@@ -1,0 +1,1 @@
+"""The API resource `turns` (its views and serializers: views.py)."""

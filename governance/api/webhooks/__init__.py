@@ -1,0 +1,1 @@
+"""The API resource `webhooks` (its views and serializers: views.py)."""

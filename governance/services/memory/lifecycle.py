@@ -1,0 +1,335 @@
+"""Writes of memories after they are recorded: the status changes (propose, confirm, reject, supersede,
+retire, forget) with the four-eyes rules of each, and reinforcement."""
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from governance.errors import (
+    FourEyesRequired,
+    InvalidInput,
+    InvalidTransition,
+    NotFound,
+    StaleRevision,
+)
+from governance.models import (
+    TRANSITIONS,
+    Memory,
+    Principal,
+    ReinforcementEvent,
+    Relation,
+    RelationKind,
+    Scope,
+    Status,
+    activation,
+)
+from governance.permissions import (
+    Action,
+    approvers,
+    confirm_approvals_needed,
+    ending_needs_two_people,
+    require,
+)
+from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.memory.promotion import promotion_check_support
+from governance.services.memory.record import (
+    FOUR_EYES_SAME_PERSON,
+    FOUR_EYES_SUPERSEDE,
+    MemoryInput,
+    build_memory,
+    integrity_to_domain,
+    lock_key,
+    may_confirm,
+    validate_input,
+)
+from governance.services.outbox import outbox_emit
+
+
+def lock_memory(memory_id: int) -> Memory:
+    # FOR NO KEY UPDATE of the memory row only. A plain FOR UPDATE with select_related also locked the
+    # scope row, and FOR UPDATE conflicts with the FOR KEY SHARE that another transaction's deferred
+    # foreign-key check takes at COMMIT while it holds the audit chain's advisory lock, which this one then
+    # waits for: under load (bench_load, 8 users) PostgreSQL broke such deadlocks every few seconds.
+    try:
+        return Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").get(pk=memory_id)
+    except Memory.DoesNotExist as exc:
+        raise NotFound() from exc
+
+
+def transition(
+    memory: Memory, to: str, *, actor: Principal | None, action: str, reason: str, data: dict | None = None,
+    fields: tuple[str, ...] = (),
+) -> Memory:
+    before = memory.status
+    if to not in TRANSITIONS[Status(before)]:
+        raise InvalidTransition(
+            f"This memory is {before}; it cannot become {to}.", current_status=before, requested_status=to
+        )
+    memory.status = to
+    memory.save(update_fields=["status", "updated_at", *fields])
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(action, "memory", str(memory.pk), memory.scope.path, before, to, reason, data or {}),
+    )
+    outbox_emit(topic="memory.status", memory=memory, payload={"memory_ids": [memory.pk], "status": to})
+    return memory
+
+
+def memory_propose(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
+    """Put a candidate in the review queue."""
+    with transaction.atomic():
+        memory = lock_memory(memory_id)
+        require(actor, memory.scope, Action.WRITE_CANDIDATE)
+        return transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+
+
+def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
+    """A reviewer confirms a candidate or proposal: it becomes active (four-eyes where the scope asks)."""
+    with transaction.atomic():
+        memory = lock_memory(memory_id)
+        require(actor, memory.scope, Action.CONFIRM)
+        if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
+            raise InvalidTransition(f"Only candidates and proposals can be confirmed; this one is {memory.status}.")
+        promotion_check_support(memory)
+        needed = confirm_approvals_needed(memory, _rules_it_would_end(memory))
+        if _needs_second_reviewer(memory, actor, needed):
+            approvals = approvers(memory)
+            # Kept on the row so the review queue shows "1 of 2" for a mid-term revision of a long-term rule.
+            memory.meta = {**memory.meta, "approvals": [*approvals, actor.pk], "approvals_needed": needed}
+            memory.save(update_fields=["meta", "updated_at"])
+            audit_record(
+                actor=actor,
+                entry=AuditEntry("memory.approve", "memory", str(memory.pk), memory.scope.path,
+                                 memory.status, memory.status, reason,
+                                 {"approvals": len(approvals) + 1, "needed": needed}),
+            )
+            return memory
+        if memory.key:
+            _supersede_active_for_key(memory, actor, reason)
+        # In force from now on, confirmed by this person (or the system); the pinning reads confirmed_at.
+        memory.confirmed_by, memory.confirmed_at = actor, timezone.now()
+        memory = transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason,
+                             fields=("confirmed_by", "confirmed_at"))
+        reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
+        return memory
+
+
+def _rules_it_would_end(memory: Memory) -> list[Memory]:
+    """The active memories that confirming `memory` supersedes (same key, its scope), overrides (same key,
+    the scopes above it) or contests (it `contradicts` them: once in force it may win over them)."""
+    contested = Q(relations_in__source=memory, relations_in__kind=RelationKind.CONTRADICTS)
+    if memory.key:
+        contested |= Q(scope__in=Scope.objects.ancestors_of(memory.scope), key=memory.key)
+    return list(
+        Memory.objects.filter(contested, status=Status.ACTIVE).exclude(pk=memory.pk).select_related("scope")
+        .distinct()
+    )
+
+
+def _needs_second_reviewer(memory: Memory, actor: Principal | None, needed: int) -> bool:
+    """True when this confirmation is only an approval (more distinct reviewers are needed); the same
+    reviewer confirming twice is refused. The system actor (tasks) is not a reviewer and is not counted."""
+    if actor is None or needed < 2:
+        return False
+    approvals = approvers(memory)
+    if actor.pk in approvals:
+        raise FourEyesRequired()
+    return len(approvals) + 1 < needed
+
+
+def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: str) -> None:
+    current = (
+        Memory.objects.select_for_update(no_key=True)
+        .filter(scope=memory.scope, key=memory.key, status=Status.ACTIVE)
+        .exclude(pk=memory.pk)
+        .first()
+    )
+    if current is None:
+        return
+    if current.revision > memory.revision:
+        raise StaleRevision(current_revision=current.revision)
+    transition(current, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason,
+                data={"by": memory.pk})
+    Relation.objects.get_or_create(
+        source=memory, target=current, kind=RelationKind.SUPERSEDES, defaults={"reason": reason, "actor": actor}
+    )
+
+
+def memory_reject(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    with transaction.atomic():
+        memory = lock_memory(memory_id)
+        require(actor, memory.scope, Action.CONFIRM)
+        if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
+            raise InvalidTransition(f"Only candidates and proposals can be rejected; this one is {memory.status}.")
+        return transition(memory, Status.REJECTED, actor=actor, action="memory.reject", reason=reason)
+
+
+def memory_supersede(
+    *,
+    memory_id: int,
+    text: str,
+    reason: str,
+    source_kind: str,
+    source_ref: str = "",
+    actor: Principal | None,
+    confidence: float | None = None,
+) -> Memory:
+    """Write the next revision, link it (supersedes) and retire the old one to `superseded`, atomically.
+    Two concurrent supersedes of one memory: the second waits on the row lock, then finds it superseded."""
+    if not reason or not reason.strip():
+        raise InvalidInput("A supersede needs a reason.", field="reason")
+    try:
+        with transaction.atomic():
+            old = lock_memory(memory_id)
+            require(actor, old.scope, Action.SUPERSEDE)
+            if actor is not None and ending_needs_two_people(old):
+                raise FourEyesRequired(FOUR_EYES_SUPERSEDE)
+            if old.status != Status.ACTIVE:
+                raise InvalidTransition(
+                    f"Only an active memory can be superseded; this one is {old.status}.", current_status=old.status
+                )
+            revision = old.revision + 1
+            if old.key:
+                lock_key(old.scope_id, old.key)
+                latest = Memory.objects.filter(scope=old.scope, key=old.key).aggregate(m=Max("revision"))["m"]
+                revision = (latest or 0) + 1
+            item = MemoryInput(
+                scope=old.scope, kind=old.kind, text=text, source_kind=source_kind, source_ref=source_ref,
+                key=old.key, revision=revision, status=Status.ACTIVE,
+                confidence=old.confidence if confidence is None else confidence,
+                importance=old.importance, tier=old.tier, task_type=old.task_type,
+            )
+            validate_input(item)
+            transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
+            confirmed = may_confirm(item, actor)  # the supersede right comes with the confirm right
+            new = build_memory(item, actor, timezone.now(), confirmed=confirmed)
+            new.save()
+            audit_record(actor=actor, entry=AuditEntry(
+                "memory.supersede", "memory", str(new.pk), new.scope.path, "", Status.ACTIVE, reason,
+                {"supersedes": old.pk, "revision": new.revision, "hash": new.content_hash},
+            ))
+            Relation.objects.create(source=new, target=old, kind=RelationKind.SUPERSEDES, reason=reason, actor=actor)
+            outbox_emit(topic="memory.created", memory=new, payload={"memory_ids": [new.pk]})
+            return new
+    except IntegrityError as exc:
+        raise integrity_to_domain(exc) from exc
+
+
+def end_request_pending(memory: Memory, action: str) -> dict | None:
+    """The first person's request to `action` ("retire", "forget", "forget_hard") this memory, while it
+    waits for a second person; None when there is none."""
+    return (memory.meta.get("end_requests") or {}).get(action)
+
+
+def _first_of_two(memory: Memory, actor: Principal | None, action: str, reason: str) -> bool:
+    """Four-eyes for ending a long-term commitment: the first curator's or owner's call is recorded as a
+    request (audited, the memory unchanged) and True is returned; a second, different one's call goes
+    ahead (the request is cleared in memory.meta, saved by the caller). The same person twice is refused."""
+    if actor is None or not ending_needs_two_people(memory):
+        return False
+    requests = dict(memory.meta.get("end_requests") or {})
+    first = requests.get(action)
+    if first is not None and first.get("by") == actor.pk:
+        raise FourEyesRequired(FOUR_EYES_SAME_PERSON)
+    if first is not None:
+        requests.pop(action)
+        memory.meta = {**memory.meta, "end_requests": requests}
+        return False
+    requests[action] = {"by": actor.pk, "by_name": actor.name, "reason": reason, "at": timezone.now().isoformat()}
+    memory.meta = {**memory.meta, "end_requests": requests}
+    memory.save(update_fields=["meta", "updated_at"])
+    audit_record(actor=actor, entry=AuditEntry(
+        f"memory.{action}_request", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
+        reason, {"approvals": 1, "needed": 2},
+    ))
+    return True
+
+
+def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    """Retire a memory. A long-term commitment of a four-eyes scope needs two different curators or
+    owners: the first call only records the request (see end_request_pending), the second retires it."""
+    with transaction.atomic():
+        memory = lock_memory(memory_id)
+        require(actor, memory.scope, Action.RETIRE)
+        if _first_of_two(memory, actor, "retire", reason):
+            return memory
+        return transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason,
+                           fields=("meta",))
+
+
+def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard: bool = False) -> Memory:
+    """Soft: the memory is deactivated (text kept for owners). Hard: text, lexical terms and embedding are
+    purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers.
+    An active long-term commitment of a four-eyes scope takes two different people, as memory_retire."""
+    with transaction.atomic():
+        memory = lock_memory(memory_id)
+        require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
+        before = memory.status
+        if before == Status.FORGOTTEN and (not hard or memory.purged_at):
+            return memory  # forgetting twice changes nothing
+        if _first_of_two(memory, actor, "forget_hard" if hard else "forget", reason):
+            return memory
+        if before != Status.FORGOTTEN:
+            memory.status = Status.FORGOTTEN
+        fields = ["status", "updated_at", "meta"]
+        if hard:
+            memory.text = ""
+            memory.lexical = ""
+            memory.embedding = None
+            memory.embedding_hash = ""
+            memory.purged_at = timezone.now()
+            fields += ["text", "lexical", "embedding", "embedding_hash", "purged_at"]
+        memory.save(update_fields=fields)
+        audit_record(actor=actor, entry=AuditEntry(
+            "memory.forget_hard" if hard else "memory.forget", "memory", str(memory.pk), memory.scope.path,
+            before, Status.FORGOTTEN, reason, {"mode": "hard" if hard else "soft", "hash": memory.content_hash},
+        ))
+        outbox_emit(topic="memory.forgotten", memory=memory,
+                    payload={"memory_ids": [memory.pk], "mode": "hard" if hard else "soft"})
+        return memory
+
+
+# --- Reinforcement: a use or a reviewer's boost raises a memory's activation -------------------------
+
+
+def reinforce_rows(
+    memories: list[Memory], *, weight: float, reason: str, actor: Principal | None, at: datetime | None = None,
+    turn_id: int | None = None,
+) -> None:
+    at = at or timezone.now()
+    for memory in memories:
+        memory.activation_log_k = activation.reinforced_log_k(memory.activation_log_k, memory.decay_rate, weight, at)
+        memory.last_reinforced_at = at
+        memory.reinforcement_count += 1
+        memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
+    ReinforcementEvent.objects.bulk_create(
+        ReinforcementEvent(memory=m, at=at, weight=weight, reason=reason, actor=actor, turn_id=turn_id)
+        for m in memories
+    )
+
+
+def memory_reinforce(
+    *, memory_ids: list[int], weight: float, reason: str, actor: Principal | None,
+    at: datetime | None = None, turn_id: int | None = None,
+) -> int:
+    """Add wᵢ·e^(−λ(t−tᵢ)) to the memories' activation and log each reinforcement. Returns how many."""
+    if not (weight > 0 and math.isfinite(weight)):
+        raise InvalidInput("weight is a positive number.", field="weight")
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope")
+            .filter(pk__in=memory_ids).exclude(status=Status.FORGOTTEN).order_by("pk")
+        )
+        if reason == ReinforcementEvent.Reason.REVIEW:
+            for memory in rows:
+                require(actor, memory.scope, Action.CONFIRM)
+            audit_record_many(actor=actor, entries=[
+                AuditEntry("memory.boost", "memory", str(m.pk), m.scope.path, m.status, m.status, "",
+                           {"weight": weight}) for m in rows
+            ])
+        reinforce_rows(rows, weight=weight, reason=reason, actor=actor, at=at, turn_id=turn_id)
+        return len(rows)

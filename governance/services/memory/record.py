@@ -1,0 +1,317 @@
+"""Writes of memories, part one: recording them (one, or a batch: the fast path). The other writes are in
+`lifecycle` (propose, confirm, reject, supersede, retire, forget) and `reinforce`; the package re-exports all."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from governance.errors import (
+    ActiveKeyExists,
+    FourEyesRequired,
+    InvalidInput,
+    InvalidTransition,
+    KeyRevisionConflict,
+    StaleRevision,
+)
+from governance.models import (
+    DECAY_PER_DAY,
+    Kind,
+    Memory,
+    Principal,
+    Scope,
+    SourceKind,
+    Status,
+    Tier,
+    activation,
+    content_hash,
+    lexical,
+)
+from governance.permissions import (
+    Action,
+    puts_in_force,
+    require,
+    require_writable,
+    requires_four_eyes,
+)
+from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.bulk import copy_insert
+from governance.services.outbox import outbox_emit
+
+MAX_TEXT_CHARS = 20_000
+TEXT_EMPTY = "A memory needs a non-empty text."
+TEXT_TOO_LONG = f"A memory's text is limited to {MAX_TEXT_CHARS} characters; split it into several memories."
+# Four-eyes: what each refusal or pending request says (the API and the dashboard show these sentences).
+FOUR_EYES_ACTIVE_WRITE = (
+    "This scope needs two different reviewers for long-term commitments: write it as a proposal, and it is in "
+    "force once two reviewers have confirmed it."
+)
+FOUR_EYES_SUPERSEDE = (
+    "This memory is a long-term commitment in a four-eyes scope, so one person cannot replace it: propose the "
+    "new text with the same key (status proposed); it supersedes this one once two different reviewers have "
+    "confirmed it. Without a key, retire this one (a second curator or owner approves) and propose the new one."
+)
+FOUR_EYES_SAME_PERSON = (
+    "You already asked for this; a long-term commitment in a four-eyes scope ends only when a second, "
+    "different curator or owner makes the same request."
+)
+FOUR_EYES_REQUESTED = (
+    "Recorded your request to {action} this long-term commitment. This scope needs a second, different "
+    "curator or owner to make the same request; until then nothing has changed and it stays in force."
+)
+# Kept in meta["requested_status"] when an agent asked for `active` and got a proposal instead.
+REQUESTED_ACTIVE = "active"
+
+
+@dataclass
+class MemoryInput:
+    """What a caller gives to record one memory; validated by `validate_input`."""
+
+    scope: Scope
+    kind: str
+    text: str
+    source_kind: str
+    source_ref: str = ""
+    key: str | None = None
+    revision: int | None = None
+    status: str | None = None
+    confidence: float = 0.5
+    importance: float = 0.5
+    tier: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    session: str = ""
+    speaker: str = ""
+    call_id: str = ""
+    task_type: str = ""
+    occurred_at: datetime | None = None
+    meta: dict = field(default_factory=dict)
+
+
+def validate_input(item: MemoryInput) -> None:
+    if not item.text or not item.text.strip():
+        raise InvalidInput(TEXT_EMPTY, field="text")
+    if len(item.text) > MAX_TEXT_CHARS:
+        raise InvalidInput(TEXT_TOO_LONG, field="text")
+    if item.kind not in Kind.values:
+        raise InvalidInput(f"kind must be one of: {', '.join(Kind.values)}.", field="kind")
+    if item.source_kind not in SourceKind.values:
+        raise InvalidInput(f"source.kind must be one of: {', '.join(SourceKind.values)}.", field="source")
+    if item.status is not None and item.status not in (Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE):
+        raise InvalidInput("A new memory's status is candidate, proposed or active.", field="status")
+    if item.tier is not None and item.tier not in Tier.values:
+        raise InvalidInput(f"tier must be one of: {', '.join(Tier.values)}.", field="tier")
+    for name in ("confidence", "importance"):
+        value = getattr(item, name)
+        if not (isinstance(value, int | float) and 0 <= value <= 1 and not math.isnan(value)):
+            raise InvalidInput(f"{name} is a number from 0 to 1.", field=name)
+    if item.key is not None and (not item.key.strip() or len(item.key) > 200):
+        raise InvalidInput("key is a non-empty name of at most 200 characters.", field="key")
+    if item.revision is not None and item.revision < 1:
+        raise InvalidInput("revision starts at 1.", field="revision")
+    if item.valid_from and item.valid_until and item.valid_until <= item.valid_from:
+        raise InvalidInput("valid_until must be after valid_from.", field="valid_until")
+
+
+def default_status(kind: str, source_kind: str) -> str:
+    """Episodic traces are records of what happened, so they are active; everything inferred is a candidate."""
+    if kind in (Kind.EPISODIC, Kind.WORKING):
+        return Status.ACTIVE
+    return Status.CANDIDATE
+
+
+def default_tier(kind: str) -> str:
+    if kind in (Kind.EPISODIC, Kind.WORKING):
+        return Tier.SHORT
+    if kind in (Kind.CONVENTION, Kind.PREFERENCE, Kind.METHOD):
+        return Tier.MID
+    return Tier.MID
+
+
+def _is_plain_episode(item: MemoryInput) -> bool:
+    """An unkeyed record of what happened: evidence whoever writes it, never a rule."""
+    return item.key is None and item.kind in (Kind.EPISODIC, Kind.WORKING)
+
+
+def _settle_status(item: MemoryInput, may_confirm: bool) -> bool:
+    """Fix the status `item` is written with; True when it is written in force, i.e. confirmed by its
+    writer. Agents propose, people decide: a rule-like write (a key, an inferred kind, or `active` on
+    anything but a plain episode) from a writer without the confirm right becomes a proposal."""
+    status = item.status or default_status(item.kind, item.source_kind)
+    if _is_plain_episode(item):
+        item.status = status
+        return False
+    if status == Status.ACTIVE and not may_confirm:
+        item.status = Status.PROPOSED
+        item.meta = {**(item.meta or {}), "requested_status": REQUESTED_ACTIVE}
+        return False
+    item.status = status
+    return status == Status.ACTIVE
+
+
+def may_confirm(item: MemoryInput, actor: Principal | None) -> bool:
+    return not _is_plain_episode(item) and puts_in_force(actor, item.scope)
+
+
+def build_memory(item: MemoryInput, actor: Principal | None, now: datetime, *, confirmed: bool = False) -> Memory:
+    status = item.status or default_status(item.kind, item.source_kind)
+    decay = DECAY_PER_DAY[item.kind]
+    at = item.occurred_at or now
+    a0 = 0.5 + item.importance  # importance 0..1 → initial activation 0.5..1.5
+    return Memory(
+        scope=item.scope,
+        kind=item.kind,
+        key=item.key,
+        revision=item.revision or 1,
+        text=item.text,
+        lexical=lexical.lexical_text(item.text, item.speaker or ""),
+        source_kind=item.source_kind,
+        source_ref=item.source_ref or "",
+        session=item.session or "",
+        speaker=item.speaker or "",
+        call_id=item.call_id or "",
+        task_type=item.task_type or "",
+        occurred_at=at,
+        status=status,
+        confidence=float(item.confidence),
+        importance=float(item.importance),
+        tier=item.tier or default_tier(item.kind),
+        valid_from=item.valid_from,
+        valid_until=item.valid_until,
+        content_hash=content_hash(item.text),
+        activation_a0=a0,
+        decay_rate=decay,
+        activation_log_k=activation.initial_log_k(a0, decay, at),
+        created_by=actor,
+        confirmed_by=actor if confirmed else None,
+        confirmed_at=now if confirmed else None,
+        meta=item.meta or {},
+    )
+
+
+def _check_four_eyes_write(item: MemoryInput, actor: Principal | None) -> None:
+    # Writing a long-term commitment straight to `active` would skip the second reviewer: propose it instead.
+    tier = item.tier or default_tier(item.kind)
+    if actor is not None and item.status == Status.ACTIVE and tier == Tier.LONG and requires_four_eyes(item.scope):
+        raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
+
+
+def _created_entry(memory: Memory) -> AuditEntry:
+    return AuditEntry(
+        action="memory.record",
+        target_type="memory",
+        target_id=str(memory.pk),
+        scope_path=memory.scope.path,
+        after_status=memory.status,
+        data={"kind": memory.kind, "key": memory.key, "revision": memory.revision, "hash": memory.content_hash},
+    )
+
+
+def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
+    """Write one memory (an episodic trace, a candidate, a proposal or — with the right — an active fact).
+    With a key and no revision it becomes the next revision; the same text at the same revision is a no-op."""
+    validate_input(item)
+    require(actor, item.scope, Action.WRITE_CANDIDATE)
+    require_writable(actor, item.scope, episodes_only=item.kind == Kind.EPISODIC)
+    confirmed = _settle_status(item, may_confirm(item, actor))
+    _check_four_eyes_write(item, actor)
+    try:
+        with transaction.atomic():
+            if item.key is not None:
+                same = _existing_keyed(item)
+                if same is not None:
+                    return same
+            memory = build_memory(item, actor, timezone.now(), confirmed=confirmed)
+            memory.save()
+            audit_record(actor=actor, entry=_created_entry(memory))
+            outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
+            _queue_conflicts(memory, actor)
+            return memory
+    except IntegrityError as exc:
+        raise integrity_to_domain(exc) from exc
+
+
+def _queue_conflicts(memory: Memory, actor: Principal | None) -> None:
+    from governance.services.conflict import conflict_detect
+
+    conflict_detect(memory=memory, actor=actor)
+
+
+def lock_key(scope_id: int, key: str) -> None:
+    """Serialise the writers of one (scope, key) until the end of the transaction, so two writers never
+    pick the same next revision. Row locks cannot do this: a new key has no row yet, and PostgreSQL
+    cannot lock rows under MAX(), so Django drops FOR UPDATE from the aggregate."""
+    with transaction.get_connection().cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memory-key:{scope_id}:{key}"])
+
+
+def _existing_keyed(item: MemoryInput) -> Memory | None:
+    """Resolve the revision of a keyed write; return the existing row when this exact write was already made."""
+    lock_key(item.scope.pk, item.key)
+    rows = Memory.objects.filter(scope=item.scope, key=item.key)
+    latest = rows.aggregate(m=Max("revision"))["m"] or 0
+    if item.revision is None:
+        item.revision = latest + 1
+        return None
+    existing = rows.filter(revision=item.revision).first()
+    if existing is None:
+        if item.revision < latest and (item.status or default_status(item.kind, item.source_kind)) == Status.ACTIVE:
+            raise StaleRevision(current_revision=latest)
+        return None
+    if existing.content_hash == content_hash(item.text):
+        return existing
+    raise KeyRevisionConflict(existing_id=existing.pk, revision=item.revision)
+
+
+def integrity_to_domain(exc: IntegrityError) -> Exception:
+    text = str(exc)
+    if "memory_one_active_per_key" in text:
+        return ActiveKeyExists()
+    if "memory_unique_key_revision" in text:
+        return KeyRevisionConflict()
+    if "memory_no_resurrection" in text:
+        return StaleRevision()
+    if "memory_status_transition" in text:
+        return InvalidTransition()
+    return exc
+
+
+def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) -> list[Memory]:
+    """Bulk write (imports, event ingestion): one transaction, one audit event per memory, one outbox row
+    for the batch; embedding is deferred to the worker. Keyed items take the single path."""
+    for item in items:
+        validate_input(item)
+    checked: set[int] = set()
+    may_confirm: dict[int, bool] = {}  # asked once per scope, and only when a rule-like item needs it
+    confirmed: dict[int, bool] = {}
+    for item in items:
+        if item.scope.pk not in checked:
+            require(actor, item.scope, Action.WRITE_CANDIDATE)
+            require_writable(actor, item.scope, episodes_only=all(
+                i.kind == Kind.EPISODIC for i in items if i.scope.pk == item.scope.pk))
+            checked.add(item.scope.pk)
+        if not _is_plain_episode(item) and item.scope.pk not in may_confirm:
+            may_confirm[item.scope.pk] = puts_in_force(actor, item.scope)
+        confirmed[id(item)] = _settle_status(item, may_confirm.get(item.scope.pk, False))
+        _check_four_eyes_write(item, actor)
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            plain = [i for i in items if i.key is None]
+            created = copy_insert(Memory, [build_memory(i, actor, now, confirmed=confirmed[id(i)]) for i in plain])
+            for item in (i for i in items if i.key is not None):
+                created.append(memory_record(item=item, actor=actor))
+            audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
+            for memory in created:
+                if memory.key is None:
+                    _queue_conflicts(memory, actor)
+            if created:
+                outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]})
+            return created
+    except IntegrityError as exc:
+        raise integrity_to_domain(exc) from exc
