@@ -39,9 +39,7 @@ from governance.models import (
 )
 from governance.permissions import (
     Action,
-    member_by_name,
     nearest_scope,
-    principal_by_name,
     require,
     requires_four_eyes,
 )
@@ -71,7 +69,8 @@ from governance.services.portability.format import (
     field as get,
 )
 from governance.services.portability.import_records import BATCH, RecordsStep
-from governance.services.principal import grant_add, principal_ensure
+from governance.services.portability.names import PRINCIPAL_KIND_CLASH, local_principal  # noqa: F401
+from governance.services.principal import grant_add
 from governance.services.scope import parse_scope_path, scope_ensure
 
 GRANTS_DROP, GRANTS_KEEP = "drop", "keep"
@@ -80,10 +79,6 @@ NEW_WORKSPACE_DENIED = (
     "scope you own instead."
 )
 GRANTS_CHOICE = "grants is `drop` (the default: no grant of the file is given) or `keep`."
-UNKNOWN_LOCAL_PRINCIPAL = "--map-principal names {name!r}, which is no principal here"
-# Unmatched names become placeholders of the target workspace under this prefix (a user name has no ':').
-PLACEHOLDER_PREFIX = "import:"
-PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file says {file_kind}"
 COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
               "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
 _MEMORY_REF = re.compile(r"^memory:(\d+)$")
@@ -139,10 +134,6 @@ def scope_import(
             return result
     except _Preview as preview:
         return preview.result
-
-
-class _NoMatch(Exception):
-    """No principal of that name here (the command line's import then makes a placeholder)."""
 
 
 class _Preview(Exception):
@@ -289,33 +280,9 @@ class _Importer(RecordsStep):
         self.principal_names[pid] = name
 
     def _local_principal(self, name: str, kind: str) -> Principal:
-        """The principal a name of the file stands for here. A name mapped by the operator
-        (--map-principal) is resolved as the importer may see it; any other is matched only to a member
-        of the target workspace (permissions.resolve: a grant there, or a team of it), or, when the
-        system imports (the command line, as the operator), to this installation's principal of that
-        name. Unmatched, it
-        becomes a placeholder of that workspace, "import:<workspace id>:<name>": a name for provenance
-        that no person can ever sign up with (a user name holds no ':'), so nobody inherits what the
-        file says about someone else."""
-        if name in self.principal_map:
-            return principal_by_name(self.actor, self.principal_map[name], missing=ImportFileError(
-                self.line, UNKNOWN_LOCAL_PRINCIPAL.format(name=self.principal_map[name])))
-        workspace_id = next(iter(self.scopes.values())).workspace_id if self.scopes else None
-        if self.actor is None:  # the operator on the command line: this installation's principal of that name
-            try:
-                found = principal_by_name(None, name, missing=_NoMatch())
-            except _NoMatch:
-                found = None
-        else:
-            found = member_by_name(self.actor, name, workspace_id)
-        if found is not None:
-            if found.kind != kind:
-                raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=found.kind,
-                                                                             file_kind=kind))
-            return found
-        placeholder = f"{PLACEHOLDER_PREFIX}{workspace_id or 0}:{name}"[:150]
-        home = next(iter(self.scopes.values())).workspace if kind == PrincipalKind.GROUP and self.scopes else None
-        return principal_ensure(name=placeholder, kind=kind, actor=self.actor, workspace=home)
+        workspace = next(iter(self.scopes.values())).workspace if self.scopes else None
+        return local_principal(name=name, kind=kind, actor=self.actor, principal_map=self.principal_map,
+                               workspace=workspace, line=self.line)
 
     def _principal_ref(self, r: dict, name: str) -> Principal | None:
         pid = get(r, name, int, self.line, optional=True)
