@@ -13,6 +13,7 @@ from django.db.models import Count, JSONField, Min
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from governance.errors import NotFound
 from governance.models import (
     AuditEvent,
     Grant,
@@ -209,6 +210,15 @@ def tokens_in(principal: Principal, scope: Scope | None) -> list:
     if scope is not None:
         qs = qs.filter(scope__tree__descendant_of=scope.tree)
     return list(qs.order_by("-created_at", "-pk")[:200])
+
+
+def token_to_revoke(principal: Principal, token_id: int):
+    """An unrevoked API token the principal may revoke (the revoke confirm page); else NotFound, the same
+    answer for an unknown token and one it may not see."""
+    token = tokens_visible_to(principal).filter(pk=token_id, revoked_at__isnull=True).first()
+    if token is None:
+        raise NotFound()
+    return token
 
 
 def latest_evaluation():
