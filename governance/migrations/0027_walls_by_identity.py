@@ -87,6 +87,9 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('governance', '0026_purged_hash_index'),
+        # Main's 0032 (the dashboard's turn search) also follows 0026; depending on it too keeps one leaf,
+        # so no merge migration is needed (the two touch different tables).
+        ('governance', '0032_turn_query_search'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
