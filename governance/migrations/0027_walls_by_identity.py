@@ -87,9 +87,10 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('governance', '0026_purged_hash_index'),
-        # Main's 0032 (the dashboard's turn search) also follows 0026; depending on it too keeps one leaf,
-        # so no merge migration is needed (the two touch different tables).
-        ('governance', '0032_turn_query_search'),
+        # Main's migrations made on 0026 in parallel (session overrides; turn retention and search, merged
+        # by 0033): following them too keeps one leaf, so no merge migration is needed (different tables).
+        ('governance', '0029_session_overrides'),
+        ('governance', '0033_merge_retention_turn_search'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -19,11 +19,12 @@ from governance.permissions import Action, ScopeAccess, require, require_roles
 from governance.recall import adjudicate as adjudicate_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
+from governance.recall import session as session_mod
 from governance.recall.eligible import eligible
 from governance.recall.pack import pack
 from governance.recall.reinforce import queue_reinforcement
 from governance.recall.state import Hit, RecallState
-from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
+from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, RELATIONS, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
 from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
@@ -92,6 +93,9 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
     state.run("fuse", recall_mod.fuse_stage)
     if ADJUDICATE in state.stages:
         state.run("adjudicate", adjudicate_mod.adjudicate)
+        if RELATIONS in state.stages and KEYED in state.stages:
+            # This session's corrections of the pinned rules (recall/session.py); no query without one.
+            state.run("session", session_mod.session_overrides)
     state.run("rank", rank_mod.rank)
 
 

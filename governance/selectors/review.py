@@ -25,6 +25,7 @@ from governance.permissions import (
     memory_readable_scopes,
     under,
 )
+from governance.selectors.session_overrides import session_override_notes
 
 # Age filters the queue offers: "older than" / "newer than" one of these.
 AGES: dict[str, timedelta] = {
@@ -52,6 +53,7 @@ class ReviewItem:
     proposer_reason: str = ""  # the proposer's reason (audit), or what the extractor said
     origin_turn_id: int | None = None  # the stored turn of the session just before it was written
     edited_from: Memory | None = None  # the proposal a reviewer edited into this one
+    session_override: dict | None = None  # in force in its own session meanwhile (selectors.session_overrides)
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,15 @@ def queue_queryset(*, principal: Principal | None, scope: Scope | None = None, f
     return qs
 
 
+def origin_turn() -> Subquery:
+    """The turn a memory (the outer row) was seen in: the last context packet of its session, in its scope,
+    before it was written (the index on turn (scope, session, -created_at) answers it per row). Review
+    shows it; turn retention keeps it while the memory waits for a person."""
+    return Subquery(Turn.objects.filter(
+        scope_id=OuterRef("scope_id"), session=OuterRef("session"), created_at__lte=OuterRef("created_at"),
+    ).exclude(session="").order_by("-created_at").values("pk")[:1])
+
+
 def review_queue(
     *, principal: Principal | None, scope: Scope | None = None, limit: int = 200, filters: QueueFilter | None = None,
 ) -> list[ReviewItem]:
@@ -141,13 +152,8 @@ def review_queue(
         else:
             qs = qs.filter(Q(created_at__gt=at) | Q(created_at=at, pk__gt=pk))
     order = ("-created_at", "-pk") if f.sort == "newest" else ("created_at", "pk")
-    # The turn this proposal was seen in: the last context packet of its session, in its scope, before it
-    # was written (the index on turn (scope, session, -created_at) answers it per row).
-    origin = Turn.objects.filter(
-        scope_id=OuterRef("scope_id"), session=OuterRef("session"), created_at__lte=OuterRef("created_at"),
-    ).exclude(session="").order_by("-created_at").values("pk")[:1]
     memories = list(
-        qs.select_related("scope", "created_by").annotate(origin_turn_id=Subquery(origin)).order_by(*order)[:limit]
+        qs.select_related("scope", "created_by").annotate(origin_turn_id=origin_turn()).order_by(*order)[:limit]
     )
     ids = [m.pk for m in memories]
     relations = list(
@@ -172,6 +178,7 @@ def review_queue(
     names = dict(Principal.objects.filter(pk__in=approver_ids).values_list("pk", "name")) if approver_ids else {}
     confirm_roots = _confirmable_trees(principal)
     four_eyes = four_eyes_trees({m.scope.tree for m in memories})
+    overrides = session_override_notes(memories, conflicting)
     items = []
     for m in memories:
         if conflicting[m.pk]:
@@ -189,6 +196,7 @@ def review_queue(
             can_confirm=_under_any(m.scope.tree, confirm_roots),
             proposer_reason=reasons.get(m.pk) or _described_reason(m),
             origin_turn_id=m.origin_turn_id, edited_from=edited_from.get(m.pk),
+            session_override=overrides.get(m.pk),
         ))
     return items
 
@@ -241,6 +249,7 @@ def queue_proposers(*, principal: Principal | None, scope: Scope | None = None) 
 
 
 __all__ = [
-    "AGES", "QueueFilter", "ReviewItem", "decode_cursor", "encode_cursor", "queue_proposers", "queue_queryset",
+    "AGES", "QueueFilter", "ReviewItem", "decode_cursor", "encode_cursor", "origin_turn", "queue_proposers",
+    "queue_queryset",
     "review_queue",
 ]
