@@ -222,13 +222,17 @@ def recall_memories(
 
 def recall_with_stages(
     *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int, stages: frozenset[str],
+    trace: list | None = None,
 ) -> list[dict]:
     """recall_memories with a set of stages instead of a named strategy: `evaluate_retrieval` measures each
-    single search path (keyword only has no strategy name of its own) through the same pipeline."""
+    single search path (keyword only has no strategy name of its own) through the same pipeline.
+    `trace`: a list that receives the stages' trace (name, ms, in, out), for the latency split."""
     _validate(query, "full", None)
     state = _state(principal, scope, query, "full", None, k)
     state.stages = frozenset(stages)
     _run_stages(state)
+    if trace is not None:
+        trace.extend(state.trace)
     return [result_item(h) for h in state.evidence if h.row["status"] != Status.SUPERSEDED][:k]
 
 
