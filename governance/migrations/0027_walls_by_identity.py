@@ -87,10 +87,9 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('governance', '0026_purged_hash_index'),
-        # Main's migrations made on 0026 in parallel (session overrides; turn retention and search, merged
-        # by 0033): following them too keeps one leaf, so no merge migration is needed (different tables).
-        ('governance', '0029_session_overrides'),
-        ('governance', '0033_merge_retention_turn_search'),
+        # Main's migrations made on 0026 in parallel (0029-0033, merged by 0034): following their merge too
+        # keeps one leaf, so no merge migration is needed (different tables).
+        ('governance', '0034_merge_overrides_tsvector'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
