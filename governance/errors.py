@@ -88,3 +88,11 @@ class InvitationInvalid(DomainError):
     code = "invitation_invalid"
     status = 410
     message = "This invitation link is unknown, already used, revoked or expired; ask for a new one."
+
+
+class AgentRoleCap(InvalidInput):
+    """A role, a token or a team membership that would let an agent principal confirm, curate or govern:
+    agents propose, people decide (permissions.roles.AGENT_MAX_ROLE)."""
+    code = "agent_role_cap"
+    message = ("An agent can hold at most the agent role (or viewer): confirming, curating and granting "
+               "belong to people.")

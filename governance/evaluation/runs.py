@@ -17,10 +17,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from governance.errors import DomainError, InvalidInput, NotFound
+from governance.errors import Conflict, DomainError, InvalidInput
 from governance.evaluation.conversations import Loaded, load_locomo, load_longmemeval
 from governance.models import EvaluationRun, Memory, Principal, Scope, Turn, Workspace
-from governance.permissions import require_evaluation_start
+from governance.models.evaluation import SANDBOX_PREFIX
+from governance.permissions import require_evaluation_start, workspace_root
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.conversation_import import conversation_ingest
 
@@ -34,7 +35,6 @@ UPLOAD_NOT_JSON = "The file is not JSON: a LoCoMo or LongMemEval file is a JSON 
 UPLOAD_TOO_DEEP = "The file nests lists or objects too deeply to be a LoCoMo or LongMemEval file."
 UPLOAD_BAD_FORMAT = "The format is one of: " + ", ".join(UPLOAD_FORMATS) + " (or leave it to be detected)."
 UPLOAD_NO_QUESTIONS = "The file holds no question with evidence turns to evaluate."
-SANDBOX_PREFIX = "eval-run-"
 DETAIL_PATH = "full"
 DETAIL_TEXT = 300  # characters of each turn kept for a failing question's drill-down
 DETAIL_TASKS = 2000  # questions kept per run for the drill-down
@@ -86,13 +86,6 @@ def _load(text: str, fmt: str | None, *, prefix: str, name: str) -> tuple[str, L
         raise InvalidInput(str(exc), field="file") from exc
 
 
-def workspace_root(workspace: Workspace) -> Scope:
-    root = Scope.objects.filter(workspace=workspace, path=workspace.slug).first()
-    if root is None:
-        raise NotFound()
-    return root
-
-
 def evaluation_request(*, workspace: Workspace, name: str, content: bytes, fmt: str | None,
                        actor: Principal | None) -> EvaluationRun:
     """Queue the evaluation of an uploaded conversation file for `workspace` (owners, site administrators).
@@ -140,14 +133,37 @@ def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:
     return _finish(run, state=EvaluationRun.State.DONE, results=results, sandbox=sandbox, duration=duration)
 
 
-def evaluation_sandbox_drop(*, run: EvaluationRun, sandbox: str) -> int:
+SANDBOX_TAKEN = ("The run's sandbox workspace {slug!r} exists already and is not this run's; the run does not "
+                 "use or drop a workspace it did not create.")
+
+
+def evaluation_sandbox_create(*, run: EvaluationRun, sandbox: str) -> Workspace:
+    """The run's own workspace, created here and kept on the run by id. A workspace of that name that
+    exists already is never reused (workspace_create refuses the prefix; one made before that rule
+    stays someone else's): the run fails instead."""
+    with transaction.atomic():
+        if Workspace.objects.filter(slug=sandbox).exists() or Scope.objects.filter(path=sandbox).exists():
+            raise Conflict(SANDBOX_TAKEN.format(slug=sandbox))
+        workspace = Workspace.objects.create(slug=sandbox, name=f"evaluation run {run.pk}")
+        root = Scope.objects.create(workspace=workspace, parent=None, name=sandbox, path=sandbox)
+        Scope.objects.filter(pk=root.pk).update(tree=str(root.pk))
+        EvaluationRun.objects.filter(pk=run.pk).update(sandbox_workspace=workspace, sandbox=sandbox)
+        run.sandbox_workspace, run.sandbox = workspace, sandbox
+        audit_record(actor=None, entry=AuditEntry(
+            "evaluation.sandbox_create", "evaluation_run", str(run.pk), sandbox, "", "", "",
+            {"workspace": workspace.pk}, workspace_id=workspace.pk))
+    return workspace
+
+
+def evaluation_sandbox_drop(*, run: EvaluationRun, sandbox: str = "") -> int:
     """Throw the run's own workspace away once measured: its memories (their relations, outbox rows,
     reinforcements go with them), turns, scopes (deepest first) and the workspace. Nobody ever held a grant
-    there and nothing outside it refers to it; audit events that name its paths stay (append-only).
-    Returns how many memories were removed."""
-    workspace = Workspace.objects.filter(slug=sandbox).first()
-    if workspace is None or not sandbox.startswith(SANDBOX_PREFIX):
+    there and nothing outside it refers to it; audit events that name its paths stay (append-only). Found
+    by the run's reference (by id), never by its slug. Returns how many memories were removed."""
+    workspace = Workspace.objects.filter(pk=run.sandbox_workspace_id).first() if run.sandbox_workspace_id else None
+    if workspace is None:
         return 0
+    sandbox = workspace.slug
     with transaction.atomic():
         removed, _ = Memory.objects.filter(scope__workspace=workspace).delete()
         Turn.objects.filter(scope__workspace=workspace).delete()
@@ -165,6 +181,7 @@ def _measure(run: EvaluationRun, sandbox: str) -> dict:
     from governance.evaluation.retrieval import evaluate_loaded
 
     fmt, loaded = _load(run.upload, run.upload_format, prefix=sandbox, name=run.suite)
+    evaluation_sandbox_create(run=run, sandbox=sandbox)
     errors: list[str] = []
     conversation_ingest(loaded.turns, errors, no_embed=False, out=StringIO())  # each text embedded once, here
     if errors:

@@ -17,6 +17,14 @@ class AuditEvent(models.Model):
     target_type = models.CharField(max_length=30)
     target_id = models.CharField(max_length=64)
     scope_path = models.CharField(max_length=512, blank=True, default="")
+    # Which scope and workspace the event concerns, by identity: a path or slug is freed by a rename and
+    # may be taken again, an id never is (the audit page, exports and imports filter by these). No
+    # database constraint: the chain outlives a dropped evaluation sandbox. Not part of the hash (rows
+    # written before they existed were filled in by migration 0027).
+    scope = models.ForeignKey("governance.Scope", null=True, blank=True, on_delete=models.DO_NOTHING,
+                              db_constraint=False, related_name="+")
+    workspace = models.ForeignKey("governance.Workspace", null=True, blank=True, on_delete=models.DO_NOTHING,
+                                  db_constraint=False, related_name="+")
     before_status = models.CharField(max_length=20, blank=True, default="")
     after_status = models.CharField(max_length=20, blank=True, default="")
     reason = models.TextField(blank=True, default="")

@@ -1,5 +1,9 @@
 from django.db import models
 
+# The slugs of the workspaces evaluation runs create for themselves ("eval-run-<run id>"): nobody may name a
+# workspace so (services.workspace), and a run never uses one it did not create (evaluation.runs).
+SANDBOX_PREFIX = "eval-run-"
+
 
 class EvaluationRun(models.Model):
     """One evaluation run: of the replay suite (`manage.py evaluate`, site-wide: no workspace), results in
@@ -28,6 +32,10 @@ class EvaluationRun(models.Model):
     upload_format = models.CharField(max_length=12, blank=True, default="")
     # The workspace the task imported the file's conversations into (nobody holds a grant there).
     sandbox = models.CharField(max_length=63, blank=True, default="")
+    # The same workspace by identity, created by the run itself (never one found by its slug): dropped
+    # through this reference, so a workspace someone else named like a sandbox is never used or dropped.
+    sandbox_workspace = models.ForeignKey("governance.Workspace", null=True, blank=True,
+                                          on_delete=models.SET_NULL, related_name="+")
     finished_at = models.DateTimeField(null=True, blank=True)
     suite = models.CharField(max_length=50)
     seed = models.BigIntegerField()

@@ -23,6 +23,11 @@ class Principal(models.Model):
     groups = models.ManyToManyField(
         "self", symmetrical=False, blank=True, related_name="members", limit_choices_to={"kind": "group"}
     )
+    # A team's home: the one workspace where it may hold grants and whose owners manage its members
+    # (governance.permissions.resolve). Null for users and agents, who belong to the workspaces where
+    # they hold a grant or a team of theirs does; and for a team the system made before its first grant.
+    workspace = models.ForeignKey("governance.Workspace", null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="teams")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -30,6 +35,8 @@ class Principal(models.Model):
             models.CheckConstraint(
                 condition=models.Q(kind__in=["user", "group", "agent"]), name="principal_kind_valid"
             ),
+            models.CheckConstraint(condition=models.Q(workspace__isnull=True) | models.Q(kind="group"),
+                                   name="principal_home_only_for_teams"),
         ]
 
     def __str__(self) -> str:

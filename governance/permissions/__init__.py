@@ -10,7 +10,8 @@ after the token was issued never widens what the token may do, and a grant taken
 
 The package: `roles` (actions, the roles that allow them, ranks), `bounds` (a token's bound), `access`
 (usable roles, decisions, the scope sets), `review` (four-eyes), `objects` (audit check, principals,
-tokens, outbox rows), `owners` (no scope is left without an owner), `scopes` (administering the tree: workspaces,
+tokens, outbox rows), `owners` (no scope is left without an owner), `resolve` (every
+name or id from a request to its object, within the caller's workspace), `scopes` (administering the tree: workspaces,
 rename/move/archive, scope settings, agent write policy, child scopes). Import from `governance.permissions`.
 
 Three sets of scopes, each with its own name:
@@ -32,7 +33,6 @@ from governance.permissions.access import (  # noqa: F401
     can_read_memory,
     effective_grants,
     governed_roots,
-    governed_scope,
     governed_scopes,
     grants_for,
     memory_readable_scopes,
@@ -44,7 +44,6 @@ from governance.permissions.access import (  # noqa: F401
     roles_at,
     scope_access,
     turn_readable_scopes,
-    visible_scope,
 )
 from governance.permissions.bounds import (  # noqa: F401
     TokenBound,
@@ -67,20 +66,40 @@ from governance.permissions.objects import (  # noqa: F401
     can_verify_audit,
     evaluation_roots,
     evaluation_workspace_ids,
+    outbox_for_reader,
     outbox_scopes,
-    principal_visible,
-    principals_visible_to,
+    owned_workspaces,
     require_evaluation_start,
     require_manage_webhooks,
     require_outbox_read,
     tokens_visible_to,
     webhook_workspaces,
-    workspace_root,
 )
 from governance.permissions.owners import (  # noqa: F401
     LAST_OWNER,
     lock_owner_grants,
     owner_left,
+)
+from governance.permissions.resolve import (  # noqa: F401
+    UNKNOWN_PRINCIPAL,
+    acting_workspace_ids,
+    clean_path,
+    grant_for_reader,
+    is_member,
+    member_by_name,
+    member_workspace_ids,
+    memory_for_reader,
+    nearest_scope,
+    principal_by_name,
+    principal_visible,
+    principals_visible_to,
+    scope_by_id,
+    scope_by_path,
+    team_by_name,
+    turn_for_reader,
+    workspace_by_slug,
+    workspace_root,
+    workspace_roots,
 )
 from governance.permissions.review import (  # noqa: F401
     approvals_needed,
@@ -94,9 +113,11 @@ from governance.permissions.review import (  # noqa: F401
 )
 from governance.permissions.roles import (  # noqa: F401
     ACTION_ROLES,
+    AGENT_MAX_ROLE,
     DENIAL_REASONS,
     PERMISSION_WORDS,
     Action,
+    agent_may_hold,
     highest_rank,
     may_grant_role,
     role_permissions,

@@ -246,25 +246,6 @@ def turn_readable_scopes(principal: Principal | None) -> QuerySet[Scope]:
     return governed_scopes(principal)
 
 
-def visible_scope(principal: Principal | None, path: str) -> Scope:
-    """The scope at `path` if it is among the principal's memory-readable scopes; NotFound otherwise,
-    the same for an unknown path and another workspace's."""
-    scope = memory_readable_scopes(principal).filter(path=(path or "").strip().strip("/")).first()
-    if scope is None:
-        raise NotFound()
-    return scope
-
-
-def governed_scope(principal: Principal | None, path: str | None) -> Scope:
-    """The scope at `path` when the principal may use a role on it; the same NotFound for an unknown
-    path, another workspace's and one above the caller's grants."""
-    scope = Scope.objects.filter(path=(path or "").strip().strip("/")).first()
-    if scope is None:
-        raise NotFound()
-    require(principal, scope, Action.READ)
-    return scope
-
-
 # --- Who can do what where (the Members page and GET /workspaces/{slug}/members) --------------------------
 
 

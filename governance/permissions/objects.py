@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from governance.errors import NotFound, PermissionDenied
-from governance.models import ApiToken, Grant, Outbox, Principal, Role, Scope, Workspace
+from governance.models import ApiToken, Outbox, Principal, PrincipalKind, Role, Scope, Workspace
 from governance.permissions.access import (
     RoleMap,
     can,
@@ -16,6 +16,7 @@ from governance.permissions.access import (
     memory_readable_scopes,
     roles_at,
 )
+from governance.permissions.resolve import workspace_root, workspace_roots
 from governance.permissions.roles import ACTION_ROLES, DENIAL_REASONS, Action
 from governance.permissions.scopes import is_site_admin
 
@@ -45,9 +46,7 @@ def require_evaluation_start(principal: Principal | None, workspace_root: Scope)
 
 def evaluation_roots(principal: Principal | None) -> list[Scope]:
     """The workspace roots where the principal may start an evaluation (the upload form's choices)."""
-    from django.db.models import F
-
-    roots = Scope.objects.filter(path=F("workspace__slug")).select_related("workspace").order_by("path")
+    roots = workspace_roots().select_related("workspace").order_by("path")
     if is_site_admin(principal):
         return list(roots)
     roles = RoleMap.of(principal)
@@ -63,6 +62,13 @@ def evaluation_workspace_ids(principal: Principal | None) -> list[int] | None:
     return sorted(set(memory_readable_scopes(principal).values_list("workspace_id", flat=True)))
 
 
+def _owned_roots(actor: Principal) -> list[tuple[Scope, str]]:
+    """(root scope of the workspace, role) for each usable grant."""
+    rows = [(int(tree.split(".")[0]), role) for tree, role in effective_grants(actor)]
+    roots = {s.pk: s for s in Scope.objects.filter(pk__in={r for r, _ in rows})}
+    return [(roots[r], role) for r, role in rows if r in roots]
+
+
 def can_verify_audit(principal: Principal | None) -> bool:
     """Walking the audit chain is offered (API and dashboard alike) to owners of some scope."""
     return principal is None or any(r == Role.OWNER for _, r in effective_grants(principal))
@@ -75,33 +81,14 @@ def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
         return True
     held = list(grants_for(target))
     if not held:
-        return can_verify_audit(actor)  # nothing to pass on: any owner may organise it
+        # Nothing to pass on: an owner of some scope may organise it; a team only in its home workspace
+        # (a team without a home only the system).
+        if target.kind == PrincipalKind.GROUP:
+            return target.workspace_id is not None and any(
+                r == Role.OWNER and s.workspace_id == target.workspace_id for s, r in _owned_roots(actor))
+        return can_verify_audit(actor)
     roles = RoleMap.of(actor)
     return all(roles.may_grant(g.scope, g.role) for g in held)
-
-
-def principal_visible(actor: Principal | None, target: Principal) -> bool:
-    """Whether the actor may learn that `target` exists: itself, a principal with no grant yet, or one
-    holding a grant (its own or its groups') in a scope the actor may read. Everyone else is the same
-    NotFound as an unknown name, so names do not leak across workspaces."""
-    if actor is None or actor.pk == target.pk:
-        return True
-    held = grants_for(target)
-    if not held.exists():
-        return True
-    return held.filter(scope__in=memory_readable_scopes(actor)).exists()
-
-
-def principals_visible_to(actor: Principal | None) -> QuerySet[Principal]:
-    """The principals `principal_visible` lets the actor know of, as one query (the "who" pickers)."""
-    if actor is None:
-        return Principal.objects.all()
-    readable = memory_readable_scopes(actor)
-    own = Grant.objects.filter(principal_id=OuterRef("pk"))
-    via_group = Grant.objects.filter(principal__members=OuterRef("pk"))
-    held = Q(Exists(own)) | Q(Exists(via_group))
-    seen = Q(Exists(own.filter(scope__in=readable))) | Q(Exists(via_group.filter(scope__in=readable)))
-    return Principal.objects.filter(Q(pk=actor.pk) | ~held | seen)
 
 
 TOKEN_ISSUE_DENIED = "Issuing a token needs the owner role on its scope, at the token's highest role or above."
@@ -158,18 +145,36 @@ def require_outbox_read(principal: Principal | None, outbox: Outbox) -> None:
         raise NotFound()
 
 
-TEAM_CREATE_DENIED = "Creating a team needs the owner role on some scope."
+def outbox_for_reader(actor: Principal | None, outbox_id: int) -> Outbox:
+    """The resolver of an outbox row by id (permissions.resolve's convention): whoever may read every scope
+    it speaks about (require_outbox_read); unknown and not-yours are the same NotFound."""
+    outbox = (Outbox.objects.select_related("memory__scope").prefetch_related("deliveries")
+              .filter(pk=outbox_id).first())
+    if outbox is None:
+        raise NotFound()
+    require_outbox_read(actor, outbox)
+    return outbox
 
 
-def can_create_team(principal: Principal | None) -> bool:
-    """A new team holds nothing yet: any owner of some scope may create one (then grant it roles up to
-    their own, and add members by can_manage_principal)."""
-    return can_verify_audit(principal)
+TEAM_CREATE_DENIED = "Creating a team needs the owner role on some scope of its workspace."
+
+
+def owned_workspaces(principal: Principal | None) -> list[int]:
+    """Ids of the workspaces where the principal may use the owner role on some scope (sorted)."""
+    if principal is None:
+        return []
+    return sorted({s.workspace_id for s, r in _owned_roots(principal) if r == Role.OWNER})
+
+
+def can_create_team(principal: Principal | None, workspace: Workspace | None = None) -> bool:
+    """A new team holds nothing yet: any owner of some scope of its workspace may create one there (then
+    grant it roles up to their own, and add members by can_manage_principal). Without `workspace`:
+    whether the principal may create one in some workspace (the page's offer)."""
+    if principal is None:
+        return True
+    return any(r == Role.OWNER and (workspace is None or s.workspace_id == workspace.pk)
+               for s, r in _owned_roots(principal))
 # --- Webhooks: a workspace's outbound events ------------------------------------------------------------
-
-
-def workspace_root(workspace: Workspace) -> Scope:
-    return Scope.objects.get(workspace=workspace, parent__isnull=True)
 
 
 def can_manage_webhooks(principal: Principal | None, workspace: Workspace) -> bool:
@@ -193,7 +198,7 @@ def require_manage_webhooks(principal: Principal | None, workspace: Workspace) -
 
 def webhook_workspaces(principal: Principal | None) -> QuerySet[Workspace]:
     """The workspaces whose webhooks the principal manages."""
-    roots = Scope.objects.filter(parent__isnull=True).select_related("workspace").order_by("path")
+    roots = workspace_roots().select_related("workspace").order_by("path")
     if principal is None:
         return Workspace.objects.filter(pk__in=roots.values("workspace_id")).order_by("slug")
     ids = [s.workspace_id for s in roots.filter(pk__in=governed_scopes(principal).values("pk"))

@@ -72,6 +72,15 @@ DENIAL_REASONS: dict[Action, str] = {
 
 # --- Roles ---------------------------------------------------------------------------------------------
 
+# An agent principal may hold (directly, through a team, or as a token's bound) only roles of this rank
+# or below: agent and viewer. Agents propose, people decide.
+AGENT_MAX_ROLE = Role.AGENT
+
+
+def agent_may_hold(role: str) -> bool:
+    return role_rank(role) <= role_rank(AGENT_MAX_ROLE)
+
+
 
 def role_rank(role: str) -> int:
     return ROLE_RANK[Role(role)]

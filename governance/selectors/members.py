@@ -19,6 +19,7 @@ from governance.permissions import (
     is_site_admin,
     role_matrix,
     role_permissions,
+    workspace_by_slug,
 )
 
 
@@ -31,11 +32,9 @@ def workspaces_for(principal: Principal | None) -> QuerySet[Workspace]:
 
 
 def workspace_for(principal: Principal | None, slug: str) -> Workspace:
-    """The workspace `slug` if the principal holds a role in it; the same NotFound otherwise."""
-    workspace = workspaces_for(principal).filter(slug=(slug or "").strip()).first()
-    if workspace is None:
-        raise NotFound()
-    return workspace
+    """The workspace `slug` if the principal holds a role in it; the same NotFound otherwise (the
+    resolver's answer: permissions.workspace_by_slug)."""
+    return workspace_by_slug(principal, slug)
 
 
 @dataclass
@@ -96,9 +95,11 @@ def workspace_members(viewer: Principal | None, workspace: Workspace, within: Sc
     rows.sort(key=lambda r: (order.get(r.principal.kind, 3), r.principal.name))
     teams = [(r.principal, [m.principal for m in rows if r.principal.name in m.teams])
              for r in rows if r.principal.kind == PrincipalKind.GROUP]
-    # A team without any grant yet belongs to no workspace; show it so it can be given members and roles.
+    # This workspace's teams without a grant yet, so they can be given members and roles (another
+    # workspace's never: a team belongs to its home workspace only).
     teams += [(t, list(t.members.all())) for t in Principal.objects.filter(
-        kind=PrincipalKind.GROUP, grants__isnull=True).prefetch_related("members").order_by("name")[:100]]
+        kind=PrincipalKind.GROUP, workspace=workspace, grants__isnull=True).prefetch_related("members")
+        .order_by("name")[:100]]
     roles = RoleMap.of(viewer) if viewer is not None else None
     administered = [s for s in scopes if roles is None or roles.can(s, Action.MANAGE_GRANTS)]
     invitations = list(Invitation.objects.filter(

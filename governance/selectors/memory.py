@@ -8,15 +8,14 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
-from governance.errors import NotFound
 from governance.models import Memory, Principal, Scope, Status, Turn, content_hash
-from governance.permissions import memory_readable_scopes, turn_readable_scopes, visible_scope
+from governance.permissions import memory_for_reader, memory_readable_scopes, scope_by_path, turn_for_reader
 from governance.selectors.search import keyword_match
 
 
 def scope_visible(principal: Principal | None, path: str) -> Scope:
     """The scope at `path` if the caller can see it; NotFound otherwise (no existence leak)."""
-    return visible_scope(principal, path)
+    return scope_by_path(principal, path, reading=True)
 
 
 def memory_list(
@@ -44,19 +43,13 @@ def memory_list(
 
 
 def memory_get(*, principal: Principal | None, memory_id: int) -> Memory:
-    memory = (Memory.objects.select_related("scope")
-              .filter(pk=memory_id, scope__in=memory_readable_scopes(principal)).first())
-    if memory is None:
-        raise NotFound()
-    return memory
+    """A memory the caller may read by id (the resolver: permissions.memory_for_reader)."""
+    return memory_for_reader(principal, memory_id)
 
 
 def turn_get(*, principal: Principal | None, turn_id: int) -> Turn:
-    """A turn the caller may read: the same rule as the dashboard's (permissions.turn_readable_scopes)."""
-    turn = Turn.objects.select_related("scope").filter(pk=turn_id, scope__in=turn_readable_scopes(principal)).first()
-    if turn is None:
-        raise NotFound()
-    return turn
+    """A turn the caller may read: the same rule as the dashboard's (permissions.turn_for_reader)."""
+    return turn_for_reader(principal, turn_id)
 
 
 def repeats_purged_text(text: str, workspace_id: int) -> bool:

@@ -4,7 +4,8 @@ they name."""
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import CharField, Q, QuerySet
+from django.db.models.functions import Cast
 
 from governance.models import AuditEvent, Grant, Memory, Principal, Relation, Scope, Summary
 
@@ -36,8 +37,25 @@ def subtree_summaries(root: Scope) -> QuerySet[Summary]:
 
 
 def subtree_audit_events(root: Scope) -> QuerySet[AuditEvent]:
-    """The audit events recorded in the subtree (by the path of the scope they concern), in chain order."""
-    return AuditEvent.objects.filter(Q(scope_path=root.path) | Q(scope_path__startswith=root.path + "/")).order_by("pk")
+    """The audit events recorded in the subtree (by the identity of the scope they concern, never its
+    path), in chain order."""
+    return AuditEvent.objects.filter(scope_id__in=Scope.objects.subtree_of(root).values("pk")).order_by("pk")
+
+
+# What an export's audit section carries: the history of what the file itself carries (its scopes,
+# memories, relations, summaries), never the events about tokens (key prefixes), grants, teams,
+# invitations, webhooks (their URLs) or evaluation runs, and nothing about a memory that is forgotten (its
+# events hold the content hash of the text; the tombstone says when and by whom).
+EXPORTED_AUDIT_TARGETS = ("scope", "memory", "relation", "summary")
+
+
+def exported_audit_events(root: Scope) -> QuerySet[AuditEvent]:
+    """The audit events an export of `root` carries (EXPORTED_AUDIT_TARGETS), whole, so an importer can
+    check each event's hash."""
+    forgotten = (Memory.objects.filter(scope__tree__descendant_of=root.tree, status="forgotten")
+                 .annotate(ref=Cast("pk", CharField())).values("ref"))
+    return (subtree_audit_events(root).filter(target_type__in=EXPORTED_AUDIT_TARGETS)
+            .exclude(target_type="memory", target_id__in=forgotten))
 
 
 def forget_records(root: Scope, memory_ids: list[int]) -> dict[str, tuple]:

@@ -4,6 +4,7 @@ contradicts, approvals so far and needed), filtered and paged by keyset on (crea
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -21,6 +22,7 @@ from governance.permissions import (
     approvers,
     four_eyes_trees,
     governed_scopes,
+    memory_readable_scopes,
     under,
 )
 from governance.selectors.session_overrides import session_override_notes
@@ -159,6 +161,7 @@ def review_queue(
         .select_related("target", "target__scope")
         .order_by("pk")
     )
+    relations = _masked_for(principal, relations)
     supporting: dict[int, list[Memory]] = defaultdict(list)
     conflicting: dict[int, list[Memory]] = defaultdict(list)
     edited_from: dict[int, Memory] = {}
@@ -196,6 +199,25 @@ def review_queue(
             session_override=overrides.get(m.pk),
         ))
     return items
+
+
+UNREADABLE_TEXT = "(in a scope you cannot read; the text is not shown)"
+
+
+def _masked_for(principal: Principal | None, relations: list[Relation]) -> list[Relation]:
+    """A proposal may link to a memory in a scope the reviewer cannot read (an ancestor's rule is
+    readable, a sibling project's is not): that memory's text and key are masked, its existence (a
+    conflict, evidence) still shown. One query."""
+    if principal is None or not relations:
+        return relations
+    scope_ids = {rel.target.scope_id for rel in relations}
+    readable = set(memory_readable_scopes(principal).filter(pk__in=scope_ids).values_list("pk", flat=True))
+    for rel in relations:
+        if rel.target.scope_id not in readable:
+            masked = copy.copy(rel.target)
+            masked.text, masked.key, masked.session, masked.masked = UNREADABLE_TEXT, None, "", True
+            rel.target = masked
+    return relations
 
 
 def _proposer_reasons(ids: list[int]) -> dict[int, str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.utils import timezone
 
-from governance.models import AuditEvent, Principal
+from governance.models import AuditEvent, Principal, Scope
 from governance.models.audit import GENESIS_HASH
 from governance.services.bulk import copy_insert
 
@@ -24,6 +24,8 @@ class AuditEntry:
     after_status: str = ""
     reason: str = ""
     data: dict = field(default_factory=dict)
+    # For an event about a workspace with no scope path of its own (its scope's is found by path).
+    workspace_id: int | None = None
 
 
 def actor_name(actor: Principal | None) -> str:
@@ -43,7 +45,13 @@ def audit_record_many(*, actor: Principal | None, entries: Iterable[AuditEntry])
     prev = last or GENESIS_HASH
     now = timezone.now()
     events = []
+    entries = list(entries)
+    # The scope by identity, read in the change's own transaction (where the path is the scope's now): a
+    # path freed later and taken by another scope never carries this event with it. One query per batch.
+    paths = {e.scope_path for e in entries if e.scope_path}
+    ids = {p: (i, w) for p, i, w in Scope.objects.filter(path__in=paths).values_list("path", "pk", "workspace_id")}
     for entry in entries:
+        scope_id, workspace_id = ids.get(entry.scope_path, (None, entry.workspace_id))
         event = AuditEvent(
             at=now,
             actor=actor,
@@ -52,6 +60,8 @@ def audit_record_many(*, actor: Principal | None, entries: Iterable[AuditEntry])
             target_type=entry.target_type,
             target_id=str(entry.target_id),
             scope_path=entry.scope_path,
+            scope_id=scope_id,
+            workspace_id=workspace_id or entry.workspace_id,
             before_status=entry.before_status,
             after_status=entry.after_status,
             reason=entry.reason,

@@ -7,15 +7,17 @@ from datetime import datetime
 
 from django.db import transaction
 
-from governance.errors import Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
-from governance.models import Principal, PrincipalKind, Role, Scope
+from governance.errors import AgentRoleCap, Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
+from governance.models import Principal, PrincipalKind, Role, Scope, Workspace
 from governance.permissions import (
     GROUP_MANAGE_DENIED,
     LAST_OWNER,
     TEAM_CREATE_DENIED,
+    agent_may_hold,
     can_create_team,
     can_manage_principal,
     lock_owner_grants,
+    owned_workspaces,
     owner_left,
     principal_visible,
 )
@@ -27,19 +29,34 @@ TEAM_NAME_TAKEN = "The name {name!r} is taken by another user, team or agent; ch
 BAD_TEAM_NAME = "A team name is 1 to 150 characters."
 
 
-def team_create(*, name: str, actor: Principal | None) -> Principal:
-    """A new team (a principal of kind group) with no grants and no members yet."""
+TEAM_WORKSPACE_REQUIRED = "You own scopes in several workspaces: say which workspace the team belongs to."
+
+
+def team_create(*, name: str, actor: Principal | None, workspace: Workspace | None = None) -> Principal:
+    """A new team (a principal of kind group) of `workspace` (its home: the one workspace where it holds
+    grants and whose owners manage its members), with no grants and no members yet. Creating one needs
+    the owner role somewhere in that workspace. Without `workspace`: the one workspace where the actor
+    owns a scope (several: InvalidInput, say which)."""
     name = (name or "").strip()
     if not 1 <= len(name) <= 150:
         raise InvalidInput(BAD_TEAM_NAME, field="name")
-    if not can_create_team(actor):
+    if workspace is None:
+        owned = owned_workspaces(actor)
+        if not owned:
+            raise PermissionDenied(TEAM_CREATE_DENIED, action="create_team")
+        if len(owned) > 1:
+            raise InvalidInput(TEAM_WORKSPACE_REQUIRED, field="workspace")
+        workspace = Workspace.objects.get(pk=owned[0])
+    if not can_create_team(actor, workspace):
         raise PermissionDenied(TEAM_CREATE_DENIED, action="create_team")
     with transaction.atomic():
         if Principal.objects.filter(name=name).exists():
             raise Conflict(TEAM_NAME_TAKEN.format(name=name), field="name")
-        team = Principal.objects.create(kind=PrincipalKind.GROUP, name=name)
+        team = Principal.objects.create(kind=PrincipalKind.GROUP, name=name, workspace=workspace)
         audit_record(actor=actor, entry=AuditEntry("principal.create", "principal", str(team.pk),
-                                                   data={"kind": PrincipalKind.GROUP, "name": name}))
+                                                   data={"kind": PrincipalKind.GROUP, "name": name,
+                                                         "workspace": workspace.slug},
+                                                   workspace_id=workspace.pk))
         return team
 
 
@@ -60,11 +77,18 @@ def _check(actor: Principal | None, target: Principal) -> None:
 
 
 def group_member_add(*, group: Principal, member: Principal, actor: Principal | None) -> None:
+    """Add a member to a team. Only the system manages a team without a home; a member must be one the
+    actor may know of; an agent joins only a team that holds no role above the agent role."""
     _seen(actor, group, member)
     if group.kind != PrincipalKind.GROUP:
         raise InvalidInput(NOT_A_GROUP, field="group")
     if member.kind == PrincipalKind.GROUP:
         raise InvalidInput(GROUP_IN_GROUP, field="member")
+    if group.workspace_id is None and actor is not None:
+        raise NotFound()
+    if member.kind == PrincipalKind.AGENT and any(not agent_may_hold(r) for r in
+                                                   group.grants.values_list("role", flat=True)):
+        raise AgentRoleCap(field="member")
     with transaction.atomic():
         _check(actor, group)
         if group.members.filter(pk=member.pk).exists():

@@ -6,14 +6,16 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from governance.errors import Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
+from governance.errors import AgentRoleCap, Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
 from governance.models import ApiToken, Grant, Principal, PrincipalKind, Role, Scope, hash_token
 from governance.permissions import (
     GRANT_ABOVE_OWN,
     LAST_OWNER,
     TOKEN_ISSUE_DENIED,
     TOKEN_REVOKE_DENIED,
+    UNKNOWN_PRINCIPAL,
     Action,
+    agent_may_hold,
     can_issue_token,
     can_revoke_token,
     lock_owner_grants,
@@ -43,16 +45,20 @@ def principal_for_user(user) -> Principal:
     return principal
 
 
-def principal_ensure(*, name: str, kind: str, actor: Principal | None) -> Principal:
+def principal_ensure(*, name: str, kind: str, actor: Principal | None, workspace=None) -> Principal:
+    """The principal `name` of `kind`, created when missing (a team with `workspace` as its home; without
+    one, it takes the workspace of its first grant, which only the system may give it)."""
     if kind not in PrincipalKind.values:
         raise InvalidInput(f"kind must be one of: {', '.join(PrincipalKind.values)}.", field="kind")
+    home = workspace if kind == PrincipalKind.GROUP else None
     with transaction.atomic():
-        principal, created = Principal.objects.get_or_create(name=name, defaults={"kind": kind})
+        principal, created = Principal.objects.get_or_create(name=name, defaults={"kind": kind, "workspace": home})
         if principal.kind != kind:  # never hand out (a token for) a person's or a team's name as an agent
             raise Conflict(PRINCIPAL_KIND_TAKEN.format(name=name, kind=principal.kind), field="name")
         if created:
             audit_record(actor=actor, entry=AuditEntry("principal.create", "principal", str(principal.pk),
-                                                       data={"kind": kind, "name": name}))
+                                                       data={"kind": kind, "name": name},
+                                                       workspace_id=home.pk if home is not None else None))
         return principal
 
 
@@ -69,6 +75,8 @@ def token_issue(
         raise InvalidInput(TOKEN_BOUND_PARTIAL, field="scope")
     if expires_at is not None and expires_at <= timezone.now():
         raise InvalidInput(TOKEN_EXPIRY_PAST, field="expires_at")
+    if principal.kind == PrincipalKind.AGENT and max_role and not agent_may_hold(max_role):
+        raise AgentRoleCap(field="role")
     raw = ApiToken.generate()
     with transaction.atomic():
         if scope is not None and not can_issue_token(actor, scope, max_role):
@@ -112,6 +120,7 @@ def grant_add(*, principal: Principal, scope: Scope, role: str, actor: Principal
         raise InvalidInput(f"role must be one of: {', '.join(Role.values)}.", field="role")
     with transaction.atomic():
         require_grant(actor, scope, role)
+        require_grantable(principal, scope, role, actor)
         grant, created = Grant.objects.get_or_create(
             principal=principal, scope=scope, role=role, defaults={"granted_by": actor}
         )
@@ -122,6 +131,23 @@ def grant_add(*, principal: Principal, scope: Scope, role: str, actor: Principal
             ))
             outbox_emit(topic="grant.changed", payload={"scope_id": scope.pk, "principal_id": principal.pk})
         return grant
+
+
+def require_grantable(principal: Principal, scope: Scope, role: str, actor: Principal | None) -> None:
+    """The walls a grant keeps, whoever gives it: a team holds roles only in its home workspace (another
+    workspace's team is the same answer as an unknown name; a team the system made without a home takes
+    the workspace of its first grant, from the system only); an agent, or a team with an agent among its
+    members, holds at most the agent role."""
+    if principal.kind == PrincipalKind.GROUP:
+        if principal.workspace_id is None and actor is None:
+            Principal.objects.filter(pk=principal.pk, workspace__isnull=True).update(workspace=scope.workspace_id)
+            principal.workspace_id = scope.workspace_id
+        if principal.workspace_id != scope.workspace_id:
+            raise InvalidInput(UNKNOWN_PRINCIPAL, field="principal")
+        if not agent_may_hold(role) and principal.members.filter(kind=PrincipalKind.AGENT).exists():
+            raise AgentRoleCap(field="role")
+    elif principal.kind == PrincipalKind.AGENT and not agent_may_hold(role):
+        raise AgentRoleCap(field="role")
 
 
 def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str = "") -> None:

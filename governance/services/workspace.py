@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from governance.errors import Conflict, InvalidInput
 from governance.models import Grant, Principal, Role, Scope, Workspace
 from governance.models.scope import SLUG_RE
-from governance.permissions import require_workspace_admin, require_workspace_create
+from governance.permissions import require_workspace_admin, require_workspace_create, workspace_root
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
@@ -19,6 +19,8 @@ _SLUG = re.compile(SLUG_RE)
 INVALID_WORKSPACE_SLUG = ("A workspace's short name is lowercase letters, digits, '-' and '_', starting with a "
                           "letter or digit, at most 63 characters (e.g. 'acme').")
 WORKSPACE_NAME_REQUIRED = "Give the workspace a name of 1 to 200 characters."
+SLUG_RESERVED = ("Short names starting with {prefix!r} are kept for the evaluation runs' own workspaces; "
+                 "choose another.")
 WORKSPACE_EXISTS = "A workspace with the short name {slug!r} already exists."
 
 
@@ -33,6 +35,10 @@ def _clean_slug(slug: str) -> str:
     slug = (slug or "").strip()
     if not _SLUG.match(slug):
         raise InvalidInput(INVALID_WORKSPACE_SLUG, field="slug")
+    from governance.models.evaluation import SANDBOX_PREFIX
+
+    if slug.startswith(SANDBOX_PREFIX):  # a run creates its sandbox itself, by id: nobody may name one
+        raise InvalidInput(SLUG_RESERVED.format(prefix=SANDBOX_PREFIX), field="slug")
     return slug
 
 
@@ -54,14 +60,11 @@ def workspace_create(*, slug: str, name: str, actor: Principal | None) -> Worksp
                 outbox_emit(topic="grant.changed", payload={"scope_id": root.pk, "principal_id": actor.pk})
             audit_record(actor=actor, entry=AuditEntry(
                 "workspace.create", "workspace", str(workspace.pk), slug, "", "", "",
-                {"slug": slug, "name": name, "root_scope": root.pk, "owner": actor.name if actor else None}))
+                {"slug": slug, "name": name, "root_scope": root.pk, "owner": actor.name if actor else None},
+                workspace_id=workspace.pk))
             return workspace
     except IntegrityError as exc:  # created by another request between the check and the insert
         raise Conflict(WORKSPACE_EXISTS.format(slug=slug), field="slug") from exc
-
-
-def workspace_root(workspace: Workspace) -> Scope:
-    return Scope.objects.get(workspace=workspace, parent__isnull=True)
 
 
 def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str | None = None,

@@ -18,11 +18,13 @@ from governance.permissions import (
     PERMISSION_WORDS,
     Action,
     RoleMap,
-    can,
     can_create_team,
     is_site_admin,
-    principal_visible,
+    principal_by_name,
     principals_visible_to,
+    scope_by_id,
+    scope_by_path,
+    team_by_name,
 )
 from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
 from governance.services import grant_membership, scope_admin
@@ -39,20 +41,15 @@ PICKER_LIMIT = 500
 BAD_DAYS = "Give a whole number of days."
 
 
-def _principal(actor, name: str, field: str = "principal") -> Principal:
-    """A principal the actor may know of; anything else is the same answer as an unknown name."""
-    found = Principal.objects.filter(name=(name or "").strip()).first()
-    if found is None or not principal_visible(actor, found):
-        raise InvalidInput(UNKNOWN_PRINCIPAL, field=field)
-    return found
+def _principal(actor, workspace, name: str, field: str = "principal") -> Principal:
+    """A principal the actor may know of that this workspace may name (a team: of this workspace);
+    anything else is the same answer as an unknown name."""
+    return principal_by_name(actor, name, workspace=workspace, missing=InvalidInput(UNKNOWN_PRINCIPAL, field=field))
 
 
 def _scope_in(actor, workspace, path: str, field: str = "scope") -> Scope:
     """A scope of this workspace the actor holds a role on; anything else is one answer."""
-    scope = Scope.objects.filter(workspace=workspace, path=(path or "").strip()).first()
-    if scope is None or not can(actor, scope, Action.READ):
-        raise InvalidInput(UNKNOWN_SCOPE, field=field)
-    return scope
+    return scope_by_path(actor, path, workspace=workspace, missing=InvalidInput(UNKNOWN_SCOPE, field=field))
 
 
 # --- Workspaces -----------------------------------------------------------------------------------------
@@ -102,9 +99,9 @@ def _members_page(request, slug: str, error: DomainError | None = None, status: 
     return page(request, "dashboard/admin/members.html", {
         "workspace": workspace, "m": data, "scope_columns": data.scopes, "within": within,
         "grantable_roles": grantable, "openable": openable,
-        "known_principals": (list(principals_visible_to(request.principal).order_by("name")
+        "known_principals": (list(principals_visible_to(request.principal, workspace).order_by("name")
                                   .values_list("name", "kind")[:PICKER_LIMIT]) if data.administered else []),
-        "may_create_team": can_create_team(request.principal),
+        "may_create_team": can_create_team(request.principal, workspace),
         "may_rename": bool(data.scopes) and data.scopes[0].parent_id is None
         and roles.can(data.scopes[0], Action.MANAGE_POLICY),
         "permission_words": list(PERMISSION_WORDS), "role_words": _role_words(),
@@ -142,7 +139,7 @@ def result_slug(request, slug: str) -> str:
 @dashboard_view()
 def member_add(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        who = _principal(request.principal, request.POST.get("principal", ""))
+        who = _principal(request.principal, workspace, request.POST.get("principal", ""))
         scope = _scope_in(request.principal, workspace, request.POST.get("grant_scope", ""), "grant_scope")
         role = request.POST.get("role", "")
         grant_add(principal=who, scope=scope, role=role, actor=request.principal)
@@ -184,7 +181,8 @@ def invitation_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = grant_membership.team_create(name=request.POST.get("team", ""), actor=request.principal)
+        team = grant_membership.team_create(name=request.POST.get("team", ""), workspace=workspace,
+                                            actor=request.principal)
         return f"Team {team.name} created; give it a role with “Add people”."
     return _members_action(request, slug, act)
 
@@ -193,8 +191,9 @@ def team_new(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = _principal(request.principal, request.POST.get("team", ""), "team")
-        member = _principal(request.principal, request.POST.get("member", ""), "member")
+        team = team_by_name(request.principal, request.POST.get("team", ""), workspace=workspace,
+                            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"))
+        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
         grant_membership.group_member_add(group=team, member=member, actor=request.principal)
         return f"{member.name} joined {team.name}."
     return _members_action(request, slug, act)
@@ -204,8 +203,9 @@ def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = _principal(request.principal, request.POST.get("team", ""), "team")
-        member = _principal(request.principal, request.POST.get("member", ""), "member")
+        team = team_by_name(request.principal, request.POST.get("team", ""), workspace=workspace,
+                            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"))
+        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
         grant_membership.group_member_remove(group=team, member=member, actor=request.principal,
                                              reason=request.POST.get("reason", ""))
         return f"{member.name} left {team.name}."
@@ -238,10 +238,7 @@ def workspace_edit(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _settings_scope(request, scope_id: int) -> Scope:
-    scope = Scope.objects.select_related("workspace", "parent").filter(pk=scope_id).first()
-    if scope is None or not can(request.principal, scope, Action.READ):
-        raise NotFound()
-    return scope
+    return scope_by_id(request.principal, scope_id)
 
 
 @dashboard_view()

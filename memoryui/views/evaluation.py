@@ -11,10 +11,10 @@ from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.errors import InvalidInput, NotFound
+from governance.errors import InvalidInput
 from governance.evaluation.runs import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
-from governance.models import EvaluationRun, Workspace
-from governance.permissions import evaluation_roots
+from governance.models import EvaluationRun
+from governance.permissions import evaluation_roots, workspace_by_slug
 from governance.selectors import dashboard as sel
 from governance.selectors.dashboard.evaluation import (
     RETRIEVAL_PREFIX,
@@ -139,9 +139,7 @@ def evaluation_upload(request):
     slug = request.POST.get("workspace", "").strip()
     if not slug:
         raise InvalidInput(WORKSPACE_REQUIRED, field="workspace")
-    workspace = Workspace.objects.filter(slug=slug).first()
-    if workspace is None:
-        raise NotFound()
+    workspace = workspace_by_slug(request.principal, slug)
     run = evaluation_request(workspace=workspace, name=upload.name, content=upload.read(),
                              fmt=request.POST.get("format", "").strip() or None, actor=request.principal)
     messages.success(request, f"Evaluation of {upload.name} queued as run {run.pk}: a worker imports and measures it.")

@@ -14,18 +14,19 @@ from django.shortcuts import redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput, LastOwner, NotFound, PermissionDenied
-from governance.models import AuditEvent, Grant, Principal, Role, Scope
+from governance.errors import DomainError, InvalidInput, LastOwner, PermissionDenied
+from governance.models import AuditEvent, Grant, Role
 from governance.permissions import (
     AUDIT_VERIFY_DENIED,
     LAST_OWNER,
     Action,
-    can,
     can_grant,
     can_verify_audit,
+    grant_for_reader,
     owner_left,
-    principal_visible,
+    principal_by_name,
     principals_visible_to,
+    scope_by_path,
 )
 from governance.selectors import dashboard as sel
 from governance.services.audit import audit_verify_chain
@@ -182,15 +183,13 @@ def audit_verify(request):
 @dashboard_view()
 def grant_create(request):
     try:
-        name = request.POST.get("principal", "").strip()
-        principal = Principal.objects.filter(name=name).first()
-        # A principal the viewer may not know of gets the same answer as an unknown name.
-        if principal is None or not principal_visible(request.principal, principal):
-            raise InvalidInput(UNKNOWN_PRINCIPAL, field="principal")
-        scope = Scope.objects.filter(path=request.POST.get("grant_scope", "")).first()
         # An unknown scope and one the user cannot see get the same answer (no enumeration).
-        if scope is None or not can(request.principal, scope, Action.READ):
-            raise InvalidInput(UNKNOWN_SCOPE, field="grant_scope")
+        scope = scope_by_path(request.principal, request.POST.get("grant_scope", ""),
+                              missing=InvalidInput(UNKNOWN_SCOPE, field="grant_scope"))
+        # A principal the viewer may not know of, or another workspace's team: the answer for an unknown name.
+        principal = principal_by_name(request.principal, request.POST.get("principal", ""),
+                                      workspace=scope.workspace_id,
+                                      missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"))
         grant_add(principal=principal, scope=scope, role=request.POST.get("role", ""), actor=request.principal)
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
@@ -204,10 +203,7 @@ def _grant_to_revoke(request, raw: str) -> Grant:
         grant_id = int(raw)
     except ValueError as exc:
         raise InvalidInput(BAD_GRANT_ID, field="grant") from exc
-    grant = Grant.objects.select_related("scope", "principal").filter(pk=grant_id).first()
-    if grant is None or not can(request.principal, grant.scope, Action.READ):
-        raise NotFound()
-    return grant
+    return grant_for_reader(request.principal, grant_id)
 
 
 @dashboard_view()

@@ -9,9 +9,8 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from governance.api.portability.views import import_upload, streamed_export
-from governance.errors import DomainError, InvalidInput, NotFound
-from governance.models import Scope
-from governance.permissions import Action
+from governance.errors import DomainError, InvalidInput
+from governance.permissions import Action, scope_by_id, scope_by_path
 from governance.selectors import dashboard as sel
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 from memoryui.views.base import dashboard_view, page, scope_query
@@ -38,10 +37,7 @@ def portability(request):
 @dashboard_view()
 def scope_export_download(request, scope_id: int):
     """The export as a streamed download; the service asks the permissions (curators and owners)."""
-    scope = Scope.objects.select_related("workspace").filter(pk=scope_id).first()
-    if scope is None:
-        raise NotFound()
-    return streamed_export(scope, request.principal)
+    return streamed_export(scope_by_id(request.principal, scope_id), request.principal)
 
 
 @require_POST
@@ -55,9 +51,7 @@ def scope_import_upload(request):
         upload = request.FILES.get("file")
         if upload is None:
             raise InvalidInput(NO_FILE, field="file")
-        target = Scope.objects.filter(path=form["target"]).first()
-        if target is None:
-            raise InvalidInput(UNKNOWN_TARGET, field="target")
+        target = scope_by_path(request.principal, form["target"], missing=InvalidInput(UNKNOWN_TARGET, field="target"))
         result = import_upload(scope=target, upload=upload, name=form["name"] or None, grants=form["grants"],
                                preview=preview, actor=request.principal)
     except DomainError as exc:

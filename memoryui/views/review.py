@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import Kind, Memory, Status
-from governance.permissions import can_read_memory
+from governance.permissions import memory_for_reader
 from governance.recall import recall_memories
 from governance.recall.packet import MAX_QUERY_CHARS
 from governance.selectors.review import (
@@ -188,8 +188,8 @@ def _outcome(memory_id: int, decision: str, result: Memory) -> str:
 def review_similar(request, memory_id: int):
     """The active memories most like a proposal, found by the recall agents use (governance.recall), in
     the proposal's scope as the reviewer reads it: its scope and the ones above, within their grants."""
-    memory = Memory.objects.select_related("scope").filter(pk=memory_id).first()
-    if memory is None or not can_read_memory(request.principal, memory) or memory.status == Status.FORGOTTEN:
+    memory = memory_for_reader(request.principal, memory_id)
+    if memory.status == Status.FORGOTTEN:
         raise NotFound()
     hits = recall_memories(principal=request.principal, scope=memory.scope, query=_as_query(memory.text),
                            k=SIMILAR_ASKED)

@@ -9,7 +9,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from governance.errors import InvalidInput
-from governance.permissions import Action, can, governed_scope
+from governance.permissions import Action, can, scope_by_path
 from governance.selectors.dashboard.summaries import scope_summary
 from governance.services.summary import summary_build
 from memoryui.views.base import dashboard_view
@@ -32,7 +32,7 @@ def summary_rebuild(request):
     path = request.POST.get("scope", "").strip()
     if not path:
         raise InvalidInput(SCOPE_REQUIRED, field="scope")
-    scope = governed_scope(request.principal, path)
+    scope = scope_by_path(request.principal, path)
     summary_build(scope=scope, actor=request.principal, reason=request.POST.get("reason", "").strip()[:200]
                   or "rebuilt from the dashboard")
     messages.success(request, f"Summary of {scope.path} rebuilt.")

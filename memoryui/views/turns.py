@@ -6,9 +6,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput, NotFound
+from governance.errors import DomainError, InvalidInput
 from governance.models import Scope
-from governance.permissions import Action, can
+from governance.permissions import Action, scope_by_path
 from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
@@ -87,9 +87,7 @@ def ask_scopes(request) -> list[Scope]:
 
 def _try_input(request) -> dict:
     data = request.POST
-    scope = Scope.objects.filter(path=data.get("try_scope", "").strip().strip("/")).first()
-    if scope is None or not can(request.principal, scope, Action.READ):
-        raise NotFound()  # an unknown scope and one the viewer cannot see: the same answer
+    scope = scope_by_path(request.principal, data.get("try_scope", ""))  # unknown and unseen: one answer
     try:
         budget = int(data.get("budget") or TRY_DEFAULT_BUDGET)
     except ValueError as exc:

@@ -50,7 +50,8 @@ def test_an_outbox_row_about_no_single_scope_is_not_readable_by_another_workspac
                                                                                            project_scope):
     team = principal_ensure(name="slides-team", kind="group", actor=None)
     grant_add(principal=team, scope=project_scope, role=Role.REVIEWER, actor=None)
-    member = principal_ensure(name="helper-agent", kind="agent", actor=None)
+    # A person: an agent may not join a team that holds a role above the agent role (issue 20).
+    member = principal_ensure(name="helper", kind="user", actor=None)
     group_member_add(group=team, member=member, actor=owner)
     row = Outbox.objects.filter(topic="grant.changed", payload__principal_id=member.pk).latest("pk")
     foreign = token_client(outsider).get(f"/api/v1/outbox/{row.pk}")

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from governance.errors import AgentRoleCap
 from governance.models import ApiToken, Grant, Memory, Principal, Role, Status
 from governance.services.grant_membership import group_member_add
 from governance.services.principal import grant_add, principal_ensure, token_issue, user_ensure
@@ -29,9 +30,11 @@ def test_a_grant_added_after_issue_never_widens_the_token(owner, agent, project_
     as_agent = client_with(issued.json()["token"])
     proposal = remember(project_scope, "Slides use 16:9", status="proposed")
     elsewhere = remember(sibling_scope, "Payments settle on Fridays")
-    # Later, someone gives the agent more: a reviewer role in its scope and a grant in a sibling scope.
-    grant_add(principal=agent, scope=project_scope, role=Role.REVIEWER, actor=None)
-    grant_add(principal=agent, scope=sibling_scope, role=Role.CURATOR, actor=None)
+    # Later, someone gives the agent more: a grant in a sibling scope (a reviewer role in its own scope is
+    # refused outright now: an agent holds at most the agent role, issue 20).
+    with pytest.raises(AgentRoleCap):
+        grant_add(principal=agent, scope=project_scope, role=Role.REVIEWER, actor=None)
+    grant_add(principal=agent, scope=sibling_scope, role=Role.VIEWER, actor=None)
 
     confirm = as_agent.post(f"/api/v1/memories/{proposal.pk}/confirm", {"reason": "ok"}, format="json")
     assert confirm.status_code == 403
@@ -135,7 +138,8 @@ def test_create_token_refuses_a_name_held_by_a_principal_of_another_kind(reviewe
 
 def test_create_token_binds_the_token_to_its_scope_and_role(db):
     out = StringIO()
-    call_command("create_token", "bot", "--scope", "neo/alpha", "--role", "reviewer", "--expires-in-days", "3",
+    call_command("create_token", "bot", "--kind", "user", "--scope", "neo/alpha", "--role", "reviewer",
+                 "--expires-in-days", "3",
                  stdout=out, stderr=StringIO())
     token = ApiToken.objects.select_related("scope").get(principal__name="bot")
     assert (token.scope.path, token.max_role) == ("neo/alpha", "reviewer")

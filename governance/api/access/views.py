@@ -13,13 +13,18 @@ from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
 from governance.api.memories.serializers import ReasonInput
 from governance.api.validation import valid
-from governance.errors import InvalidInput, NotFound
-from governance.models import Grant, Principal, Role
-from governance.permissions import governed_scope, governed_scopes, principal_visible, tokens_visible_to
+from governance.errors import InvalidInput
+from governance.models import Grant, Role
+from governance.permissions import (
+    UNKNOWN_PRINCIPAL,
+    governed_scopes,
+    principal_by_name,
+    scope_by_path,
+    tokens_visible_to,
+)
 from governance.services import grant_membership
 from governance.services import principal as principal_services
 
-UNKNOWN_PRINCIPAL = "No principal with this name."
 MAX_LISTED = 500
 
 
@@ -83,19 +88,6 @@ class TokenIssuedOutput(serializers.Serializer):
     note = serializers.CharField()
 
 
-def _principal(name: str, field: str = "principal", actor=None) -> Principal:
-    """The principal named `name`. With `actor`: one it may not know of is the same NotFound as an
-    unknown name (no enumeration of other workspaces' principals)."""
-    found = Principal.objects.filter(name=name).first()
-    if found is None:
-        if actor is not None:
-            raise NotFound()
-        raise InvalidInput(UNKNOWN_PRINCIPAL, field=field)
-    if actor is not None and not principal_visible(actor, found):
-        raise NotFound()
-    return found
-
-
 class GrantListView(APIView):
     rate_bucket = GOVERNANCE
 
@@ -105,7 +97,7 @@ class GrantListView(APIView):
         query = valid(GrantListInput, request.query_params)
         grants = Grant.objects.select_related("principal", "scope", "granted_by").order_by("scope__path", "pk")
         if query.get("scope"):
-            scope = governed_scope(principal, query["scope"])
+            scope = scope_by_path(principal, query["scope"])
             grants = grants.filter(scope__tree__ancestor_of=scope.tree)
         else:
             grants = grants.filter(scope__in=governed_scopes(principal))
@@ -115,9 +107,12 @@ class GrantListView(APIView):
     def post(self, request: Request) -> Response:
         data = valid(GrantInput, request.data)
         actor = request_principal(request)
-        scope = governed_scope(actor, data["scope"])
-        grant = principal_services.grant_add(principal=_principal(data["principal"]), scope=scope,
-                                             role=data["role"], actor=actor)
+        scope = scope_by_path(actor, data["scope"])
+        # A name of another workspace (a team from elsewhere, a person the caller cannot know of) is the
+        # same 400 as a name nobody has: no enumeration, and no foreign team reaching this workspace.
+        who = principal_by_name(actor, data["principal"], workspace=scope.workspace_id,
+                                missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"))
+        grant = principal_services.grant_add(principal=who, scope=scope, role=data["role"], actor=actor)
         return Response(GrantOutput(grant).data, status=status.HTTP_201_CREATED)
 
 
@@ -138,8 +133,8 @@ class GroupMembersView(APIView):
     def post(self, request: Request, group: str) -> Response:
         data = valid(MemberInput, request.data)
         actor = request_principal(request)
-        grant_membership.group_member_add(group=_principal(group, "group", actor),
-                                          member=_principal(data["member"], "member", actor), actor=actor)
+        team = principal_by_name(actor, group)
+        grant_membership.group_member_add(group=team, member=principal_by_name(actor, data["member"]), actor=actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -149,8 +144,8 @@ class GroupMemberView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, group: str, member: str) -> Response:
         actor = request_principal(request)
-        grant_membership.group_member_remove(group=_principal(group, "group", actor),
-                                             member=_principal(member, "member", actor), actor=actor)
+        grant_membership.group_member_remove(group=principal_by_name(actor, group),
+                                             member=principal_by_name(actor, member), actor=actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -171,7 +166,7 @@ class TokenIssueView(APIView):
         data = valid(TokenInput, request.data)
         actor = request_principal(request)
         raw = grant_membership.agent_token_issue(
-            agent=_principal(data["principal"], actor=actor), scope=governed_scope(actor, data["scope"]),
+            agent=principal_by_name(actor, data["principal"]), scope=scope_by_path(actor, data["scope"]),
             max_role=data["role"], expires_at=data["expires_at"], actor=actor,
         )
         return Response({"token": raw, "scope": data["scope"], "role": data["role"], "expires_at": data["expires_at"],

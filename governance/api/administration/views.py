@@ -16,12 +16,8 @@ from governance.api.auth import request_principal
 from governance.api.errors import ErrorBody
 from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
-from governance.errors import NotFound
 from governance.models import AgentWrite, Role, Scope, SessionOverrides
-from governance.permissions import (
-    Action,
-    can,
-)
+from governance.permissions import scope_by_id, scope_by_path, workspace_by_slug
 from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
 from governance.services import grant_membership, scope_admin
 from governance.services import invitation as invitations
@@ -117,14 +113,10 @@ class WorkspaceMembersView(APIView):
                    summary="Who can do what where: effective roles (direct, inherited, via teams) per scope the "
                            "caller governs in the workspace (at most 100 scopes in tree order; `under` narrows).")
     def get(self, request: Request, slug: str) -> Response:
-        from governance.permissions import governed_scope
-
         query = valid(MembersInput, request.query_params)
         actor = request_principal(request)
         workspace = workspace_for(actor, slug)
-        within = governed_scope(actor, query["under"]) if query.get("under") else None
-        if within is not None and within.workspace_id != workspace.pk:
-            raise NotFound()
+        within = scope_by_path(actor, query["under"], workspace=workspace) if query.get("under") else None
         members = workspace_members(actor, workspace, within)
         return Response({
             "workspace": members.workspace.slug,
@@ -197,10 +189,7 @@ def scope_settings(scope: Scope) -> dict:
 
 def _scope(actor, scope_id: int) -> Scope:
     """The scope with this id if the caller holds a role there; the same NotFound otherwise."""
-    scope = Scope.objects.select_related("parent", "workspace").filter(pk=scope_id).first()
-    if scope is None or not can(actor, scope, Action.READ):
-        raise NotFound()
-    return scope
+    return scope_by_id(actor, scope_id)
 
 
 class ScopeDetailView(APIView):
@@ -226,9 +215,7 @@ class ScopeDetailView(APIView):
             if "name" in data:
                 scope = scope_admin.scope_rename(scope=scope, name=data["name"], actor=actor)
             if "parent" in data:
-                parent = Scope.objects.filter(path=data["parent"].strip().strip("/")).first()
-                if parent is None or not can(actor, parent, Action.READ):
-                    raise NotFound()
+                parent = scope_by_path(actor, data["parent"])
                 scope = scope_admin.scope_move(scope=scope, new_parent=parent, actor=actor)
             if data.get("archived") is True:
                 scope = scope_admin.scope_archive(scope=scope, actor=actor, reason=reason)
@@ -242,11 +229,15 @@ class ScopeDetailView(APIView):
 
 class TeamInput(serializers.Serializer):
     name = serializers.CharField(max_length=150)
+    workspace = serializers.CharField(max_length=63, required=False,
+                                      help_text="The team's workspace (its short name); needed when the caller "
+                                                "owns scopes in several.")
 
 
 class TeamOutput(serializers.Serializer):
     name = serializers.CharField()
     kind = serializers.CharField()
+    workspace = serializers.CharField(source="workspace.slug", allow_null=True, default=None)
     created_at = serializers.DateTimeField()
 
 
@@ -254,11 +245,14 @@ class TeamsView(APIView):
     rate_bucket = GOVERNANCE
 
     @extend_schema(operation_id="teams_create", request=TeamInput, responses={201: TeamOutput},
-                   summary="Create a team (a group principal); owners of some scope. Add members with "
-                           "POST /teams/{team}/members, roles with POST /grants.")
+                   summary="Create a team (a group principal) of one workspace, its home (it holds roles there "
+                           "only); owners of some scope there. Add members with POST /teams/{team}/members, "
+                           "roles with POST /grants.")
     def post(self, request: Request) -> Response:
         data = valid(TeamInput, request.data)
-        team = grant_membership.team_create(name=data["name"], actor=request_principal(request))
+        actor = request_principal(request)
+        workspace = workspace_by_slug(actor, data["workspace"]) if data.get("workspace") else None
+        team = grant_membership.team_create(name=data["name"], workspace=workspace, actor=actor)
         return Response(TeamOutput(team).data, status=status.HTTP_201_CREATED)
 
 
@@ -318,12 +312,10 @@ class InvitationsView(APIView):
                    responses={201: InvitationCreatedOutput},
                    summary="Invite someone without an account to a role on a scope: a one-time link with expiry.")
     def post(self, request: Request) -> Response:
-        from governance.permissions import governed_scope
-
         data = valid(InvitationInput, request.data)
         actor = request_principal(request)
         invitation, raw = invitations.invitation_create(
-            scope=governed_scope(actor, data["scope"]), role=data["role"], note=data["note"],
+            scope=scope_by_path(actor, data["scope"]), role=data["role"], note=data["note"],
             expires_in_days=data["expires_in_days"], actor=actor)
         body = {**InvitationOutput(invitation).data, "token": raw, "link": INVITE_PATH.format(token=raw)}
         return Response(body, status=status.HTTP_201_CREATED)

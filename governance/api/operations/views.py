@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
-from governance.errors import NotFound, PermissionDenied
-from governance.models import Outbox, OutboxDelivery
-from governance.permissions import AUDIT_VERIFY_DENIED, can_verify_audit, governed_scope, require_outbox_read
+from governance.errors import PermissionDenied
+from governance.models import OutboxDelivery
+from governance.permissions import AUDIT_VERIFY_DENIED, can_verify_audit, outbox_for_reader, scope_by_path
 from governance.services.audit import audit_verify_chain
 from governance.services.retention import retention_policy_set
 from governance.services.summary import summary_get
@@ -115,7 +115,7 @@ class RetentionPolicyView(APIView):
         data = valid(RetentionInput, request.data)
         actor = request_principal(request)
         policy = retention_policy_set(
-            scope=governed_scope(actor, data.pop("scope")), actor=actor, **data,
+            scope=scope_by_path(actor, data.pop("scope")), actor=actor, **data,
         )
         return Response({"scope": policy.scope.path, "retire_unused_days": policy.retire_unused_days,
                          "archive_cold": policy.archive_cold, "cold_threshold": policy.cold_threshold,
@@ -131,7 +131,7 @@ class SummaryView(APIView):
     def get(self, request: Request) -> Response:
         principal = request_principal(request)
         query = valid(SummaryInput, request.query_params)
-        summary = summary_get(scope=governed_scope(principal, query.get("scope")), actor=principal)
+        summary = summary_get(scope=scope_by_path(principal, query.get("scope")), actor=principal)
         return Response({"scope": summary.scope.path, "built_at": summary.built_at, "writer": summary.writer,
                          "lines": summary.lines, "text": summary.text})
 
@@ -153,8 +153,4 @@ class OutboxView(APIView):
 
     @extend_schema(responses=OutboxStateOutput)
     def get(self, request: Request, outbox_id: int) -> Response:
-        outbox = Outbox.objects.select_related("memory__scope").prefetch_related("deliveries").filter(pk=outbox_id).first()
-        if outbox is None:
-            raise NotFound()
-        require_outbox_read(request_principal(request), outbox)
-        return Response(outbox_state(outbox))
+        return Response(outbox_state(outbox_for_reader(request_principal(request), outbox_id)))

@@ -17,8 +17,9 @@ from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
 from governance.api.portability.export_schema import EXPORT_LINE
 from governance.api.validation import valid
-from governance.errors import DomainError, NotFound
+from governance.errors import DomainError
 from governance.models import Scope
+from governance.permissions import scope_by_id
 from governance.services.portability import scope_export, scope_import
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 
@@ -77,10 +78,8 @@ class ScopeExportView(APIView):
                                     "end last, in the order of docs/portability.md.")},
                    summary="Export the scope's subtree as JSON lines (curators and owners; streamed).")
     def get(self, request: Request, scope_id: int):
-        scope = Scope.objects.select_related("workspace").filter(pk=scope_id).first()
-        if scope is None:
-            raise NotFound()
-        return streamed_export(scope, request_principal(request))
+        actor = request_principal(request)
+        return streamed_export(scope_by_id(actor, scope_id), actor)
 
 
 class ScopeImportView(APIView):
@@ -91,12 +90,11 @@ class ScopeImportView(APIView):
                    responses={201: ScopeImportOutput, 200: OpenApiResponse(ScopeImportOutput, "a preview")},
                    summary="Import an export file into this scope or a new child of it (owners of the target).")
     def post(self, request: Request, scope_id: int) -> Response:
-        scope = Scope.objects.filter(pk=scope_id).first()
-        if scope is None:
-            raise NotFound()
+        actor = request_principal(request)
+        scope = scope_by_id(actor, scope_id)
         data = valid(ScopeImportInput, request.data)
         result = import_upload(scope=scope, upload=data["file"], name=data.get("name"), grants=data["grants"],
-                               preview=data["preview"], actor=request_principal(request))
+                               preview=data["preview"], actor=actor)
         body = {"root": result.root.path, "preview": data["preview"],
                 "import_id": None if data["preview"] else result.scope_import.pk, "counts": dict(result.counts)}
         return Response(ScopeImportOutput(body).data,

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
-from governance.permissions import governed_scope
+from governance.permissions import scope_by_path
 from governance.redaction.masking import masked_text
 from governance.selectors.review import QueueFilter, encode_cursor, review_queue
 
@@ -96,6 +96,6 @@ class ReviewQueueView(APIView):
     def get(self, request: Request) -> Response:
         principal = request_principal(request)
         query = valid(ReviewQueueInput, request.query_params)
-        scope = governed_scope(principal, query["scope"]) if query.get("scope") else None
+        scope = scope_by_path(principal, query["scope"]) if query.get("scope") else None
         filters = QueueFilter.parse(query)
         return Response([review_item(i) for i in review_queue(principal=principal, scope=scope, filters=filters)])

@@ -13,9 +13,7 @@ from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
 from governance.api.validation import valid
-from governance.errors import NotFound
-from governance.models import Scope
-from governance.permissions import governed_scopes
+from governance.permissions import governed_scopes, scope_by_path
 from governance.services.scope import scope_create_child
 
 MAX_LISTED = 500
@@ -66,11 +64,8 @@ class ScopesView(APIView):
     )
     def post(self, request: Request) -> Response:
         data = valid(ScopeCreateInput, request.data)
-        parent = Scope.objects.select_related("workspace").filter(path=data["parent"].strip().strip("/")).first()
-        if parent is None:
-            raise NotFound()
-        scope, created = scope_create_child(parent=parent, name=data["name"],
-                                            actor=request_principal(request))
+        actor = request_principal(request)
+        scope, created = scope_create_child(parent=scope_by_path(actor, data["parent"]), name=data["name"], actor=actor)
         body = {**ScopeOutput(scope).data, "created": created}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 from django.utils.dateparse import parse_datetime
 
 from governance.errors import DomainError
-from governance.models import Principal
+from governance.permissions import principal_by_name
 from governance.recall import STRATEGIES
 
 
@@ -30,9 +30,8 @@ def parse_common(options) -> dict:
             raise CommandError("--as-of is an ISO date-time with a time zone, e.g. 2026-01-05T10:00:00Z")
     principal = None
     if options["principal"]:
-        principal = Principal.objects.filter(name=options["principal"]).first()
-        if principal is None:
-            raise CommandError(f"no principal named {options['principal']!r}")
+        principal = principal_by_name(None, options["principal"],
+                                      missing=CommandError(f"no principal named {options['principal']!r}"))
     return {"principal": principal, "scope": options["scope"], "query": options["query"],
             "strategy": options["strategy"], "as_of": as_of}
 

@@ -9,7 +9,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from governance.models import Scope
+from governance.permissions import scope_by_path
 from governance.runtime.progress import Progress
 from governance.services.portability import scope_export
 
@@ -23,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
     def handle(self, *args, path, output=None, quiet=False, **options):
-        root = Scope.objects.filter(path=path.strip().strip("/")).first()
-        if root is None:
-            raise CommandError(f"no scope {path!r}")
+        root = scope_by_path(None, path, missing=CommandError(f"no scope {path!r}"))
         try:
             out = sys.stdout if output in (None, "-") else open(output, "w", encoding="utf-8")  # noqa: SIM115
         except OSError as exc:

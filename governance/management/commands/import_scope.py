@@ -11,7 +11,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.errors import DomainError
-from governance.models import Principal
+from governance.permissions import principal_by_name
 from governance.propagation import embed_memories
 from governance.runtime.progress import Progress
 from governance.services.portability import ImportFileError, scope_import
@@ -41,9 +41,8 @@ class Command(BaseCommand):
             mapping[name] = local
         actor = None
         if as_name:
-            actor = Principal.objects.filter(name=as_name).first()
-            if actor is None:
-                raise CommandError(f"no principal {as_name!r}")
+            # The operator names the actor: the system resolves it (actor None sees every principal).
+            actor = principal_by_name(None, as_name, missing=CommandError(f"no principal {as_name!r}"))
         try:
             handle = sys.stdin if file == "-" else open(file, encoding="utf-8")  # noqa: SIM115
         except OSError as exc:

@@ -27,7 +27,7 @@ from governance.models import (
     TurnMemory,
 )
 from governance.models.activation import days
-from governance.permissions import Action, require, tokens_visible_to
+from governance.permissions import resolve, tokens_visible_to
 from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
     PAGE_SIZE,
@@ -141,11 +141,7 @@ def turn_page(principal: Principal, scope: Scope | None, session: str = "", page
 
 
 def turn_for_reader(principal: Principal, turn_id: int) -> Turn:
-    turn = Turn.objects.select_related("scope", "principal").filter(pk=turn_id).first()
-    if turn is None:
-        raise NotFound()
-    require(principal, turn.scope, Action.READ)
-    return turn
+    return resolve.turn_for_reader(principal, turn_id)
 
 
 def previous_turn(turn: Turn) -> Turn | None:

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from governance.models import AuditEvent, Memory, Outbox, OutboxDelivery, Principal, Scope
 from governance.models.outbox import DERIVED_STORES
-from governance.permissions import governed_roots
+from governance.permissions import governed_scopes
 from governance.selectors.dashboard.common import PAGE_SIZE, governed_scope_ids
 
 # --- Audit --------------------------------------------------------------------------------------------
@@ -28,14 +28,10 @@ class AuditFilters:
 
 
 def audit_queryset(principal: Principal, scope: Scope | None, filters: AuditFilters | None = None) -> QuerySet:
-    """Audit events of the scopes the principal may read (events carry the path of their scope)."""
-    roots = [scope.path] if scope is not None else governed_roots(principal)
-    if not roots:
-        return AuditEvent.objects.none()
-    q = Q()
-    for path in roots:
-        q |= Q(scope_path=path) | Q(scope_path__startswith=path + "/")
-    qs = AuditEvent.objects.filter(q)
+    """Audit events of the scopes the principal governs, by the scope's identity (never its path: a path
+    freed by a rename and taken again carries none of the old scope's history)."""
+    scopes = Scope.objects.subtree_of(scope) if scope is not None else governed_scopes(principal)
+    qs = AuditEvent.objects.filter(scope_id__in=scopes.values("pk"))
     if filters:
         if filters.action:
             qs = qs.filter(action=filters.action)

@@ -7,7 +7,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from governance.errors import InvalidInput, NotFound
 from governance.models import Memory, Principal, Scope
-from governance.permissions import RoleMap, governed_scope, governed_scopes
+from governance.permissions import RoleMap, governed_scopes, scope_by_path
 
 PAGE_SIZE = 50
 GRAPH_CHUNK = 5000
@@ -25,7 +25,7 @@ def scope_for_path(principal: Principal, path: str | None) -> Scope | None:
         return None
     if "\x00" in path:  # no scope path holds one, and PostgreSQL refuses it as a parameter (a 500)
         raise NotFound()
-    return governed_scope(principal, path)
+    return scope_by_path(principal, path)
 
 
 def governed_scopes_within(principal: Principal, scope: Scope | None = None) -> QuerySet[Scope]:

@@ -8,7 +8,6 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.errors import NotFound
 from governance.models import (
     AuditEvent,
     Memory,
@@ -19,7 +18,7 @@ from governance.models import (
     Status,
 )
 from governance.models.activation import days
-from governance.permissions import can_read_memory
+from governance.permissions import resolve
 from governance.selectors.dashboard.common import by_ids, governed_scope_ids
 from governance.selectors.dashboard.memory_list import MemoryFilters, memory_queryset, with_activation  # noqa: F401
 
@@ -33,12 +32,9 @@ INVERSE_VERBS = {"supersedes": "is superseded by", "contradicts": "is contradict
 
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:
-    memory = Memory.objects.select_related("scope", "created_by", "confirmed_by").defer("embedding").filter(pk=memory_id).first()
-    # The API's rule (permissions.can_read_memory): a memory of a scope above the reader's grant is part of
-    # what a read in its subtree sees, so the dashboard shows it too (read-only, as the roles say).
-    if memory is None or not can_read_memory(principal, memory):
-        raise NotFound()
-    return memory
+    # The API's rule (the one resolver): a memory of a scope above the reader's grant is part of what a
+    # read in its subtree sees, so the dashboard shows it too (read-only, as the roles say).
+    return resolve.memory_for_reader(principal, memory_id)
 
 
 def revision_chain(memory: Memory) -> list[Memory]:

@@ -15,9 +15,9 @@ from governance.models import Memory, Principal, Scope, Status
 from governance.permissions import Action, require
 from governance.redaction.masking import masker, memory_states, withheld
 from governance.selectors.portability import (
+    exported_audit_events,
     forget_records,
     referenced_principals,
-    subtree_audit_events,
     subtree_grants,
     subtree_memories,
     subtree_relations,
@@ -68,7 +68,7 @@ def _counts(root: Scope) -> dict[str, int]:
         "tombstones": memories.filter(status=Status.FORGOTTEN).count(),
         "relations": subtree_relations(root).count(),
         "summaries": subtree_summaries(root).count(),
-        "audit": subtree_audit_events(root).count(),
+        "audit": exported_audit_events(root).count(),
     }
 
 
@@ -103,7 +103,7 @@ def scope_export_lines(root: Scope) -> Iterator[str]:
     for summary in subtree_summaries(root).iterator(chunk_size=CHUNK):
         written["summaries"] += 1
         yield dumps(_summary_record(summary))
-    for event in subtree_audit_events(root).iterator(chunk_size=CHUNK):
+    for event in exported_audit_events(root).iterator(chunk_size=CHUNK):
         written["audit"] += 1
         yield dumps({"type": "audit", "id": event.pk, "at": iso(event.at), "actor": event.actor_name,
                      "action": event.action, "target_type": event.target_type, "target_id": event.target_id,

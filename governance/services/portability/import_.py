@@ -37,7 +37,7 @@ from governance.models import (
     content_hash,
     lexical,
 )
-from governance.permissions import Action, require
+from governance.permissions import Action, nearest_scope, require
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.bulk import copy_insert
 from governance.services.four_eyes import NEEDED, import_needs_two
@@ -65,7 +65,8 @@ from governance.services.portability.format import (
     field as get,
 )
 from governance.services.portability.import_records import BATCH, RecordsStep
-from governance.services.principal import grant_add, principal_ensure
+from governance.services.portability.names import PRINCIPAL_KIND_CLASH, local_principal  # noqa: F401
+from governance.services.principal import grant_add
 from governance.services.scope import parse_scope_path, scope_ensure
 
 GRANTS_DROP, GRANTS_KEEP = "drop", "keep"
@@ -74,7 +75,6 @@ NEW_WORKSPACE_DENIED = (
     "scope you own instead."
 )
 GRANTS_CHOICE = "grants is `drop` (the default: no grant of the file is given) or `keep`."
-PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file says {file_kind}"
 COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
               "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
 _MEMORY_REF = re.compile(r"^memory:(\d+)$")
@@ -96,12 +96,10 @@ class ImportResult:
 def _target_check(actor: Principal | None, into: str) -> None:
     """Only an owner of the target (or, for a path that does not exist yet, of its nearest existing
     ancestor) may import; a new workspace only the system (the command line) may open."""
-    parts = parse_scope_path(into)
-    for depth in range(len(parts), 0, -1):
-        scope = Scope.objects.filter(path="/".join(parts[:depth])).first()
-        if scope is not None:
-            require(actor, scope, Action.IMPORT)
-            return
+    scope = nearest_scope("/".join(parse_scope_path(into)))
+    if scope is not None:
+        require(actor, scope, Action.IMPORT)
+        return
     if actor is not None:
         raise PermissionDenied(NEW_WORKSPACE_DENIED, action=str(Action.IMPORT))
 
@@ -273,15 +271,14 @@ class _Importer(RecordsStep):
             raise ImportFileError(self.line, BAD_VALUE.format(type="principal", field="kind", value=kind))
         if pid in self.principals:
             raise ImportFileError(self.line, DUPLICATE_ID.format(type="principal", id=pid))
-        local_name = self.principal_map.get(name, name)
-        principal = Principal.objects.filter(name=local_name).first()
-        if principal is None:
-            principal = principal_ensure(name=local_name, kind=kind, actor=self.actor)
-        elif principal.kind != kind and local_name == name:
-            raise ImportFileError(self.line, PRINCIPAL_KIND_CLASH.format(name=name, kind=principal.kind,
-                                                                         file_kind=kind))
+        principal = self._local_principal(name, kind)
         self.principals[pid] = principal
         self.principal_names[pid] = name
+
+    def _local_principal(self, name: str, kind: str) -> Principal:
+        workspace = next(iter(self.scopes.values())).workspace if self.scopes else None
+        return local_principal(name=name, kind=kind, actor=self.actor, principal_map=self.principal_map,
+                               workspace=workspace, line=self.line)
 
     def _principal_ref(self, r: dict, name: str) -> Principal | None:
         pid = get(r, name, int, self.line, optional=True)

@@ -18,8 +18,8 @@ def run(*args) -> str:
 
 
 def test_create_token_creates_scope_principal_and_grant_and_prints_the_token_last(db):
-    first = run("create_token", "bot", "--scope", "neo/alpha", "--role", "reviewer").strip().splitlines()[-1]
-    second = run("create_token", "bot", "--scope", "neo/alpha", "--role", "reviewer").strip().splitlines()[-1]
+    first = run("create_token", "bot", "--scope", "neo/alpha", "--role", "agent").strip().splitlines()[-1]
+    second = run("create_token", "bot", "--scope", "neo/alpha", "--role", "agent").strip().splitlines()[-1]
     assert first != second and first.startswith("mem_")
     assert ApiToken.objects.filter(key_hash=hash_token(first)).exists()
     assert Principal.objects.filter(name="bot").count() == 1

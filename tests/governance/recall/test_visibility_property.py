@@ -61,7 +61,8 @@ def test_no_packet_or_recall_holds_a_memory_outside_visible_scopes(tree_a, tree_
             with connection.cursor() as cursor:
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # CREATE INDEX refuses pending triggers
             vector_index.maintain(min_rows=1, max_indexes=100)
-        caller = principal_ensure(name="prop-agent", kind="agent", actor=None)
+        # A person: the drawn roles go above the agent role, which an agent may not hold (issue 20).
+        caller = principal_ensure(name="prop-agent", kind="user", actor=None)
         for index, role in grants:
             grant_add(principal=caller, scope=scopes[index % len(scopes)], role=role, actor=None)
         target = scopes[ask_at % len(scopes)]

@@ -47,13 +47,14 @@ def test_an_owner_on_a_child_scope_does_not_cover_its_parent(workspace_scope, pr
 
 def test_an_agent_holding_owner_does_not_count_as_an_owner(workspace_scope, owner):
     bot = principal_ensure(name="ops-bot", kind="agent", actor=None)
-    grant_add(principal=bot, scope=workspace_scope, role=Role.OWNER, actor=None)
+    # A row from before agents were capped at the agent role (grant_add refuses it now, issue 20).
+    Grant.objects.create(principal=bot, scope=workspace_scope, role=Role.OWNER)
     with pytest.raises(LastOwner):
         grant_revoke(grant_id=_owner_grant(owner, workspace_scope).pk, actor=owner, reason="x")
 
 
 def test_a_team_owns_only_while_it_has_a_member(workspace_scope, owner):
-    team = principal_ensure(name="platform", kind="group", actor=None)
+    team = principal_ensure(name="platform", kind="group", actor=None, workspace=workspace_scope.workspace)
     grant_add(principal=team, scope=workspace_scope, role=Role.OWNER, actor=owner)
     with pytest.raises(LastOwner):  # an empty team covers nothing
         grant_revoke(grant_id=_owner_grant(owner, workspace_scope).pk, actor=owner, reason="x")
@@ -70,7 +71,7 @@ def test_a_team_owns_only_while_it_has_a_member(workspace_scope, owner):
 
 
 def test_a_team_member_may_leave_while_another_member_remains(workspace_scope, owner):
-    team = principal_ensure(name="platform", kind="group", actor=None)
+    team = principal_ensure(name="platform", kind="group", actor=None, workspace=workspace_scope.workspace)
     grant_add(principal=team, scope=workspace_scope, role=Role.OWNER, actor=owner)
     nina = user_ensure(username="nina", password="pw-nina", actor=None)
     omar = user_ensure(username="omar", password="pw-omar", actor=None)
@@ -99,7 +100,7 @@ def test_the_api_never_lets_another_role_remove_the_last_owner(request, workspac
 
 
 def test_the_api_refuses_emptying_the_last_owning_team(workspace_scope, owner):
-    team = principal_ensure(name="platform", kind="group", actor=None)
+    team = principal_ensure(name="platform", kind="group", actor=None, workspace=workspace_scope.workspace)
     grant_add(principal=team, scope=workspace_scope, role=Role.OWNER, actor=owner)
     nina = user_ensure(username="nina", password="pw-nina", actor=None)
     group_member_add(group=team, member=nina, actor=owner)

@@ -46,14 +46,15 @@ def test_a_team_membership_change_reaches_each_workspace_where_the_team_holds_a_
     grant_add(principal=team, scope=project_scope, role=Role.REVIEWER, actor=None)
     _fan_out_all()
     WebhookDelivery.objects.all().delete()
-    member = principal_ensure(name="helper-agent", kind="agent", actor=None)
+    # A person: an agent may not join a team that holds a role above the agent role (issue 20).
+    member = principal_ensure(name="helper", kind="user", actor=None)
     group_member_add(group=team, member=member, actor=owner)
     group_member_remove(group=team, member=member, actor=owner, reason="done")
     _fan_out_all()
     bodies = _bodies("grant.changed")
     assert [b["data"] for b in bodies] == [
-        {"change": "member_added", "group": "slides-team", "member": "helper-agent"},
-        {"change": "member_removed", "group": "slides-team", "member": "helper-agent"},
+        {"change": "member_added", "group": "slides-team", "member": "helper"},
+        {"change": "member_removed", "group": "slides-team", "member": "helper"},
     ]
     assert _bodies("grant.changed", "globex") == []  # the team holds nothing there
 
