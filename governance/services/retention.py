@@ -21,6 +21,9 @@ from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
 BATCH = 500
+# The columns are 32-bit integers; a day count past a century means "never" and is refused as a typo.
+MAX_DAYS = 36_500
+MAX_COUNT = 2**31 - 1
 
 
 def retention_policy_set(
@@ -29,13 +32,16 @@ def retention_policy_set(
     turns_max_age_days: int | None = None, turns_max_count: int | None = None, archive_turns: bool = True,
 ) -> RetentionPolicy:
     """Create or replace the scope's policy (covers its subtree; turn limits: governance/services/turn_retention)."""
-    if retire_unused_days is not None and (not isinstance(retire_unused_days, int) or retire_unused_days < 1):
-        raise InvalidInput("retire_unused_days is a whole number of days, at least 1.", field="retire_unused_days")
+    if retire_unused_days is not None and (not isinstance(retire_unused_days, int)
+                                           or not 1 <= retire_unused_days <= MAX_DAYS):
+        raise InvalidInput(f"retire_unused_days is a whole number of days, from 1 to {MAX_DAYS}.",
+                           field="retire_unused_days")
     if cold_threshold is not None and not (0 < cold_threshold < 10):
         raise InvalidInput("cold_threshold is a number above 0 and below 10.", field="cold_threshold")
-    for name, value in (("turns_max_age_days", turns_max_age_days), ("turns_max_count", turns_max_count)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-            raise InvalidInput(f"{name} is a whole number, at least 1.", field=name)
+    for name, value, top in (("turns_max_age_days", turns_max_age_days, MAX_DAYS),
+                             ("turns_max_count", turns_max_count, MAX_COUNT)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top):
+            raise InvalidInput(f"{name} is a whole number, from 1 to {top}.", field=name)
     kinds = list(kinds or [])
     if any(k not in Kind.values for k in kinds):
         raise InvalidInput(f"kinds are among: {', '.join(Kind.values)}.", field="kinds")

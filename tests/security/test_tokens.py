@@ -175,7 +175,10 @@ def test_the_dashboard_lists_and_revokes_tokens_its_user_owns(owner, agent, proj
     assert browser.login(username=owner.name, password="pw-olivia")
     page = browser.get("/governance/grants/")
     assert token in page.context["tokens"]
-    response = browser.post("/governance/tokens/revoke/", {"token": token.pk})
+    # Revoking asks for a reason, as revoking a grant does (issue 22): without one nothing is revoked.
+    assert browser.post("/governance/tokens/revoke/", {"token": token.pk}).status_code == 400
+    assert client_with(raw).get("/api/v1/memories").status_code == 200
+    response = browser.post("/governance/tokens/revoke/", {"token": token.pk, "reason": "agent retired"})
     assert response.status_code == 302
     assert client_with(raw).get("/api/v1/memories").status_code == 401
 

@@ -16,20 +16,23 @@ from governance.errors import PermissionDenied
 from governance.models import OutboxDelivery
 from governance.permissions import AUDIT_VERIFY_DENIED, can_verify_audit, outbox_for_reader, scope_by_path
 from governance.services.audit import audit_verify_chain
-from governance.services.retention import retention_policy_set
+from governance.services.retention import MAX_COUNT, MAX_DAYS, retention_policy_set
 from governance.services.summary import summary_get
 
 
 class RetentionInput(serializers.Serializer):
     scope = serializers.CharField(max_length=512)
-    retire_unused_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None)
+    retire_unused_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_DAYS,
+                                                  default=None)
     archive_cold = serializers.BooleanField(required=False, default=False)
     cold_threshold = serializers.FloatField(required=False, allow_null=True, default=None)
     kinds = serializers.ListField(child=serializers.CharField(max_length=12), required=False, default=list)
     enabled = serializers.BooleanField(required=False, default=True)
-    turns_max_age_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+    turns_max_age_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_DAYS,
+                                                  default=None,
                                                   help_text="Stored turns older than this are archived and deleted.")
-    turns_max_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+    turns_max_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_COUNT,
+                                               default=None,
                                                help_text="Each scope of the subtree keeps its newest N stored turns.")
     archive_turns = serializers.BooleanField(required=False, default=True,
                                              help_text="Copy pruned turns into the turn archive first.")

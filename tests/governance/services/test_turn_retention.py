@@ -148,6 +148,10 @@ def test_turn_limits_are_set_through_the_api_by_an_owner_only(project_scope, wor
 
     bad = token_client(owner).put("/api/v1/retention", {**body, "turns_max_count": 0}, format="json")
     assert bad.status_code == 400 and "turns_max_count" in json.dumps(bad.json())
+    # Past the 32-bit columns: a 400 naming the field, not the database's "integer out of range" 500.
+    for field in ("turns_max_count", "turns_max_age_days", "retire_unused_days"):
+        huge = token_client(owner).put("/api/v1/retention", {**body, field: 2**40}, format="json")
+        assert huge.status_code == 400 and field in json.dumps(huge.json())
     denied = token_client(curator).put("/api/v1/retention", {**body, "scope": "acme/slides"}, format="json")
     assert denied.status_code == 403
     unknown = token_client(outsider).put("/api/v1/retention", body, format="json")
@@ -166,6 +170,16 @@ def test_the_service_refuses_a_turn_limit_below_one(workspace_scope, owner, fiel
 
     with pytest.raises(InvalidInput):
         retention_policy_set(scope=workspace_scope, actor=owner, **{field: 0})
+
+
+@pytest.mark.parametrize("field", ["turns_max_age_days", "turns_max_count", "retire_unused_days"])
+def test_the_service_refuses_a_limit_its_column_cannot_hold(workspace_scope, owner, field):
+    """The dashboard's scope settings form reaches the service without a serializer: the bound is the service's."""
+    from governance.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as refused:
+        retention_policy_set(scope=workspace_scope, actor=owner, **{field: 2**40})
+    assert refused.value.extra["field"] == field
     assert not RetentionPolicy.objects.exists()
 
 
