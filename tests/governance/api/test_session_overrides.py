@@ -25,6 +25,10 @@ def _rule(client, text=RULE, key="export_format", **extra) -> dict:
 
 
 def _say(client, session: str, text: str = CORRECTION, ref: str = "t5") -> list[dict]:
+    """The memories the event wrote: its episodes and what the extractor proposed from them. The answer
+    lists the episodes only (it must not tell which sentence was not extracted because its text was
+    forgotten), so the extracted ones are read where a reviewer finds them."""
+    before = Memory.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     event = client.post("/api/v1/events", {
         "scope": "acme/slides", "session": session,
         "turns": [{"role": "user", "content": text, "ref": ref},
@@ -32,7 +36,10 @@ def _say(client, session: str, text: str = CORRECTION, ref: str = "t5") -> list[
     }, format="json")
     assert event.status_code == 201, event.json()
     embed_memories(list(Memory.objects.values_list("pk", flat=True)))
-    return event.json()["created"]
+    episodes = event.json()["created"]
+    extracted = Memory.objects.filter(pk__gt=before).exclude(pk__in=[m["id"] for m in episodes]).order_by("pk")
+    return episodes + [{"id": m.pk, "kind": m.kind, "key": m.key, "status": m.status, "text": m.text}
+                       for m in extracted]
 
 
 def _context(client, session: str, query: str = "export the Q3 deck now") -> dict:
