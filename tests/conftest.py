@@ -20,6 +20,22 @@ def pytest_unconfigure(config):
     embedded.stop_started_here()
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database without autovacuum. Tests insert thousands of rows and roll them back; autovacuum
+    then vacuums a table whose rows are all dead and records it as empty while its pages are still there
+    (reltuples 0, relpages > 0), so the planner estimates every later test's rows at one and picks nested
+    loops over full scans: the export's relation count took minutes that way. A table never vacuumed is
+    estimated from its actual size instead. Production keeps autovacuum; only this database is changed."""
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT format('ALTER TABLE %I.%I SET (autovacuum_enabled = off)', schemaname, tablename)"
+                       " FROM pg_tables WHERE schemaname = current_schema()")
+        for (statement,) in cursor.fetchall():
+            cursor.execute(statement)
+
+
 @pytest.fixture
 def workspace_scope(db):
     return scope_ensure(path="acme", actor=None)
