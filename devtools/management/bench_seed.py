@@ -154,10 +154,18 @@ def _links_and_history(rng, ids, owner_id, log, turns: int = 10_000) -> None:
                                         "reason": "bench"} for pk, st, key, _ in cited[:6]],
                           "skipped": [{"memory_id": pk, "text": "bench", "score": 0.1, "reason": "over budget"}
                                       for pk, _, _, _ in cited[6:]]}
-                copy.write_row([cited[0][3], f"s{n % 50}", f"bench question {n}", "full", "{}", json.dumps(packet),
+                # Queries of varied words, so the turn search by words has something to tell apart.
+                copy.write_row([cited[0][3], f"s{n % 50}", _sentence(rng, 8), "full", "{}", json.dumps(packet),
                                 "", 2000, rng.randint(200, 2000), "bench",
                                 json.dumps({"stages": [{"name": "pack", "ms": 1.0, "in": 8, "out": 6}]}),
                                 now - timedelta(minutes=n)])
+        # Which memories each turn cites (what the recall writes with a turn): the turn search's memory filter.
+        cursor.execute(
+            "INSERT INTO governance_turnmemory (turn_id, memory_id, slot, included)"
+            " SELECT t.id, (b.value->>'memory_id')::bigint, e.key, e.key <> 'skipped'"
+            " FROM governance_turn t, jsonb_each(t.packet) e, jsonb_array_elements(e.value) b"
+            " WHERE t.token_counter = 'bench' AND NOT EXISTS (SELECT 1 FROM governance_turnmemory x WHERE x.turn_id = t.id)"
+            " ON CONFLICT DO NOTHING")
     recent = rows[-300:]
     outboxes = Outbox.objects.bulk_create(
         Outbox(topic="memory.created", memory_id=pk, payload={"memory_ids": [pk]}, state="done", done_at=now)

@@ -21,7 +21,7 @@ from governance.models.relation import Relation, RelationKind
 from governance.models.retention import RetentionPolicy
 from governance.models.scope import AgentWrite, Scope, Workspace
 from governance.models.summary import Summary
-from governance.models.turn import Turn, TurnMemory
+from governance.models.turn import Turn, TurnArchive, TurnMemory
 from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscription
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "TRANSITIONS",
     "Tier",
     "Turn",
+    "TurnArchive",
     "TurnMemory",
     "WebhookDelivery",
     "WebhookSubscription",

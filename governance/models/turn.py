@@ -1,3 +1,5 @@
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 
@@ -46,3 +48,35 @@ class TurnMemory(models.Model):
 
     def __str__(self) -> str:
         return f"turn {self.turn_id} cites {self.memory_id} in {self.slot}"
+
+
+class TurnArchive(models.Model):
+    """A stored turn pruned from the hot table by a retention policy: the same columns, keyed by the turn's
+    own id, with the ids of the memories it cited (GIN-indexed) so a forget finds and redacts every archived
+    copy as it does the live turns (governance/propagation/turns.py)."""
+
+    turn_id = models.BigIntegerField(primary_key=True)
+    scope = models.ForeignKey("governance.Scope", on_delete=models.CASCADE, related_name="archived_turns")
+    principal = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL, related_name="+")
+    session = models.CharField(max_length=200, blank=True, default="")
+    query = models.TextField()
+    strategy = models.CharField(max_length=20, default="full")
+    as_of = models.DateTimeField(null=True, blank=True)
+    request = models.JSONField(default=dict)
+    packet = models.JSONField(default=dict)
+    text = models.TextField(blank=True, default="")
+    budget_limit = models.PositiveIntegerField(default=0)
+    budget_used = models.PositiveIntegerField(default=0)
+    token_counter = models.CharField(max_length=50, blank=True, default="")
+    trace = models.JSONField(default=dict)
+    replay_of_id = models.BigIntegerField(null=True, blank=True)
+    cited = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    created_at = models.DateTimeField()
+    archived_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [GinIndex(fields=["cited"], name="turnarchive_cited"),
+                   models.Index(fields=["scope", "-created_at"], name="turnarchive_scope_created")]
+
+    def __str__(self) -> str:
+        return f"archived turn {self.turn_id} @ {self.scope_id}"

@@ -39,8 +39,13 @@ EMBED_FIELDS = ("pk", "text", "content_hash", "speaker")
 
 
 def embeddable() -> QuerySet[Memory]:
-    """Memories that should hold a vector: not purged, in a status recall can still use or show."""
-    return Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES)
+    """Memories that should hold a vector: not purged, in a status recall can still use or show, not small
+    talk (a turn with nothing to remember, governance/services/small_talk.py)."""
+    return _not_small_talk(Memory.objects.filter(purged_at__isnull=True, status__in=EMBED_STATUSES))
+
+
+def _not_small_talk(queryset: QuerySet[Memory]) -> QuerySet[Memory]:
+    return queryset.exclude(meta__contains={"small_talk": True})
 
 
 def needs_vector(model_name: str | None) -> Q:
@@ -56,7 +61,8 @@ def needs_vector(model_name: str | None) -> Q:
 
 def needs_embedding(model_name: str | None, queryset: QuerySet[Memory] | None = None) -> QuerySet[Memory]:
     """Embeddable memories (of `queryset`, default all) that need a vector (needs_vector)."""
-    base = embeddable() if queryset is None else queryset.filter(purged_at__isnull=True, status__in=EMBED_STATUSES)
+    base = embeddable() if queryset is None else _not_small_talk(
+        queryset.filter(purged_at__isnull=True, status__in=EMBED_STATUSES))
     return base.filter(needs_vector(model_name))
 
 

@@ -1,4 +1,5 @@
-"""Redacting hard-forgotten memories from stored turns (packets, traces, requests, rendered text).
+"""Redacting hard-forgotten memories from stored turns (packets, traces, requests, rendered text), live
+and archived (turn retention moves old turns into governance_turnarchive; the same redactor rewrites them).
 
 Fast path, in SQL: the forgotten text is read back from one stored packet (and checked against the
 memory's content hash), then every JSON copy of it is replaced in one UPDATE per batch (`replace` on the
@@ -57,8 +58,10 @@ def redact_turns(memory_ids: list[int], *, batch_size: int = 500) -> int:
     if not purged:
         return 0
     ids, hashes = set(purged), set(purged.values())
+    related = _related_ids(ids)
+    _redact_archives(ids | related, ids, hashes)
     turn_ids = list(
-        Turn.objects.filter(cited__memory_id__in=ids | _related_ids(ids)).distinct().order_by("pk")
+        Turn.objects.filter(cited__memory_id__in=ids | related).distinct().order_by("pk")
         .values_list("pk", flat=True)
     )
     if not turn_ids:
@@ -152,6 +155,29 @@ def _redact_in_python(turn_ids: list[int], ids: set[int], hashes: set[str], batc
         _write_turns(dirty)
 
 
+def _redact_archives(cited: set[int], ids: set[int], hashes: set[str], batch_size: int = 200) -> int:
+    """Archived turns (turn retention) that cite a forgotten memory or a neighbour: the Python redactor,
+    block by block, keyset-paged on the archive's GIN index of cited ids. Returns how many it rewrote."""
+    from governance.models import TurnArchive
+
+    redactor, after, rewritten = Redactor(ids, hashes), -1, 0
+    while True:
+        rows = list(TurnArchive.objects.filter(cited__overlap=sorted(cited), turn_id__gt=after).order_by("turn_id")
+                    .values_list("turn_id", "packet", "trace", "request", "query")[:batch_size])
+        if not rows:
+            return rewritten
+        for pk, packet, trace, request, query in rows:
+            packet, c1 = redactor.redact(packet)
+            trace, c2 = redactor.redact(trace)
+            request, c3 = redactor.redact(request)
+            query, c4 = redactor.redact(query)
+            if c1 or c2 or c3 or c4:
+                TurnArchive.objects.filter(turn_id=pk).update(packet=packet, trace=trace, request=request, query=query,
+                                                              text=render_turn_text(packet))
+                rewritten += 1
+        after = rows[-1][0]
+
+
 def _write_turns(rows: list[tuple]) -> None:
     """One UPDATE … FROM jsonb_to_recordset(…) per batch: Django's bulk_update builds a CASE per row and field, which
     costs seconds for a thousand packets (see docs/governance.md, benchmark)."""
@@ -173,7 +199,8 @@ def _write_turns(rows: list[tuple]) -> None:
 
 
 def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
-    """Drift check: (turn id, memory id) pairs where a stored packet still shows a purged memory's content."""
+    """Drift check: (turn id, memory id) pairs where a stored packet, live or archived, still shows a purged
+    memory's content."""
     with connection.cursor() as cur:
         cur.execute(
             """
@@ -185,5 +212,17 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
             """.replace("HOLDING", HOLDING),
             [REDACTED, limit],
         )
-        return [(row[0], row[1]) for row in cur.fetchall()]
+        pairs = [(row[0], row[1]) for row in cur.fetchall()]
+        # Archived turns (turn retention): the same check through the archive's cited ids.
+        cur.execute(
+            """
+            SELECT a.turn_id, m.id FROM governance_memory m
+            JOIN governance_turnarchive a ON a.cited @> ARRAY[m.id]
+            WHERE m.purged_at IS NOT NULL
+              AND jsonb_path_exists(a.packet, HOLDING, jsonb_build_object('mid', m.id, 'red', %s::text))
+            LIMIT %s
+            """.replace("HOLDING", HOLDING),
+            [REDACTED, limit],
+        )
+        return pairs + [(row[0], row[1]) for row in cur.fetchall()]
 

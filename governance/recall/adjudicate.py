@@ -43,17 +43,18 @@ def _replacement(state: RecallState, old_id: int, edges: dict[int, list[int]], r
     return rows.get(current) if current != old_id else None
 
 
-def adjudicate(state: RecallState) -> tuple[int, int]:
+def adjudicate(state: RecallState) -> tuple[int, int, dict]:
     pool: dict[int, Hit] = dict(state.hits)
     for hit in state.constraints + state.preferences:
         pool.setdefault(hit.id, hit)
-    n_in = len(pool)
+    n_in = len(state.hits)  # the fused candidates; the keyed facts are checked beside them, not counted
+    before = set(state.hits)
     outdated = _outdated_episodes(state) if RELATIONS in state.stages else []
     relations = _pool_relations(pool)
     superseded_hits = [h for h in pool.values() if h.row["status"] == Status.SUPERSEDED]
     if not relations and not superseded_hits:
         state.negative = outdated
-        return n_in, len(state.hits) + len(state.negative)  # nothing more to adjudicate (the common case)
+        return n_in, len(state.hits), _counts(state, before, len(pool) - n_in)  # nothing more to adjudicate
     supersedes = [r for r in relations if r["kind"] == RelationKind.SUPERSEDES]
     # New → old edges; walk from old to new needs old → [new].
     newer_of: dict[int, list[int]] = {}
@@ -76,7 +77,16 @@ def adjudicate(state: RecallState) -> tuple[int, int]:
     _supports(state, relations, pool)
     if RELATIONS in state.stages:
         _bring_supporters(state, relations, pool)
-    return n_in, len(state.hits) + len(state.negative)
+    return n_in, len(state.hits), _counts(state, before, len(pool) - n_in)
+
+
+def _counts(state: RecallState, before: set[int], keyed: int) -> dict:
+    """What the trace says beside in/out, so the counts add up: candidates moved to the negative context
+    (no longer in force), dropped otherwise, supporters brought in, keyed facts checked alongside."""
+    negative = {h.id for h in state.negative}
+    gone = before - set(state.hits)
+    return {"keyed": keyed, "negative": len(state.negative), "to_negative": len(gone & negative),
+            "dropped": len(gone - negative), "added": len(set(state.hits) - before)}
 
 
 ADJUDICATED = (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS, RelationKind.SUPPORTS)

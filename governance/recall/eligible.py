@@ -52,11 +52,12 @@ class Eligibility:
         return " AND ".join(f"({s})" for s in sql), params
 
 
-def eligible(state: RecallState) -> tuple[int, int]:
+def eligible(state: RecallState) -> tuple[int, int, dict]:
     # Read with the permission check when the request came with a ScopeAccess (one query, not two).
     scope_ids = state.scope_ids if state.scope_ids is not None else tuple(reading_scope_ids(state.principal, state.scope))
     statuses = WITH_SUPERSEDED if ADJUDICATE in state.stages else WITHOUT_SUPERSEDED
     state.eligibility = Eligibility(
         scope_ids=scope_ids, statuses=statuses, at=state.at, as_of=state.as_of, task_type=state.task_type
     )
-    return 1, len(scope_ids)
+    # Counts of scopes, not memories: the scope asked for, the scopes searched (it and those above it).
+    return 1, len(scope_ids), {"unit": "scopes"}

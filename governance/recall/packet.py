@@ -244,8 +244,14 @@ def assemble_context(
 
     def _pack(s: RecallState) -> tuple[int, int]:
         holder["packet"], holder["used"] = pack(s, budget_tokens)
-        n_in = len(s.evidence) + len(s.recent) + len(s.constraints) + len(s.preferences) + len(s.negative)
-        return n_in, sum(len(v) for k, v in holder["packet"].items() if k != "skipped")
+        came = {"rank": len(s.evidence), "recent": len(s.recent), "keyed": len(s.constraints) + len(s.preferences),
+                "adjudicate": len(s.negative)}
+        out = sum(len(v) for k, v in holder["packet"].items() if k not in ("skipped", "task", "relations"))
+        skipped = sum(1 for b in holder["packet"].get("skipped", []) if b.get("stage") == "pack")
+        # The blocks placed, and where the rest went: skipped by name for the budget, or not among the k best
+        # of their slot / already placed as a recent turn (counted, not named).
+        return sum(came.values()), out, {"from": came, "over_budget": skipped,
+                                         "not_placed": max(sum(came.values()) - out - skipped, 0)}
 
     state.run("pack", _pack)
     packet, used = holder["packet"], holder["used"]
@@ -253,13 +259,23 @@ def assemble_context(
         "turn_id": None,
         "packet": packet,
         "budget": {"limit": budget_tokens, "used": used, "counter": counter_name()},
-        "trace": {"stages": state.trace, "pending_vectors": state.pending_vectors},
+        "trace": {"stages": state.trace, "pending_vectors": state.pending_vectors, "counts": state.counts},
         "text": render_packet_text(packet),
     }
     observe_stages(state.trace)
     if store:
         result["turn_id"] = _store_turn(state, result, strategy, budget_tokens)
     return result
+
+
+def stages_run(*, principal: Principal | None, scope: Scope, query: str, strategy: str, as_of: datetime | None,
+               session: str = "", task: dict | None = None) -> RecallState:
+    """The state after every stage before packing, for explaining a turn (governance.recall.explain): the
+    same checks (ASK_CONTEXT on the scope) and stages as assemble_context, nothing stored or reinforced."""
+    _validate(query, strategy, as_of, task)
+    state = _state(principal, scope, query, strategy, as_of, 10, session, task)
+    _run_stages(state)
+    return state
 
 
 def used_memory_ids(packet: dict) -> list[int]:

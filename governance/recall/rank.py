@@ -131,7 +131,9 @@ def rank(state: RecallState) -> tuple[int, int]:
         state.evidence = _gate_cold(state, state.evidence)
         if time_weight >= 0:
             state.evidence = later_word_first(state.query, state.evidence, window=max(state.k, 10))
-    return len(everything), len(state.evidence)
+    # In: the candidates it ranks into evidence (the adjudicated hits; recent turns, keyed facts and the
+    # negative context are scored too but go to the packer by their own way, counted in pack's `from`).
+    return len(state.hits), len(state.evidence)
 
 
 # Two close matches that hold the same words of the query speak of the same thing; the later one is what

@@ -117,11 +117,11 @@ def vector_stage(state: RecallState) -> tuple[int, int]:
     return 1, len(state.lists[VECTOR])
 
 
-def pending_stage(state: RecallState) -> tuple[int, int]:
+def pending_stage(state: RecallState) -> tuple[int, int, dict]:
     """How many eligible memories the vector search cannot see yet (their embedding is queued). It does
     not need the query vector, so it runs while the query is being embedded."""
     state.pending_vectors = vector.pending_vectors(state.eligibility)
-    return 1, state.pending_vectors
+    return 1, state.pending_vectors, {"unit": "waiting"}  # memories without a vector yet, not candidates
 
 
 def lexical_stage(state: RecallState) -> tuple[int, int]:
@@ -187,7 +187,7 @@ def keyed_stage(state: RecallState) -> tuple[int, int]:
     return len(rows), len(state.constraints) + len(state.preferences)
 
 
-def fuse_stage(state: RecallState) -> tuple[int, int]:
+def fuse_stage(state: RecallState) -> tuple[int, int, dict]:
     """Every listed row (read with the searches), repeated turns collapsed (fusion.py), then reciprocal
     rank fusion of the search paths."""
     fused: dict[int, float] = {}
@@ -222,8 +222,16 @@ def fuse_stage(state: RecallState) -> tuple[int, int]:
             id=memory_id, row=row, semantic=got.get(VECTOR), lexical=got.get(LEXICAL),
             fused=fused[memory_id] / best, activation=float(row["activation"]), paths=set(got),
         )
+    before_partners = len(state.hits)
     _add_call_partners(state)
-    return sum(len(v) for v in state.lists.values()), len(state.hits)
+    # So the trace adds up: what came from each path, and how many were one memory found by two paths,
+    # repeated turns folded into one, or below the fused cut (not named one by one).
+    return sum(len(v) for v in state.lists.values()), len(state.hits), {
+        "from": {path: len(ranked) for path, ranked in state.lists.items()},
+        "found_twice": sum(len(v) for v in state.lists.values()) - len(listed),
+        "collapsed": len(listed) - len(fused), "cut": len(fused) - len(top),
+        "changed": len(top) - before_partners, "added": len(state.hits) - before_partners,
+    }
 
 
 def _add_call_partners(state: RecallState) -> None:

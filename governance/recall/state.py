@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from governance.models import Principal, Scope
+from governance.runtime import tracing
 
 
 @dataclass
@@ -69,17 +70,27 @@ class RecallState:
     dropped: list[tuple[Hit, str, str]] = field(default_factory=list)  # (hit, slot, why) left out early
     dropped_by: list[str] = field(default_factory=list)  # the stage that dropped each `dropped` entry
     trace: list[dict] = field(default_factory=list)
+    # Per stage, what the trace says beside in/out so the counts add up (RecallState.run): the trace's
+    # `counts`, kept apart so each stage entry keeps its four keys (name, ms, in, out).
+    counts: dict[str, dict] = field(default_factory=dict)
     # Eligible memories not yet carrying a vector (just written; the embedding queue has them): found by
     # keyword, key and recency meanwhile, by vector once it lands. Capped at PENDING_VECTORS_CAP.
     pending_vectors: int = 0
 
-    def run(self, name: str, fn: Callable[[RecallState], tuple[int, int] | None]) -> None:
-        """Run one stage and record its time and how many items went in and came out."""
+    def run(self, name: str, fn: Callable[[RecallState], tuple | None]) -> None:
+        """Run one stage and record its time and how many items went in and came out. A stage may return
+        a third element, a dict kept in `counts` under its name: `unit` when its counts are not memories
+        (scopes, the query), `from` {stage: count} when what came in came from several stages, and counts
+        of items it left out without naming each one."""
         start = time.perf_counter()
         before = len(self.dropped)
-        counts = fn(self) or (0, 0)
+        with tracing.span(f"recall.{name}"):  # the stage's name only: never a query or a memory's text
+            counts = fn(self) or (0, 0)
+        extra = counts[2] if len(counts) > 2 else {}
         # Which stage left each item out, so a turn can say "dropped at rank" (the dashboard's why-not).
         self.dropped_by.extend([name] * (len(self.dropped) - before))
         self.trace.append(
             {"name": name, "ms": round((time.perf_counter() - start) * 1000, 3), "in": counts[0], "out": counts[1]}
         )
+        if extra:
+            self.counts[name] = extra

@@ -131,8 +131,9 @@ def pending_vectors(eligibility: Eligibility) -> int:
     where, params = eligibility.where("m")
     with connection.cursor() as cursor:
         cursor.execute(
+            # Small talk never gets a vector (governance/services/small_talk.py): not pending.
             f"SELECT count(*) FROM (SELECT 1 FROM governance_memory m WHERE {where} AND m.embedding IS NULL"
-            " LIMIT %s) AS pending",
+            " AND NOT m.meta @> '{\"small_talk\": true}' LIMIT %s) AS pending",
             [*params, PENDING_VECTORS_CAP],
         )
         return int(cursor.fetchone()[0])

@@ -46,3 +46,18 @@ def id_of(value: object, field: str, message: str = BAD_CURSOR) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
         raise InvalidInput(message, field=field)
     return value
+
+
+def encode_id(kind: str, pk: int) -> str:
+    """The cursor of a list paged by id alone (the audit log, the turns)."""
+    return encode(kind, [pk])
+
+
+def decode_id(raw: str, kind: str, field: str, message: str = BAD_CURSOR) -> int | None:
+    """The id of an `encode_id(kind, …)` cursor, None when `raw` is empty; a 400 for anything else."""
+    values = decode(raw, kind, field, message)
+    if values is None:
+        return None
+    if len(values) != 1:
+        raise InvalidInput(message, field=field)
+    return id_of(values[0], field, message)

@@ -45,3 +45,13 @@ def webhook_overdue_seconds() -> float:
 def webhook_failed(*, cap: int) -> int:
     """Webhook deliveries that used up their attempts and wait for a person, counted up to `cap`."""
     return WebhookDelivery.objects.filter(state=WebhookDelivery.State.FAILED).values("pk")[:cap].count()
+
+
+def turn_retention_totals() -> tuple[int, int]:
+    """(turns pruned, turns archived) by every retention policy so far: one row per policy, not per turn."""
+    from django.db.models import Sum
+
+    from governance.models import RetentionPolicy
+
+    row = RetentionPolicy.objects.aggregate(pruned=Sum("turns_pruned"), archived=Sum("turns_archived"))
+    return int(row["pruned"] or 0), int(row["archived"] or 0)

@@ -125,6 +125,15 @@ def queue_queryset(*, principal: Principal | None, scope: Scope | None = None, f
     return qs
 
 
+def origin_turn() -> Subquery:
+    """The turn a memory (the outer row) was seen in: the last context packet of its session, in its scope,
+    before it was written (the index on turn (scope, session, -created_at) answers it per row). Review
+    shows it; turn retention keeps it while the memory waits for a person."""
+    return Subquery(Turn.objects.filter(
+        scope_id=OuterRef("scope_id"), session=OuterRef("session"), created_at__lte=OuterRef("created_at"),
+    ).exclude(session="").order_by("-created_at").values("pk")[:1])
+
+
 def review_queue(
     *, principal: Principal | None, scope: Scope | None = None, limit: int = 200, filters: QueueFilter | None = None,
 ) -> list[ReviewItem]:
@@ -140,13 +149,8 @@ def review_queue(
         else:
             qs = qs.filter(Q(created_at__gt=at) | Q(created_at=at, pk__gt=pk))
     order = ("-created_at", "-pk") if f.sort == "newest" else ("created_at", "pk")
-    # The turn this proposal was seen in: the last context packet of its session, in its scope, before it
-    # was written (the index on turn (scope, session, -created_at) answers it per row).
-    origin = Turn.objects.filter(
-        scope_id=OuterRef("scope_id"), session=OuterRef("session"), created_at__lte=OuterRef("created_at"),
-    ).exclude(session="").order_by("-created_at").values("pk")[:1]
     memories = list(
-        qs.select_related("scope", "created_by").annotate(origin_turn_id=Subquery(origin)).order_by(*order)[:limit]
+        qs.select_related("scope", "created_by").annotate(origin_turn_id=origin_turn()).order_by(*order)[:limit]
     )
     ids = [m.pk for m in memories]
     relations = list(
@@ -220,6 +224,7 @@ def queue_proposers(*, principal: Principal | None, scope: Scope | None = None) 
 
 
 __all__ = [
-    "AGES", "QueueFilter", "ReviewItem", "decode_cursor", "encode_cursor", "queue_proposers", "queue_queryset",
+    "AGES", "QueueFilter", "ReviewItem", "decode_cursor", "encode_cursor", "origin_turn", "queue_proposers",
+    "queue_queryset",
     "review_queue",
 ]

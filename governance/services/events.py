@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -16,6 +17,7 @@ from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve
 from governance.services.extraction import Extractor, get_extractor
 from governance.services.memory import MemoryInput, memory_record_batch
+from governance.services.small_talk import small_talk_turn
 
 ROLES = {
     "user": SourceKind.USER,
@@ -62,6 +64,7 @@ def event_ingest(
         if not fresh:
             return []
         items = []
+        judge = settings.MEMORY_SMALL_TALK_FILTER
         for i, turn in enumerate(fresh):
             role = "tool_result" if turn["role"] == "tool" else turn["role"]
             items.append(MemoryInput(
@@ -70,7 +73,8 @@ def event_ingest(
                 call_id=turn.get("call_id") or "",
                 # Turns of one event keep their order even when they share a timestamp.
                 occurred_at=(turn.get("at") or at) + timedelta(microseconds=i),
-                meta={"role": role},
+                meta={"role": role, **({"small_talk": True} if judge and small_talk_turn(turn["content"], role)
+                                       else {})},
             ))
         extractor = extractor or get_extractor()
         # Under an agent write policy of 'episodes' the turns are recorded, nothing is extracted from them.

@@ -84,7 +84,7 @@ def token_issue(
     return raw
 
 
-def token_revoke(*, token_id: int, actor: Principal | None) -> ApiToken:
+def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") -> ApiToken:
     """Revoke a token: its own principal or an owner over its scope may (permissions.can_revoke_token).
     Whoever cannot even see the token's scope gets the same NotFound as for an unknown token."""
     with transaction.atomic():
@@ -102,7 +102,7 @@ def token_revoke(*, token_id: int, actor: Principal | None) -> ApiToken:
         token.save(update_fields=["revoked_at"])
         audit_record(actor=actor, entry=AuditEntry("token.revoke", "token", str(token.pk),
                                                    token.scope.path if token.scope_id else "",
-                                                   data={"principal": token.principal.name}))
+                                                   reason=reason, data={"principal": token.principal.name}))
         return token
 
 

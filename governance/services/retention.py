@@ -26,12 +26,16 @@ BATCH = 500
 def retention_policy_set(
     *, scope: Scope, actor: Principal | None, retire_unused_days: int | None = None, archive_cold: bool = False,
     cold_threshold: float | None = None, kinds: list[str] | None = None, enabled: bool = True,
+    turns_max_age_days: int | None = None, turns_max_count: int | None = None, archive_turns: bool = True,
 ) -> RetentionPolicy:
-    """Create or replace the scope's policy (covers its subtree)."""
+    """Create or replace the scope's policy (covers its subtree; turn limits: governance/services/turn_retention)."""
     if retire_unused_days is not None and (not isinstance(retire_unused_days, int) or retire_unused_days < 1):
         raise InvalidInput("retire_unused_days is a whole number of days, at least 1.", field="retire_unused_days")
     if cold_threshold is not None and not (0 < cold_threshold < 10):
         raise InvalidInput("cold_threshold is a number above 0 and below 10.", field="cold_threshold")
+    for name, value in (("turns_max_age_days", turns_max_age_days), ("turns_max_count", turns_max_count)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise InvalidInput(f"{name} is a whole number, at least 1.", field=name)
     kinds = list(kinds or [])
     if any(k not in Kind.values for k in kinds):
         raise InvalidInput(f"kinds are among: {', '.join(Kind.values)}.", field="kinds")
@@ -44,11 +48,16 @@ def retention_policy_set(
         policy.cold_threshold = cold_threshold
         policy.kinds = kinds
         policy.enabled = enabled
+        policy.turns_max_age_days = turns_max_age_days
+        policy.turns_max_count = turns_max_count
+        policy.archive_turns = archive_turns
         policy.updated_by = actor
         policy.save()
         audit_record(actor=actor, entry=AuditEntry(
             "retention.set", "retention_policy", str(policy.pk), scope.path, before, "enabled" if enabled else "disabled", "", {"retire_unused_days": retire_unused_days, "archive_cold": archive_cold,
-                             "cold_threshold": cold_threshold, "kinds": kinds},
+                             "cold_threshold": cold_threshold, "kinds": kinds,
+                             "turns_max_age_days": turns_max_age_days, "turns_max_count": turns_max_count,
+                             "archive_turns": archive_turns},
         ))
         return policy
 

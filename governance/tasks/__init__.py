@@ -26,7 +26,7 @@ from governance.runtime.retries import RETRY, TRANSIENT
 
 __all__ = [
     "RETRY", "TRANSIENT", "apply_retention", "deliver_webhook", "dispatch_outbox", "embed_memories", "embed_outbox",
-    "maintain_vector_indexes", "propagate_outbox", "rebuild_stale_summaries", "reconcile",
+    "maintain_vector_indexes", "propagate_outbox", "prune_turns", "rebuild_stale_summaries", "reconcile",
     "repair_derived_drift", "run_retrieval_evaluation", "scan_promotions", "worker_heartbeat",
 ]
 
@@ -39,6 +39,14 @@ def apply_retention() -> dict:
     from governance.services.retention import retention_apply_all
 
     return retention_apply_all()
+
+
+@shared_task(**RETRY)
+def prune_turns() -> dict:
+    """Archive and delete the stored turns every enabled policy's turn limits let go (beat)."""
+    from governance.services.turn_retention import turns_prune_all
+
+    return turns_prune_all()
 
 
 @shared_task(**RETRY)

@@ -12,6 +12,8 @@ import time
 import uuid
 from contextvars import ContextVar
 
+from memoryui.ops.tracing import current_trace_id
+
 request_id_var: ContextVar[str] = ContextVar("request_id", default="")
 
 REQUEST_ID_HEADER = "X-Request-ID"
@@ -117,10 +119,11 @@ class RequestIdMiddleware:
         self.observe_request = observe_request
 
     def __call__(self, request):
-        request_id = request_id_var.get()
+        # With tracing on, the request id is the trace id (the Django instrumentation's span is open here).
+        request_id = current_trace_id() or request_id_var.get()
         if not request_id:
             request_id = new_request_id(request.headers.get(REQUEST_ID_HEADER))
-            request_id_var.set(request_id)
+        request_id_var.set(request_id)
         request.request_id = request_id
         started = time.perf_counter()
         response = self.get_response(request)

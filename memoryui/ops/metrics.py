@@ -17,11 +17,12 @@ from django.http import Http404, HttpResponse, HttpResponseForbidden
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from governance.selectors.ops import (
     embedding_backlog,
     outbox_lag_seconds,
+    turn_retention_totals,
     webhook_failed,
     webhook_overdue_seconds,
 )
@@ -71,6 +72,7 @@ class DatabaseCollector:
             latency = propagation_latency(settings.METRICS_PROPAGATION_WINDOW)
             webhooks_overdue = webhook_overdue_seconds()
             webhooks_failed = webhook_failed(cap=settings.METRICS_BACKLOG_CAP)
+            turns_pruned, turns_archived = turn_retention_totals()
         except Exception as exc:  # noqa: BLE001 - a scrape must answer even when the database does not
             logger.warning("metrics: database figures unavailable: %s", exc.__class__.__name__)
             up.add_metric([], 0)
@@ -104,6 +106,10 @@ class DatabaseCollector:
                                 "Webhook deliveries whose attempts are used up, waiting for a person, counted up "
                                 f"to METRICS_BACKLOG_CAP ({settings.METRICS_BACKLOG_CAP}).",
                                 value=webhooks_failed)
+        yield CounterMetricFamily("memory_turns_pruned", "Stored turns deleted from the turn table by turn "
+                                  "retention, over every policy so far.", value=turns_pruned)
+        yield CounterMetricFamily("memory_turns_archived", "Stored turns copied into the turn archive before "
+                                  "they were deleted, over every policy so far.", value=turns_archived)
 
 
 def _registry_text() -> bytes:

@@ -135,6 +135,7 @@ CELERY_TASK_ROUTES = {
     "governance.tasks.embed_memories": {"queue": EMBEDDING_QUEUE},
     "governance.recall.tasks.reinforce_used_memories": {"queue": REINFORCEMENT_QUEUE},
     "governance.tasks.apply_retention": {"queue": MAINTENANCE_QUEUE},
+    "governance.tasks.prune_turns": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.scan_promotions": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.rebuild_stale_summaries": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.maintain_vector_indexes": {"queue": MAINTENANCE_QUEUE},
@@ -144,6 +145,8 @@ CELERY_IMPORTS = ("governance.propagation.tasks", "governance.recall.tasks")
 CELERY_BEAT_SCHEDULE = {
     "reconcile": {"task": "governance.tasks.reconcile", "schedule": env_float("RECONCILE_EVERY_SECONDS", 30.0)},
     "retention": {"task": "governance.tasks.apply_retention", "schedule": env_float("RETENTION_EVERY_SECONDS", 3600.0)},
+    "turn-retention": {"task": "governance.tasks.prune_turns",
+                       "schedule": env_float("TURN_RETENTION_EVERY_SECONDS", 3600.0)},
     "promotions": {"task": "governance.tasks.scan_promotions", "schedule": env_float("PROMOTION_EVERY_SECONDS", 300.0)},
     "summaries": {"task": "governance.tasks.rebuild_stale_summaries",
                   "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0)},
@@ -189,6 +192,9 @@ EMBEDDING_QUERY_THREADS = env_int("EMBEDDING_QUERY_THREADS", 1)
 
 # --- Memory model parameters (see docs/architecture.md, "Activation") --------------------------------
 MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)
+# Conversation turns with nothing to remember ("ok", "thanks!") are stored but neither embedded nor
+# keyword-indexed (governance/services/small_talk.py). Off: every turn is embedded (to measure the filter).
+MEMORY_SMALL_TALK_FILTER = env_bool("MEMORY_SMALL_TALK_FILTER", True)
 
 # --- Governance (see docs/governance.md) ----------------------------------------------------------------
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this

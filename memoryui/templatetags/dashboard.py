@@ -74,3 +74,12 @@ def help(slug, label=""):
     if label:
         return format_html('<abbr title="{}">{}</abbr>{}', t.short, label, link)
     return link
+
+
+@register.simple_tag(takes_context=True)
+def theme(context):
+    """The user's theme (the theme cookie): "light", "dark" or "system" (memoryui.views.theme)."""
+    from memoryui.views.theme import theme_of
+
+    request = context.get("request")
+    return theme_of(request) if request is not None else "system"

@@ -316,7 +316,10 @@ def scope_settings_change(request: HttpRequest, scope_id: int) -> HttpResponse:
                                                                           "retire_unused_days"),
                 archive_cold=post.get("archive_cold") == "on",
                 cold_threshold=_float_or_none(post.get("cold_threshold"), "cold_threshold"),
-                kinds=post.getlist("kinds"), enabled=post.get("enabled") == "on")
+                kinds=post.getlist("kinds"), enabled=post.get("enabled") == "on",
+                turns_max_age_days=_int_or_none(post.get("turns_max_age_days"), "turns_max_age_days"),
+                turns_max_count=_int_or_none(post.get("turns_max_count"), "turns_max_count"),
+                archive_turns=post.get("archive_turns") == "on")
             done = "Retention policy saved."
         else:
             raise InvalidInput("Unknown action.", field="action")

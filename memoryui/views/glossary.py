@@ -62,6 +62,43 @@ def terms() -> list[Term]:
              "recall ranks first, but it is not gone: it still comes back as evidence when its match is strong "
              "enough (enough of the query's words, or a vector match close to the best), and after every hot "
              "match while the answer is not full. Cold working memory never comes back."),
+        Term("confidence", "Confidence",
+             "How sure the writer was, from 0 to 1 (0.40: a guess; 0.90: stated plainly).",
+             "A number from 0 to 1 that the writer (an agent, an import, a person) gives with the memory: how "
+             "sure it is that the text is right. It does not put anything in force; when two memories contradict "
+             "each other and neither is confirmed, the higher confidence wins."),
+        Term("packet", "Context packet",
+             "What an agent gets for one turn: memories in slots (constraints, evidence, …) within a token budget.",
+             "The answer to one request for context: the memories chosen for the query, placed in slots "
+             "(constraints in force, recent interaction, evidence, preferences, relations, external evidence, "
+             "negative context), each with its score and reason, within the token budget; what was left out is "
+             "listed as skipped with the stage and the reason. Each stored packet is a turn."),
+        Term("stage", "Stage",
+             "One step of assembling a packet: where to look, the searches, fusion, adjudication, ranking, packing.",
+             "A packet is assembled in stages: eligible (which scopes and memories may be used), the search "
+             "paths side by side (by words, by meaning, recent turns, keyed facts), fuse (the lists merged), "
+             "adjudicate (supersedes and contradictions settled), rank (scores; cold weak matches dropped) and "
+             "pack (slots within the budget). A turn's page shows what each stage let in and left out."),
+        Term("supersede", "Supersede",
+             "Replace a memory with a new revision: the old one stays, marked superseded, no longer in force.",
+             "A change of content is a new memory (a revision of the same key) that supersedes the old one. The "
+             "old one is kept with its history and marked superseded: recall no longer uses it, except in the "
+             "negative context to say what changed."),
+        Term("retire", "Retire",
+             "End a memory that is no longer useful: kept, with its text, but never recalled again.",
+             "Retiring ends a memory without replacing it: it keeps its text and history and anyone who may "
+             "read its scope still sees it, but recall never uses it again. It cannot be undone; write a new "
+             "memory instead."),
+        Term("forget", "Forget",
+             "Withhold a memory's text from everyone (soft) or erase it (purge): never recalled or shown again.",
+             "Forgetting withholds a memory's text everywhere: recall, search, stored turns, summaries and "
+             "exports show it as forgotten. A soft forget keeps the text for owners; a purge erases it from the "
+             "database and every derived store, leaving a tombstone. It cannot be undone."),
+        Term("revoke", "Revoke",
+             "Take a grant or an API token away; only owners change grants, and a reason is kept in the audit log.",
+             "Revoking ends a grant (a role on a scope) or an API token at once. Only owners of the scope may "
+             "revoke grants, never leaving a scope without an owner; each revoke asks for a reason, kept in the "
+             "audit log."),
     ]
 
 

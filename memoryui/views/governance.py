@@ -218,17 +218,34 @@ def grant_delete(request):
                 status=error.status if error is not None and request.method == "POST" else 200)
 
 
-@require_POST
 @dashboard_view()
 def token_delete(request):
-    """Revoke an API token: its own principal or an owner over the token's scope (permissions.can_revoke_token)."""
+    """Revoke an API token in two steps, like a grant: GET names the token and asks for a reason; POST with
+    the reason revokes it through the service (its own principal or an owner over the token's scope,
+    permissions.can_revoke_token), the reason kept in the audit event."""
+    if request.method not in ("GET", "POST"):
+        return HttpResponseNotAllowed(["GET", "POST"])
+    data = request.POST if request.method == "POST" else request.GET
     try:
         try:
-            token_id = int(request.POST.get("token", ""))
+            token_id = int(data.get("token", ""))
         except ValueError as exc:
             raise InvalidInput(BAD_TOKEN_ID, field="token") from exc
-        token = token_revoke(token_id=token_id, actor=request.principal)
+        token = sel.token_to_revoke(request.principal, token_id)
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
-    messages.success(request, f"Token {token.prefix}… of {token.principal.name} revoked.")
-    return redirect(GRANTS_URL + scope_query(request))
+    reason = data.get("reason", "").strip()[:500]
+    error: DomainError | None = None
+    if request.method == "POST":
+        try:
+            if not reason:
+                raise InvalidInput(REVOKE_REASON_REQUIRED, field="reason")
+            token = token_revoke(token_id=token_id, actor=request.principal, reason=reason)
+        except DomainError as exc:
+            error = exc
+        else:
+            messages.success(request, f"Token {token.prefix}… of {token.principal.name} revoked: it no longer works.")
+            return redirect(GRANTS_URL + scope_query(request))
+    return page(request, "dashboard/governance/revoke_token.html",
+                {"t": token, "reason": reason, "error": error, "nav": "governance"},
+                status=error.status if error is not None else 200)

@@ -36,6 +36,16 @@ ACTIONS = [
     ("forget_hard", "Forget and purge the text", Action.FORGET_HARD, Status.FORGOTTEN, True),
 ]
 
+# What a person reads after an action on one memory: the outcome, in the words of the glossary.
+DONE_WORDS = {
+    "confirm": "Memory {id} is confirmed: it is in force now.",
+    "reject": "Memory {id} is rejected: it will not be used.",
+    "supersede": "Memory {id} is superseded by memory {new}: the new text is in force, the old one is kept as history.",
+    "retire": "Memory {id} is retired: it is kept but never recalled again.",
+    "forget": "Memory {id} is forgotten: its text is withheld everywhere and it is never recalled again.",
+    "forget_hard": "Memory {id} is forgotten and purged: its text is erased; a tombstone remains.",
+}
+
 
 def _text(request, name: str, limit: int) -> str:
     """A free-text filter as PostgreSQL can hold it: no NUL character, at most `limit` characters."""
@@ -107,8 +117,9 @@ def _keyset_links(request, page_obj) -> dict:
 def memory_list(request):
     filters = _filters(request)
     meaning = filters.mode == "meaning" and filters.q.strip()
+    reach = {}
     if meaning:
-        rows = memory_meaning(request.principal, request.scope, filters)
+        rows, reach = _within_reach(request, memory_meaning(request.principal, request.scope, filters))
         page_obj, links = None, {}
     else:
         page_obj = sel.memory_list_page(request.principal, request.scope, filters,
@@ -119,11 +130,32 @@ def memory_list(request):
         "sort_links": _sort_links(request, filters), "first_page": _first_page(request), "bulk_cap": BULK_CAP, "query": request.GET.urlencode(),
         "statuses": Status.choices, "kinds": Kind.choices, "sources": SourceKind.choices, "tiers": Tier.choices,
         "now": timezone.now(), "nav": "memories", "scopes": sel.scope_tree(request.principal),
-        "bulk_actions": BULK_ACTIONS,
+        "bulk_actions": BULK_ACTIONS, "reach": reach,
     }
     if request.htmx and request.htmx.target == "memory-table":
         return page(request, "dashboard/memories/_table.html", context)
     return page(request, "dashboard/memories/list.html", context)
+
+
+# Meaning search's relevance cut-off: how far below the best match a result may be and still be shown
+# (relative to the best, so it holds for any embedding model); the reader widens it step by step.
+REACH = {"near": 0.05, "wider": 0.10, "all": None}
+DEFAULT_REACH = "near"
+
+
+def _within_reach(request, rows: list) -> tuple[list, dict]:
+    name = request.GET.get("reach", DEFAULT_REACH)
+    if name not in REACH:
+        raise InvalidInput(f"reach is one of: {', '.join(REACH)}.", field="reach")
+    margin = REACH[name]
+    best = rows[0].similarity if rows else None
+    kept = rows if margin is None or best is None else [m for m in rows if m.similarity >= best - margin]
+    widen = {}
+    for other in REACH:
+        params = request.GET.copy()
+        params["reach"] = other
+        widen[other] = "?" + params.urlencode()
+    return kept, {"name": name, "margin": margin, "best": best, "hidden": len(rows) - len(kept), "links": widen}
 
 
 def allowed_actions(roles: sel.MyRoles, memory) -> list[dict]:
@@ -253,7 +285,8 @@ def memory_act(request, memory_id: int):
         messages.warning(request, f"Approval recorded for memory {memory_id}: a second, different reviewer "
                                   "must confirm it before it is in force.")
     else:
-        messages.success(request, f"Done: {name.replace('_', ' ')} of memory {memory_id}.")
+        messages.success(request, DONE_WORDS.get(name, "Done: {action} of memory {id}.").format(
+            id=memory_id, new=result.pk, action=name.replace("_", " ")))
     return redirect("dashboard:memory", memory_id=result.pk)
 
 

@@ -151,16 +151,36 @@ def review_decide(request, memory_id: int):
         return _render(request, error=exc, status=exc.status)
     text = _outcome(memory_id, decision, result)
     if _wants_json(request):
+        # What the item shows after the decision: its new state and text, the new memory (an edit), the
+        # reason of a reject, and the queue's new count.
+        waiting = _waiting_after(request)
         return JsonResponse({"memory_id": memory_id, "result_id": result.pk, "status": result.status,
-                             "decision": decision, "message": text})
+                             "decision": decision, "message": text, "text": result.text,
+                             "result_url": reverse("dashboard:memory", args=[result.pk]),
+                             "result_label": f"{result.key} r{result.revision}" if result.key else f"#{result.pk}",
+                             "reason": reason, "waiting": waiting})
     messages.success(request, text)
     return redirect(_back(request))
+
+
+def _waiting_after(request: HttpRequest) -> int | None:
+    """The queue's count under the filters the reviewer was looking at (the `back` query string)."""
+    from django.http import QueryDict
+
+    from governance.selectors.dashboard import scope_for_path
+
+    params = QueryDict(request.POST.get("back", ""))
+    try:
+        scope = scope_for_path(request.principal, params.get("scope"))
+        return queue_queryset(principal=request.principal, scope=scope, filters=QueueFilter.parse(params)).count()
+    except DomainError:
+        return None
 
 
 def _outcome(memory_id: int, decision: str, result: Memory) -> str:
     label = f"#{memory_id}"
     if decision == "reject":
-        return f"Rejected {label}."
+        return f"Rejected {label}: it will not be used."
     edited = f"Edited {label} into #{result.pk}; " if result.pk != memory_id else ""
     if result.status == Status.ACTIVE:
         return f"{edited}Confirmed{'' if edited else ' ' + label}: it is in force now."

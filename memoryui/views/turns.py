@@ -7,10 +7,12 @@ from django.views.decorators.http import require_POST
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import Scope
 from governance.permissions import Action, can
-from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet
+from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
 from governance.runtime import dates
 from governance.selectors import dashboard as sel
-from memoryui.views.base import dashboard_view, page, page_links
+from memoryui.views.base import dashboard_view, page
+from memoryui.views.trace import funnel, unnamed_drops
+from memoryui.views.trace import stages as _stages
 
 SLOTS = [
     ("task", "Current task"),
@@ -22,23 +24,6 @@ SLOTS = [
     ("external", "External evidence"),
     ("negative", "Negative context (no longer in force)"),
 ]
-# What each stage of the read path does, in words (docs/architecture.md, "The read path").
-STAGE_WORDS = {
-    "embed": "embed the query",
-    "embed_wait": "wait for the query's vector",
-    "eligible": "memories the scope, grants, status and validity allow",
-    "vector": "recalled by meaning (vector similarity)",
-    "lexical": "recalled by words (full text, trigrams)",
-    "recent": "recent turns of the session",
-    "keyed": "keyed facts in force",
-    "fuse": "recall lists fused into one ranking",
-    "adjudicate": "supersedes, contradictions and support settled",
-    "rank": "ranked by similarity, activation, recency and task fit",
-    "relations": "relations between the chosen memories",
-    "pack": "packed into slots within the token budget",
-}
-BUDGET_REASON = "did not fit the token budget"
-EARLIER = "earlier"  # a stored turn from before skipped items named their stage
 TRY_BAD_BUDGET = "budget is a whole number of tokens."
 TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
 TRY_DEFAULT_BUDGET = 2000
@@ -92,24 +77,11 @@ def _slot_view(packet: dict) -> list[dict]:
     return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
 
 
-def _ask_scopes(request) -> list[Scope]:
+def ask_scopes(request) -> list[Scope]:
     """Scopes where the viewer may ask for context (permissions decide): the "try a query" choices."""
     roles = sel.MyRoles.of(request.principal)
     scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
     return [s for s in scopes if roles.can(s, Action.ASK_CONTEXT)]
-
-
-@dashboard_view()
-def turn_list(request):
-    session = request.GET.get("session", "")[:200]
-    page_obj = sel.turn_page(request.principal, request.scope, session, request.GET.get("page", 1))
-    from governance.recall.strategies import DEFAULT_STRATEGY, STRATEGIES
-
-    return page(request, "dashboard/turns/list.html", {
-        "page_obj": page_obj, "links": page_links(request, page_obj), "session": session, "nav": "turns",
-        "ask_scopes": _ask_scopes(request), "strategies": list(STRATEGIES), "default_strategy": DEFAULT_STRATEGY,
-        "default_budget": TRY_DEFAULT_BUDGET,
-    })
 
 
 def _try_input(request) -> dict:
@@ -157,42 +129,18 @@ def _budget(turn) -> dict:
             "counter": turn.token_counter}
 
 
-def _stages(trace: dict) -> list[dict]:
-    stages = [s for s in (trace or {}).get("stages", []) if isinstance(s, dict)]
-    longest = max((float(s.get("ms") or 0) for s in stages), default=0) or 1
-    return [{**s, "pct": round(100 * float(s.get("ms") or 0) / longest, 1)} for s in stages]
-
-
-def _stage_of(block: dict) -> str:
-    return block.get("stage") or ("pack" if block.get("reason") == BUDGET_REASON else EARLIER)
-
-
-def funnel(trace: dict, skipped: list[dict]) -> list[dict]:
-    """Per stage, in words: what came in, what went out, and which items it left out and why (from the
-    skipped list, already masked). Items of an old turn that did not record their stage come last."""
-    by_stage: dict[str, list[dict]] = {}
-    for b in skipped:
-        by_stage.setdefault(_stage_of(b), []).append(b)
-    rows = []
-    for s in _stages(trace):
-        name = str(s.get("name", ""))
-        rows.append({"name": name, "words": STAGE_WORDS.get(name, ""), "in": s.get("in"), "out": s.get("out"),
-                     "ms": s.get("ms"), "pct": s["pct"], "dropped": by_stage.pop(name, [])})
-    for name, items in by_stage.items():  # a stage not in the trace (or "earlier"): still say why
-        rows.append({"name": name, "words": "an earlier stage (not recorded in this turn)" if name == EARLIER
-                     else STAGE_WORDS.get(name, ""), "in": None, "out": None, "ms": None, "pct": 0, "dropped": items})
-    return rows
-
-
 @dashboard_view()
 def turn_detail(request, turn_id: int):
     turn = sel.turn_for_reader(request.principal, turn_id)
     previous = sel.previous_turn(turn)
     annotated = annotate(turn.packet)
+    ids = cited_ids(turn.packet)
+    if ids:  # the query too, when it is the text of a memory forgotten since (governance.redaction.masking's rule)
+        turn.query, _ = masker(sel.memory_states(ids), ids).redact(turn.query)
     return page(request, "dashboard/turns/detail.html", {
         "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
         "skipped": annotated["skipped"], "budget": _budget(turn), "stages": _stages(turn.trace),
-        "funnel": funnel(turn.trace, annotated["skipped"]),
+        "funnel": (rows := funnel(turn.trace, annotated["skipped"])), "unnamed_drops": unnamed_drops(rows),
         "previous": previous, "diff": diff(annotate(previous.packet), annotated) if previous else [],
         "nav": "turns",
     })

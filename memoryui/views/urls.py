@@ -14,7 +14,9 @@ from memoryui.views import (
     portability,
     review,
     summary,
+    theme,
     timeline,
+    turn_find,
     turns,
     webhooks,
 )
@@ -39,7 +41,8 @@ urlpatterns = [
     path("timeline/data.json", timeline.timeline_json, name="timeline-data"),
     path("graph/", graph.graph, name="graph"),
     path("graph/data.json", graph.graph_json, name="graph-data"),
-    path("turns/", turns.turn_list, name="turns"),
+    path("turns/", turn_find.turn_list, name="turns"),
+    path("turns/<int:turn_id>/why-not/", turn_find.turn_why_not, name="turn-why-not"),
     path("turns/try/", turns.turn_try, name="turn-try"),
     path("turns/<int:turn_id>/", turns.turn_detail, name="turn"),
     path("turns/<int:turn_id>/replay/", turns.turn_replay, name="turn-replay"),
@@ -82,4 +85,5 @@ urlpatterns = [
     path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
     path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
     path("glossary/", glossary.glossary, name="glossary"),
+    path("theme/", theme.theme_set, name="theme"),
 ]

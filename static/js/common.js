@@ -12,6 +12,29 @@
       window.location.reload();
     }
   }
+  // The header's menu button (narrow screens): the pages, scope picker, theme and sign-out fold into it.
+  var top = document.getElementById("top");
+  var toggle = top && top.querySelector(".menu-toggle");
+  if (toggle) {
+    toggle.hidden = false;
+    top.classList.add("js-menu");
+    toggle.addEventListener("click", function () {
+      var open = top.classList.toggle("open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+  // A table wider than its box scrolls inside it (narrow screens): make it a Tab stop, so the keyboard
+  // can scroll it too.
+  function scrollableTables() {
+    document.querySelectorAll("main table, main .table-scroll").forEach(function (t) {
+      if (t.scrollWidth > t.clientWidth + 1) {
+        if (!t.hasAttribute("tabindex")) { t.tabIndex = 0; t.dataset.scrollStop = "1"; }
+      } else if (t.dataset.scrollStop) { t.removeAttribute("tabindex"); delete t.dataset.scrollStop; }
+    });
+  }
+  scrollableTables();
+  window.addEventListener("resize", scrollableTables);
+  document.addEventListener("htmx:afterSwap", scrollableTables);
   document.addEventListener("change", function (event) {
     var el = event.target;
     if (el.matches && el.matches("select[data-autosubmit], input[data-autosubmit]")) { el.form.submit(); }

@@ -123,7 +123,7 @@
           return;
         }
         outcome.classList.remove("error");
-        outcome.textContent = res.body.message;
+        showResult(item, outcome, res.body);
         item.dataset.outcome = res.body.status;
         item.classList.add("decided");
         item.querySelectorAll("details").forEach(function (d) { d.open = false; });
@@ -141,7 +141,52 @@
       });
   }
 
+  // What the item shows after a decision: its new state, its text (an edit's new text), the memory it
+  // became (a link), a reject's reason; and the queue's count in the heading.
+  function showResult(item, outcome, body) {
+    outcome.textContent = "";
+    outcome.classList.add("done");
+    var state = document.createElement("span");
+    state.className = "badge state-" + (body.decision === "reject" ? "rejected" : body.status);
+    state.textContent = body.decision === "reject" ? "rejected" : body.status;
+    outcome.appendChild(state);
+    outcome.appendChild(document.createTextNode(" " + body.message + " "));
+    if (body.result_id !== body.memory_id || body.decision !== "reject") {
+      var link = document.createElement("a");
+      link.href = body.result_url;
+      link.className = "result-link";
+      link.textContent = "Open " + body.result_label;
+      outcome.appendChild(link);
+    }
+    if (body.decision === "reject" && body.reason) {
+      var why = document.createElement("span");
+      why.className = "reject-reason";
+      why.textContent = " Reason: " + body.reason;
+      outcome.appendChild(why);
+    }
+    var quote = item.querySelector(".proposed-text");
+    if (quote && body.text && body.decision === "edit") { quote.textContent = body.text; quote.classList.add("edited"); }
+    var count = document.getElementById("queue-count");
+    if (count && typeof body.waiting === "number") { count.textContent = "(" + body.waiting + ")"; }
+    tame(item);
+  }
+
+  // One Tab stop per item: the item itself; its controls are reached with the shortcuts (e, r, c, x) and
+  // become Tab stops only while their form is open. Without this file every control is a Tab stop.
+  function tame(item) {
+    item.tabIndex = 0;
+    item.querySelectorAll("a, button, input, select, textarea, summary").forEach(function (el) {
+      var inOpenForm = el.closest("details[open]") && el.tagName !== "SUMMARY";
+      el.tabIndex = inOpenForm ? 0 : -1;
+    });
+  }
+  items.forEach(tame);
+
   if (list) {
+    list.addEventListener("toggle", function (event) {
+      var item = event.target.closest && event.target.closest(".review-item");
+      if (item) { tame(item); }
+    }, true);
     list.addEventListener("submit", function (event) {
       var form = event.target;
       if (!form.closest(".decide") || !window.fetch) { return; }

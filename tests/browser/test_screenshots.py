@@ -1,4 +1,4 @@
-"""Screenshots of the main pages with the demo workspace. Also a smoke test: every page loads in Chromium
+"""Screenshots of the main pages with the demo workspace, at 1440 px and (`phone-*.png`) at 390 px. Also a smoke test: every page loads in Chromium
 without a JavaScript error and its charts draw.
 
 The shots go to a temporary folder, so a test run leaves the checkout clean; with UPDATE_SCREENSHOTS=1
@@ -69,4 +69,12 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
                                    "(document.querySelector('.review-item.current .similar-body'))")
         page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         assert (OUT / f"{name}.png").stat().st_size > 10_000
+    # The same pages on a phone (390 px): cards instead of tables, the header folded into its menu.
+    page.set_viewport_size({"width": 390, "height": 844})
+    for name in ("overview", "memories", "turns", "turn", "review", "governance", "members"):
+        page.goto(shots[name])
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(OUT / f"phone-{name}.png"), full_page=True)
+        assert (OUT / f"phone-{name}.png").stat().st_size > 10_000
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert errors == []

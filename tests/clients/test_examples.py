@@ -50,3 +50,19 @@ def test_langgraph_agent_example(service, agent_token, rule_in_force):
     out = run_example("langgraph_agent.py", service, agent_token)
     assert "Export the slides as PPTX" in out and "not in force until a person confirms it" in out
     assert "stored answer: candidate (in force: False)" in out
+
+
+def test_cli_session_example(service, agent_token, reviewer, token_for, rule_in_force):
+    env = {**os.environ, "MEMGOV_URL": service, "MEMGOV_TOKEN": agent_token,
+           "MEMGOV_REVIEWER_TOKEN": token_for(reviewer), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(EXAMPLES / "cli_session.sh"), "acme/slides"], env=env, capture_output=True,
+                          text=True, timeout=180)
+    out = done.stdout + done.stderr
+    print(f"$ examples/cli_session.sh\n{done.stdout}")  # shown with pytest -rP
+    assert done.returncode == 0, out[-3000:]
+    assert "active    convention" in out and "Export the slides as PPTX" in out
+    assert "- Export the slides as PPTX [export_format r1]" in out
+    assert "episodic/active  Render deck 42 please" in out
+    assert "403 permission_denied" in out and "(exit 4)" in out  # the agent may not confirm
+    assert ": active\n(exit 0)" in out  # the reviewer may
+    assert "404 not_found" in out and "(exit 5)" in out

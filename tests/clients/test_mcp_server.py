@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -121,40 +120,3 @@ def test_turns_scopes_and_a_correction_that_waits_for_review(service, agent_toke
     proposal = _payload(corrected)["proposal"]
     assert proposal["status"] == "proposed" and proposal["key"] == "export_format" and not proposal["in_force"]
     assert Memory.objects.get(pk=rule_in_force.pk).status == Status.ACTIVE
-
-
-def test_memgov_mcp_over_streamable_http(service, agent_token, rule_in_force):
-    import socket
-    import subprocess
-    import time
-
-    from mcp.client.streamable_http import streamable_http_client
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = {**os.environ, "MEMGOV_URL": service, "MEMGOV_TOKEN": agent_token, "MEMGOV_SCOPE": "acme/slides"}
-    server = subprocess.Popen([_script(), "--http", str(port)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # wait until it listens
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert server.poll() is None, server.stderr.read().decode()[-2000:]
-                time.sleep(0.1)
-
-        async def go():
-            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    return await session.call_tool("get_context", {"query": "export", "budget_tokens": 300})
-
-        result = asyncio.run(asyncio.wait_for(go(), timeout=30))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-    assert not result.is_error
-    assert [b["memory_id"] for b in _payload(result)["constraints_in_force"]] == [rule_in_force.pk]

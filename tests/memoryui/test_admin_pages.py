@@ -127,6 +127,14 @@ def test_scope_settings_page_saves_retention_rename_and_archive(owner_client, ow
     assert owner_client.post(url, {"action": "retention", "enabled": "on", "retire_unused_days": "30",
                                    "kinds": ["semantic"]}).status_code == 302
     assert project_scope.retention_policy.retire_unused_days == 30
+    assert owner_client.post(url, {"action": "retention", "enabled": "on", "turns_max_age_days": "90",
+                                   "turns_max_count": "2000"}).status_code == 302
+    project_scope.retention_policy.refresh_from_db()
+    policy = project_scope.retention_policy
+    assert (policy.turns_max_age_days, policy.turns_max_count, policy.archive_turns) == (90, 2000, False)
+    assert b'name="turns_max_count" type="number" min="1" value="2000"' in owner_client.get(
+        f"/scopes/{project_scope.pk}/settings/").content
+    assert owner_client.post(url, {"action": "retention", "turns_max_count": "many"}).status_code == 400
     assert owner_client.post(url, {"action": "rename", "name": "decks"}).status_code == 302
     assert owner_client.post(url, {"action": "archive", "reason": "done"}).status_code == 302
     project_scope.refresh_from_db()

@@ -54,5 +54,25 @@ def test_the_dark_theme_redefines_every_colour_and_the_page_is_dark():
     assert set(dark_only) == set(LIGHT)
     assert _luminance(DARK["bg"]) < 0.02 and _luminance(DARK["fg"]) > 0.8
     # no colour outside the variables, so nothing stays light in the dark theme
-    rules = CSS[CSS.index("}\n}", DARK_AT):]
+    rules = CSS[CSS.index("}\n}", DARK_AT):].replace(FORCED_DARK, "")
     assert re.findall(r"#[0-9a-fA-F]{3,6}\b", rules) == []
+
+
+FORCED_AT = CSS.index(':root[data-theme="dark"]')
+FORCED_DARK = CSS[FORCED_AT:CSS.index("}", FORCED_AT) + 1]
+
+
+def test_the_dark_theme_picked_by_the_user_is_the_systems_dark_theme():
+    forced = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{3,6})\b", FORCED_DARK))
+    system = dict(re.findall(r"--([\w-]+):\s*(#[0-9a-fA-F]{3,6})\b", CSS[DARK_AT:CSS.index("}\n}", DARK_AT)]))
+    assert forced == system
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_focus_outline_reaches_3_to_1_on_every_background(theme):
+    colours = LIGHT if theme == "light" else DARK
+    low = {bg: round(contrast(colours["focus"], colours[bg]), 2) for bg in ("bg", "card", "field", "button", "quote-bg")
+           if contrast(colours["focus"], colours[bg]) < 3}
+    low.update({bg: round(contrast(colours["top-focus"], colours[bg]), 2) for bg in ("top-bg", "top-hover")
+                if contrast(colours["top-focus"], colours[bg]) < 3})
+    assert low == {}

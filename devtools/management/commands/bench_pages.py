@@ -152,6 +152,7 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
         ("graph: data (2000 newest edges)", f"/graph/data.json?{ws}", "owner", "get"),
         ("graph: data, one project", f"/graph/data.json?scope={WORKSPACE}/p0", "reviewer", "get"),
         ("turns", f"/turns/?{ws}", "owner", "get"),
+        *turn_search_pages(ws, turn),
         ("turn page", f"/turns/{turn.pk}/", "owner", "get"),
         ("review queue", f"/review/?scope={WORKSPACE}/p0", "reviewer", "get"),
         ("review queue, whole workspace", f"/review/?{ws}", "owner", "get"),
@@ -167,6 +168,37 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
         ("governance: chain verification", "/governance/verify/", "owner", "get"),
         ("evaluation", "/evaluation/", "owner", "get"),
     ]
+    return pages
+
+
+def turn_search_pages(ws: str, turn) -> list[tuple[str, str, str, str]]:
+    """The turn search (words of the query, a memory used, filters combined, a deep keyset page) and a
+    turn's "why not…?" (from the stored packet, by replaying the turn, the picker)."""
+    from urllib.parse import quote
+
+    from governance.models import TurnMemory
+    from governance.selectors import dashboard as sel
+
+    turns = Turn.objects.filter(scope__workspace__slug=WORKSPACE)
+    word = (turn.query.split() or ["bench"])[1 if len(turn.query.split()) > 1 else 0].strip(".").lower()
+    cited = TurnMemory.objects.filter(turn=turn).order_by("slot").values_list("memory_id", "included")
+    used = next((m for m, included in cited if included), None)
+    skipped = next((m for m, included in cited if not included), used)
+    other = Memory.objects.filter(scope_id=turn.scope_id, status="active").exclude(
+        pk__in=[m for m, _ in cited]).order_by("-pk").values_list("pk", flat=True).first()
+    middle = turns.order_by("pk").values_list("pk", flat=True)[turns.count() // 2] if turns.exists() else 1
+    since = (timezone.localdate() - timedelta(days=3)).isoformat()
+    pages = [
+        ("turns: search by a word", f"/turns/?{ws}&q={word}", "owner", "get"),
+        ("turns: search by a word", f"/turns/?q={word}", "reviewer", "get"),
+        ("turns: a memory used", f"/turns/?{ws}&memory={used}&used=used", "owner", "get"),
+        ("turns: words, session, dates", f"/turns/?{ws}&q={word}&session=s7&from={since}&strategy=full", "owner", "get"),
+        ("turns: deep page (keyset)", f"/turns/?{ws}&before={quote(sel.turn_cursor(middle))}", "owner", "get"),
+        ("turn: why not (stored packet)", f"/turns/{turn.pk}/why-not/?memory={skipped}", "owner", "get"),
+        ("turn: why not (picker, words)", f"/turns/{turn.pk}/why-not/?q={word}", "owner", "get"),
+    ]
+    if other is not None:
+        pages.append(("turn: why not (replayed)", f"/turns/{turn.pk}/why-not/?memory={other}", "owner", "get"))
     return pages
 
 

@@ -135,6 +135,12 @@ class TraceOutput(serializers.Serializer):
     stages = StageOutput(many=True)
     pending_vectors = serializers.IntegerField(
         help_text="Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000.")
+    counts = serializers.DictField(
+        child=serializers.DictField(), required=False,
+        help_text="Per stage, what its in/out counts are made of, so they add up from stage to stage: `unit` when "
+                  "they are not memories (scopes, the query), `from` {stage: n} when what came in came from several "
+                  "stages, and how many it left out without naming each (found_twice, collapsed, cut, "
+                  "to_negative, not_placed, over_budget, …).")
 
 
 class ContextOutput(serializers.Serializer):

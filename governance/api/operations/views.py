@@ -27,6 +27,12 @@ class RetentionInput(serializers.Serializer):
     cold_threshold = serializers.FloatField(required=False, allow_null=True, default=None)
     kinds = serializers.ListField(child=serializers.CharField(max_length=12), required=False, default=list)
     enabled = serializers.BooleanField(required=False, default=True)
+    turns_max_age_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+                                                  help_text="Stored turns older than this are archived and deleted.")
+    turns_max_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, default=None,
+                                               help_text="Each scope of the subtree keeps its newest N stored turns.")
+    archive_turns = serializers.BooleanField(required=False, default=True,
+                                             help_text="Copy pruned turns into the turn archive first.")
 
 
 class RetentionPolicyOutput(serializers.Serializer):
@@ -36,6 +42,9 @@ class RetentionPolicyOutput(serializers.Serializer):
     cold_threshold = serializers.FloatField(allow_null=True)
     kinds = serializers.ListField(child=serializers.CharField())
     enabled = serializers.BooleanField()
+    turns_max_age_days = serializers.IntegerField(allow_null=True)
+    turns_max_count = serializers.IntegerField(allow_null=True)
+    archive_turns = serializers.BooleanField()
 
 
 class SummaryInput(serializers.Serializer):
@@ -110,7 +119,9 @@ class RetentionPolicyView(APIView):
         )
         return Response({"scope": policy.scope.path, "retire_unused_days": policy.retire_unused_days,
                          "archive_cold": policy.archive_cold, "cold_threshold": policy.cold_threshold,
-                         "kinds": policy.kinds, "enabled": policy.enabled})
+                         "kinds": policy.kinds, "enabled": policy.enabled,
+                         "turns_max_age_days": policy.turns_max_age_days, "turns_max_count": policy.turns_max_count,
+                         "archive_turns": policy.archive_turns})
 
 
 class SummaryView(APIView):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import MultiPartParser
@@ -16,6 +15,7 @@ from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
+from governance.api.portability.export_schema import EXPORT_LINE
 from governance.api.validation import valid
 from governance.errors import DomainError, NotFound
 from governance.models import Scope
@@ -71,7 +71,10 @@ def import_upload(*, scope: Scope, upload, name: str | None, grants: str, previe
 class ScopeExportView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="scopes_export", responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
+    @extend_schema(operation_id="scopes_export",
+                   responses={(200, "application/x-ndjson"): OpenApiResponse(
+                       EXPORT_LINE, "JSON lines: each line is one `ExportLine` (by its `type`), header first and "
+                                    "end last, in the order of docs/portability.md.")},
                    summary="Export the scope's subtree as JSON lines (curators and owners; streamed).")
     def get(self, request: Request, scope_id: int):
         scope = Scope.objects.select_related("workspace").filter(pk=scope_id).first()

@@ -10,3 +10,4 @@ from governance.selectors.dashboard.graph import *  # noqa: F403
 from governance.selectors.dashboard.memories import *  # noqa: F403
 from governance.selectors.dashboard.memory_list import *  # noqa: F403
 from governance.selectors.dashboard.timeline import *  # noqa: F403
+from governance.selectors.dashboard.turn_search import *  # noqa: F403

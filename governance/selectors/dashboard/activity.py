@@ -216,6 +216,15 @@ def tokens_in(principal: Principal, scope: Scope | None) -> list:
     return list(qs.order_by("-created_at", "-pk")[:200])
 
 
+def token_to_revoke(principal: Principal, token_id: int):
+    """An unrevoked API token the principal may revoke (the revoke confirm page); else NotFound, the same
+    answer for an unknown token and one it may not see."""
+    token = tokens_visible_to(principal).filter(pk=token_id, revoked_at__isnull=True).first()
+    if token is None:
+        raise NotFound()
+    return token
+
+
 def latest_evaluation():
     """The newest stored run of the site-wide replay suite, or None while it has stored none (or has no
     model). A workspace's uploaded-file runs are its own (governance/selectors/dashboard/evaluation.py)."""

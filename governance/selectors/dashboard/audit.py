@@ -10,7 +10,6 @@ from django.db.models import BigIntegerField, Count, Max, Min, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from governance.errors import InvalidInput
 from governance.models import AuditEvent, Memory, Outbox, OutboxDelivery, Principal, Scope
 from governance.models.outbox import DERIVED_STORES
 from governance.permissions import governed_roots
@@ -64,17 +63,12 @@ class AuditPage:
 
 def audit_cursor(pk: int) -> str:
     """An audit page link's `before=` / `after=`: the event id, through the one cursor codec."""
-    return codec.encode("audit", [pk])
+    return codec.encode_id("audit", pk)
 
 
 def audit_cursor_id(raw: str, field: str) -> int | None:
     """The event id of an `audit_cursor`, None when `raw` is empty; a 400 for anything else."""
-    values = codec.decode(raw, "audit", field)
-    if values is None:
-        return None
-    if len(values) != 1:
-        raise InvalidInput(codec.BAD_CURSOR, field=field)
-    return codec.id_of(values[0], field)
+    return codec.decode_id(raw, "audit", field)
 
 
 def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters, *,

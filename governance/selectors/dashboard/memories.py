@@ -27,6 +27,10 @@ GRAPH_CHUNK = 5000
 
 # --- Memories -----------------------------------------------------------------------------------------
 
+# The other end of a relation, in words: "This memory is superseded by …", never "is supersedes by".
+INVERSE_VERBS = {"supersedes": "is superseded by", "contradicts": "is contradicted by",
+                 "supports": "is supported by", "derived_from": "is the source of"}
+
 
 def memory_for_reader(principal: Principal, memory_id: int) -> Memory:
     memory = Memory.objects.select_related("scope", "created_by", "confirmed_by").defer("embedding").filter(pk=memory_id).first()
@@ -67,7 +71,7 @@ def memory_relations(principal: Principal, memory: Memory) -> list[dict]:
         other = rel.target if outgoing else rel.source
         out.append({
             "relation": rel, "outgoing": outgoing, "other": other if other.scope_id in readable else None,
-            "verb": rel.get_kind_display().lower() if outgoing else f"is {rel.kind.replace('_', ' ')} by"
+            "verb": rel.get_kind_display().lower() if outgoing else INVERSE_VERBS.get(rel.kind, rel.kind)
             if rel.kind != "derived_from" else "is the origin of",
         })
     return out

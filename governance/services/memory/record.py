@@ -169,7 +169,8 @@ def build_memory(item: MemoryInput, actor: Principal | None, now: datetime, *, c
         key=item.key,
         revision=item.revision or 1,
         text=item.text,
-        lexical=lexical.lexical_text(item.text, item.speaker or ""),
+        # Small talk is kept as the episode it is, with no keyword text (and no vector: embeddable()).
+        lexical="" if (item.meta or {}).get("small_talk") else lexical.lexical_text(item.text, item.speaker or ""),
         source_kind=item.source_kind,
         source_ref=item.source_ref or "",
         session=item.session or "",

@@ -1,9 +1,15 @@
 """`memgov-mcp`: an MCP server (official `mcp` SDK) that gives a model the memory service's per-turn
-calls. It is a thin layer over the REST API with one token (MEMGOV_URL, MEMGOV_TOKEN), so it works
-against a remote deployment and can do exactly what that token may do, nothing more.
+calls. It is a thin layer over the REST API, so it works against a remote deployment and can do
+exactly what the caller's token may do, nothing more.
 
-    memgov-mcp                       # stdio, for desktop and IDE clients
-    memgov-mcp --http 8765           # streamable HTTP on 127.0.0.1:8765/mcp
+    memgov-mcp                       # stdio, for desktop and IDE clients: the token of MEMGOV_TOKEN
+    memgov-mcp --http 8765           # streamable HTTP on 127.0.0.1:8765/mcp: each caller's own token
+
+Over HTTP every caller sends its own service token as `Authorization: Bearer <token>` (as the MCP
+authorization spec has clients send it); a missing or unknown one is refused with 401 before any MCP
+message is read, and every tool call goes to the service with the caller's token, so one endpoint serves
+several agents, each with its own rights. `asgi_app()` mounts the same endpoint inside the service's
+own ASGI process (memoryui/asgi.py).
 
 Trust boundary: `remember` and `propose_correction` write candidates and proposals only; nothing an
 agent writes through this server is ever in force until a person with the confirm right confirms it."""
@@ -11,12 +17,18 @@ agent writes through this server is ever in force until a person with the confir
 from __future__ import annotations
 
 import argparse
+import hashlib
+import logging
 import os
 import sys
+import time
+from collections import OrderedDict
 from typing import Any, Literal
 
+import httpx
+
 from memgov.client import AsyncClient
-from memgov.errors import MemgovError, NotFound
+from memgov.errors import APIConnectionError, MemgovError, NotAuthenticated, NotFound, ServiceUnavailable
 from memgov.types import Block, Context, Memory, RecallHit
 
 INSTRUCTIONS = """\
@@ -34,32 +46,125 @@ NOT_FOUND_HINT = "It does not exist, or it is outside the scopes this token can 
 ReadKind = Literal["semantic", "preference", "convention", "method", "stage_fact", "external", "episodic"]
 
 
-class Settings:
-    """Where the server sends its calls. The token comes from the environment, never a command line
-    argument (which other users of the machine could read)."""
+logger = logging.getLogger("memgov.mcp")
 
-    def __init__(self, url: str | None = None, scope: str | None = None, budget: int | None = None):
+# How long the HTTP mode trusts a check of a caller's token. Only the 401 gate uses it: every tool call
+# still goes to the service with the caller's token, which checks it (a revoked token is refused there
+# at once, whatever this cache says).
+TOKEN_CACHE_SECONDS = 30.0
+UNKNOWN_TOKEN_CACHE_SECONDS = 5.0
+MAX_CALLERS = 256  # per-token clients (and cached checks) kept; the least recently used go first
+
+
+class Settings:
+    """Where the server sends its calls. The stdio mode's token comes from the environment, never a
+    command line argument (which other users of the machine could read); the HTTP mode takes none."""
+
+    def __init__(self, url: str | None = None, scope: str | None = None, budget: int | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None):
         self.url = url or os.environ.get("MEMGOV_URL")
         self.token = os.environ.get("MEMGOV_TOKEN")
         self.scope = scope or os.environ.get("MEMGOV_SCOPE") or None
         self.budget = budget or int(os.environ.get("MEMGOV_BUDGET_TOKENS", "1500"))
+        # In-process: the service's own ASGI app, called without a socket (asgi_app()).
+        self.transport = transport
 
 
-def build_server(settings: Settings | None = None):
-    """The MCPServer with its tools and resources (importing `mcp` only here: it is an extra)."""
+def _token_id(token: str) -> str:
+    """Who a caller is, for the SDK's session ownership and for logs: never the token itself."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+class _Lru(OrderedDict):
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def hit(self, key: str) -> Any:
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+    def keep(self, key: str, value: Any) -> Any:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
+        return value
+
+
+class ServiceTokenVerifier:
+    """The MCP SDK's TokenVerifier for the HTTP mode: a caller's bearer token is valid when the service
+    accepts it (one cheap authenticated read, `GET /scopes`), remembered for TOKEN_CACHE_SECONDS (an
+    unknown one for UNKNOWN_TOKEN_CACHE_SECONDS). A token the service does not know is refused (401);
+    one it knows but that may not list scopes still identifies its caller, whose rights the service
+    decides call by call."""
+
+    def __init__(self, settings: Settings, *, ttl: float = TOKEN_CACHE_SECONDS,
+                 unknown_ttl: float = UNKNOWN_TOKEN_CACHE_SECONDS):
+        self.settings = settings
+        self.ttl = ttl
+        self.unknown_ttl = unknown_ttl
+        self._checked = _Lru(MAX_CALLERS * 4)  # token id -> (valid until, AccessToken | None)
+
+    async def verify_token(self, token: str):
+        from mcp.server.auth.provider import AccessToken
+
+        key = _token_id(token)
+        cached = self._checked.hit(key)
+        now = time.monotonic()
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        try:
+            async with AsyncClient(self.settings.url, token, max_retries=1, transport=self.settings.transport,
+                                   timeout=10.0) as client:
+                await client.scopes.list(under="-")  # no scope has this path: the answer is small
+        except NotAuthenticated:
+            self._checked.keep(key, (now + self.unknown_ttl, None))
+            return None
+        except (APIConnectionError, ServiceUnavailable) as exc:
+            logger.warning("could not check a caller's token with the service: %s", exc)
+            return None  # not cached: the next request asks again
+        except MemgovError:
+            pass  # known to the service (e.g. 403 or 400): the service decides what it may do
+        access = AccessToken(token=token, client_id=key, scopes=[], subject=key)
+        self._checked.keep(key, (now + self.ttl, access))
+        return access
+
+
+def build_server(settings: Settings | None = None, *, per_caller: bool = False):
+    """The MCPServer with its tools and resources (importing `mcp` only here: it is an extra). With
+    `per_caller` (the HTTP mode) each request must carry the caller's bearer token, and the tools call
+    the service with that token; otherwise with the token of MEMGOV_TOKEN."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+    from mcp.server.auth.settings import AuthSettings
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 
     settings = settings or Settings()
+    auth: dict[str, Any] = {}
+    if per_caller:
+        # A resource server only: the service issues the tokens (`manage.py create_token`, POST /tokens).
+        auth = {"token_verifier": ServiceTokenVerifier(settings),
+                "auth": AuthSettings(issuer_url=settings.url, resource_server_url=None)}
     # WARNING by default: at INFO every REST call would be logged to the client's stderr log.
     server = MCPServer(name="memgov", instructions=INSTRUCTIONS, version="0.1.0",
-                       log_level=os.environ.get("MEMGOV_MCP_LOG_LEVEL", "WARNING").upper())
-    clients: list[AsyncClient] = []
+                       log_level=os.environ.get("MEMGOV_MCP_LOG_LEVEL", "WARNING").upper(), **auth)
+    clients = _Lru(MAX_CALLERS)
 
     def client() -> AsyncClient:
-        if not clients:  # created on first use, inside the server's event loop
-            clients.append(AsyncClient(settings.url, settings.token))
-        return clients[0]
+        """The client of this request's caller: created on first use, inside the server's event loop."""
+        if per_caller:
+            access = get_access_token()
+            if access is None:  # the SDK's RequireAuthMiddleware refuses such a request before this
+                raise ToolError("No caller token on this request.")
+            token = access.token
+        else:
+            token = settings.token
+        key = _token_id(token or "")
+        return clients.hit(key) or clients.keep(key, AsyncClient(settings.url, token,
+                                                                 transport=settings.transport))
 
     def scope_of(scope: str | None) -> str:
         chosen = scope or settings.scope
@@ -216,6 +321,33 @@ def _context_result(ctx: Context) -> dict[str, Any]:
     }
 
 
+def asgi_app(service_app: Any, *, service_url: str = "https://localhost", path: str = "/mcp",
+             scope: str | None = None, budget: int | None = None, allowed_hosts: list[str] | None = None):
+    """The service's ASGI app with the MCP endpoint (per-caller bearer tokens) mounted at `path`: MCP
+    requests go to the SDK's streamable HTTP app, whose tools call `service_app` in process (no socket,
+    the same REST API and permission checks); everything else goes to `service_app`. The SDK's session
+    manager runs in the ASGI lifespan. `allowed_hosts` (host[:port] patterns) turns on the SDK's DNS
+    rebinding protection. `service_url` is the scheme and host the in-process calls carry: one the
+    service's ALLOWED_HOSTS accepts (https, so that an SSL redirect does not apply)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    transport = httpx.ASGITransport(app=service_app)
+    server = build_server(Settings(url=service_url, scope=scope, budget=budget, transport=transport),
+                          per_caller=True)
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=bool(allowed_hosts),
+                                         allowed_hosts=allowed_hosts or [], allowed_origins=[])
+    mcp_app = server.streamable_http_app(streamable_http_path=path, transport_security=security, host="0.0.0.0")
+
+    async def app(asgi_scope, receive, send):
+        if asgi_scope["type"] == "lifespan":
+            return await mcp_app(asgi_scope, receive, send)
+        if asgi_scope["type"] == "http" and asgi_scope["path"].rstrip("/") == path:
+            return await mcp_app(asgi_scope, receive, send)
+        return await service_app(asgi_scope, receive, send)
+
+    return app
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="memgov-mcp", description=__doc__.split("\n\n")[0])
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on PORT instead of stdio")
@@ -225,15 +357,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, help="the default token budget of get_context (default 1500)")
     args = parser.parse_args(argv)
     settings = Settings(url=args.url, scope=args.scope, budget=args.budget)
+    if args.http:  # each caller brings its own token; a token of the server's own would be anyone's
+        if not settings.url:
+            print("memgov-mcp: set MEMGOV_URL (the service URL).", file=sys.stderr)
+            raise SystemExit(2)
+        build_server(settings, per_caller=True).run("streamable-http", host=args.host, port=args.http)
+        return
     missing = [name for name, value in (("MEMGOV_URL", settings.url), ("MEMGOV_TOKEN", settings.token)) if not value]
     if missing:
         print(f"memgov-mcp: set {' and '.join(missing)} (the service URL and an API token).", file=sys.stderr)
         raise SystemExit(2)
-    server = build_server(settings)
-    if args.http:
-        server.run("streamable-http", host=args.host, port=args.http)
-    else:
-        server.run("stdio")
+    build_server(settings).run("stdio")
 
 
 if __name__ == "__main__":

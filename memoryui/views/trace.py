@@ -1,0 +1,137 @@
+"""A turn's trace in words, stage by stage, with counts that add up: what came in (and from which stage),
+what went out, and every item dropped — by name where the skipped list names it, else counted with the
+reason the stage recorded (docs/architecture.md, "The read path"; the counts are written by
+governance.recall's stages)."""
+
+from __future__ import annotations
+
+# One plain line per stage (the glossary's "packet" and "stage" entries say more).
+STAGE_WORDS = {
+    "eligible": "decide where to look: this scope and the scopes above it that your grants reach; only memories "
+                "in force or usable now, valid now and meant for this kind of task",
+    "lexical": "search by words (full text and trigrams)",
+    "recent": "take the latest turns of this session",
+    "keyed": "take the facts in force by key, the conventions and the preferences (pinned, not searched)",
+    "pending": "count the memories written so recently that they have no vector yet (words, key and "
+               "recency still find them)",
+    "embed": "turn the query into a vector, the numbers that stand for its meaning",
+    "embed_wait": "time this request waited for that vector after its other searches had finished",
+    "vector": "search by meaning (the memories whose vectors are nearest the query's)",
+    "fuse": "merge the search lists into one ranking; a memory found by two paths counts once",
+    "adjudicate": "settle supersedes and contradictions: what is no longer in force moves to the negative context",
+    "rank": "score by match, activation, recency and task fit; drop cold weak matches and overridden facts",
+    "pack": "place blocks into the packet's slots within the token budget",
+}
+# Search paths run side by side on the same query; their lists meet at fuse. The vector path's own steps
+# (counting what waits for a vector, embedding the query, waiting for it) run among them.
+PATHS = ("lexical", "vector", "recent", "keyed")
+SIDE_BY_SIDE = (*PATHS, "pending", "embed", "embed_wait")
+# Stages whose counts are not memories: shown with their own words, no "came in → went out".
+UNIT_WORDS = {"scopes": "{in_} scope asked → {out} scopes searched",
+              "query": "the query",
+              "waiting": "{out} memories wait for their vector"}
+DEFAULT_UNIT = {"eligible": "scopes", "embed": "query", "embed_wait": "query", "pending": "waiting"}
+# The counted (unnamed) drops a stage records, in words.
+COUNTED = {
+    "found_twice": "found by more than one path, counted once",
+    "collapsed": "repeated turns folded into one",
+    "cut": "below the fusion cut-off (not among the best fused)",
+    "changed": "changed status between the search and the read",
+    "to_negative": "no longer in force: moved to the negative context",
+    "dropped": "lost a contradiction or were otherwise settled out",
+    "not_placed": "not among the best of their slot, or already placed as a recent turn",
+    "over_budget": "did not fit the token budget",
+}
+ADDED = {"fuse": "tool-call partners brought in", "adjudicate": "supporters brought in"}
+BUDGET_REASON = "did not fit the token budget"
+EARLIER = "earlier"  # a stored turn from before skipped items named their stage
+
+
+def stage_of(block: dict) -> str:
+    return block.get("stage") or ("pack" if block.get("reason") == BUDGET_REASON else EARLIER)
+
+
+def stages(trace: dict) -> list[dict]:
+    """The trace's stages, each with what its `counts` entry adds (`from`, `unit`, counted drops)."""
+    counts = (trace or {}).get("counts") or {}
+    counts = counts if isinstance(counts, dict) else {}
+    rows = [{**(counts.get(s.get("name")) if isinstance(counts.get(s.get("name")), dict) else {}), **s}
+            for s in (trace or {}).get("stages", []) if isinstance(s, dict)]
+    longest = max((float(s.get("ms") or 0) for s in rows), default=0) or 1
+    return [{**s, "pct": round(100 * float(s.get("ms") or 0) / longest, 1)} for s in rows]
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _row(s: dict, named: list[dict]) -> dict:
+    name = str(s.get("name", ""))
+    n_in, n_out = _int(s.get("in")), _int(s.get("out"))
+    unit = s.get("unit") or DEFAULT_UNIT.get(name, "")
+    row = {"name": name, "words": STAGE_WORDS.get(name, ""), "in": n_in, "out": n_out, "ms": s.get("ms"),
+           "pct": s.get("pct", 0), "dropped": named, "counted": [], "from": [], "added": 0, "unit": unit,
+           "parallel": name in SIDE_BY_SIDE, "summary": ""}
+    if unit:
+        row["summary"] = UNIT_WORDS.get(unit, "").format(in_=n_in, out=n_out)
+        return row
+    came = s.get("from")
+    if isinstance(came, dict):
+        row["from"] = [(k, v) for k, v in came.items() if _int(v) is not None]
+    row["added"] = (_int(s.get("added")) or 0) if name in ADDED else 0
+    counted = []
+    for key, words in COUNTED.items():
+        n = _int(s.get(key))
+        if key == "over_budget":  # named in the skipped list already
+            continue
+        if n:
+            counted.append({"n": n, "why": words})
+    if name in PATHS and name != "keyed":
+        row["summary"] = f"found {n_out}"
+        return row
+    if n_in is not None and n_out is not None:
+        # Whatever the stage dropped and neither named nor counted: still said, so in − out always adds up.
+        missing = n_in + row["added"] - n_out - len(named) - sum(c["n"] for c in counted)
+        if missing > 0:
+            counted.append({"n": missing, "why": "left out without a recorded reason (a turn stored before "
+                                                 "stages counted their drops)"})
+    row["counted"] = counted
+    row["n_dropped"] = len(named) + sum(c["n"] for c in counted)
+    return row
+
+
+def funnel(trace: dict, skipped: list[dict]) -> list[dict]:
+    """Per stage, in words: what came in (and from where), what went out, what it dropped (named items
+    from the already-masked skipped list, counted ones with their reason). Consecutive search paths are
+    one group (`paths`), as they run side by side. Items of an old turn that did not record their stage
+    come last, under "earlier"."""
+    by_stage: dict[str, list[dict]] = {}
+    for b in skipped:
+        by_stage.setdefault(stage_of(b), []).append(b)
+    rows: list[dict] = []
+    for s in stages(trace):
+        row = _row(s, by_stage.pop(str(s.get("name", "")), []))
+        if row["parallel"] and rows and rows[-1].get("paths") is not None:
+            rows[-1]["paths"].append(row)
+        elif row["parallel"]:
+            rows.append({"name": "paths", "paths": [row], "dropped": [], "counted": []})
+        else:
+            rows.append(row)
+    for name, items in by_stage.items():  # a stage not in the trace (or "earlier"): still say why
+        rows.append({"name": name, "words": "an earlier stage (not recorded in this turn)" if name == EARLIER
+                     else STAGE_WORDS.get(name, ""), "in": None, "out": None, "ms": None, "pct": 0, "dropped": items,
+                     "counted": [], "from": [], "added": 0, "unit": "", "summary": "", "n_dropped": len(items)})
+    return rows
+
+
+def flat(rows: list[dict]) -> dict[str, dict]:
+    """The funnel's stages by name, the paths' members included (tests and the why-not answer)."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        for member in r.get("paths") or [r]:
+            out[member["name"]] = member
+    return out
+
+
+def unnamed_drops(rows: list[dict]) -> int:
+    return sum(sum(c["n"] for c in m.get("counted", [])) for r in rows for m in (r.get("paths") or [r]))
