@@ -110,12 +110,12 @@ class _Ctx:
                           text=self.state(value_index), source_kind="user", source_ref=self.ref(label + "-turn"),
                           tier="long", ago_min=ago, importance=0.7, confidence=0.9, **kw)
 
-    def task(self, category: str, query: str, **kw) -> EvalTask:
+    def task(self, category: str, query: str, session: str = "", **kw) -> EvalTask:
         goal = {"en": "Prepare the next deliverable", "zh": "准备下一份交付物"}[self.lang]
         # The question continues the latest conversation, so `recent` sees its last turns (a fair baseline).
         latest = min(kw.get("events", ()), key=lambda e: e.ago_min, default=None)
         return EvalTask(id=self.tid, category=category, lang=self.lang, query=query, goal=goal,
-                        session=latest.session if latest else "s-now", **kw)
+                        session=session or (latest.session if latest else "s-now"), **kw)
 
 
 def _delayed_recall(c: _Ctx) -> EvalTask:
@@ -373,6 +373,64 @@ def _support_chain(c: _Ctx) -> EvalTask:
                                 evidence=("rule", "why"), absent=("dup-sibling", "dup-foreign")))
 
 
+# The cases of correction_in_conversation, one per task in turn (English and Chinese start apart, so the
+# one-task smoke suite holds two of them).
+CONVERSATION_CASES = ("same_key", "unkeyed", "binding", "rejected", "second_session")
+CASE_START = {"en": 0, "zh": 3}
+
+
+def _correction_in_conversation(c: _Ctx) -> EvalTask:
+    """The user corrects a rule in force in the conversation (the agent relays it as the user's word, with
+    the session). In that session it is in force at once, the rule set aside there; except when the rule is
+    binding (the rule holds, the packet says the user asked), when a reviewer rejected it (the rule again,
+    said), and in another session (the rule, naming the pending change)."""
+    index = int(c.tid.rsplit("-", 1)[1])
+    case = CONVERSATION_CASES[(index + CASE_START[c.lang]) % len(CONVERSATION_CASES)]
+    said_in = "s-other" if case == "second_session" else "s-now"
+    ago = c.rng.randint(2 * DAY, 6 * DAY)
+    if case == "unkeyed":
+        rule_text, fix_text, query = c.rng.choice(vocab.UNKEYED_RULES[c.lang])
+        rule = MemorySpec(label="rule", place="task", kind="convention", text=rule_text, source_kind="user",
+                          source_ref=c.ref("rule-turn"), tier="long", ago_min=ago, importance=0.7, confidence=0.9)
+        key = None
+    else:
+        rule = c.rule("rule", 0, ago)
+        fix_text = c.rng.choice(c.topic.corrections[c.lang]).format(v=c.value(1))
+        query, key = c.ask(), c.topic.key
+    turn = EventSpec(session=said_in, ago_min=c.rng.randint(1, 4), turns=(
+        TurnSpec("user", fix_text, c.ref("fix-turn")),
+        TurnSpec("assistant", vocab.ACK_CORRECTION[c.lang], c.ref("fix-ack")),
+    ))
+    # What the agent writes for the user's turn: the user's word, in its session, with the key it corrects.
+    fix = MemorySpec(label="fix", place="task", kind="convention", key=key, text=fix_text, source_kind="user",
+                     source_ref=c.ref("fix-turn"), status="candidate", session=said_in, by="agent", ago_min=1)
+    actions: tuple[ActionSpec, ...] = ()
+    how = {"same_key": "overrides", "unkeyed": "overrides", "binding": "binding", "rejected": "rejected",
+           "second_session": "pending"}[case]
+    if case == "binding":
+        actions = (ActionSpec(op="binding", target="rule",
+                              reason={"en": "a contract term", "zh": "合同条款"}[c.lang]),)
+    elif case == "rejected":
+        actions = (ActionSpec(op="reject", target="fix",
+                              reason={"en": "the client contract says otherwise", "zh": "客户合同另有规定"}[c.lang]),)
+    if how == "overrides":
+        expect = Expect(include=("fix",), slots=(("fix", "constraints"),), negative=(("rule", "fix"),),
+                        not_in_force=("rule",), session=(("fix", "rule", how),), constraints=("fix",),
+                        absent=("dup-sibling", "dup-foreign"))
+    else:
+        expect = Expect(include=("rule",), slots=(("rule", "constraints"),), session=(("fix", "rule", how),),
+                        constraints=("rule",), absent=("dup-sibling", "dup-foreign"))
+    # The same correction said in a session of the same name one scope over and one workspace over: an
+    # override never reaches another scope. (Keyed cases: the requirement with another value there.)
+    dups = c.duplicates() if key else [
+        MemorySpec(label=f"dup-{place}", place=place, kind="convention", text=fix_text, source_kind="user",
+                   source_ref=c.ref(f"dup-{place}"), status="candidate", session="s-now", by="agent", ago_min=2)
+        for place in ("sibling", "foreign")]
+    return c.task("correction_in_conversation", query, session="s-now",
+                  events=(c.statement_event("rule-turn", rule.text, ago), turn, *c.noise(8, 16)),
+                  memories=(rule, fix, *dups), actions=actions, expect=expect)
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -386,5 +444,6 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "episode_correction": _episode_correction,
     "exact_term": _exact_term,
     "support_chain": _support_chain,
+    "correction_in_conversation": _correction_in_conversation,
 }
 assert set(BUILDERS) == set(CATEGORIES)

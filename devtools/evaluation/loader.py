@@ -17,12 +17,14 @@ from governance.services.memory import (
     MemoryInput,
     memory_forget,
     memory_record,
+    memory_reject,
     memory_retire,
     memory_supersede,
 )
 from governance.services.principal import grant_add, principal_ensure
 from governance.services.relation import relation_add
 from governance.services.scope import scope_ensure
+from governance.services.scope_admin import scope_settings_set
 
 UNKNOWN_ACTION = "Unknown task action {op!r}."
 
@@ -98,7 +100,8 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
     ):
         ids[ref.removeprefix(prefix)] = Loaded(pk, text)
     for spec in task.memories:
-        memory = memory_record(item=_memory_input(spec, scopes[spec.place], anchor), actor=principals.curator)
+        writer = principals.agent if spec.by == "agent" else principals.curator
+        memory = memory_record(item=_memory_input(spec, scopes[spec.place], anchor), actor=writer)
         ids[spec.label] = Loaded(memory.pk, memory.text)
     for action in task.actions:
         _apply(action, ids, principals.curator)
@@ -129,5 +132,11 @@ def _apply(action, ids: dict[str, Loaded], actor: Principal) -> None:
         memory_retire(memory_id=target, actor=actor, reason=action.reason)
     elif action.op == "forget":
         memory_forget(memory_id=target, actor=actor, reason=action.reason)
+    elif action.op == "reject":
+        memory_reject(memory_id=target, actor=actor, reason=action.reason)
+    elif action.op == "binding":
+        memory = Memory.objects.select_related("scope").get(pk=target)
+        scope_settings_set(scope=memory.scope, binding_keys=[*memory.scope.binding_keys, memory.key], actor=actor,
+                           reason=action.reason)
     else:
         raise ValueError(UNKNOWN_ACTION.format(op=action.op))

@@ -204,6 +204,40 @@ def check_supports(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]
     return out
 
 
+# What the rule's block carries when this session's correction does not set it aside (recall/session.py).
+HOLDS = {"binding": "binding_request", "rejected": "override_rejected", "pending": "pending_changes"}
+
+
+def _members(value) -> list[dict]:
+    return value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+
+
+def check_session(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
+    """A session correction either sets the rule aside in this session (pinned in its place, labelled; the
+    rule in negative context naming it) or the rule holds in force and its block says why."""
+    out = []
+    for fix, rule, how in e.session:
+        f, r = _id(ids, fix), _id(ids, rule)
+        rule_blocks = [b for s, b in blocks(packet) if s in RULE_SLOTS and int(b["memory_id"]) == r]
+        if how == "overrides":
+            pinned = [b for s, b in blocks(packet) if s in RULE_SLOTS and int(b["memory_id"]) == f]
+            if not any((b.get("session_override") or {}).get("replaces", {}).get("memory_id") == r for b in pinned):
+                out.append(f"{fix} (#{f}): not pinned as in force for this session in place of {rule} (#{r})")
+            negs = [b for s, b in blocks(packet) if s == "negative" and int(b["memory_id"]) == r]
+            if not any((b.get("set_aside") or {}).get("by", {}).get("memory_id") == f for b in negs):
+                out.append(f"{rule} (#{r}): not listed as set aside for this session by {fix} (#{f})")
+            if rule_blocks:
+                out.append(f"{rule} (#{r}): still pinned although this session's correction sets it aside")
+            continue
+        field_name = HOLDS[how]
+        if not any(m.get("memory_id") == f for b in rule_blocks for m in _members(b.get(field_name))):
+            out.append(f"{rule} (#{r}): pinned without saying {how} for {fix} (#{f})"
+                       if rule_blocks else f"{rule} (#{r}): not pinned in force")
+        if any(int(b["memory_id"]) == f for s, b in blocks(packet) if s in RULE_SLOTS):
+            out.append(f"{fix} (#{f}): pinned as in force although the rule holds ({how})")
+    return out
+
+
 # Which checks judge which category. `absent` (nothing from another scope, nothing forgotten) judges all.
 CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "delayed_recall": (check_include, check_absent),
@@ -219,6 +253,7 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "episode_correction": (check_include, check_negative, check_not_in_force, check_absent),
     "exact_term": (check_include, check_absent),
     "support_chain": (check_include, check_supports, check_absent),
+    "correction_in_conversation": (check_include, check_slots, check_session, check_not_in_force, check_absent),
 }
 
 
@@ -240,6 +275,8 @@ CATEGORY_NEEDS: dict[str, str] = {
     "exact_term": LEXICAL,  # the exact identifier, in a log the vector path ranks below its near-duplicates
     # The review behind a rule shares no words with the question: only following `supports` finds it.
     "support_chain": RELATIONS,
+    # This session's corrections of the pinned rules: read from the contradicts links (recall/session.py).
+    "correction_in_conversation": RELATIONS,
 }
 
 

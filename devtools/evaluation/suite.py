@@ -21,6 +21,7 @@ CATEGORIES = (
     "episode_correction",
     "exact_term",
     "support_chain",
+    "correction_in_conversation",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -61,6 +62,7 @@ class MemorySpec:
     confidence: float = 0.5
     session: str = ""
     call_id: str = ""
+    by: str = "curator"  # who writes it: the curator (a person) or the agent (what it relays)
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,8 @@ class ActionSpec:
     """A later change: `supersede` (curator writes the next revision of `target`, labelled `label`),
     `contradict` (a relation from `label` to `target`), `replace` (a curator's `supersedes` relation from
     `label` to `target`, for two episodes: the later message replaces the earlier one), `support` (a curator's
-    `supports` relation from `label` to `target`), `retire`, `forget`."""
+    `supports` relation from `label` to `target`), `retire`, `forget`, `reject` (a reviewer rejects the
+proposal `target`), `binding` (the task scope's owner marks the key of `target` binding)."""
 
     op: str
     target: str
@@ -95,6 +98,9 @@ class Expect:
     constraints: tuple[str, ...] = ()  # rules in force the packet must retain (constraint retention)
     stale: tuple[str, ...] = ()  # no longer in force (stale-use rate)
     supports: tuple[tuple[str, str], ...] = ()  # (supporter, fact): usable, and its block names the fact
+    # (correction, rule, how): this session's correction `overrides` the rule (pinned in its place, the rule in
+    # negative naming it), or the rule holds and its block says so: `binding`, `rejected`, `pending`.
+    session: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -275,3 +275,21 @@ RATIONALE: dict[str, tuple[str, ...]] = {
         "事故回顾IR-{n}：一次临时变更弄坏了下游流水线，根因和商定的防范措施已记录在案。",
     ),
 }
+
+# Unkeyed rules and the user's instruction that says the opposite (conflict detection links them
+# `contradicts`: the same words, one negated), with a question about them: correction_in_conversation.
+UNKEYED_RULES = {
+    "en": (
+        ("Always attach the raw data file to the weekly report.",
+         "From now on, do not attach the raw data file to the weekly report.",
+         "Does the weekly report go out with its raw data?"),
+        ("Always copy the finance team on supplier invoices.",
+         "From now on, do not copy the finance team on supplier invoices.",
+         "Who gets the supplier invoices by mail?"),
+    ),
+    "zh": (
+        ("每周报告都附上原始数据文件。", "以后每周报告不要附上原始数据文件。", "周报要不要带上原始数据？"),
+        ("供应商发票都抄送财务团队。", "以后供应商发票不要抄送财务团队。", "供应商的发票要发给谁？"),
+    ),
+}
+ACK_CORRECTION = {"en": "Understood, I will do it that way from now on.", "zh": "明白，以后就这样做。"}

@@ -19,13 +19,14 @@ from governance.models.portability import ImportedAuditEvent, ScopeImport
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Relation, RelationKind
 from governance.models.retention import RetentionPolicy
-from governance.models.scope import AgentWrite, Scope, Workspace
+from governance.models.scope import AgentWrite, Scope, SessionOverrides, Workspace
 from governance.models.summary import Summary
 from governance.models.turn import Turn, TurnArchive, TurnMemory
 from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscription
 
 __all__ = [
     "AgentWrite",
+    "SessionOverrides",
     "Invitation",
     "ApiToken",
     "AuditEvent",

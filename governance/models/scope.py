@@ -1,3 +1,4 @@
+from django.contrib.postgres.fields import ArrayField
 from django.core.validators import RegexValidator
 from django.db import models
 
@@ -24,6 +25,15 @@ class AgentWrite(models.TextChoices):
     PROPOSE = "propose", "Agents record episodes and propose memories"
     EPISODES = "episodes", "Agents record episodes only"
     NONE = "none", "Agents write nothing"
+
+
+class SessionOverrides(models.TextChoices):
+    """Whose account of a user's correction sets a rule aside for that session (governance.recall.session):
+    the strictest setting on the scope or above it applies."""
+
+    ANY = "any", "The user's correction counts in its session, also as an agent relayed it"
+    END_USER = "end_user", "Only turns posted with a person's token (the end user's, or a trusted app's) count"
+    OFF = "off", "No session overrides: a correction waits for a person like any proposal"
 
 
 class ScopeQuerySet(models.QuerySet):
@@ -53,6 +63,13 @@ class Scope(models.Model):
     # The lowest role that may open a child scope here ("" = settings.SCOPE_CREATE_ROLE); the strictest
     # setting on the scope or above it applies.
     child_scope_role = models.CharField(max_length=10, blank=True, default="")
+    # Session overrides (docs/governance.md, "Session overrides"): whose corrections count, and which rules
+    # no session may set aside (binding: these keys, or every rule; long-term commitments under four-eyes
+    # are binding anyway). The strictest setting on the scope or above it applies.
+    session_overrides = models.CharField(max_length=10, choices=SessionOverrides.choices,
+                                         default=SessionOverrides.ANY)
+    binding_keys = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    rules_binding = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ScopeQuerySet.as_manager()
@@ -65,6 +82,8 @@ class Scope(models.Model):
             models.CheckConstraint(
                 condition=models.Q(child_scope_role__in=["", "agent", "reviewer", "curator", "owner"]),
                 name="scope_child_scope_role_valid"),
+            models.CheckConstraint(condition=models.Q(session_overrides__in=["any", "end_user", "off"]),
+                                   name="scope_session_overrides_valid"),
         ]
         indexes = [models.Index(fields=["workspace"])]
 

@@ -49,8 +49,13 @@ def block(hit: Hit, slot: str, reason: str) -> dict:
         out["unconfirmed"] = True
     if hit.flags:
         out["flags"] = list(hit.flags)
-    out.update({k: v for k, v in hit.extra.items() if k in ("replaced_by", "supported_by", "supports", "outdated")})
+    out.update({k: v for k, v in hit.extra.items() if k in BLOCK_EXTRAS})
     return out
+
+
+# What the stages note on a hit that its block carries (recall/adjudicate.py, recall/session.py).
+BLOCK_EXTRAS = ("replaced_by", "supported_by", "supports", "outdated", "session_override", "set_aside",
+                "binding_request", "override_rejected", "pending_changes", "pending_more")
 
 
 def _evidence_reason(hit: Hit) -> str:
@@ -65,6 +70,8 @@ def _evidence_reason(hit: Hit) -> str:
 
 def _negative_reason(hit: Hit) -> str:
     outdated = hit.extra.get("outdated")
+    if hit.extra.get("set_aside"):
+        return f"no longer in force for this session: {hit.extra['set_aside']['why']}"
     return f"outdated: {outdated['why']}" if outdated else "superseded: no longer in force"
 
 
@@ -144,8 +151,8 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     if task:
         p.add([("task", task)], pinned=True)
     for hit in state.constraints:
-        p.add([("constraints", block(hit, "constraints", PINNED_REASON.format(why="a constraint in force")))],
-              pinned=True)
+        why = hit.extra.get("pinned_why", "a constraint in force")  # a session override says so (session.py)
+        p.add([("constraints", block(hit, "constraints", PINNED_REASON.format(why=why)))], pinned=True)
     recent_ids = {h.id for h in state.recent}
     pending = [hs for hs in by_call.values() if _is_pending(hs, state.session, recent_ids)]
     for hs in pending:
@@ -159,7 +166,8 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     evidence = [h for h in evidence if not _is_external(h)][: state.k]
     optional = {
         "negative": _units(state.negative, "negative", _negative_reason, {}),
-        "preferences": _units(state.preferences, "preferences", lambda h: "a preference in force", {}),
+        "preferences": _units(state.preferences, "preferences",
+                              lambda h: h.extra.get("pinned_why", "a preference in force"), {}),
         "recent": _units(list(reversed(state.recent)), "recent", lambda h: "recent turn", by_call),
         "evidence": _units(evidence, "evidence", _evidence_reason, by_call),
         "external": _units(external[: state.k], "external", _evidence_reason, by_call),

@@ -19,11 +19,12 @@ from governance.permissions import Action, ScopeAccess, require, require_roles
 from governance.recall import adjudicate as adjudicate_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
+from governance.recall import session as session_mod
 from governance.recall.eligible import eligible
 from governance.recall.pack import pack
 from governance.recall.reinforce import queue_reinforcement
 from governance.recall.state import Hit, RecallState
-from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, STRATEGIES, VECTOR
+from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, RELATIONS, STRATEGIES, VECTOR
 from governance.recall.tokens import counter_name
 from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
@@ -92,6 +93,9 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
     state.run("fuse", recall_mod.fuse_stage)
     if ADJUDICATE in state.stages:
         state.run("adjudicate", adjudicate_mod.adjudicate)
+        if RELATIONS in state.stages and KEYED in state.stages:
+            # This session's corrections of the pinned rules (recall/session.py); no query without one.
+            state.run("session", session_mod.session_overrides)
     state.run("rank", rank_mod.rank)
 
 
@@ -218,13 +222,17 @@ def recall_memories(
 
 def recall_with_stages(
     *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int, stages: frozenset[str],
+    trace: list | None = None,
 ) -> list[dict]:
     """recall_memories with a set of stages instead of a named strategy: `evaluate_retrieval` measures each
-    single search path (keyword only has no strategy name of its own) through the same pipeline."""
+    single search path (keyword only has no strategy name of its own) through the same pipeline.
+    `trace`: a list that receives the stages' trace (name, ms, in, out), for the latency split."""
     _validate(query, "full", None)
     state = _state(principal, scope, query, "full", None, k)
     state.stages = frozenset(stages)
     _run_stages(state)
+    if trace is not None:
+        trace.extend(state.trace)
     return [result_item(h) for h in state.evidence if h.row["status"] != Status.SUPERSEDED][:k]
 
 

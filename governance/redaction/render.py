@@ -24,7 +24,15 @@ def _one_line(text: str) -> str:
 
 
 def render_block(slot: str, block: dict) -> str:
+    return _render_block(slot, block) + session_notes(block)
+
+
+def _render_block(slot: str, block: dict) -> str:
     text = _one_line(block.get("text", ""))
+    if block.get("session_override"):
+        return render_override(block)
+    if slot == "negative" and block.get("set_aside"):
+        return render_set_aside(block)
     if slot == "relations" and isinstance(block.get("contradicted"), dict):
         # A contradiction carries each side in a block of its own id: the line is "W (contradicts: L)".
         text = f"{text} (contradicts: {_one_line(block['contradicted'].get('text', ''))})"
@@ -77,6 +85,52 @@ def render_outdated(block: dict) -> str:
         later = outdated.get("link") in ("supersedes", "contradicts")
         line += f" → {'the later message' if later else 'now in force'}: {_one_line(replaced.get('text', ''))}"
     return line
+
+
+def _label(block: dict) -> str:
+    return f"{block['key']} r{block.get('revision', 1)}" if block.get("key") else f"memory {block.get('memory_id')}"
+
+
+def _said(member: dict) -> str:
+    return f"the user, turn {member['turn']}" if member.get("turn") else "the user"
+
+
+def render_override(block: dict) -> str:
+    """A user's correction in force for this session only (governance/recall/session.py)."""
+    override = block["session_override"]
+    replaces = override.get("replaces") or {}
+    key = f"{block['key']}: " if block.get("key") else ""
+    return (f"- {_one_line(block.get('text', ''))} [{key}in force for this session ({_said(override)}), "
+            f"awaiting confirmation; sets aside {_label(replaces)}]")
+
+
+def render_set_aside(block: dict) -> str:
+    set_aside = block["set_aside"]
+    return f"- NO LONGER IN FORCE for this session: {_one_line(block.get('text', ''))} [{_label(block)}] ({set_aside['why']})"
+
+
+def session_notes(block: dict) -> str:
+    """What this session's corrections say about a rule that stays in force: a binding rule the user asked
+    to change, a correction a reviewer rejected, changes proposed elsewhere that wait for a reviewer."""
+    notes = []
+    asked = block.get("binding_request")
+    if asked:
+        what = block.get("key") or "this rule"
+        notes.append(f"BINDING: the user asked in this session ({_said(asked)}): \"{_one_line(asked.get('text', ''))}\";"
+                     f" {asked['why']}, so a session cannot change it: ask a reviewer to decide on {what};"
+                     " until then this rule holds")
+    rejected = block.get("override_rejected")
+    if rejected:
+        notes.append(f"the user's correction in this session ({_said(rejected)}), "
+                     f"\"{_one_line(rejected.get('text', ''))}\", was rejected by a reviewer: this rule is in force again")
+    pending = block.get("pending_changes") or []
+    if pending:
+        first = pending[0]
+        why = f"; {first['why_not_in_force']}" if first.get("why_not_in_force") else ""
+        more = f" (and {block['pending_more']} more)" if block.get("pending_more") else ""
+        notes.append(f"a change awaits a reviewer: \"{_one_line(first.get('text', ''))}\" ({first.get('status')}{why})"
+                     f"{more}; until it is confirmed this rule holds")
+    return "".join(f" ({n})" for n in notes)
 
 
 def slot_header(slot: str) -> str:

@@ -24,6 +24,7 @@ from governance.permissions import (
 )
 from governance.runtime import cursor as codec
 from governance.runtime import dates
+from governance.selectors.session_overrides import session_override_notes
 
 # Age filters the queue offers: "older than" / "newer than" one of these.
 AGES: dict[str, timedelta] = {
@@ -51,6 +52,7 @@ class ReviewItem:
     proposer_reason: str = ""  # the proposer's reason (audit), or what the extractor said
     origin_turn_id: int | None = None  # the stored turn of the session just before it was written
     edited_from: Memory | None = None  # the proposal a reviewer edited into this one
+    session_override: dict | None = None  # in force in its own session meanwhile (selectors.session_overrides)
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,7 @@ def review_queue(
     names = dict(Principal.objects.filter(pk__in=approver_ids).values_list("pk", "name")) if approver_ids else {}
     confirm_roots = _confirmable_trees(principal)
     four_eyes = four_eyes_trees({m.scope.tree for m in memories})
+    overrides = session_override_notes(memories, conflicting)
     items = []
     for m in memories:
         if conflicting[m.pk]:
@@ -191,6 +194,7 @@ def review_queue(
             can_confirm=_under_any(m.scope.tree, confirm_roots),
             proposer_reason=reasons.get(m.pk) or _described_reason(m),
             origin_turn_id=m.origin_turn_id, edited_from=edited_from.get(m.pk),
+            session_override=overrides.get(m.pk),
         ))
     return items
 

@@ -11,6 +11,7 @@ from django.db.models import Q
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.session_override import session_override_audit
 
 # Kinds whose statements can contradict each other (traces of what happened cannot).
 CHECKED_KINDS = (Kind.SEMANTIC, Kind.PREFERENCE, Kind.CONVENTION, Kind.METHOD, Kind.STAGE_FACT)
@@ -58,7 +59,7 @@ def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
     near = (
         active.filter(kind__in=CHECKED_KINDS, key__isnull=True)
         .filter(Q(lexical__trigram_similar=memory.lexical))
-        .only("pk", "text", "scope_id", "status", "key")[:MAX_CANDIDATES]
+        .only("pk", "text", "scope_id", "status", "key", "revision", "confirmed_at")[:MAX_CANDIDATES]
     )
     return [(other, REASON_NEGATION) for other in near if contradicts(memory.text, other.text)]
 
@@ -90,3 +91,5 @@ def conflict_queue(*, memory: Memory, found: list[tuple[Memory, str]], actor: Pr
         "memory.conflict", "memory", str(memory.pk), memory.scope.path, before, memory.status,
         found[0][1], {"contradicts": [other.pk for other, _ in found]},
     ))
+    # A user's correction in a session sets the rule aside in that session: audited here, once.
+    session_override_audit(memory=memory, rules=[other for other, _ in found], actor=actor)

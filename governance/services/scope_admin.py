@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from governance.errors import Conflict, InvalidInput, PermissionDenied
-from governance.models import AgentWrite, Principal, Role, Scope
+from governance.models import AgentWrite, Principal, Role, Scope, SessionOverrides
 from governance.permissions import (
     ARCHIVE_ROOT,
     require_administer,
@@ -33,6 +33,8 @@ from governance.services.scope import INVALID_SCOPE_NAME, SCOPE_TOO_DEEP, SLUG, 
 
 SCOPE_PATH_TAKEN = "A scope at {path} already exists; choose another name or place."
 BAD_AGENT_WRITE = "agent_write is one of: propose, episodes, none."
+BAD_SESSION_OVERRIDES = "session_overrides is one of: any, end_user, off."
+BAD_BINDING_KEYS = "binding_keys is a list of at most 100 keys, each a non-empty text of at most 200 characters."
 BAD_CHILD_SCOPE_ROLE = "child_scope_role is one of: agent, reviewer, curator, owner (or empty: the site default)."
 MAX_DEPTH = 12
 
@@ -152,6 +154,7 @@ def scope_restore(*, scope: Scope, actor: Principal | None, reason: str = "") ->
 def scope_settings_set(
     *, scope: Scope, actor: Principal | None, require_two_reviewers: bool | None = None,
     agent_write: str | None = None, child_scope_role: str | None = None, reason: str = "",
+    session_overrides: str | None = None, binding_keys: list[str] | None = None, rules_binding: bool | None = None,
 ) -> Scope:
     """Change a scope's settings (None: leave as is). One audit event `scope.settings` with the old and
     new value of each setting that changed. Needs the owner role; turning four-eyes off also a reason
@@ -161,10 +164,18 @@ def scope_settings_set(
     if child_scope_role is not None and child_scope_role not in ("", Role.AGENT, Role.REVIEWER, Role.CURATOR,
                                                                  Role.OWNER):
         raise InvalidInput(BAD_CHILD_SCOPE_ROLE, field="child_scope_role")
+    if session_overrides is not None and session_overrides not in SessionOverrides.values:
+        raise InvalidInput(BAD_SESSION_OVERRIDES, field="session_overrides")
+    if binding_keys is not None:
+        if (not isinstance(binding_keys, list) or len(binding_keys) > 100
+                or not all(isinstance(k, str) and k.strip() and len(k) <= 200 for k in binding_keys)):
+            raise InvalidInput(BAD_BINDING_KEYS, field="binding_keys")
+        binding_keys = sorted({k.strip() for k in binding_keys})
     with transaction.atomic():
         scope = _locked(scope)
         wanted = {"require_two_reviewers": require_two_reviewers, "agent_write": agent_write,
-                  "child_scope_role": child_scope_role}
+                  "child_scope_role": child_scope_role, "session_overrides": session_overrides,
+                  "binding_keys": binding_keys, "rules_binding": rules_binding}
         changes = {f: {"old": getattr(scope, f), "new": v} for f, v in wanted.items()
                    if v is not None and v != getattr(scope, f)}
         if "require_two_reviewers" in changes:

@@ -17,7 +17,7 @@ from governance.api.errors import ErrorBody
 from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
 from governance.errors import NotFound
-from governance.models import AgentWrite, Role, Scope
+from governance.models import AgentWrite, Role, Scope, SessionOverrides
 from governance.permissions import (
     Action,
     can,
@@ -150,6 +150,15 @@ class ScopePatchInput(serializers.Serializer):
     agent_write = serializers.ChoiceField(choices=AgentWrite.values, required=False)
     child_scope_role = serializers.ChoiceField(choices=["", Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER],
                                                required=False, allow_blank=True)
+    session_overrides = serializers.ChoiceField(
+        choices=SessionOverrides.values, required=False,
+        help_text="Whose account of a user's correction sets a rule aside for that session: any (also as an agent "
+                  "relayed it), end_user (only turns posted with a person's token), off.")
+    binding_keys = serializers.ListField(
+        child=serializers.CharField(max_length=200), max_length=100, required=False,
+        help_text="Keys of rules no session correction may set aside here and below (the whole list).")
+    rules_binding = serializers.BooleanField(required=False,
+                                             help_text="Every rule here and below is binding for sessions.")
     reason = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="",
                                    help_text="Kept in the audit event; required to turn four-eyes off.")
 
@@ -164,6 +173,9 @@ class ScopeAdminOutput(serializers.Serializer):
     require_two_reviewers = serializers.BooleanField()
     agent_write = serializers.CharField()
     child_scope_role = serializers.CharField()
+    session_overrides = serializers.CharField()
+    binding_keys = serializers.ListField(child=serializers.CharField())
+    rules_binding = serializers.BooleanField()
 
 
 class ScopeStateOutput(serializers.Serializer):
@@ -207,7 +219,8 @@ class ScopeDetailView(APIView):
         scope = _scope(actor, scope_id)
         reason = data.get("reason", "")
         with transaction.atomic():  # each service is one transaction; together, one request commits whole
-            settings = {k: data[k] for k in ("require_two_reviewers", "agent_write", "child_scope_role") if k in data}
+            settings = {k: data[k] for k in ("require_two_reviewers", "agent_write", "child_scope_role",
+                                             "session_overrides", "binding_keys", "rules_binding") if k in data}
             if settings:
                 scope = scope_admin.scope_settings_set(scope=scope, actor=actor, reason=reason, **settings)
             if "name" in data:

@@ -76,6 +76,47 @@ class ReplacementOutput(serializers.Serializer):
     status = serializers.CharField()
 
 
+class SessionMemberOutput(serializers.Serializer):
+    """A memory named inside another block (its own id: a forget redacts it there too)."""
+
+    memory_id = serializers.IntegerField()
+    key = serializers.CharField(allow_null=True)
+    revision = serializers.IntegerField()
+    status = serializers.CharField()
+    text = serializers.CharField()
+
+
+class SessionCorrectionOutput(SessionMemberOutput):
+    session = serializers.CharField()
+    turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn.")
+    told_by = serializers.ChoiceField(choices=["agent", "end_user"],
+                                      help_text="agent: an agent's account of the user's words; end_user: a person's token.")
+
+
+class SessionOverrideOutput(serializers.Serializer):
+    session = serializers.CharField()
+    turn = serializers.CharField(allow_blank=True)
+    told_by = serializers.ChoiceField(choices=["agent", "end_user"])
+    since = serializers.DateTimeField(allow_null=True)
+    awaiting = serializers.CharField(help_text="confirmation: a person has not decided yet.")
+    replaces = SessionMemberOutput(help_text="The rule set aside for this session.")
+
+
+class SetAsideOutput(serializers.Serializer):
+    session = serializers.CharField()
+    why = serializers.CharField()
+    by = SessionMemberOutput(help_text="The correction in force for this session instead.")
+
+
+class BindingRequestOutput(SessionCorrectionOutput):
+    why = serializers.CharField(help_text="Why no session may set this rule aside.")
+    decide = serializers.CharField(help_text="Who must decide: a reviewer.")
+
+
+class PendingChangeOutput(SessionCorrectionOutput):
+    why_not_in_force = serializers.CharField(allow_blank=True, help_text="Why it is not in force in this session.")
+
+
 class BlockOutput(serializers.Serializer):
     memory_id = serializers.IntegerField(allow_null=True)
     kind = serializers.CharField()
@@ -96,6 +137,15 @@ class BlockOutput(serializers.Serializer):
                                     help_text="Negative context: the memory now in force instead.")
     supported_by = serializers.ListField(child=serializers.IntegerField(), required=False)
     supports = serializers.IntegerField(required=False)
+    # Session overrides (docs/governance.md): a user's correction in force for this session, the rule it
+    # set aside there, and what a rule that holds says about this session's or another's correction.
+    session_override = SessionOverrideOutput(required=False, help_text="In force for this session only.")
+    set_aside = SetAsideOutput(required=False, help_text="Negative context: set aside for this session only.")
+    binding_request = BindingRequestOutput(required=False, help_text="The user asked to change a binding rule.")
+    override_rejected = SessionCorrectionOutput(required=False,
+                                                help_text="This session's correction was rejected: the rule again.")
+    pending_changes = PendingChangeOutput(many=True, required=False, help_text="Changes waiting for a reviewer.")
+    pending_more = serializers.IntegerField(required=False, help_text="How many more wait.")
 
 
 class SkippedOutput(BlockOutput):

@@ -32,6 +32,10 @@ class MemoryCreateInput(serializers.Serializer):
     task_type = serializers.CharField(required=False, allow_blank=True, max_length=100)
     valid_from = serializers.DateTimeField(required=False)
     valid_until = serializers.DateTimeField(required=False)
+    session = serializers.CharField(
+        required=False, allow_blank=True, max_length=200,
+        help_text="The conversation it was said in: a correction with source kind `user` is in force there at once "
+                  "(a session override, docs/governance.md).")
 
 
 class MemoryOutput(serializers.Serializer):

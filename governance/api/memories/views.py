@@ -66,7 +66,7 @@ class MemoriesView(APIView):
             source_kind=data["source"]["kind"], source_ref=data["source"].get("ref", ""),
             status=data.get("status"), confidence=data.get("confidence", 0.5),
             importance=data.get("importance", 0.5), tier=data.get("tier"), task_type=data.get("task_type", ""),
-            valid_from=data.get("valid_from"), valid_until=data.get("valid_until"),
+            valid_from=data.get("valid_from"), valid_until=data.get("valid_until"), session=data.get("session", ""),
         )
         memory = memory_record(item=item, actor=principal)
         return Response(s.MemoryOutput(memory).data, status=status.HTTP_201_CREATED)

@@ -34,13 +34,31 @@ def benchmark_table(results: dict) -> str:
     first = results["strategies"][names[0]]
     lines = [" | ".join(["category (questions)", *(f"{n} @{k}" for n in names for k in (1, 5, 10))])]
     lines.append(" | ".join(["---"] * (1 + 3 * len(names))))
-    for category in [*first["categories"], "all"]:
-        n = (first["all"] if category == "all" else first["categories"][category])["questions"]
-        cells = [f"{category} ({n})"]
+    totals = ["answerable", "all"] if "answerable" in first else ["all"]
+
+    def part_of(body: dict, category: str) -> dict:
+        return body[category] if category in totals else body["categories"][category]
+
+    for category in [*first["categories"], *totals]:
+        cells = [f"{category} ({part_of(first, category)['questions']})"]
         for name in names:
-            part = results["strategies"][name]["all" if category == "all" else "categories"]
-            part = part if category == "all" else part[category]
+            part = part_of(results["strategies"][name], category)
             cells += [f"{part[f'recall@{k}']:.3f}" if part[f"recall@{k}"] is not None else "-" for k in (1, 5, 10)]
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
+
+
+def latency_table(results: dict) -> str:
+    """Per path: the recall's p50/p95 (ms, the query embedding included), the embedding's own, and each
+    stage's, with `after_embedding` (the stages that run once the vector is there) summed per question."""
+    names = [n for n, body in results["strategies"].items() if body.get("stages_ms")]
+    stages = list(dict.fromkeys(s for n in names for s in results["strategies"][n]["stages_ms"]))
+    lines = [" | ".join(["path", "recall p50/p95", *(f"{s} p50/p95" for s in stages)]),
+             " | ".join(["---"] * (2 + len(stages)))]
+    for name, body in results["strategies"].items():
+        split = body.get("stages_ms") or {}
+        cells = [name, f"{body['latency_ms_p50']}/{body['latency_ms_p95']}"]
+        cells += [f"{split[s]['p50']}/{split[s]['p95']}" if s in split else "-" for s in stages]
         lines.append(" | ".join(cells))
     return "\n".join(lines)
 
@@ -125,6 +143,8 @@ class Command(BaseCommand):
             self.stdout.write(f"{name} | {rate} | {body['latency_ms_p50']} | {body['latency_ms_p95']}")
             for error in body["errors"][:5]:
                 self.stderr.write(f"[{name}] {error}")
+        self.stdout.write("\nlatency split (ms; the query embedding's cache cleared before every question):")
+        self.stdout.write(latency_table(results))
         if loaded.skipped:
             self.stderr.write(f"{len(loaded.skipped)} question(s) left out (first: {loaded.skipped[0]})")
         if json_out:

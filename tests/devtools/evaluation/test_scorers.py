@@ -276,3 +276,30 @@ class TestExactTerm:
 def test_a_label_that_was_never_loaded_fails_rather_than_passes():
     t = task("delayed_recall", include=("ghost",))
     assert score(t, packet(), IDS).failures == ["ghost: was never loaded"]
+
+
+def _session_task(how: str) -> EvalTask:
+    return task("correction_in_conversation", session=(("v2", "v1", how),))
+
+
+def test_a_session_override_passes_only_pinned_in_place_with_the_rule_set_aside():
+    fix = b("v2", status="proposed", session_override={"replaces": {"memory_id": IDS["v1"].id}})
+    rule = b("v1", set_aside={"by": {"memory_id": IDS["v2"].id}})
+    assert score(_session_task("overrides"), packet(constraints=[fix], negative=[rule]), IDS).passed
+    # The correction only as evidence, or the rule still pinned beside it: fails, saying why.
+    as_evidence = score(_session_task("overrides"), packet(constraints=[b("v1")], evidence=[b("v2", status="proposed")]), IDS)
+    assert not as_evidence.passed and any("not pinned as in force for this session" in f for f in as_evidence.failures)
+    both = score(_session_task("overrides"), packet(constraints=[fix, b("v1")], negative=[rule]), IDS)
+    assert any("still pinned" in f for f in both.failures)
+
+
+@pytest.mark.parametrize(("how", "field"), [("binding", "binding_request"), ("rejected", "override_rejected"),
+                                            ("pending", "pending_changes")])
+def test_a_rule_that_holds_must_say_why(how, field):
+    member = {"memory_id": IDS["v2"].id}
+    said = b("v1", **{field: [member] if field == "pending_changes" else member})
+    assert score(_session_task(how), packet(constraints=[said]), IDS).passed
+    silent = score(_session_task(how), packet(constraints=[b("v1")]), IDS)
+    assert not silent.passed and any(f"without saying {how}" in f for f in silent.failures)
+    overridden = score(_session_task(how), packet(constraints=[said, b("v2", status="proposed")]), IDS)
+    assert any("pinned as in force although the rule holds" in f for f in overridden.failures)

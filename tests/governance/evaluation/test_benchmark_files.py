@@ -149,6 +149,28 @@ def test_evaluate_retrieval_on_a_locomo_file_shows_full_each_path_and_bm25(db, l
     printed = stdout.getvalue()
     assert "full @10" in printed and "bm25 @10" in printed and "all (4)" in printed
     assert "recall p95 ms" in printed
+    # The latency split: the embedding's own time and each stage's, and what runs once the vector is there.
+    split = results["strategies"]["full"]["stages_ms"]
+    assert {"embed", "embed_wait", "lexical", "vector", "fuse", "rank", "after_embedding"} <= set(split)
+    assert split["after_embedding"]["p50"] >= split["fuse"]["p50"]
+    assert "vector" in results["strategies"]["vector"]["stages_ms"]
+    assert "lexical" not in results["strategies"]["vector"]["stages_ms"]
+    assert results["strategies"]["bm25"]["stages_ms"] == {}
+    assert "latency split" in printed and "after_embedding p50/p95" in printed
+    # No adversarial question here: no "answerable" total either.
+    assert "answerable" not in results["strategies"]["full"]
+
+
+def test_adversarial_questions_are_measured_apart_from_the_answerable_total(db, tmp_path):
+    data = json.loads(json.dumps(LOCOMO))
+    data[0]["qa"][-1] = {"question": "What did Caroline paint?", "answer": "-", "evidence": ["D1:5"], "category": 5}
+    path, out, stdout = tmp_path / "locomo_adv.json", tmp_path / "r.json", StringIO()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    call_command("evaluate_retrieval", "--file", str(path), "--json", str(out), stdout=stdout, stderr=StringIO())
+    for body in json.loads(out.read_text())["strategies"].values():
+        assert body["all"]["questions"] == 5 and body["categories"]["5 adversarial"]["questions"] == 1
+        assert body["answerable"]["questions"] == 4
+    assert "answerable (4)" in stdout.getvalue() and "all (5)" in stdout.getvalue()
 
 
 def test_evaluate_retrieval_ranks_the_newer_evidence_of_a_knowledge_update_first(db, longmemeval_file, tmp_path):

@@ -54,3 +54,58 @@ def test_a_question_about_the_beginning_keeps_the_earlier_statement_first(projec
                               query="What was my first personal best time in the 5K?", k=5)
     ids = [r["memory_id"] for r in results]
     assert ids.index(old["a:0"]) < ids.index(new["b:0"])
+
+
+def test_the_keyword_score_read_from_the_stored_vector_is_the_weighted_coverage_with_the_phrase_bonus(
+        project_scope, agent, remember):
+    """keyword_search computes match_score in SQL from the stored tsvector (migration 0030): the same
+    figure for every match, a long memory included, and the rarest term counts most."""
+    from django.db import connection
+
+    from governance.models import Memory
+    from governance.recall import search
+    from governance.recall.eligible import Eligibility
+
+    long_log = " ".join(f"line {i}: synced {i} calendar entries; cache warmed" for i in range(150))
+    made = [
+        remember(project_scope, f"{long_log}; backup of ledger_2020_q3.xlsx failed", kind="episodic", embed=False),
+        *(remember(project_scope, f"The backup of ledger_2020_q3{c}.xlsx failed because the disk was full",
+                   kind="episodic", embed=False) for c in "abc"),
+        remember(project_scope, "Nothing about it at all", kind="episodic", embed=False),
+    ]
+    query = "Backup of ledger_2020_q3.xlsx failed?"
+    eligibility = Eligibility(scope_ids=(project_scope.id,), statuses=("active",), at=timezone.now())
+    found = dict(search.keyword_search(eligibility, query, 10))
+    terms = search.query_terms(query)
+    with connection.cursor() as cursor:
+        weights = search.term_weights(cursor, eligibility, terms)
+    for memory in made[:4]:
+        expected = search.match_score(terms, weights, Memory.objects.get(pk=memory.pk).lexical)
+        assert abs(found[memory.pk] - expected) < 1e-9
+    assert made[4].pk not in found
+    # The log holds every term, "q3" the rarest, and the phrase: it leads, well above the near-duplicates.
+    assert max(found, key=found.get) == made[0].pk and found[made[0].pk] > 1.0 > found[made[1].pk]
+
+
+def test_a_later_statement_does_not_pass_one_holding_an_identifier_of_the_query_it_lacks():
+    """later_word_first: a later near-duplicate naming another file never moves in front of the memory
+    naming the file the query asks about; two statements on one subject still trade places."""
+    from governance.recall.rank import later_word_first
+    from governance.recall.state import Hit
+
+    now = timezone.now()
+
+    def hit(i, text, days_ago, score):
+        return Hit(id=i, row={"text": text, "speaker": "", "occurred_at": now - timedelta(days=days_ago)},
+                   score=score)
+
+    log = hit(1, "tick 57; backup of ledger_2020_q3.xlsx failed; cache warmed", 9, 0.85)
+    notes = [hit(2, "The backup of ledger_2020_q3d.xlsx failed because the disk was full", 8, 0.86),
+             hit(3, "The backup of ledger_2020_q3f.xlsx failed because the disk was full", 2, 0.84),
+             hit(4, "The backup of ledger_2020_q3g.xlsx failed because the disk was full", 1, 0.75)]
+    ordered = later_word_first("Backup of ledger_2020_q3.xlsx failed?", [notes[0], log, *notes[1:]], window=10)
+    assert ordered.index(log) <= 1
+    assert ordered.index(notes[2]) < ordered.index(notes[1])  # among the notes, the later still moves first
+    old = hit(5, "I just ran the 5K and my personal best time is 27:12.", 120, 0.80)
+    new = hit(6, "Update: I set a new personal best in the 5K, 25:50!", 40, 0.75)
+    assert later_word_first("What is my current personal best time in the 5K?", [old, new], window=10) == [new, old]
