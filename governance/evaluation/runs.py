@@ -31,6 +31,7 @@ UPLOAD_TOO_LARGE = "The file is {size} bytes; an evaluation upload is at most {l
 UPLOAD_EMPTY = "The file is empty."
 UPLOAD_NOT_UTF8 = "The file is not UTF-8 text."
 UPLOAD_NOT_JSON = "The file is not JSON: a LoCoMo or LongMemEval file is a JSON list."
+UPLOAD_TOO_DEEP = "The file nests lists or objects too deeply to be a LoCoMo or LongMemEval file."
 UPLOAD_BAD_FORMAT = "The format is one of: " + ", ".join(UPLOAD_FORMATS) + " (or leave it to be detected)."
 UPLOAD_NO_QUESTIONS = "The file holds no question with evidence turns to evaluate."
 SANDBOX_PREFIX = "eval-run-"
@@ -71,6 +72,8 @@ def _load(text: str, fmt: str | None, *, prefix: str, name: str) -> tuple[str, L
         data = json.loads(text)
     except ValueError as exc:
         raise InvalidInput(UPLOAD_NOT_JSON, field="file") from exc
+    except RecursionError as exc:  # the decoder's depth is Python's recursion limit: a 400, not a 500
+        raise InvalidInput(UPLOAD_TOO_DEEP, field="file") from exc
     if not isinstance(data, list):
         raise InvalidInput(UPLOAD_NOT_JSON, field="file")
     if not fmt:  # LongMemEval items carry a haystack; anything else is read as LoCoMo

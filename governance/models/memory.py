@@ -123,6 +123,10 @@ class Memory(models.Model):
     """One immutable version of one remembered thing. A change of content is a new row (revision);
     a change of state goes through a service and leaves an audit event."""
 
+    # Not a column: set by the memory services on the memory they return when four-eyes made them record
+    # an approval or a request instead of acting (services.memory.FourEyesPending); None otherwise.
+    four_eyes_pending = None
+
     scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="memories")
     kind = models.CharField(max_length=12, choices=Kind.choices)
     # NULL, not "", for unkeyed memories: the unique indexes on (scope, key) apply to keyed rows only.

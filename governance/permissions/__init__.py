@@ -127,4 +127,5 @@ from governance.permissions.scopes import (  # noqa: F401
     require_workspace_admin,
     require_workspace_create,
     require_writable,
+    settings_kept_on_move,
 )

@@ -75,6 +75,33 @@ def require_move(principal: Principal | None, scope: Scope, new_parent: Scope) -
         raise PermissionDenied(MOVE_INTO_ITSELF, action="move_scope")
 
 
+def settings_kept_on_move(scope: Scope, new_parent: Scope) -> dict:
+    """What a move must set on `scope` itself so that it stays under every rule it was under: four-eyes,
+    the agent write policy, an archive and the lowest role for child scopes come from the scope or above
+    it, so moving a sub-scope out from under its parent would otherwise relax them (one owner's act
+    taking a subtree out of another's four-eyes). The stricter of the old and the new place holds; to
+    relax a rule afterwards is the scope's settings change, audited like any other. Returns
+    {field: value} for the fields that change (empty when the new place is at least as strict)."""
+    from governance.permissions.review import requires_four_eyes
+
+    kept: dict = {}
+    old_parent = scope.parent
+    if (not scope.require_two_reviewers and requires_four_eyes(old_parent)
+            and not requires_four_eyes(new_parent)):
+        kept["require_two_reviewers"] = True
+    old_policy, new_policy = agent_write_policy(old_parent), agent_write_policy(new_parent)
+    rank = lambda p: _STRICTNESS[AgentWrite(p)]  # noqa: E731
+    if rank(old_policy) > max(rank(new_policy), rank(scope.agent_write)):
+        kept["agent_write"] = old_policy
+    closed = archived_scope(old_parent)
+    if scope.archived_at is None and closed is not None and archived_scope(new_parent) is None:
+        kept["archived_at"] = closed.archived_at
+    old_role, new_role = child_scope_lowest_role(old_parent), child_scope_lowest_role(new_parent)
+    if role_rank(old_role) > max(role_rank(new_role), role_rank(scope.child_scope_role or Role.AGENT)):
+        kept["child_scope_role"] = old_role
+    return kept
+
+
 def require_four_eyes_change(principal: Principal | None, scope: Scope, *, on: bool, reason: str) -> None:
     """Four-eyes on or off is a policy change: the owner's. Turning it off weakens governance, so it also
     needs a reason, kept in the audit event next to the actor, old and new value. (One owner suffices:

@@ -226,3 +226,57 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
         )
         return pairs + [(row[0], row[1]) for row in cur.fetchall()]
 
+
+
+def redact_asked_text(*, workspace_id: int, text: str, batch_size: int = 500) -> int:
+    """Before a hard forget purges `text`, in its own transaction (the text is still known there, and is
+    kept nowhere after): every stored turn of the workspace whose query or request carried it — cited or
+    not, asked before the memory was even written — gets it replaced by REDACTED: the whole query when it
+    equals the text (as `repeats_purged_text` does for turns stored after the forget), every occurrence
+    inside the query and inside any string of the request when the text is at least MIN_FAST_TEXT long
+    (a shorter one could be part of unrelated words). Found in SQL (`strpos`, the workspace's turns
+    only), rewritten here string by string, so the JSON stays valid. Returns how many turns changed."""
+    if not text or not text.strip():
+        return 0
+    inside = len(text) >= MIN_FAST_TEXT
+    with connection.cursor() as cur:
+        cur.execute("SELECT to_jsonb(%s::text)::text", [text])
+        quoted = cur.fetchone()[0]
+        needle = quoted[1:-1] if inside else quoted  # inside any JSON string, or a whole JSON string
+        cur.execute(
+            """
+            SELECT t.id, t.query, t.request FROM governance_turn t
+              JOIN governance_scope s ON s.id = t.scope_id AND s.workspace_id = %(ws)s
+             WHERE t.query = %(t)s OR (%(inside)s AND strpos(t.query, %(t)s) > 0)
+                OR strpos(t.request::text, %(needle)s) > 0
+            """,
+            {"ws": workspace_id, "t": text, "inside": inside, "needle": needle},
+        )
+        rows = cur.fetchall()
+
+    def scrub(value):
+        if isinstance(value, str):
+            if value == text:
+                return REDACTED
+            return value.replace(text, REDACTED) if inside else value
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    # Django's PostgreSQL backend hands jsonb to raw cursors as text.
+    changed = [(pk, scrub(query), scrub(json.loads(request) if isinstance(request, str) else request))
+               for pk, query, request in rows]
+    with connection.cursor() as cur:
+        for start in range(0, len(changed), batch_size):
+            batch = [{"id": pk, "query": q, "request": r} for pk, q, r in changed[start : start + batch_size]]
+            cur.execute(
+                """
+                UPDATE governance_turn AS t SET query = v.query, request = v.request
+                  FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, query text, request jsonb)
+                 WHERE t.id = v.id
+                """,
+                [json.dumps(batch)],
+            )
+    return len(changed)

@@ -2,7 +2,10 @@
 tool for reaching what only this server can reach (SSRF): only http(s); no user:password in it; every
 address the name resolves to must be a public one (unless settings.WEBHOOK_ALLOW_PRIVATE); the connection
 goes to the address that was checked (a second DNS answer cannot swap in 127.0.0.1); redirects are never
-followed; each request has a timeout and reads at most a few KiB of the answer."""
+followed; each request has a total deadline (WEBHOOK_DEADLINE_SECONDS: connect, send and read together,
+so a receiver answering one byte at a time is cut at the deadline) and reads at most a few KiB of the
+answer. IPv6 addresses that embed an IPv4 one (NAT64, 6to4, Teredo, IPv4-compatible or -mapped) are
+judged by the IPv4 address too."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import http.client
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -74,13 +78,49 @@ def parse_url(url: str) -> Target:
     return Target(parts.scheme, host, port, path)
 
 
-def address_allowed(address: str) -> bool:
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is loopback
+# IPv6 prefixes that carry an IPv4 address in their last 32 bits: NAT64's well-known prefix (RFC 6052),
+# IPv4-compatible (::a.b.c.d, deprecated), IPv4-mapped (::ffff:a.b.c.d) and IPv4-translated
+# (::ffff:0:a.b.c.d, RFC 2765). A packet to one of them reaches the IPv4 address (through a NAT64
+# gateway, a dual stack or a translator), so that address is what is judged.
+_LAST_32_BITS = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::/96", "::ffff:0:0/96", "::ffff:0:0:0/96"))
+# NAT64's local-use prefix (RFC 8215) places the IPv4 address where the operator's prefix length says:
+# never public, so refused as such.
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address leads to: NAT64, IPv4-compatible, -mapped or -translated (last
+    32 bits), 6to4 (2002::/16, bits 16-47) and Teredo (2001::/32: its server and its client)."""
+    found = []
+    if any(ip in net for net in _LAST_32_BITS):
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    if ip.sixtofour is not None:
+        found.append(ip.sixtofour)
+    if ip.teredo is not None:
+        found.extend(ip.teredo)
+    return found
+
+
+def _allowed(ip) -> bool:
     if getattr(settings, "WEBHOOK_ALLOW_PRIVATE", False):
         return not ip.is_multicast and not ip.is_unspecified
     return ip.is_global and not ip.is_multicast
+
+
+def address_allowed(address: str) -> bool:
+    """Whether a webhook may be sent to this address: a public one (any, with WEBHOOK_ALLOW_PRIVATE, but
+    never multicast or unspecified). An IPv6 address that embeds an IPv4 one is judged by both
+    (`http://[64:ff9b::7f00:1]/` is 127.0.0.1 through NAT64; `http://[2002:7f00:1::]/` is 6to4 for it)."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = embedded_ipv4(ip)
+        if ip.ipv4_mapped is not None:
+            return _allowed(ip.ipv4_mapped)  # ::ffff:127.0.0.1 is loopback
+        if ip in _LOCAL_NAT64 and not getattr(settings, "WEBHOOK_ALLOW_PRIVATE", False):
+            return False
+        if inner:
+            return _allowed(ip) and all(_allowed(v4) for v4 in inner)
+    return _allowed(ip)
 
 
 def resolve(target: Target) -> str:
@@ -142,14 +182,45 @@ class Answer:
     elapsed_ms: int
 
 
+class DeadlineExceeded(TimeoutError):
+    """The receiver did not answer in full within WEBHOOK_DEADLINE_SECONDS (connect, send, and every
+    byte of the answer's head together): the connection was cut at the deadline."""
+
+
+DEADLINE_EXCEEDED = "The receiver did not answer within the delivery's deadline ({seconds:g} s); the connection was cut."
+
+
+def deadline_seconds() -> float:
+    """The total time one delivery may take, whatever the receiver does (a per-read timeout alone lets a
+    receiver that sends one byte at a time hold a worker for as long as it likes)."""
+    return float(getattr(settings, "WEBHOOK_DEADLINE_SECONDS", 10.0))
+
+
 def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
-    """POST once. Raises TargetRefused (not allowed, or a redirect), OSError/HTTPException (network)."""
+    """POST once, within a total deadline. Raises TargetRefused (not allowed, or a redirect),
+    DeadlineExceeded, OSError/HTTPException (network)."""
     target = parse_url(url)
     address = resolve(target)
-    timeout = float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 5.0))
+    deadline = deadline_seconds()
+    timeout = min(float(getattr(settings, "WEBHOOK_TIMEOUT_SECONDS", 5.0)), deadline)
     cls = _PinnedHTTPS if target.scheme == "https" else _PinnedHTTP
     connection = cls(target.host, target.port, address, timeout)
+    cut = threading.Event()
+
+    def cut_off() -> None:
+        # Runs on the timer's thread: shutting the socket down wakes the worker's blocked recv or send.
+        cut.set()
+        sock = connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    timer = threading.Timer(deadline, cut_off)
+    timer.daemon = True
     started = time.monotonic()
+    timer.start()
     try:
         connection.request("POST", target.path, body=body, headers={
             "Content-Type": "application/json", "User-Agent": USER_AGENT, **headers,
@@ -157,8 +228,15 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
         response = connection.getresponse()
         response.read(ANSWER_READ_LIMIT)  # the answer's body is not used; a little is read, then closed
         status = response.status
+    except (OSError, http.client.HTTPException) as exc:
+        if cut.is_set():
+            raise DeadlineExceeded(DEADLINE_EXCEEDED.format(seconds=deadline)) from exc
+        raise
     finally:
+        timer.cancel()
         connection.close()
+    if cut.is_set():  # the answer's head came in, but the deadline passed while reading it
+        raise DeadlineExceeded(DEADLINE_EXCEEDED.format(seconds=deadline))
     elapsed = int((time.monotonic() - started) * 1000)
     if 300 <= status < 400:
         raise RedirectAnswer(status, elapsed)

@@ -41,7 +41,13 @@ from governance.models import (
 )
 from governance.permissions import grants_for
 from governance.propagation.stores import handler
-from governance.propagation.webhook_transport import RedirectAnswer, TargetRefused, post, sign
+from governance.propagation.webhook_transport import (
+    RedirectAnswer,
+    TargetRefused,
+    deadline_seconds,
+    post,
+    sign,
+)
 from governance.runtime.retries import RETRY
 
 logger = logging.getLogger(__name__)
@@ -214,7 +220,19 @@ def _webhooks_store(outbox: Outbox) -> None:
     WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
     pending = list(WebhookDelivery.objects.filter(outbox=outbox, state=WebhookDelivery.State.PENDING)
                    .values_list("pk", flat=True))
-    transaction.on_commit(lambda: queue_deliveries(pending))
+    transaction.on_commit(lambda: queue_deliveries_later(pending))
+
+
+def queue_deliveries_later(delivery_ids: list[int]) -> None:
+    """Hand the queueing of these deliveries to the webhooks queue in one message: a propagation worker
+    (the fan-out, the reconciler) never spends its time on one message per subscription and event, so a
+    backlog of slow receivers costs it one message, not hundreds."""
+    if not delivery_ids:
+        return
+    try:
+        queue_webhooks.delay(list(delivery_ids))
+    except Exception:  # broker down: the rows are pending and due; the reconciler sends them
+        logger.warning("could not queue %d webhook deliveries; the reconciler will", len(delivery_ids), exc_info=True)
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
@@ -234,6 +252,14 @@ def deliver_webhook(delivery_id: int) -> str | None:
     return webhook_attempt(delivery_id)
 
 
+@shared_task(name="governance.tasks.queue_webhooks", **RETRY)
+def queue_webhooks(delivery_ids: list[int]) -> int:
+    """Queue one deliver_webhook message per delivery (routed to the `webhooks` queue, like the sending:
+    the fan-out and the reconciler hand it one message instead of queueing each delivery themselves)."""
+    queue_deliveries(delivery_ids)
+    return len(delivery_ids)
+
+
 def backoff_seconds(attempts: int) -> float:
     """Exponential from WEBHOOK_RETRY_BASE_SECONDS, capped at WEBHOOK_RETRY_MAX_SECONDS, with "equal
     jitter" (half fixed, half random) so receivers that come back are not hit by every sender at once."""
@@ -242,9 +268,19 @@ def backoff_seconds(attempts: int) -> float:
     return delay / 2 + random.uniform(0, delay / 2)
 
 
+# How long a claim outlives the delivery's deadline (the resolve before it, recording the outcome after).
+CLAIM_MARGIN_SECONDS = 30.0
+
+
+def claim_seconds() -> float:
+    """How long one attempt holds its delivery: longer than its total deadline, so the reconciler (which
+    re-queues unclaimed or expired claims) never sends the same delivery again while it is in flight."""
+    return deadline_seconds() + CLAIM_MARGIN_SECONDS
+
+
 def _claim(delivery_id: int) -> bool:
     now = timezone.now()
-    hold = timedelta(seconds=float(settings.WEBHOOK_TIMEOUT_SECONDS) * 4 + 30)
+    hold = timedelta(seconds=claim_seconds())
     return bool(
         WebhookDelivery.objects.filter(pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
@@ -312,5 +348,5 @@ def webhook_deliveries_due(*, overdue_seconds: float, limit: int = 500) -> int:
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()))
         .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
     )
-    queue_deliveries(ids)
+    queue_deliveries_later(ids)
     return len(ids)

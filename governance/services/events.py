@@ -31,6 +31,8 @@ MAX_TURNS = 200
 BAD_ROLE = f"role must be one of: {', '.join(ROLES)}."
 NO_TURNS = f"An event has 1 to {MAX_TURNS} turns."
 EMPTY_CONTENT = "Every turn needs a non-empty content."
+# meta key naming the extractor of a candidate (what tells an extracted candidate from a recorded turn).
+EXTRACTED_BY = "extracted_by"
 CALL_NEEDS_ID = "A tool_call or tool_result turn needs a call_id that pairs the call with its result."
 
 
@@ -88,7 +90,7 @@ def event_ingest(
             MemoryInput(scope=scope, kind=e.kind, text=e.text, source_kind=SourceKind.USER,
                         source_ref=e.meta.get("from_ref", ""), session=session or "", status="candidate",
                         confidence=e.confidence, occurred_at=at, key=e.key,
-                        meta={**e.meta, "extracted_by": extractor.name, "rule": e.rule})
+                        meta={**e.meta, EXTRACTED_BY: extractor.name, "rule": e.rule})
             for e in found if not forgotten or content_hash(e.text) not in forgotten
         ]
         created = memory_record_batch(items=items + candidates, actor=actor)

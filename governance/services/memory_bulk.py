@@ -23,7 +23,7 @@ BULK_ACTIONS = {"retire": "Retire", "forget": "Forget (soft)", "confirm": "Confi
 BULK_CAP = 500
 
 BULK_UNKNOWN_ACTION = "Choose retire, forget or confirm."
-BULK_REASON_REQUIRED = "Say why: the reason is kept in the audit log of every memory it changes."
+BULK_REASON_REQUIRED = memory_services.REASON_REQUIRED  # one sentence for every ending, one or many
 BULK_NOTHING = "Select at least one memory."
 BULK_TOO_MANY = "At most {cap} memories at once: narrow the filters or select fewer rows."
 

@@ -19,15 +19,17 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.utils import timezone
 
-from governance.errors import Conflict, InvalidInput, PermissionDenied
+from governance.errors import Conflict, FourEyesRequired, InvalidInput, PermissionDenied
 from governance.models import AgentWrite, Principal, Role, Scope, SessionOverrides
 from governance.permissions import (
     ARCHIVE_ROOT,
     require_administer,
     require_four_eyes_change,
     require_move,
+    settings_kept_on_move,
 )
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.four_eyes import MOVE_WOULD_OVERRIDE, move_would_override
 from governance.services.outbox import outbox_emit
 from governance.services.scope import INVALID_SCOPE_NAME, SCOPE_TOO_DEEP, SLUG, lock_tree
 
@@ -114,10 +116,17 @@ def scope_move(*, scope: Scope, new_parent: Scope, actor: Principal | None) -> S
         if new_parent.depth + _subtree_depth(scope) > MAX_DEPTH:
             raise InvalidInput(SCOPE_TOO_DEEP, field="parent")
         old = {"path": scope.path, "parent": scope.parent.path}
+        # The rules it was under from above (four-eyes, agent write policy, archive, child-scope role)
+        # stay with it: a move never relaxes them (permissions.settings_kept_on_move).
+        kept = settings_kept_on_move(scope, new_parent)
+        if actor is not None and move_would_override(scope, new_parent):
+            raise FourEyesRequired(MOVE_WOULD_OVERRIDE)
         rewrite_subtree(scope, new_path=new_path, new_tree=f"{new_parent.tree}.{scope.pk}")
-        Scope.objects.filter(pk=scope.pk).update(parent=new_parent)
+        Scope.objects.filter(pk=scope.pk).update(parent=new_parent, **kept)
         scope.refresh_from_db()
-        _changed(actor, scope, "scope.move", {"old": old, "new": {"path": new_path, "parent": new_parent.path}})
+        _changed(actor, scope, "scope.move", {"old": old, "new": {"path": new_path, "parent": new_parent.path},
+                                              "kept": {k: (v.isoformat() if hasattr(v, "isoformat") else v)
+                                                       for k, v in kept.items()}})
         return scope
 
 

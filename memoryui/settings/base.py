@@ -113,24 +113,29 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Queues per kind of work (docs/operations.md, "Queues"): `propagation` (outbox deliveries: forgets, cache
 # bumps, summaries, stored turns; the reconciler; the worker heartbeat), `embedding` (slow, CPU-bound,
 # batch), `reinforcement` (after each context packet) and `maintenance` (retention, promotions, summary
-# rebuilds, vector index builds). A burst of embedding or a long index build then never holds up a
-# forget. Anything not routed (a task added later, a message of an older version) goes to the default
+# rebuilds, vector index builds), `webhooks` (outbound deliveries, on workers of their own). A burst of
+# embedding, a long index build or a slow webhook receiver then never holds up a forget. Anything not routed (a task added later, a message of an older version) goes to the default
 # queue `celery`, which the propagation workers also consume. A worker started without -Q consumes all.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 EMBEDDING_QUEUE = env_str("EMBEDDING_QUEUE", "embedding")
 PROPAGATION_QUEUE = env_str("PROPAGATION_QUEUE", "propagation")
+# Webhook deliveries wait on other people's servers: a queue and workers of their own, so a slow
+# receiver never holds a worker that carries forgets (docs/operations.md, "Queues").
+WEBHOOK_QUEUE = env_str("WEBHOOK_QUEUE", "webhooks")
 REINFORCEMENT_QUEUE = env_str("REINFORCEMENT_QUEUE", "reinforcement")
 MAINTENANCE_QUEUE = env_str("MAINTENANCE_QUEUE", "maintenance")
 CELERY_TASK_QUEUES = tuple(
     Queue(name) for name in dict.fromkeys(
-        (CELERY_TASK_DEFAULT_QUEUE, PROPAGATION_QUEUE, EMBEDDING_QUEUE, REINFORCEMENT_QUEUE, MAINTENANCE_QUEUE)
+        (CELERY_TASK_DEFAULT_QUEUE, PROPAGATION_QUEUE, EMBEDDING_QUEUE, REINFORCEMENT_QUEUE, MAINTENANCE_QUEUE,
+         WEBHOOK_QUEUE)
     )
 )
 CELERY_TASK_ROUTES = {
     "governance.tasks.propagate_outbox": {"queue": PROPAGATION_QUEUE},
     "governance.tasks.reconcile": {"queue": PROPAGATION_QUEUE},
     "governance.tasks.worker_heartbeat": {"queue": PROPAGATION_QUEUE},
-    "governance.tasks.deliver_webhook": {"queue": PROPAGATION_QUEUE},
+    "governance.tasks.deliver_webhook": {"queue": WEBHOOK_QUEUE},
+    "governance.tasks.queue_webhooks": {"queue": WEBHOOK_QUEUE},
     "governance.tasks.embed_outbox": {"queue": EMBEDDING_QUEUE},
     "governance.tasks.embed_memories": {"queue": EMBEDDING_QUEUE},
     "governance.recall.tasks.reinforce_used_memories": {"queue": REINFORCEMENT_QUEUE},
@@ -207,6 +212,9 @@ MEMORY_HASH_KEY = env_str("MEMORY_HASH_KEY", "") or ""
 # other non-public addresses are refused unless WEBHOOK_ALLOW_PRIVATE (tests, a receiver on the same host).
 WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
 WEBHOOK_TIMEOUT_SECONDS = env_float("WEBHOOK_TIMEOUT_SECONDS", 5.0)  # connect, and each read of the answer
+# The whole delivery (connect, send, the answer's head and first KiB): a receiver that answers one byte
+# at a time is cut here; the delivery's claim lasts this plus 30 s (docs/webhooks.md).
+WEBHOOK_DEADLINE_SECONDS = env_float("WEBHOOK_DEADLINE_SECONDS", 10.0)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)  # then the delivery is "failed"
 WEBHOOK_RETRY_BASE_SECONDS = env_float("WEBHOOK_RETRY_BASE_SECONDS", 30.0)  # doubled per attempt, jittered
 WEBHOOK_RETRY_MAX_SECONDS = env_float("WEBHOOK_RETRY_MAX_SECONDS", 3600.0)

@@ -23,7 +23,7 @@ from memoryui.views.base import chart_time, dashboard_view, page, render_error
 from memoryui.views.charts import curve
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
-REASON_REQUIRED = "Say why: a reason is kept in the audit log with this change."
+REASON_REQUIRED = memory_services.REASON_REQUIRED  # the services refuse an empty reason themselves
 UNKNOWN_ACTION = "Unknown action."
 
 # The actions a memory page may offer: (name, label, permission, the status it moves to, irreversible).
@@ -276,14 +276,9 @@ def memory_act(request, memory_id: int):
             return memory_page(request, memory_id, status=exc.status, error=exc)
         except DomainError:  # the memory itself is not readable: say only that
             return render_error(request, exc)
-    target = next(a[3] for a in ACTIONS if a[0] == name)
-    if name in ("retire", "forget", "forget_hard") and result.status != target:
-        # Four-eyes: only the first of the two people's requests was recorded; the memory is unchanged.
-        words = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}[name]
-        messages.warning(request, memory_services.FOUR_EYES_REQUESTED.format(action=words))
-    elif name == "confirm" and result.status != Status.ACTIVE:
-        messages.warning(request, f"Approval recorded for memory {memory_id}: a second, different reviewer "
-                                  "must confirm it before it is in force.")
+    if result.four_eyes_pending is not None:
+        # Four-eyes: the service recorded an approval or the first of two requests; it says which.
+        messages.warning(request, f"Memory {memory_id}: {result.four_eyes_pending.message}")
     else:
         messages.success(request, DONE_WORDS.get(name, "Done: {action} of memory {id}.").format(
             id=memory_id, new=result.pk, action=name.replace("_", " ")))
@@ -294,8 +289,6 @@ def apply_action(request, memory_id: int, name: str, reason: str):
     spec = next((a for a in ACTIONS if a[0] == name), None)
     if spec is None:
         raise InvalidInput(UNKNOWN_ACTION, field="action")
-    if name != "confirm" and not reason:
-        raise InvalidInput(REASON_REQUIRED, field="reason")
     if spec[4] and request.POST.get("irreversible") != "yes":
         raise InvalidInput(CONFIRM_IRREVERSIBLE, field="irreversible")
     actor = request.principal

@@ -30,7 +30,7 @@ from governance.selectors.review import (
 from governance.services.memory import memory_confirm, memory_reject
 from governance.services.review import proposal_edit_confirm
 from memoryui.views.base import dashboard_view, page, scope_query
-from memoryui.views.memories import CONFIRM_IRREVERSIBLE, REASON_REQUIRED
+from memoryui.views.memories import CONFIRM_IRREVERSIBLE
 
 QUEUE_PAGE = 60
 SIMILAR_SHOWN = 3
@@ -98,8 +98,6 @@ def review_act(request):
         ids = _ids(request.POST.getlist("memory"))
         if decision not in ("confirm", "reject"):
             raise InvalidInput(BAD_DECISION, field="decision")
-        if decision == "reject" and not reason:
-            raise InvalidInput(REASON_REQUIRED, field="reason")
         if decision == "reject" and request.POST.get("irreversible") != "yes":
             raise InvalidInput(CONFIRM_IRREVERSIBLE, field="irreversible")
         service = memory_confirm if decision == "confirm" else memory_reject
@@ -116,7 +114,7 @@ def review_act(request):
     if decision == "reject":
         messages.success(request, f"Rejected {len(ids)} item{'s' if len(ids) != 1 else ''}.")
     else:
-        waiting = [m.pk for m in results if m.status != "active"]
+        waiting = [m.pk for m in results if m.four_eyes_pending is not None]
         text = f"Confirmed {len(results) - len(waiting)} of {len(results)}."
         if waiting:
             text += f" Approval recorded, a second reviewer is needed for: {', '.join(map(str, waiting))}."
@@ -135,8 +133,6 @@ def review_decide(request, memory_id: int):
         if decision == "confirm":
             result = memory_confirm(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "reject":
-            if not reason:
-                raise InvalidInput(REASON_REQUIRED, field="reason")
             result = memory_reject(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "edit":
             result = proposal_edit_confirm(

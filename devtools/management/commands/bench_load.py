@@ -1,6 +1,6 @@
-"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|all]`
+"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|all] [--tarpit K]`
 
-Starts the team topology (devtools/topology.py: PostgreSQL and Redis on TCP, gunicorn, two Celery
+Starts the team topology (devtools/topology.py: PostgreSQL and Redis on TCP, gunicorn, three Celery
 workers, beat; production settings and environment variables only) under a temporary folder, drives it
 with locust (headless, loopback only, bounded in users and time; devtools/benchmarks/locustfile.py) with a mix of
 context packets, recall, event ingestion, writes, proposals confirmed by the owner, hard forgets and
@@ -14,13 +14,19 @@ dashboard pages, injects the faults asked for, and then checks the data:
 - no packet or recall answer held a memory outside the caller's scopes, nor a text whose hard forget had
   been accepted before the request was sent.
 
-It prints throughput, p50/p95/p99 per request kind and the error rate, the time each fault's backlog took
+`--tarpit K` subscribes K webhook receivers that answer one byte at a time (devtools/benchmarks/tarpit.py, in this
+process, on loopback) to every event of the workspace: a slow receiver must hold only the webhook workers,
+so the forget propagation figure should stay within 2x of a run without them (docs/webhooks.md).
+
+It prints throughput, p50/p95/p99 per request kind and the error rate, forget propagation p50/p95 (an
+accepted hard forget's outbox row until its last delivery but the embedding's), the time each fault's backlog took
 to drain, and as its last line: requests/s, error rate, and whether every data check held (exit code 1
 when one did not). The topology is stopped and its folder deleted at the end (`--keep` keeps it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
 import json
@@ -36,6 +42,8 @@ import uuid
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+
+from devtools.benchmarks.tarpit import Tarpit
 
 FAULTS = ("worker-kill", "web-kill", "redis-restart", "db-drop")
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "benchmarks" / "locustfile.py"
@@ -60,6 +68,11 @@ for team in "ab":
 owner = user_ensure(username="bench-owner", password=password, actor=None)
 grant_add(principal=owner, scope=workspace, role=Role.OWNER, actor=None)
 out["owner_tokens"] = [token_issue(principal=owner, scope=workspace, max_role=Role.OWNER, actor=None) for _ in range(n)]
+from governance.models import EventType, Workspace
+from governance.services.webhook import webhook_create
+for url in {tarpits!r}:
+    webhook_create(workspace=Workspace.objects.get(slug="acme"), url=url, event_types=list(EventType.values),
+                   actor=None, description="bench_load tarpit")
 print("BENCH-SETUP " + json.dumps(out))
 """
 
@@ -115,8 +128,10 @@ class Command(BaseCommand):
                             help="inject this fault during the run (repeatable; `all`: each once, spread out)")
         parser.add_argument("--web-workers", type=int, default=3)
         parser.add_argument("--keep", action="store_true", help="keep the topology's folder (logs, data)")
+        parser.add_argument("--tarpit", type=int, default=0,
+                            help="subscribe this many one-byte-at-a-time webhook receivers to every event")
 
-    def handle(self, *args, users, seconds, fault, web_workers, keep, **options):
+    def handle(self, *args, users, seconds, fault, web_workers, keep, tarpit=0, **options):
         if users < 1 or seconds < 5:
             raise CommandError("--users must be at least 1 and --seconds at least 5.")
         # Only looked up, never imported here: importing locust monkey-patches this process for gevent.
@@ -126,14 +141,21 @@ class Command(BaseCommand):
 
         faults = list(FAULTS) if "all" in fault else list(dict.fromkeys(fault))
         root = Path(tempfile.mkdtemp(prefix="memory-bench-"))
-        topology = Topology(root, web_workers=web_workers, extra_env=RECOVERY_ENV)
-        self.stdout.write(f"· starting the topology under {root} (gunicorn {web_workers} workers, two Celery workers, beat)")
+        # The tarpits listen on loopback, which production settings refuse unless told.
+        extra = {**RECOVERY_ENV, **({"WEBHOOK_ALLOW_PRIVATE": "1"} if tarpit else {})}
+        topology = Topology(root, web_workers=web_workers, extra_env=extra)
+        self.stdout.write(f"· starting the topology under {root} (gunicorn {web_workers} workers, three Celery workers, beat)")
         started = time.monotonic()
         topology.start()
         ok = False
         try:
             self.stdout.write(f"  up in {time.monotonic() - started:.0f} s at {topology.base_url}")
-            ok = self._run(topology, root, users=users, seconds=seconds, faults=faults)
+            with contextlib.ExitStack() as stack:
+                self.tarpits = [stack.enter_context(Tarpit(interval=0.5)) for _ in range(max(tarpit, 0))]
+                ok = self._run(topology, root, users=users, seconds=seconds, faults=faults)
+                if self.tarpits:
+                    self.stdout.write(f"  tarpits: {len(self.tarpits)} receivers got "
+                                      f"{sum(t.requests for t in self.tarpits)} requests")
         finally:
             topology.stop()
             if not keep:
@@ -144,7 +166,8 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------------------------------------------
     def _run(self, topology, root: Path, *, users: int, seconds: int, faults: list[str]) -> bool:
         run = uuid.uuid4().hex[:10]
-        out = topology.manage("shell", "-c", SETUP.format(n=max(users, 1), password=secrets.token_urlsafe(16)))
+        out = topology.manage("shell", "-c", SETUP.format(n=max(users, 1), password=secrets.token_urlsafe(16),
+                                                           tarpits=[t.url for t in getattr(self, "tarpits", [])]))
         config = json.loads(out.split("BENCH-SETUP ", 1)[1])
         config["run"] = run
         (root / "bench-config.json").write_text(json.dumps(config))
@@ -171,6 +194,7 @@ class Command(BaseCommand):
             self._print_database_errors(topology)
         self._print_faults(drains, record)
         problems = self._check(topology, run, record)
+        self._print_forget_propagation(topology)
         requests = int(total["Request Count"])
         crashed = (root / "locust.log").read_text(errors="replace").count("Traceback")
         if not requests or crashed:
@@ -343,6 +367,23 @@ class Command(BaseCommand):
                 return f"{time.time() - started:.1f} s"
             time.sleep(1)
         return f"NOT within {DRAIN_TIMEOUT:.0f} s ({pending} deliveries, {unembedded} embeddings pending)"
+
+    def _print_forget_propagation(self, topology) -> None:
+        """Forget propagation: each hard forget's outbox row, from its creation until its last delivery but
+        the embedding's (that one runs on its own queue) was done; p50 and p95 over the run."""
+        from devtools.benchmarks.stats import percentile
+
+        with topology.connect() as db:
+            rows = db.execute(
+                "SELECT extract(epoch FROM max(d.done_at) - o.created_at) * 1000 FROM governance_outbox o"
+                " JOIN governance_outboxdelivery d ON d.outbox_id = o.id AND d.store <> 'embedding'"
+                " WHERE o.topic = 'memory.forgotten' GROUP BY o.id HAVING bool_and(d.state = 'done')").fetchall()
+        values = sorted(float(r[0]) for r in rows)
+        if not values:
+            self.stdout.write("  forget propagation: no hard forget in this run")
+            return
+        self.stdout.write(f"  forget propagation: {len(values)} forgets, p50 {percentile(values, 0.5):.0f} ms, "
+                          f"p95 {percentile(values, 0.95):.0f} ms, max {values[-1]:.0f} ms")
 
     def _check_forgets(self, db, topology, record: dict, by_id: dict, problems: list[str]) -> None:
         import redis

@@ -105,7 +105,8 @@ class Child:
 def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
     """The Celery workers runstack starts (devtools.workers: the queue split and command lines)."""
     return workers.worker_commands(py, concurrency=concurrency, hostnames={
-        "worker": f"runstack-{port}@%h", "embedder": f"runstack-embed-{port}@%h"})
+        "worker": f"runstack-{port}@%h", "embedder": f"runstack-embed-{port}@%h",
+        "webhooks": f"runstack-webhooks-{port}@%h"})
 
 
 class Command(BaseCommand):
@@ -217,7 +218,8 @@ class Command(BaseCommand):
         logs = embedded.var_dir() / "logs"
         logs.mkdir(exist_ok=True)
         py = sys.executable
-        self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings) and beat")
+        self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings, one for "
+                   "webhooks) and beat")
         for name, argv in worker_commands(py, port=port, concurrency=concurrency).items():
             self.children.append(Child(name, argv, env, logs))
         self.children.append(Child("beat", [
@@ -267,7 +269,7 @@ class Command(BaseCommand):
         lines += [
             f"  API:          {base}api/v1/docs/",
             f"  Data:         {embedded.var_dir() if self.embedded else 'external servers'} (reused by the next run)",
-            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, embedder.log, beat.log)",
+            f"  Logs:         {embedded.var_dir() / 'logs'} (web.log, worker.log, embedder.log, webhooks.log, beat.log)",
             "Press Ctrl-C to stop everything.",
             "",
         ]
@@ -291,7 +293,7 @@ class Command(BaseCommand):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if self.children:
             self.stdout.write("\n· stopping the web server, beat and workers")
-        for name in ("web", "beat", "worker", "embedder"):
+        for name in ("web", "beat", "worker", "embedder", "webhooks"):
             for child in self.children:
                 if child.name == name:
                     child.stop(STOP_TIMEOUT)

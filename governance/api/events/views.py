@@ -14,7 +14,7 @@ from governance.api.memories.serializers import MemoryOutput
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
 from governance.selectors.memory import scope_visible
-from governance.services.events import MAX_TURNS, ROLES, event_ingest
+from governance.services.events import EXTRACTED_BY, MAX_TURNS, ROLES, event_ingest
 
 
 # One turn of the interaction (not a stored context turn: that is turns.TurnOutput). A comment, not a
@@ -35,7 +35,8 @@ class EventInput(serializers.Serializer):
 
 
 class EventOutput(serializers.Serializer):
-    created = MemoryOutput(many=True)
+    created = MemoryOutput(many=True, help_text="The episodes recorded (one per new turn); extracted candidates are "
+                                                "not listed here: they wait in the review queue.")
 
 
 class EventsView(APIView):
@@ -51,4 +52,8 @@ class EventsView(APIView):
         scope = scope_visible(principal, data["scope"])
         created = event_ingest(scope=scope, session=data["session"], at=data.get("at"),
                                turns=[dict(t) for t in data["turns"]], actor=principal)
-        return Response({"created": MemoryOutput(created, many=True).data}, status=status.HTTP_201_CREATED)
+        # The answer lists the episodes (what was sent), never the extracted candidates: a sentence whose
+        # text was forgotten here is not extracted again, so listing candidates would tell which text was
+        # forgotten. The candidates wait in the review queue (GET /review, GET /memories?status=candidate).
+        episodes = [m for m in created if EXTRACTED_BY not in (m.meta or {})]
+        return Response({"created": MemoryOutput(episodes, many=True).data}, status=status.HTTP_201_CREATED)

@@ -86,9 +86,11 @@ class MemoryListInput(serializers.Serializer):
     q = serializers.CharField(required=False, max_length=500)
 
 
+# The reason of an ending is checked by the service (services.memory.REASON_REQUIRED), so the API and the
+# dashboard answer a missing one with the same code and sentence.
 class SupersedeInput(serializers.Serializer):
     text = serializers.CharField(max_length=20_000)
-    reason = serializers.CharField(max_length=2000)
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
     source = SourceInput()
 
 
@@ -97,12 +99,14 @@ class ReasonInput(serializers.Serializer):
 
 
 class RequiredReasonInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=2000)
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
+                                   help_text="Required (the service refuses an empty one: 400, field reason).")
 
 
 class ForgetInput(serializers.Serializer):
     mode = serializers.ChoiceField(choices=["soft", "hard"])
-    reason = serializers.CharField(max_length=2000)
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
+                                   help_text="Required (the service refuses an empty one: 400, field reason).")
 
 
 class MemoryStateOutput(serializers.ModelSerializer):

@@ -16,20 +16,10 @@ from governance.api.memories import serializers as s
 from governance.api.operations.views import outbox_state
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
-from governance.models import Outbox, Status
+from governance.models import Outbox
 from governance.selectors.memory import memory_get, memory_list, scope_visible
 from governance.services import memory as memory_services
 from governance.services.memory import MemoryInput, memory_record, memory_supersede
-
-
-def _four_eyes_pending(memory, action: str) -> dict | None:
-    """When the call only recorded the first of the two people's requests to end a long-term commitment."""
-    request = memory_services.end_request_pending(memory, action)
-    if request is None or memory.status != Status.ACTIVE:
-        return None
-    words = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}[action]
-    return {"action": action, "requested_by": request.get("by_name"), "approvals": 1, "needed": 2,
-            "message": memory_services.FOUR_EYES_REQUESTED.format(action=words)}
 
 
 class MemoriesView(APIView):
@@ -127,9 +117,8 @@ class MemoryRetireView(APIView):
         data = valid(s.RequiredReasonInput, request.data)
         memory = memory_services.memory_retire(memory_id=memory_id, actor=request_principal(request),
                                                reason=data["reason"])
-        pending = _four_eyes_pending(memory, "retire")
-        if pending is not None:  # 202: recorded, waiting for a second curator or owner
-            return Response({**s.MemoryStateOutput(memory).data, "four_eyes_pending": pending},
+        if memory.four_eyes_pending is not None:  # 202: recorded, waiting for a second curator or owner
+            return Response({**s.MemoryStateOutput(memory).data, "four_eyes_pending": memory.four_eyes_pending.as_dict()},
                             status=status.HTTP_202_ACCEPTED)
         return Response(s.MemoryStateOutput(memory).data)
 
@@ -144,10 +133,10 @@ class MemoryForgetView(APIView):
         data = valid(s.ForgetInput, request.data)
         memory = memory_services.memory_forget(memory_id=memory_id, actor=request_principal(request),
                                                reason=data["reason"], hard=data["mode"] == "hard")
-        pending = _four_eyes_pending(memory, "forget_hard" if data["mode"] == "hard" else "forget")
-        if pending is not None:  # nothing forgotten yet: a second curator or owner must ask too
+        if memory.four_eyes_pending is not None:  # nothing forgotten yet: a second curator or owner must ask too
             return Response({"memory": s.MemoryStateOutput(memory).data, "mode": data["mode"], "propagation": None,
-                             "four_eyes_pending": pending}, status=status.HTTP_202_ACCEPTED)
+                             "four_eyes_pending": memory.four_eyes_pending.as_dict()},
+                            status=status.HTTP_202_ACCEPTED)
         outbox = (Outbox.objects.filter(memory=memory, topic="memory.forgotten").prefetch_related("deliveries")
                   .order_by("-pk").first())
         body = {"memory": s.MemoryStateOutput(memory).data, "mode": data["mode"],

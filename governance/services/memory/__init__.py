@@ -18,13 +18,16 @@ from governance.services.memory.lifecycle import (  # reinforcement
 )
 from governance.services.memory.record import (
     FOUR_EYES_ACTIVE_WRITE,
+    FOUR_EYES_APPROVED,
     FOUR_EYES_REQUESTED,
     FOUR_EYES_SAME_PERSON,
     FOUR_EYES_SUPERSEDE,
     MAX_TEXT_CHARS,
+    REASON_REQUIRED,
     REQUESTED_ACTIVE,
     TEXT_EMPTY,
     TEXT_TOO_LONG,
+    FourEyesPending,
     MemoryInput,
     build_memory,
     default_status,
@@ -39,6 +42,9 @@ from governance.services.memory.record import (
 
 __all__ = [
     "FOUR_EYES_ACTIVE_WRITE",
+    "FOUR_EYES_APPROVED",
+    "FourEyesPending",
+    "REASON_REQUIRED",
     "FOUR_EYES_REQUESTED",
     "FOUR_EYES_SAME_PERSON",
     "FOUR_EYES_SUPERSEDE",

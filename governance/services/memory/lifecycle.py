@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.utils import timezone
 
 from governance.errors import (
@@ -23,22 +23,24 @@ from governance.models import (
     ReinforcementEvent,
     Relation,
     RelationKind,
-    Scope,
     Status,
     activation,
 )
 from governance.permissions import (
     Action,
     approvers,
-    confirm_approvals_needed,
     ending_needs_two_people,
     require,
 )
+from governance.propagation.turns import redact_asked_text
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
 from governance.services.memory.promotion import promotion_check_support
 from governance.services.memory.record import (
     FOUR_EYES_SAME_PERSON,
     FOUR_EYES_SUPERSEDE,
+    REASON_REQUIRED,
+    FourEyesPending,
     MemoryInput,
     build_memory,
     integrity_to_domain,
@@ -84,7 +86,9 @@ def memory_propose(*, memory_id: int, actor: Principal | None, reason: str = "")
     with transaction.atomic():
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.WRITE_CANDIDATE)
-        return transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+        memory = transition(memory, Status.PROPOSED, actor=actor, action="memory.propose", reason=reason)
+        fix_at_proposal(memory)
+        return memory
 
 
 def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
@@ -95,7 +99,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
         if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
             raise InvalidTransition(f"Only candidates and proposals can be confirmed; this one is {memory.status}.")
         promotion_check_support(memory)
-        needed = confirm_approvals_needed(memory, _rules_it_would_end(memory))
+        needed = approvals_to_put_in_force(memory)
         if _needs_second_reviewer(memory, actor, needed):
             approvals = approvers(memory)
             # Kept on the row so the review queue shows "1 of 2" for a mid-term revision of a long-term rule.
@@ -107,6 +111,7 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
                                  memory.status, memory.status, reason,
                                  {"approvals": len(approvals) + 1, "needed": needed}),
             )
+            memory.four_eyes_pending = FourEyesPending("confirm", actor.name, len(approvals) + 1, needed)
             return memory
         if memory.key:
             _supersede_active_for_key(memory, actor, reason)
@@ -116,18 +121,6 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
                              fields=("confirmed_by", "confirmed_at"))
         reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
         return memory
-
-
-def _rules_it_would_end(memory: Memory) -> list[Memory]:
-    """The active memories that confirming `memory` supersedes (same key, its scope), overrides (same key,
-    the scopes above it) or contests (it `contradicts` them: once in force it may win over them)."""
-    contested = Q(relations_in__source=memory, relations_in__kind=RelationKind.CONTRADICTS)
-    if memory.key:
-        contested |= Q(scope__in=Scope.objects.ancestors_of(memory.scope), key=memory.key)
-    return list(
-        Memory.objects.filter(contested, status=Status.ACTIVE).exclude(pk=memory.pk).select_related("scope")
-        .distinct()
-    )
 
 
 def _needs_second_reviewer(memory: Memory, actor: Principal | None, needed: int) -> bool:
@@ -159,7 +152,17 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
     )
 
 
+def _required_reason(reason: str | None) -> str:
+    """The reason of an ending service, stripped; InvalidInput(REASON_REQUIRED) when there is none."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput(REASON_REQUIRED, field="reason")
+    return reason
+
+
 def memory_reject(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    """A reviewer refuses a candidate or proposal, saying why."""
+    reason = _required_reason(reason)
     with transaction.atomic():
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.CONFIRM)
@@ -180,8 +183,7 @@ def memory_supersede(
 ) -> Memory:
     """Write the next revision, link it (supersedes) and retire the old one to `superseded`, atomically.
     Two concurrent supersedes of one memory: the second waits on the row lock, then finds it superseded."""
-    if not reason or not reason.strip():
-        raise InvalidInput("A supersede needs a reason.", field="reason")
+    reason = _required_reason(reason)
     try:
         with transaction.atomic():
             old = lock_memory(memory_id)
@@ -204,6 +206,9 @@ def memory_supersede(
                 importance=old.importance, tier=old.tier, task_type=old.task_type,
             )
             validate_input(item)
+            if actor is not None and approvals_to_put_in_force(
+                    build_memory(item, actor, timezone.now()), exclude=(old.pk,)) >= 2:
+                raise FourEyesRequired(FOUR_EYES_SUPERSEDE)  # it would override or contradict one above
             transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
             confirmed = may_confirm(item, actor)  # the supersede right comes with the confirm right
             new = build_memory(item, actor, timezone.now(), confirmed=confirmed)
@@ -246,12 +251,14 @@ def _first_of_two(memory: Memory, actor: Principal | None, action: str, reason: 
         f"memory.{action}_request", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
         reason, {"approvals": 1, "needed": 2},
     ))
+    memory.four_eyes_pending = FourEyesPending(action, actor.name, 1, 2)
     return True
 
 
 def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
     """Retire a memory. A long-term commitment of a four-eyes scope needs two different curators or
     owners: the first call only records the request (see end_request_pending), the second retires it."""
+    reason = _required_reason(reason)
     with transaction.atomic():
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.RETIRE)
@@ -265,6 +272,7 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
     """Soft: the memory is deactivated (text kept for owners). Hard: text, lexical terms and embedding are
     purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers.
     An active long-term commitment of a four-eyes scope takes two different people, as memory_retire."""
+    reason = _required_reason(reason)
     with transaction.atomic():
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
@@ -277,6 +285,8 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
             memory.status = Status.FORGOTTEN
         fields = ["status", "updated_at", "meta"]
         if hard:
+            # Every stored turn that asked with this text, cited or not, loses it in this transaction.
+            redact_asked_text(workspace_id=memory.scope.workspace_id, text=memory.text)
             memory.text = ""
             memory.lexical = ""
             memory.embedding = None

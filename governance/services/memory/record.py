@@ -41,6 +41,7 @@ from governance.permissions import (
 )
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.bulk import copy_insert
+from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
 from governance.services.outbox import outbox_emit
 
 MAX_TEXT_CHARS = 20_000
@@ -66,6 +67,38 @@ FOUR_EYES_REQUESTED = (
 )
 # Kept in meta["requested_status"] when an agent asked for `active` and got a proposal instead.
 REQUESTED_ACTIVE = "active"
+FOUR_EYES_APPROVED = (
+    "Recorded your approval ({approvals} of {needed}); a second, different reviewer must confirm it before it is "
+    "in force."
+)
+# How FOUR_EYES_REQUESTED names each ending.
+END_WORDS = {"retire": "retire", "forget": "forget", "forget_hard": "hard-forget"}
+# Ending or refusing a memory (reject, retire, forget, supersede) needs a reason, whoever calls: the API
+# and the dashboard show this sentence (400 invalid_input, field "reason").
+REASON_REQUIRED = "Say why: a reason is kept in the audit log with this change."
+
+
+@dataclass(frozen=True)
+class FourEyesPending:
+    """What a call recorded instead of doing it, because four-eyes asks for a second, different person:
+    an approval of a confirmation ("confirm") or the first request to end a commitment ("retire",
+    "forget", "forget_hard"). The services return it on the memory (`memory.four_eyes_pending`; None when
+    the call did what it was asked), so the API and the dashboard say the same thing without guessing."""
+
+    action: str
+    requested_by: str | None
+    approvals: int
+    needed: int
+
+    @property
+    def message(self) -> str:
+        if self.action == "confirm":
+            return FOUR_EYES_APPROVED.format(approvals=self.approvals, needed=self.needed)
+        return FOUR_EYES_REQUESTED.format(action=END_WORDS[self.action])
+
+    def as_dict(self) -> dict:
+        return {"action": self.action, "requested_by": self.requested_by, "approvals": self.approvals,
+                "needed": self.needed, "message": self.message}
 
 
 @dataclass
@@ -196,9 +229,15 @@ def build_memory(item: MemoryInput, actor: Principal | None, now: datetime, *, c
 
 
 def _check_four_eyes_write(item: MemoryInput, actor: Principal | None) -> None:
-    # Writing a long-term commitment straight to `active` would skip the second reviewer: propose it instead.
+    # Writing straight to `active` what two people must confirm (a long-term commitment of a four-eyes
+    # scope, or anything that would replace, override or contradict one there or above: four_eyes.py)
+    # would skip the second reviewer: propose it instead.
+    if actor is None or item.status != Status.ACTIVE:
+        return
     tier = item.tier or default_tier(item.kind)
-    if actor is not None and item.status == Status.ACTIVE and tier == Tier.LONG and requires_four_eyes(item.scope):
+    if tier == Tier.LONG and requires_four_eyes(item.scope):
+        raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
+    if not _is_plain_episode(item) and approvals_to_put_in_force(build_memory(item, actor, timezone.now())) >= 2:
         raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
 
 
@@ -232,6 +271,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
             _queue_conflicts(memory, actor)
+            fix_at_proposal(memory)
             return memory
     except IntegrityError as exc:
         raise integrity_to_domain(exc) from exc
@@ -308,9 +348,14 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
             for item in (i for i in items if i.key is not None):
                 created.append(memory_record(item=item, actor=actor))
             audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
+            four_eyes: dict[int, bool] = {}  # asked once per scope
             for memory in created:
                 if memory.key is None:
                     _queue_conflicts(memory, actor)
+                    if memory.scope_id not in four_eyes:
+                        four_eyes[memory.scope_id] = requires_four_eyes(memory.scope)
+                    if four_eyes[memory.scope_id]:
+                        fix_at_proposal(memory)
             if created:
                 outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]})
             return created

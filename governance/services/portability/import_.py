@@ -37,9 +37,10 @@ from governance.models import (
     content_hash,
     lexical,
 )
-from governance.permissions import Action, require, requires_four_eyes
+from governance.permissions import Action, require
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.bulk import copy_insert
+from governance.services.four_eyes import NEEDED, import_needs_two
 from governance.services.outbox import outbox_emit
 from governance.services.portability.format import (
     AFTER_END,
@@ -379,11 +380,6 @@ class _Importer(RecordsStep):
             provenance["confirmed_by"] = (self.principal_names[r["confirmed_by"]] if confirmed_by is not None
                                           else "system")
             provenance["confirmed_at"] = r.get("confirmed_at")
-        if in_force and status == Status.ACTIVE and tier == Tier.LONG and self.actor is not None \
-                and requires_four_eyes(scope):
-            status, in_force = Status.PROPOSED, False
-            meta = {**meta, "requested_status": Status.ACTIVE}
-            self.counts["proposed_for_four_eyes"] += 1
         speaker = str(r.get("speaker") or "")[:200]
         memory = Memory(
             scope=scope, kind=kind, key=key, revision=revision, text=text, lexical=lexical.lexical_text(text, speaker),
@@ -401,6 +397,12 @@ class _Importer(RecordsStep):
             confirmed_by=self.actor if in_force else None, confirmed_at=self.now if in_force else None,
             meta={**self._remap_meta(meta), "imported": provenance},
         )
+        if in_force and status == Status.ACTIVE and self.actor is not None and import_needs_two(
+                memory, self.__dict__.setdefault("_four_eyes", {})):  # proposed: two reviewers put it in force
+            memory.status, memory.confirmed_by, memory.confirmed_at = Status.PROPOSED, None, None
+            memory.meta = {**memory.meta, "requested_status": Status.ACTIVE, NEEDED: 2}
+            status = Status.PROPOSED
+            self.counts["proposed_for_four_eyes"] += 1
         self._key_seen(scope, key, revision, status, line)
         self._queue(line, fid, memory)
 

@@ -84,8 +84,9 @@ def test_events_recall_context_and_turn_round_trip(agent_client, project_scope):
     }, format="json")
     assert event.status_code == 201, event.json()
     created = event.json()["created"]
-    assert [m["kind"] for m in created].count("episodic") == 4
-    assert any(m["status"] == "candidate" and "PDF" in m["text"] for m in created)
+    assert [m["kind"] for m in created] == ["episodic"] * 4  # the answer lists what was sent
+    candidates = agent_client.get("/api/v1/memories", {"scope": "acme/slides", "status": "candidate"}).json()
+    assert any("PDF" in m["text"] for m in candidates["results"])
     again = agent_client.post("/api/v1/events", {
         "scope": "acme/slides", "session": "s1",
         "turns": [{"role": "user", "content": "From now on, always export slides as PDF.", "ref": "u1"}],

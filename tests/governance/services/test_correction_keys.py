@@ -166,7 +166,10 @@ def test_correction_through_the_events_api_comes_back_keyed(project_scope, agent
         "turns": [{"role": "user", "content": "Change the export format to PDF instead.", "ref": "u9"}],
     }, format="json")
     assert response.status_code == 201, response.json()
-    [candidate] = [m for m in response.json()["created"] if m["kind"] != "episodic"]
+    assert [m["kind"] for m in response.json()["created"]] == ["episodic"]  # candidates wait for review
+    listed = token_client(agent).get("/api/v1/memories", {"scope": "acme/slides", "key": "export_format",
+                                                          "status": "proposed"}).json()["results"]
+    [candidate] = [m for m in listed if m["id"] != old.pk]
     assert candidate["key"] == "export_format" and candidate["status"] == "proposed"
     assert _contradicts(Memory.objects.get(pk=candidate["id"])) == {old.pk}
 

@@ -152,8 +152,9 @@ def test_runstack_starts_a_worker_for_every_queue():
     for argv in commands.values():
         consumed |= {q for arg in argv if arg.startswith("--queues=") for q in arg.split("=", 1)[1].split(",")}
     assert consumed == {q.name for q in settings.CELERY_TASK_QUEUES} == {
-        "celery", "propagation", "embedding", "reinforcement", "maintenance"}
+        "celery", "propagation", "embedding", "reinforcement", "maintenance", "webhooks"}
     assert "--concurrency=1" in commands["embedder"]
+    assert "--queues=webhooks" in commands["webhooks"]  # a slow receiver never holds a worker that carries forgets
     assert "--queues=embedding" in commands["embedder"]  # embedding alone: it never shares a worker with a forget
 
 

@@ -1,0 +1,119 @@
+"""Four-eyes on every path that puts something in force: which long-term commitments a memory would
+replace, override, contradict or narrow once in force, and so how many people must agree first.
+
+The decision itself is `permissions.confirm_approvals_needed` (the rulebook); this module gathers what it
+decides on, for every path that can put a memory in force: a direct `active` write (`memory_record`, the
+batch), a confirmation (`memory_confirm`), a supersede, an import (`services/portability/import_.py`).
+A proposal's count is fixed when it is proposed (`meta.approvals_needed`), and a confirmation never
+needs fewer than that: deleting the system's `contradicts` link, retiring a neighbour or turning four-eyes
+off later does not let one person through."""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status, Tier
+from governance.permissions import confirm_approvals_needed, ending_needs_two_people, requires_four_eyes
+from governance.services.conflict import CHECKED_KINDS, MAX_CANDIDATES, contradicts
+
+# How many people a proposal needs, fixed at proposal time (the review queue shows "1 of 2").
+NEEDED = "approvals_needed"
+
+
+def _contradicted_by_text(memory: Memory, scope_ids: list[int]) -> list[Memory]:
+    """Active unkeyed statements of these scopes that `memory` says the opposite of (conflict detection's
+    test, over the scope and every scope above it: a rule in a sub-scope is pinned beside its parent's)."""
+    if memory.kind not in CHECKED_KINDS or memory.key or not memory.lexical or not memory.text:
+        return []
+    near = (
+        Memory.objects.filter(scope_id__in=scope_ids, status=Status.ACTIVE, kind__in=CHECKED_KINDS,
+                              key__isnull=True, lexical__trigram_similar=memory.lexical)
+        .exclude(pk=memory.pk).select_related("scope")[:MAX_CANDIDATES]
+    )
+    return [other for other in near if contradicts(memory.text, other.text)]
+
+
+def commitments_at_stake(memory: Memory, *, exclude: tuple[int, ...] = ()) -> list[Memory]:
+    """The active memories that putting `memory` in force would end or set aside: the same key in its scope
+    (superseded) or above it (overridden there), any it `contradicts` (a link either way, or by its text),
+    in its scope or above. `memory` need not be saved yet."""
+    scope_ids = list(Scope.objects.ancestors_of(memory.scope).values_list("pk", flat=True))
+    at_stake: dict[int, Memory] = {}
+    if memory.pk is not None:
+        linked = Relation.objects.filter(kind=RelationKind.CONTRADICTS).filter(
+            Q(source_id=memory.pk) | Q(target_id=memory.pk)).values_list("source_id", "target_id")
+        others = {i for pair in linked for i in pair} - {memory.pk}
+        for other in Memory.objects.filter(pk__in=others, status=Status.ACTIVE).select_related("scope"):
+            at_stake[other.pk] = other
+    if memory.key:
+        same_key = Memory.objects.filter(scope_id__in=scope_ids, key=memory.key, status=Status.ACTIVE)
+        # Writing again exactly what is in force there changes nothing (memory_record answers with that row).
+        same_key = same_key.exclude(scope_id=memory.scope_id, content_hash=memory.content_hash)
+        for other in same_key.select_related("scope"):
+            at_stake[other.pk] = other
+    for other in _contradicted_by_text(memory, scope_ids):
+        at_stake[other.pk] = other
+    return [m for pk, m in at_stake.items() if pk != memory.pk and pk not in exclude]
+
+
+def approvals_to_put_in_force(memory: Memory, *, exclude: tuple[int, ...] = ()) -> int:
+    """How many different people must confirm `memory` before it is in force: 2 when it is a long-term
+    commitment of a four-eyes scope, or when it would end or set aside one (`commitments_at_stake`), or
+    when that was so when it was proposed (meta.approvals_needed); else 1. One query when the scope and
+    every scope above it have no four-eyes rule."""
+    fixed = int((memory.meta or {}).get(NEEDED) or 1)
+    if fixed >= 2 or not requires_four_eyes(memory.scope):
+        return fixed
+    if memory.tier == Tier.LONG:
+        return 2
+    at_stake = [m for m in commitments_at_stake(memory, exclude=exclude) if ending_needs_two_people(m)]
+    return confirm_approvals_needed(memory, at_stake)
+
+
+def fix_at_proposal(memory: Memory) -> None:
+    """Record on a new candidate or proposal how many people will have to confirm it (saved on the row):
+    the count cannot drop later because a link was removed or a setting changed. Call in the transaction
+    that wrote it, after conflict detection."""
+    if memory.status not in (Status.CANDIDATE, Status.PROPOSED) or memory.key is None and memory.kind in (
+            Kind.EPISODIC, Kind.WORKING):
+        return
+    needed = approvals_to_put_in_force(memory)
+    if needed >= 2 and int(memory.meta.get(NEEDED) or 1) < needed:
+        memory.meta = {**memory.meta, NEEDED: needed}
+        Memory.objects.filter(pk=memory.pk).update(meta=memory.meta)
+
+
+def import_needs_two(memory: Memory, four_eyes_by_scope: dict[int, bool]) -> bool:
+    """Whether a row an import would bring in force needs two people here (it would override or contradict
+    a long-term commitment of the scope or above, e.g. an import into a sub-scope of a four-eyes scope).
+    `four_eyes_by_scope` caches requires_four_eyes per scope: one query per scope when no rule applies."""
+    if memory.scope.pk not in four_eyes_by_scope:
+        four_eyes_by_scope[memory.scope.pk] = requires_four_eyes(memory.scope)
+    if not four_eyes_by_scope[memory.scope.pk] or (memory.key is None and memory.kind in (Kind.EPISODIC,
+                                                                                          Kind.WORKING)):
+        return False
+    return approvals_to_put_in_force(memory) >= 2
+
+
+MOVE_WOULD_OVERRIDE = (
+    "This scope holds rules in force with the same key as a long-term commitment of its new place, which asks "
+    "for two reviewers: there they would override it on one person's word. Propose them again under the new "
+    "parent (two reviewers confirm), or retire them before the move."
+)
+
+
+def move_would_override(scope: Scope, new_parent: Scope) -> bool:
+    """Whether moving `scope` under `new_parent` would set aside a long-term commitment of a four-eyes scope
+    there that it did not set aside before: an active keyed memory of the moved subtree with the key of
+    such a commitment above the new place (and not above the old one)."""
+    if not requires_four_eyes(new_parent):
+        return False
+    keys = set(Memory.objects.filter(scope__tree__descendant_of=scope.tree, status=Status.ACTIVE, key__isnull=False)
+               .values_list("key", flat=True))
+    if not keys:
+        return False
+    def above(place: Scope):
+        return Memory.objects.filter(scope__in=Scope.objects.ancestors_of(place), status=Status.ACTIVE,
+                                     tier=Tier.LONG, key__in=keys).select_related("scope")
+    before = set(above(scope.parent).values_list("pk", flat=True))
+    return any(ending_needs_two_people(m) for m in above(new_parent).exclude(pk__in=before))
