@@ -33,9 +33,29 @@ def activation(log_k: float, decay: float, at: datetime) -> float:
     return math.exp(min(exponent, 50.0))
 
 
+def activation_from_history(a0: float, decay: float, start: datetime, events: list[tuple[datetime, float]],
+                            at: datetime) -> float | None:
+    """A(t) summed from its history (the start and the logged reinforcements, as weights): what log K
+    folds into one number, spelled out so a chart can draw the curve between reinforcements. None before
+    the memory existed. A backdated history (an import, the demo) can log reinforcements before the
+    recorded start: the memory existed then, so the curve begins at whichever came first."""
+    if at < start and not any(when <= at for when, _ in events):
+        return None
+    value = a0 * math.exp(-decay * (days(at) - days(start))) if at >= start else 0.0
+    for when, weight in events:
+        if when <= at:
+            value += weight * math.exp(-decay * (days(at) - days(when)))
+    return value
+
+
+def log_activation_sql(table: str = "") -> str:
+    """SQL for log A(t) = log K − λ·t of governance_memory rows, with one parameter: `days(at)`. Ranks
+    and compares like A(t) without an exp() per row; `table` qualifies the columns ("governance_memory")."""
+    prefix = f"{table}." if table else ""
+    return f"{prefix}activation_log_k - {prefix}decay_rate * %s"
+
+
 def activation_sql(at_param: str = "%s") -> str:
     """SQL for A(t) of governance_memory rows, given a timestamptz parameter."""
-    return (
-        "exp(LEAST(activation_log_k - decay_rate * "
-        f"(extract(epoch from ({at_param})::timestamptz - '{EPOCH.isoformat()}'::timestamptz) / 86400.0), 50))"
-    )
+    days_sql = f"(extract(epoch from ({at_param})::timestamptz - '{EPOCH.isoformat()}'::timestamptz) / 86400.0)"
+    return f"exp(LEAST({log_activation_sql().replace('%s', days_sql)}, 50))"

@@ -5,7 +5,11 @@ import hmac
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
 from pgvector.django import VectorField
+
+from governance.models.activation import activation_sql
 
 
 class Kind(models.TextChoices):
@@ -99,6 +103,22 @@ def content_hash(text: str) -> str:
     return keyed_digest(hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
+class MemoryQuerySet(models.QuerySet):
+    """The filters and annotations the selectors share (what `ScopeQuerySet` is for scopes)."""
+
+    def not_forgotten(self) -> "MemoryQuerySet":
+        """Every status but forgotten: a forgotten text never comes back."""
+        return self.exclude(status=Status.FORGOTTEN)
+
+    def with_activation(self, at=None) -> "MemoryQuerySet":
+        """Annotates `activation`, A(t) at `at` (now when None), by governance.models.activation."""
+        return self.annotate(activation=RawSQL(activation_sql(), [at or timezone.now()]))
+
+    def light(self) -> "MemoryQuerySet":
+        """Without the wide columns a list never shows (the vector, the lexical vector, meta)."""
+        return self.defer("embedding", "lexical", "meta")
+
+
 class Memory(models.Model):
     """One immutable version of one remembered thing. A change of content is a new row (revision);
     a change of state goes through a service and leaves an audit event."""
@@ -161,6 +181,8 @@ class Memory(models.Model):
     purged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = MemoryQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "memories"

@@ -30,7 +30,7 @@ def memory_list(
     if status:
         qs = qs.filter(status=status)
     else:
-        qs = qs.exclude(status=Status.FORGOTTEN)
+        qs = qs.not_forgotten()
     if kind:
         qs = qs.filter(kind=kind)
     if key:

@@ -11,7 +11,6 @@ from datetime import datetime, timedelta
 
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from governance.errors import InvalidInput
 from governance.models import AuditEvent, Kind, Memory, Principal, Relation, RelationKind, Scope, Status, Turn
@@ -25,6 +24,8 @@ from governance.permissions import (
     memory_readable_scopes,
     under,
 )
+from governance.runtime import cursor as codec
+from governance.runtime import dates
 from governance.selectors.session_overrides import session_override_notes
 
 # Age filters the queue offers: "older than" / "newer than" one of these.
@@ -35,7 +36,7 @@ SORTS = ("oldest", "newest")
 BAD_AGE = f"Age is one of: {', '.join(AGES)}."
 BAD_SORT = "Sort is oldest or newest."
 BAD_KIND = f"Kind is one of: {', '.join(Kind.values)}."
-BAD_CURSOR = "That page link is broken; start again from the first page."
+BAD_CURSOR = codec.BAD_CURSOR
 # Audit actions whose reason is the proposer's own word on why it should be in force.
 PROPOSE_ACTIONS = ("memory.propose", "memory.promotion_propose")
 
@@ -84,17 +85,17 @@ class QueueFilter:
 
 
 def encode_cursor(memory: Memory) -> str:
-    return f"{memory.created_at.isoformat()}~{memory.pk}"
+    return codec.encode("review", [memory.created_at.isoformat(), memory.pk])
 
 
 def decode_cursor(raw: str) -> tuple[datetime, int] | None:
-    if not raw:
+    values = codec.decode(raw, "review", "after", BAD_CURSOR)
+    if values is None:
         return None
-    at, _, pk = raw.rpartition("~")
-    when = parse_datetime(at) if at else None
-    if when is None or when.tzinfo is None or not pk.isdigit():
+    if len(values) != 2 or not isinstance(values[0], str) or not values[0]:
         raise InvalidInput(BAD_CURSOR, field="after")
-    return when, int(pk)
+    return (dates.parse_instant(values[0], "after", BAD_CURSOR, aware=True),
+            codec.id_of(values[1], "after", BAD_CURSOR))
 
 
 def _confirmable_trees(principal: Principal | None) -> list[str] | None:

@@ -101,7 +101,7 @@ def retention_apply(*, policy: RetentionPolicy, now=None) -> dict:
         t = activation.days(now)
         cold = list(
             _covered(policy).filter(meta__archived_at__isnull=True)
-            .extra(where=["activation_log_k - decay_rate * %s < %s"], params=[t, math.log(threshold)])
+            .extra(where=[f"{activation.log_activation_sql()} < %s"], params=[t, math.log(threshold)])
             .values_list("pk", flat=True)[:BATCH]
         )
         for memory_id in cold:

@@ -1,25 +1,16 @@
 """Activation curves for charts: A(t) = A0·e^(−λ(t−t0)) + Σ wᵢ·e^(−λ(t−tᵢ)), rebuilt from the memory's
-start and its logged reinforcements (the same formula as governance.models.activation keeps in log K)."""
+start and its logged reinforcements by governance.models.activation, which keeps the same sum in log K."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timedelta
+
+from governance.models.activation import activation_from_history
 
 SAMPLES = 120
 
 
-def activation_at(a0: float, decay: float, start: datetime, events: list[tuple[datetime, float]], at: datetime) -> float | None:
-    # A backdated history (an import, the demo) can log reinforcements before the recorded start: the
-    # memory existed then, so the curve begins at whichever came first.
-    if at < start and not any(when <= at for when, _ in events):
-        return None
-    day = 86400.0
-    value = a0 * math.exp(-decay * (at - start).total_seconds() / day) if at >= start else 0.0
-    for when, weight in events:
-        if when <= at:
-            value += weight * math.exp(-decay * (at - when).total_seconds() / day)
-    return value
+activation_at = activation_from_history  # the one definition, beside log K (governance.models.activation)
 
 
 def curve(

@@ -4,14 +4,11 @@ lag, per-store delivery states, failed deliveries with their errors). `/governan
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, LastOwner, PermissionDenied
@@ -28,6 +25,8 @@ from governance.permissions import (
     principals_visible_to,
     scope_by_path,
 )
+from governance.runtime import cursor as codec
+from governance.runtime import dates
 from governance.selectors import dashboard as sel
 from governance.services.audit import audit_verify_chain
 from governance.services.principal import grant_add, grant_revoke, token_revoke
@@ -40,44 +39,19 @@ BAD_TOKEN_ID = "token is a whole number."
 REVOKE_REASON_REQUIRED = "Say why the grant is revoked; the reason goes into the audit log."
 PICKER_LIMIT = 500  # the "who" picker lists at most this many names; a longer list is typed and checked
 VERIFY_CACHE_SECONDS = 600
-BAD_DATE = "from and to are dates written YYYY-MM-DD."
-BAD_RANGE = "from is a day on or before to."
-BAD_CURSOR = "before and after are event numbers (whole numbers)."
+BAD_DATE = dates.BAD_DATE
+BAD_RANGE = dates.BAD_RANGE
+BAD_CURSOR = codec.BAD_CURSOR
 GRANTS_URL = "/governance/grants/"
-
-
-def _day(raw: str, field: str) -> date | None:
-    if not raw:
-        return None
-    try:
-        return date.fromisoformat(raw)
-    except ValueError as exc:
-        raise InvalidInput(BAD_DATE, field=field) from exc
-
-
-def _cursor(raw: str, field: str) -> int | None:
-    if not raw:
-        return None
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise InvalidInput(BAD_CURSOR, field=field) from exc
-    if value < 1:
-        raise InvalidInput(BAD_CURSOR, field=field)
-    return value
 
 
 def _audit_filters(request) -> sel.AuditFilters:
     """Filters from the query string; `from`/`to` are whole days in the viewer's time zone, both included."""
     g = request.GET
-    first, last = _day(g.get("from", ""), "from"), _day(g.get("to", ""), "to")
-    if first and last and first > last:
-        raise InvalidInput(BAD_RANGE, field="from")
-    zone = timezone.get_current_timezone()
+    since, until = dates.day_range(dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to"))
     return sel.AuditFilters(
         action=g.get("action", "")[:50], actor=g.get("actor", "")[:150], target=g.get("target", "")[:64],
-        since=datetime.combine(first, time.min, tzinfo=zone) if first else None,
-        until=datetime.combine(last + timedelta(days=1), time.min, tzinfo=zone) if last else None,
+        since=since, until=until,
     )
 
 
@@ -89,7 +63,7 @@ def _tab_links(request, audit: sel.AuditPage) -> dict:
             params = request.GET.copy()
             params.pop("before", None)
             params.pop("after", None)
-            params[key] = value
+            params[key] = sel.audit_cursor(value)
             links[name] = "?" + params.urlencode()
     return links
 
@@ -139,8 +113,8 @@ def governance_audit(request):
     """The audit tab: newest first, by action, actor, target and date range, in keyset pages."""
     filters = _audit_filters(request)
     audit = sel.audit_page(request.principal, request.scope, filters,
-                           before=_cursor(request.GET.get("before", ""), "before"),
-                           after=_cursor(request.GET.get("after", ""), "after"))
+                           before=sel.audit_cursor_id(request.GET.get("before", ""), "before"),
+                           after=sel.audit_cursor_id(request.GET.get("after", ""), "after"))
     context = {
         "audit": audit, "links": _tab_links(request, audit), "filters": filters, "actions": sel.audit_actions(),
         "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),

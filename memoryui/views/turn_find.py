@@ -4,31 +4,21 @@ governance.recall.explain."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta
-
 from django.urls import reverse
-from django.utils import timezone
 
 from governance.errors import DomainError, InvalidInput
 from governance.redaction.masking import mask_packet
+from governance.runtime import cursor as codec
+from governance.runtime import dates
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
 
-BAD_DATE = "from and to are dates written YYYY-MM-DD."
-BAD_RANGE = "from is a day on or before to."
-BAD_CURSOR = "before and after are turn numbers (whole numbers)."
+BAD_DATE = dates.BAD_DATE
+BAD_RANGE = dates.BAD_RANGE
+BAD_CURSOR = codec.BAD_CURSOR
 BAD_MEMORY = "memory is a memory number, such as 42 or #42."
 BAD_USED = "used is used or skipped."
 BAD_MODE = "mode is words or meaning."
-
-
-def _day(raw: str, field: str) -> date | None:
-    if not raw:
-        return None
-    try:
-        return date.fromisoformat(raw)
-    except ValueError as exc:
-        raise InvalidInput(BAD_DATE, field=field) from exc
 
 
 def _number(raw: str, field: str, message: str) -> int | None:
@@ -42,19 +32,15 @@ def _number(raw: str, field: str, message: str) -> int | None:
 
 def _filters(request) -> sel.TurnFilters:
     g = request.GET
-    first, last = _day(g.get("from", ""), "from"), _day(g.get("to", ""), "to")
-    if first and last and first > last:
-        raise InvalidInput(BAD_RANGE, field="from")
+    since, until = dates.day_range(dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to"))
     used = g.get("used", "")
     if used not in sel.TURN_USED:
         raise InvalidInput(BAD_USED, field="used")
-    zone = timezone.get_current_timezone()
     return sel.TurnFilters(
         q=g.get("q", "")[:200], agent=g.get("agent", "")[:150], session=g.get("session", "")[:200],
         strategy=g.get("strategy", "")[:20], used=used,
         memory_id=_number(g.get("memory", ""), "memory", BAD_MEMORY),
-        since=datetime.combine(first, time.min, tzinfo=zone) if first else None,
-        until=datetime.combine(last + timedelta(days=1), time.min, tzinfo=zone) if last else None,
+        since=since, until=until,
     )
 
 
@@ -65,7 +51,7 @@ def _links(request, result: sel.TurnPage) -> dict:
             params = request.GET.copy()
             params.pop("before", None)
             params.pop("after", None)
-            params[key] = value
+            params[key] = sel.turn_cursor(value)
             links[name] = "?" + params.urlencode()
     return links
 
@@ -79,8 +65,8 @@ def turn_list(request):
 
     filters = _filters(request)
     result = sel.turn_search(request.principal, request.scope, filters,
-                             before=_number(request.GET.get("before", ""), "before", BAD_CURSOR),
-                             after=_number(request.GET.get("after", ""), "after", BAD_CURSOR))
+                             before=sel.turn_cursor_id(request.GET.get("before", ""), "before"),
+                             after=sel.turn_cursor_id(request.GET.get("after", ""), "after"))
     return page(request, "dashboard/turns/list.html", {
         "page_obj": result, "links": _links(request, result), "filters": filters, "session": filters.session,
         "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),

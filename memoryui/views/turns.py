@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput
 from governance.models import Scope
 from governance.permissions import Action, scope_by_path
 from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
+from governance.runtime import dates
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
 from memoryui.views.trace import funnel, unnamed_drops
@@ -92,13 +91,8 @@ def _try_input(request) -> dict:
         budget = int(data.get("budget") or TRY_DEFAULT_BUDGET)
     except ValueError as exc:
         raise InvalidInput(TRY_BAD_BUDGET, field="budget") from exc
-    as_of = None
-    if data.get("as_of", "").strip():
-        as_of = parse_datetime(data["as_of"].strip())
-        if as_of is None:
-            raise InvalidInput(TRY_BAD_AS_OF, field="as_of")
-        if timezone.is_naive(as_of):  # the browser's datetime-local field: the viewer's own zone
-            as_of = timezone.make_aware(as_of)
+    # the browser's datetime-local field is naive: the viewer's own zone
+    as_of = dates.parse_instant(data.get("as_of", ""), "as_of", TRY_BAD_AS_OF)
     return {"scope": scope, "query": data.get("query", ""), "budget_tokens": budget,
             "strategy": data.get("strategy", "") or "full", "as_of": as_of}
 

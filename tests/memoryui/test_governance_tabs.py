@@ -100,6 +100,7 @@ def test_the_audit_tab_keeps_to_a_date_range_in_the_viewers_time_zone(owner_clie
 
 @pytest.mark.parametrize(("params", "message"), [
     ({"from": "yesterday"}, BAD_DATE), ({"to": "2026-13-01"}, BAD_DATE),
+    ({"to": "9999-12-31"}, BAD_DATE), ({"from": "0001-01-01"}, BAD_DATE),  # the day after must be a date
     ({"from": "2026-05-02", "to": "2026-05-01"}, BAD_RANGE), ({"before": "x"}, BAD_CURSOR), ({"after": "-3"}, BAD_CURSOR),
 ])
 def test_bad_audit_parameters_are_a_400_with_a_sentence(owner_client, history, params, message):

@@ -134,6 +134,7 @@ def test_filters_by_kind_proposer_and_age(reviewer_client, project_scope, agent)
     assert reviewer_client.get(url, {"older": "forever"}).status_code == 400
     assert reviewer_client.get(url, {"kind": "gossip"}).status_code == 400
     assert reviewer_client.get(url, {"after": "not-a-cursor"}).status_code == 400
+    assert reviewer_client.get(url, {"after": "2026-13-01T00:00:00+00:00~1"}).status_code == 400  # no such day
 
 
 def test_keyset_paging_goes_past_the_first_60(reviewer_client, project_scope):

@@ -83,6 +83,7 @@ def test_keyset_pages_walk_every_turn_once_both_ways(reviewer_client, project_sc
 def test_bad_filters_are_a_400_with_the_field(reviewer_client):
     for params, field in (({"from": "yesterday"}, b"from"), ({"memory": "abc"}, b"memory"),
                           ({"used": "maybe"}, b"used"), ({"before": "-3"}, b"before"),
+                          ({"to": "9999-12-31"}, b"to"), ({"after": "12"}, b"after"),
                           ({"from": "2026-02-02", "to": "2026-01-01"}, b"from")):
         response = reviewer_client.get(reverse("dashboard:turns"), params)
         assert response.status_code == 400 and b"invalid_input" in response.content and field in response.content, params

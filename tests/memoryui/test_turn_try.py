@@ -9,7 +9,7 @@ from governance.models import ReinforcementEvent, Role, Turn
 from governance.permissions import DENIAL_REASONS, Action
 from governance.recall.packet import BAD_AS_OF, BAD_STRATEGY
 from governance.services.principal import grant_add, user_ensure
-from memoryui.views.turns import TRY_BAD_BUDGET
+from memoryui.views.turns import TRY_BAD_AS_OF, TRY_BAD_BUDGET
 from tests.memoryui.conftest import signed_in
 
 
@@ -51,3 +51,6 @@ def test_bad_input_is_a_400_with_a_sentence(reviewer_client, history):
     assert bad_strategy.status_code == 400 and BAD_STRATEGY.encode() in bad_strategy.content
     future = _try(reviewer_client, as_of="2999-01-01T00:00")
     assert future.status_code == 400 and BAD_AS_OF.encode() in future.content
+    for impossible in ("2026-02-30T10:00", "yesterday"):  # well written but no such day, and not a date
+        bad_as_of = _try(reviewer_client, as_of=impossible)
+        assert bad_as_of.status_code == 400 and TRY_BAD_AS_OF.encode() in bad_as_of.content

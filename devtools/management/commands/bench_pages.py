@@ -112,6 +112,7 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
     """(label, url, who, method) of every page the benchmark requests; tests/memoryui run it small."""
     from urllib.parse import quote
 
+    from governance.selectors import dashboard as sel
     from governance.selectors.dashboard.memory_list import SORTS
 
     ws = f"scope={WORKSPACE}"
@@ -122,7 +123,7 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
     week_ago = today - timedelta(days=7)
     # a keyset cursor halfway down the workspace's audit log: a deep page costs what the first does
     ids = AuditEvent.objects.filter(scope_path__startswith=WORKSPACE).order_by("pk").values_list("pk", flat=True)
-    deep_audit = ids[ids.count() // 2] if ids.exists() else 1
+    deep_audit = sel.audit_cursor(ids[ids.count() // 2] if ids.exists() else 1)
     pages = [
         ("overview", f"/?{ws}", "owner", "get"),
         ("overview: activation histogram", f"/charts/activation.json?{ws}", "owner", "get"),
@@ -162,7 +163,7 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
         ("governance: propagation", f"/governance/propagation/?{ws}", "owner", "get"),
         ("governance: audit filtered, a week", f"/governance/audit/?{ws}&action=memory.record&from={week_ago}"
          f"&to={today}", "owner", "get"),
-        ("governance: audit by actor, deep page", f"/governance/audit/?{ws}&actor=system&before={deep_audit}",
+        ("governance: audit by actor, deep page", f"/governance/audit/?{ws}&actor=system&before={quote(deep_audit)}",
          "owner", "get"),
         ("governance: chain verification", "/governance/verify/", "owner", "get"),
         ("evaluation", "/evaluation/", "owner", "get"),
@@ -173,7 +174,10 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
 def turn_search_pages(ws: str, turn) -> list[tuple[str, str, str, str]]:
     """The turn search (words of the query, a memory used, filters combined, a deep keyset page) and a
     turn's "why not…?" (from the stored packet, by replaying the turn, the picker)."""
+    from urllib.parse import quote
+
     from governance.models import TurnMemory
+    from governance.selectors import dashboard as sel
 
     turns = Turn.objects.filter(scope__workspace__slug=WORKSPACE)
     word = (turn.query.split() or ["bench"])[1 if len(turn.query.split()) > 1 else 0].strip(".").lower()
@@ -189,7 +193,7 @@ def turn_search_pages(ws: str, turn) -> list[tuple[str, str, str, str]]:
         ("turns: search by a word", f"/turns/?q={word}", "reviewer", "get"),
         ("turns: a memory used", f"/turns/?{ws}&memory={used}&used=used", "owner", "get"),
         ("turns: words, session, dates", f"/turns/?{ws}&q={word}&session=s7&from={since}&strategy=full", "owner", "get"),
-        ("turns: deep page (keyset)", f"/turns/?{ws}&before={middle}", "owner", "get"),
+        ("turns: deep page (keyset)", f"/turns/?{ws}&before={quote(sel.turn_cursor(middle))}", "owner", "get"),
         ("turn: why not (stored packet)", f"/turns/{turn.pk}/why-not/?memory={skipped}", "owner", "get"),
         ("turn: why not (picker, words)", f"/turns/{turn.pk}/why-not/?q={word}", "owner", "get"),
     ]

@@ -14,6 +14,7 @@ from governance.api.limits import GOVERNANCE
 from governance.api.validation import valid
 from governance.permissions import scope_by_path
 from governance.redaction.masking import masked_text
+from governance.runtime import cursor as codec
 from governance.selectors.review import QueueFilter, encode_cursor, review_queue
 
 
@@ -27,7 +28,7 @@ class ReviewQueueInput(serializers.Serializer):
     older = serializers.CharField(required=False, allow_blank=True, max_length=10)
     newer = serializers.CharField(required=False, allow_blank=True, max_length=10)
     sort = serializers.CharField(required=False, allow_blank=True, max_length=10)
-    after = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    after = serializers.CharField(required=False, allow_blank=True, max_length=codec.MAX_LENGTH)
 
 
 class ReviewMemoryBriefOutput(serializers.Serializer):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import CommandError
-from django.utils.dateparse import parse_datetime
 
-from governance.errors import DomainError
+from governance.errors import DomainError, InvalidInput
 from governance.permissions import principal_by_name
 from governance.recall import STRATEGIES
+from governance.runtime import dates
+
+BAD_AS_OF = "--as-of is an ISO date-time with a time zone, e.g. 2026-01-05T10:00:00Z"
 
 
 def add_common(parser) -> None:
@@ -23,11 +25,10 @@ def add_common(parser) -> None:
 
 
 def parse_common(options) -> dict:
-    as_of = None
-    if options["as_of"]:
-        as_of = parse_datetime(options["as_of"])
-        if as_of is None or as_of.tzinfo is None:
-            raise CommandError("--as-of is an ISO date-time with a time zone, e.g. 2026-01-05T10:00:00Z")
+    try:
+        as_of = dates.parse_instant(options["as_of"] or "", "as_of", BAD_AS_OF, aware=True)
+    except InvalidInput as exc:  # badly written, an impossible day (2026-02-30), or no time zone
+        raise CommandError(BAD_AS_OF) from exc
     principal = None
     if options["principal"]:
         principal = principal_by_name(None, options["principal"],

@@ -26,7 +26,7 @@ from governance.models import (
     Turn,
     TurnMemory,
 )
-from governance.models.activation import days
+from governance.models.activation import days, log_activation_sql
 from governance.permissions import resolve, tokens_visible_to
 from governance.selectors.dashboard.audit import audit_queryset
 from governance.selectors.dashboard.common import (
@@ -101,7 +101,7 @@ def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 
     if ids:
         # log10 A(t) = (log K − λ·t) / ln 10: plain arithmetic per row, no exp/log over the whole table.
         sql = (
-            "WITH v AS MATERIALIZED (SELECT (activation_log_k - decay_rate * %s) / ln(10) AS x "
+            f"WITH v AS MATERIALIZED (SELECT ({log_activation_sql()}) / ln(10) AS x "
             "FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s)), "
             "r AS (SELECT floor(least(min(x), %s) * 10) / 10 AS lo, "
             "ceil(greatest(max(x), %s) * 10) / 10 + 0.1 AS hi FROM v) "

@@ -13,6 +13,7 @@ from django.utils import timezone
 from governance.models import AuditEvent, Memory, Outbox, OutboxDelivery, Principal, Scope
 from governance.models.outbox import DERIVED_STORES
 from governance.permissions import governed_scopes
+from governance.runtime import cursor as codec
 from governance.selectors.dashboard.common import PAGE_SIZE, governed_scope_ids
 
 # --- Audit --------------------------------------------------------------------------------------------
@@ -54,6 +55,16 @@ class AuditPage:
     object_list: list[AuditEvent]
     older: int | None
     newer: int | None
+
+
+def audit_cursor(pk: int) -> str:
+    """An audit page link's `before=` / `after=`: the event id, through the one cursor codec."""
+    return codec.encode_id("audit", pk)
+
+
+def audit_cursor_id(raw: str, field: str) -> int | None:
+    """The event id of an `audit_cursor`, None when `raw` is empty; a 400 for anything else."""
+    return codec.decode_id(raw, "audit", field)
 
 
 def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters, *,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from governance.models import Kind, Memory, Principal, Status
+from governance.models import Kind, Memory, Principal
 from governance.permissions import memory_readable_scopes
 from governance.selectors.search import keyword_match
 
@@ -18,7 +18,7 @@ def link_choices(principal: Principal, memory: Memory, q: str, limit: int = LINK
     `12`) or by keyword, newest first; never the memory itself, never a forgotten one. One query."""
     qs: QuerySet[Memory] = Memory.objects.filter(
         scope__in=memory_readable_scopes(principal), scope__workspace_id=memory.scope.workspace_id,
-    ).exclude(pk=memory.pk).exclude(status=Status.FORGOTTEN)
+    ).exclude(pk=memory.pk).not_forgotten()
     q = (q or "").strip()
     digits = q.lstrip("#")
     if digits.isdigit():
@@ -27,7 +27,7 @@ def link_choices(principal: Principal, memory: Memory, q: str, limit: int = LINK
         qs = keyword_match(qs, q)
     else:
         return []
-    return list(qs.select_related("scope").defer("embedding", "lexical", "meta").order_by("-pk")[:limit])
+    return list(qs.select_related("scope").light().order_by("-pk")[:limit])
 
 
 def promotion_episodes(memory: Memory, limit: int = PROMOTION_EPISODES_LIMIT) -> list[Memory]:
@@ -35,5 +35,5 @@ def promotion_episodes(memory: Memory, limit: int = PROMOTION_EPISODES_LIMIT) ->
     scope and task type, not forgotten; newest first. One query."""
     return list(
         Memory.objects.filter(scope_id=memory.scope_id, kind=Kind.EPISODIC, task_type=memory.task_type)
-        .exclude(status=Status.FORGOTTEN).defer("embedding", "lexical").order_by("-occurred_at", "-pk")[:limit]
+        .not_forgotten().defer("embedding", "lexical").order_by("-occurred_at", "-pk")[:limit]
     )

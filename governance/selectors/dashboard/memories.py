@@ -17,7 +17,7 @@ from governance.models import (
     Scope,
     Status,
 )
-from governance.models.activation import days
+from governance.models.activation import days, log_activation_sql
 from governance.permissions import resolve
 from governance.selectors.dashboard.common import by_ids, governed_scope_ids
 from governance.selectors.dashboard.memory_list import MemoryFilters, memory_queryset, with_activation  # noqa: F401
@@ -102,12 +102,12 @@ def top_memories(principal: Principal, scope: Scope | None, limit: int = 15) -> 
     now = timezone.now()
     # Rank by log A(t) = log K − λ·t (same order as A, no exp per row) reading only the covering index
     # of migration 0005; then fetch the few rows shown.
-    log_a = RawSQL("activation_log_k - decay_rate * %s", [days(now)])
+    log_a = RawSQL(log_activation_sql(), [days(now)])
     ids = list(
         Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope), status=Status.ACTIVE)
         .order_by(log_a.desc(), "-pk").values_list("pk", flat=True)[:limit]
     )
-    rows = {m.pk: m for m in with_activation(Memory.objects.filter(pk__in=ids), now).defer("embedding", "lexical", "meta")}
+    rows = {m.pk: m for m in Memory.objects.filter(pk__in=ids).with_activation(now).light()}
     return [rows[pk] for pk in ids if pk in rows]
 
 

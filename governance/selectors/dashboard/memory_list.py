@@ -9,10 +9,8 @@ at, and every page of that walk ranks by activation at that instant."""
 
 from __future__ import annotations
 
-import base64
-import json
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -21,12 +19,14 @@ from django.utils import timezone
 
 from governance.errors import InvalidInput
 from governance.models import Memory, Principal, Scope, Status
-from governance.models.activation import activation_sql, days
+from governance.models.activation import activation_sql, days, log_activation_sql
+from governance.runtime import cursor as codec
+from governance.runtime import dates
 from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, governed_scope_ids
 from governance.selectors.search import count_cap, keyword_match
 
-BAD_CURSOR = "This page link is damaged or out of date: go back to the first page of the list."
-BAD_DATE = "Dates are written YYYY-MM-DD (years 1000 to 9998)."
+BAD_CURSOR = codec.BAD_CURSOR
+BAD_DATE = dates.BAD_DATE
 SEARCH_MODES = ("words", "meaning")
 # Nearest memories asked of the vector search before the list's other filters (status, kind, dates…) apply.
 MEANING_CANDIDATES = 200
@@ -67,20 +67,7 @@ class MemoryFilters:
     dir: str = DEFAULT_DIR
 
 
-def parse_date(value: str, name: str) -> date | None:
-    if not value:
-        return None
-    try:
-        day = date.fromisoformat(value)
-    except ValueError as exc:
-        raise InvalidInput(BAD_DATE, field=name) from exc
-    if not 1000 <= day.year <= 9998:  # the day after, in any time zone, must still be a date
-        raise InvalidInput(BAD_DATE, field=name)
-    return day
-
-
-def _day_start(d: date) -> datetime:
-    return timezone.make_aware(datetime.combine(d, time.min), timezone.get_current_timezone())
+parse_date = dates.parse_day  # the list's from/to: whole days (governance.runtime.dates)
 
 
 def apply_filters(qs: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memory]:
@@ -90,9 +77,9 @@ def apply_filters(qs: QuerySet[Memory], filters: MemoryFilters) -> QuerySet[Memo
         if value:
             qs = qs.filter(**{column: value})
     if filters.written_from:
-        qs = qs.filter(created_at__gte=_day_start(filters.written_from))
+        qs = qs.filter(created_at__gte=dates.day_start(filters.written_from))
     if filters.written_to:
-        qs = qs.filter(created_at__lt=_day_start(filters.written_to + timedelta(days=1)))
+        qs = qs.filter(created_at__lt=dates.day_end(filters.written_to))
     if filters.key:
         qs = qs.filter(key__startswith=filters.key) if filters.key_prefix else qs.filter(key=filters.key)
     if filters.session:
@@ -117,14 +104,13 @@ class Cursor:
 
     def encode(self) -> str:
         value = self.value.isoformat() if isinstance(self.value, datetime) else self.value
-        raw = json.dumps([self.sort, self.dir, int(self.null), value, self.id,
-                          self.at.isoformat() if self.at else None], separators=(",", ":"))
-        return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+        return codec.encode("memories", [self.sort, self.dir, int(self.null), value, self.id,
+                                         self.at.isoformat() if self.at else None])
 
     @classmethod
     def decode(cls, text: str, name: str) -> Cursor:
+        raw = codec.decode(text, "memories", name, BAD_CURSOR)
         try:
-            raw = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)).decode())
             sort, direction, null, value, pk, at = raw
             if sort not in SORTS or direction not in ("asc", "desc") or not isinstance(pk, int) \
                     or not 0 <= pk < 2**63:  # a bigint key
@@ -144,7 +130,7 @@ class Cursor:
             if sort == "activation" and when is None:
                 raise ValueError
             return cls(sort, direction, bool(null), value, pk, when)
-        except (ValueError, TypeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (ValueError, TypeError) as exc:
             raise InvalidInput(BAD_CURSOR, field=name) from exc
 
 
@@ -167,7 +153,7 @@ class KeysetPage:
 
 def _log_activation(at: datetime) -> RawSQL:
     # log A(t): the same order as A(t), without exp() per row (governance.models.activation).
-    return RawSQL("governance_memory.activation_log_k - governance_memory.decay_rate * %s", [days(at)])
+    return RawSQL(log_activation_sql("governance_memory"), [days(at)])
 
 
 def _segment(qs: QuerySet[Memory], sort: str, ascending: bool, null: bool, cursor: Cursor | None,
@@ -188,7 +174,7 @@ def _segment(qs: QuerySet[Memory], sort: str, ascending: bool, null: bool, curso
         # the whole table (250 ms at 100k memories, 25 ms this way; docs/benchmarks.md).
         ranked = qs.annotate(sort_value=_log_activation(at))
         if cursor is not None and not cursor.null:
-            ranked = ranked.extra(where=[f"(governance_memory.activation_log_k - governance_memory.decay_rate * %s, "
+            ranked = ranked.extra(where=[f"({log_activation_sql('governance_memory')}, "
                                          f"governance_memory.id) {op} (%s, %s)"],
                                   params=[days(at), cursor.value, cursor.id])
         top = list(ranked.order_by(f"{order}sort_value", f"{order}pk").values_list("pk", "sort_value")[:limit])
@@ -250,7 +236,7 @@ def keyset_page(qs: QuerySet[Memory], sort: str, direction: str, *, after: Curso
 
 
 def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySet[Memory]:
-    return qs.annotate(activation=RawSQL(activation_sql(), [at or timezone.now()]))
+    return qs.with_activation(at)  # Memory.objects' MemoryQuerySet
 
 
 def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from django.utils import timezone
 
 from governance.errors import NotFound
-from governance.models import Memory, Principal, Scope, Status
+from governance.models import Memory, Principal, Scope
 from governance.selectors.dashboard.common import governed_scope_ids
-from governance.selectors.dashboard.memories import with_activation
 from governance.selectors.search import keyword_match
 
 PICK_LIMIT = 20
@@ -16,17 +15,17 @@ PICK_LIMIT = 20
 
 def timeline_choices(principal: Principal, scope: Scope | None, q: str, limit: int = PICK_LIMIT) -> list[Memory]:
     """Memories (not forgotten) matching `q`: the keyword index's terms, or a memory's number; newest first."""
-    qs = Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).exclude(status=Status.FORGOTTEN)
+    qs = Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).not_forgotten()
     q = q.strip().lstrip("#")
     qs = qs.filter(pk=int(q)) if q.isdigit() else keyword_match(qs, q)
-    return list(qs.select_related("scope").defer("embedding", "lexical", "meta").order_by("-pk")[:limit])
+    return list(qs.select_related("scope").light().order_by("-pk")[:limit])
 
 
 def timeline_memories(principal: Principal, scope: Scope | None, ids: list[int]) -> list[Memory]:
     """The chosen memories, in the order given, with their activation now; an id that is not a memory of
     the reader's scopes, or is forgotten, is a NotFound (the same answer as for one that does not exist)."""
     qs = Memory.objects.filter(pk__in=ids, scope_id__in=governed_scope_ids(principal, scope))
-    qs = with_activation(qs.exclude(status=Status.FORGOTTEN), timezone.now()).defer("embedding", "lexical", "meta")
+    qs = qs.not_forgotten().with_activation(timezone.now()).light()
     rows = {m.pk: m for m in qs}
     if set(ids) - rows.keys():
         raise NotFound()

@@ -17,9 +17,10 @@ from governance.errors import NotFound
 from governance.models import Memory, Principal, Scope, Status, Turn, TurnMemory, content_hash
 from governance.permissions import can_read_memory
 from governance.redaction.masking import FORGOTTEN_TEXT, withheld
+from governance.runtime import cursor as codec
 from governance.selectors.dashboard.common import PAGE_SIZE, governed_scope_ids
 
-__all__ = ["TurnFilters", "TurnPage", "turn_search", "turn_agents", "TURN_USED", "readable_memory", "why_not_choices", "WHY_NOT_CHOICES"]
+__all__ = ["TurnFilters", "TurnPage", "turn_search", "turn_cursor", "turn_cursor_id", "turn_agents", "TURN_USED", "readable_memory", "why_not_choices", "WHY_NOT_CHOICES"]
 
 TURN_USED = ("", "used", "skipped")
 
@@ -103,6 +104,16 @@ def _mask_queries(turns: list[Turn]) -> None:
             t.query = FORGOTTEN_TEXT
 
 
+def turn_cursor(pk: int) -> str:
+    """A turn page link's `before=` / `after=`: the turn id, through the one cursor codec."""
+    return codec.encode_id("turns", pk)
+
+
+def turn_cursor_id(raw: str, field: str) -> int | None:
+    """The turn id of a `turn_cursor`, None when `raw` is empty; a 400 naming the field otherwise."""
+    return codec.decode_id(raw, "turns", field)
+
+
 def turn_search(principal: Principal, scope: Scope | None, filters: TurnFilters, *, before: int | None = None,
                 after: int | None = None, per_page: int = PAGE_SIZE) -> TurnPage:
     """One page of turns, newest first. Two queries (the page; the forgotten memories it cites)."""
@@ -147,7 +158,7 @@ def why_not_choices(principal: Principal, turn: Turn, q: str, limit: int = WHY_N
     if not q:
         return []
     qs = Memory.objects.filter(scope__in=memory_readable_scopes(principal),
-                               scope__workspace_id=turn.scope.workspace_id).exclude(status=Status.FORGOTTEN)
+                               scope__workspace_id=turn.scope.workspace_id).not_forgotten()
     digits = q.lstrip("#")
     if digits.isdigit():
         qs = qs.filter(pk=int(digits))

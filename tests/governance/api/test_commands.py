@@ -57,3 +57,9 @@ def test_import_reports_bad_lines(db, tmp_path):
     path.write_text('{"scope": "imp/p", "session": "s", "role": "user", "content": "hi"}\nnot json\n')
     with pytest.raises(CommandError):
         run("import_conversations", str(path))
+
+
+@pytest.mark.parametrize("as_of", ["2026-02-30T10:00:00Z", "2026-01-05T10:00:00", "soon"])
+def test_a_bad_as_of_is_a_command_error_not_a_traceback(db, as_of):
+    with pytest.raises(CommandError, match="--as-of is an ISO date-time"):
+        run("recall", "--scope", "imp/proj", "--query", "q", "--as-of", as_of)

@@ -37,3 +37,21 @@ def test_review_api_bad_filter_is_a_400_with_the_field(project_scope, reviewer):
     response = token_client(reviewer).get("/api/v1/review", {"older": "a while"})
     assert response.status_code == 400
     assert response.json()["message"] == BAD_AGE and response.json()["field"] == "older"
+
+
+def test_review_api_bad_or_edited_cursor_is_a_400_with_the_field(project_scope, reviewer):
+    from governance.runtime import cursor as codec
+    from governance.selectors.review import BAD_CURSOR
+
+    memory = _propose(project_scope, "Likes option A")
+    api = token_client(reviewer)
+    [item] = api.get("/api/v1/review").json()
+    good = item["cursor"]
+    edited = good.replace(good[2], "A" if good[2] != "A" else "B", 1)
+    for bad in ("not-a-cursor", f"{memory.created_at.isoformat()}~{memory.pk}", edited,
+                codec.encode("audit", [memory.pk]),  # a cursor of another list
+                codec.encode("review", ["2026-13-01T00:00:00+00:00", memory.pk]),  # no such day
+                codec.encode("review", [memory.created_at.isoformat(), -1])):
+        response = api.get("/api/v1/review", {"after": bad})
+        assert response.status_code == 400, bad
+        assert response.json()["message"] == BAD_CURSOR and response.json()["field"] == "after"
