@@ -123,4 +123,16 @@ def why_not(turn: Turn, memory: Memory, principal, masked_packet: dict) -> WhyNo
     stored = _from_packet(turn, memory, masked_packet)
     if stored is not None:
         return stored
-    return _replayed(turn, memory, principal)
+    replayed = _replayed(turn, memory, principal)
+    if replayed.verdict == USED:
+        # The turn's own packet does not hold it, yet a replay now would use it: what the search paths find
+        # changed after the turn (most often: memories still waiting for their vector then, found by meaning
+        # now). Said as such, never as "used" for a turn that did not use it.
+        pending = next((s.get("out", 0) for s in (turn.trace or {}).get("stages", [])
+                        if isinstance(s, dict) and s.get("name") == "pending"), 0)
+        waiting = (f" ({pending} memories of the scope were still waiting for their vector then)"
+                   if pending else "")
+        return WhyNot(memory, NO_PATH, "search", "this turn's search did not bring it" + waiting + "; a "
+                      "replay now would use it, so what the search finds has changed since the turn",
+                      "replay", replayed.found_by, replayed.slot)
+    return replayed

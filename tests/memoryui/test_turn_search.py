@@ -125,6 +125,23 @@ def test_why_not_replays_the_turn_for_a_memory_it_does_not_name(reviewer_client,
     assert _why(reviewer_client, turn, memory=history["secret"].pk).status_code == 404  # another scope's
 
 
+def test_why_not_never_says_used_for_a_memory_the_turn_did_not_use(reviewer_client, project_scope):
+    """A memory without its vector when the turn was asked (the embedding queue had it) is found by meaning
+    once embedded, so a replay now would use it; the answer says the search has changed since, not "used"."""
+    from governance.models import Memory
+    from governance.propagation.embedding import embed_memories
+
+    waiting = remember(project_scope, "Quarterly decks are exported for the board")
+    asked = assemble_context(principal=None, scope=project_scope, query="which slides format do we send?",
+                             budget_tokens=800)
+    turn = Turn.objects.get(pk=asked["turn_id"])
+    assert waiting.pk not in {b.get("memory_id") for bs in turn.packet.values() if isinstance(bs, list) for b in bs}
+    embed_memories(list(Memory.objects.values_list("pk", flat=True)))
+    answer = _why(reviewer_client, turn, memory=waiting.pk).context["answer"]
+    assert answer.verdict != "used" and answer.stage == "search", answer
+    assert "changed since the turn" in answer.reason
+
+
 def test_why_not_is_a_404_for_turns_and_memories_outside_the_readers_scopes(outsider_client, client, project_scope,
                                                                            history):
     turn = _turn(project_scope, "what format?")
