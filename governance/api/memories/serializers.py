@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from governance.api.operations.views import OutboxStateOutput
 from governance.models import Kind, Memory, SourceKind, Status, Tier
+from governance.services.memory import REASON_REQUIRED
 
 
 class SourceInput(serializers.Serializer):
@@ -88,7 +89,22 @@ class MemoryListInput(serializers.Serializer):
 
 # The reason of an ending is checked by the service (services.memory.REASON_REQUIRED), so the API and the
 # dashboard answer a missing one with the same code and sentence.
-class SupersedeInput(serializers.Serializer):
+class EndingInput(serializers.Serializer):
+    """An ending's body. A missing reason alone reaches the service, which refuses it with its sentence; when
+    other fields are bad too, the 400 names the reason beside them (with the same sentence), so a client
+    learns everything wrong with the body in one answer."""
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            reason = data.get("reason", "") if hasattr(data, "get") else ""
+            if isinstance(exc.detail, dict) and not (isinstance(reason, str) and reason.strip()):
+                exc.detail.setdefault("reason", [REASON_REQUIRED])
+            raise
+
+
+class SupersedeInput(EndingInput):
     text = serializers.CharField(max_length=20_000)
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
     source = SourceInput()
@@ -98,12 +114,12 @@ class ReasonInput(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
-class RequiredReasonInput(serializers.Serializer):
+class RequiredReasonInput(EndingInput):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
                                    help_text="Required (the service refuses an empty one: 400, field reason).")
 
 
-class ForgetInput(serializers.Serializer):
+class ForgetInput(EndingInput):
     mode = serializers.ChoiceField(choices=["soft", "hard"])
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
                                    help_text="Required (the service refuses an empty one: 400, field reason).")
