@@ -62,12 +62,15 @@ def test_events_recall_and_scopes(service, agent_token):
     created = client.events.record(scope="acme/slides/deck-42", session="s1", turns=[
         {"role": "user", "content": "From now on, always number the slides.", "ref": "u1"},
         {"role": "assistant", "content": "Will do.", "ref": "a1"}])
-    kinds = sorted((m.kind, m.status) for m in created)
-    assert ("episodic", "active") in kinds and any(s == "candidate" for _, s in kinds)
+    # The answer lists the episodes only (it must not tell which sentence went unextracted because its
+    # text was forgotten, issue 20); the extracted candidate is in the memory list.
+    assert sorted((m.kind, m.status) for m in created) == [("episodic", "active"), ("episodic", "active")]
     hits = wait_for(lambda: client.recall(scope="acme/slides/deck-42", query="number the slides", k=5), timeout=20)
     assert isinstance(hits[0], memgov.RecallHit) and "number the slides" in hits[0].text
     page = client.memories.list(scope="acme/slides/deck-42")
-    assert page.count == len(created) and {m.id for m in page.results} == {m.id for m in created}
+    candidates = [m for m in page.results if m.status == "candidate"]
+    assert candidates and page.count == len(created) + len(candidates)
+    assert {m.id for m in page.results} == {m.id for m in created} | {m.id for m in candidates}
 
 
 def test_error_answers_become_typed_exceptions(service, agent_token, other_workspace_scope):

@@ -42,8 +42,9 @@ test("events, recall, scopes and the memory list", async () => {
     { role: "user", content: "From now on, always number the slides.", ref: "u1" },
     { role: "assistant", content: "Numbered.", ref: "a1" },
   ] });
-  assert.deepEqual(created.slice(0, 2).map((m) => m.kind), ["episodic", "episodic"]);
-  assert.ok(created.some((m) => m.status === "candidate"), "the standing instruction became a candidate");
+  // The answer lists the episodes only (it must not tell which sentence went unextracted because its text
+  // was forgotten); the extracted candidate is in the memory list below.
+  assert.deepEqual(created.map((m) => m.kind), ["episodic", "episodic"]);
   const again = await agent().events.record({ scope: task.path, session: "s1", turns: [
     { role: "user", content: "From now on, always number the slides.", ref: "u1" }] });
   assert.deepEqual(again, []);
@@ -52,7 +53,8 @@ test("events, recall, scopes and the memory list", async () => {
   const paths = (await agent().scopes.list()).map((s) => s.path);
   assert.ok(paths.includes("acme/slides") && paths.includes(task.path));
   const page = await agent().memories.list({ scope: task.path });
-  assert.ok(page.results.length >= 2);
+  assert.ok(page.results.length >= 3);
+  assert.ok(page.results.some((m) => m.status === "candidate"), "the standing instruction became a candidate");
 });
 
 test("each error code is its own class, with the status and body", async () => {
