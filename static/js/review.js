@@ -127,7 +127,7 @@
         item.dataset.outcome = res.body.status;
         item.classList.add("decided");
         item.querySelectorAll("details").forEach(function (d) { d.open = false; });
-        item.querySelectorAll(".decide form, input[name=memory]").forEach(function (el) {
+        item.querySelectorAll(".decide form:not(.undo-reject), input[name=memory]").forEach(function (el) {
           if (el.tagName === "INPUT") { el.checked = false; el.disabled = true; } else { el.hidden = true; }
         });
         var i = items.indexOf(item);
@@ -164,7 +164,13 @@
       why.textContent = " Reason: " + body.reason;
       outcome.appendChild(why);
     }
-    if (body.decision === "reject" && body.result_id === body.memory_id) { outcome.appendChild(undoForm(item, body)); }
+    var previous = item.querySelector(".undo-reject");
+    if (previous) { previous.remove(); }
+    lastUndo = null;
+    if (body.decision === "reject" && body.result_id === body.memory_id) {
+      lastUndo = undoForm(item, body);
+      outcome.after(lastUndo);  // beside the result, so a failed undo keeps its button
+    }
     var quote = item.querySelector(".proposed-text");
     if (quote && body.text && body.decision === "edit") { quote.textContent = body.text; quote.classList.add("edited"); }
     var count = document.getElementById("queue-count");
@@ -174,6 +180,7 @@
 
   // Undo a reject: the service writes a new proposal derived from the rejected one (a status never goes
   // back), so the item then links to that proposal. Reached with u, or a click; not a Tab stop of its own.
+  var lastUndo = null;  // the undo of the reject just made: u reaches it from the next item too
   function undoForm(item, body) {
     var decided = item.querySelector(".decide-reject form");
     var form = document.createElement("form");
@@ -275,8 +282,8 @@
         break;
       case "e": if (open(item)) { openEdit(item); } break;
       case "u":
-        var undo = item && item.querySelector(".undo-reject");
-        if (undo && !undo.hidden) { undo.requestSubmit(); }
+        var undo = (item && item.querySelector(".undo-reject")) || lastUndo;
+        if (undo && undo.isConnected) { undo.requestSubmit(); }
         break;
       case "r": if (open(item)) { openReject(item); } break;
       case "x":
