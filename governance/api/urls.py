@@ -29,6 +29,8 @@ urlpatterns = [
     path("memories/<int:memory_id>/supersede", memories.MemorySupersedeView.as_view(), name="api-memory-supersede"),
     path("memories/<int:memory_id>/confirm", memories.MemoryConfirmView.as_view(), name="api-gov-memory-confirm"),
     path("memories/<int:memory_id>/reject", memories.MemoryRejectView.as_view(), name="api-gov-memory-reject"),
+    path("memories/<int:memory_id>/repropose", memories.MemoryReproposeView.as_view(),
+         name="api-gov-memory-repropose"),
     path("memories/<int:memory_id>/retire", memories.MemoryRetireView.as_view(), name="api-gov-memory-retire"),
     path("memories/<int:memory_id>/forget", memories.MemoryForgetView.as_view(), name="api-gov-memory-forget"),
     # Events, recall and context, turns, scopes.

@@ -15,19 +15,29 @@ at once gives them no right they did not have."""
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
 
 from governance.errors import InvalidInput, InvalidTransition
 from governance.models import Memory, Principal, Relation, RelationKind, SourceKind, Status
-from governance.permissions import Action, require
+from governance.permissions import Action, require, require_writable
+from governance.services.audit import AuditEntry, audit_record
+from governance.services.conflict import conflict_detect
+from governance.services.four_eyes import fix_at_proposal
 from governance.services.memory import (
+    REASON_REQUIRED,
     MemoryInput,
+    build_memory,
+    integrity_to_domain,
+    lock_key,
     lock_memory,
     memory_confirm,
     memory_record,
     transition,
     validate_input,
 )
+from governance.services.outbox import outbox_emit
 
 EDIT_REASON_REQUIRED = "Say why you edited the proposal: the reason is kept in the audit log."
 EDIT_NOT_PROPOSAL = "Only a candidate or a proposal can be edited before confirming; this one is {status}."
@@ -78,18 +88,84 @@ def _edited_meta(original: Memory) -> dict:
     return meta
 
 
-def _carry_provenance(original: Memory, edited: Memory, actor: Principal | None) -> None:
-    """The edit is derived from the original, and from the episodes the original was derived from."""
+def _carry_provenance(original: Memory, edited: Memory, actor: Principal | None,
+                      why_original: str = "the reviewer's edit of this proposal") -> None:
+    """The edit (or re-proposal) is derived from the original, and from the episodes the original was
+    derived from."""
     episodes = list(
         Relation.objects.filter(source=original, kind=RelationKind.DERIVED_FROM).values_list("target_id", "reason")
     )
     Relation.objects.bulk_create(
         [Relation(source=edited, target=original, kind=RelationKind.DERIVED_FROM, actor=actor,
-                  reason="the reviewer's edit of this proposal")]
+                  reason=why_original)]
         + [Relation(source=edited, target_id=target, kind=RelationKind.DERIVED_FROM, actor=actor, reason=why)
            for target, why in episodes],
         ignore_conflicts=True,
     )
 
 
-__all__ = ["EDITED_INTO", "EDIT_NOT_PROPOSAL", "EDIT_REASON_REQUIRED", "proposal_edit_confirm"]
+# --- Undoing a rejection: propose the same memory again ------------------------------------------------
+
+REPROPOSE_NOT_REJECTED = "Only a rejected memory can be proposed again; this one is {status}."
+REPROPOSED_FROM = "proposed again after it was rejected"
+
+
+def memory_repropose(*, memory_id: int, actor: Principal | None, reason: str) -> Memory:
+    """Undo a rejection the only way versions allow: write a *new* proposal with the rejected memory's
+    text, kind, key, scope and source, `derived_from` it (and from its episodes), its four-eyes count
+    fixed at proposal like any other. The rejected row stays rejected. Needs the right to reject there;
+    a forgotten memory (soft or hard) is never proposed again."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidInput(REASON_REQUIRED, field="reason")
+    try:
+        with transaction.atomic():
+            original = lock_memory(memory_id)
+            require(actor, original.scope, Action.CONFIRM)
+            if original.status != Status.REJECTED or original.purged_at is not None:
+                raise InvalidTransition(REPROPOSE_NOT_REJECTED.format(status=original.status),
+                                        current_status=original.status, requested_status=Status.PROPOSED)
+            require_writable(actor, original.scope, episodes_only=False)
+            item = MemoryInput(
+                scope=original.scope, kind=original.kind, key=original.key, text=original.text,
+                source_kind=original.source_kind, source_ref=original.source_ref, status=Status.PROPOSED,
+                confidence=original.confidence, importance=original.importance, tier=original.tier,
+                task_type=original.task_type, session=original.session, valid_from=original.valid_from,
+                valid_until=original.valid_until, meta=_reproposed_meta(original, actor, reason),
+            )
+            validate_input(item)
+            if item.key is not None:
+                lock_key(original.scope_id, item.key)
+                latest = Memory.objects.filter(scope=original.scope, key=item.key).aggregate(m=Max("revision"))["m"]
+                item.revision = (latest or 0) + 1
+            memory = build_memory(item, actor, timezone.now())
+            memory.save()
+            audit_record(actor=actor, entry=AuditEntry(
+                "memory.repropose", "memory", str(memory.pk), memory.scope.path, "", Status.PROPOSED, reason,
+                {"from": original.pk, "kind": memory.kind, "key": memory.key, "revision": memory.revision,
+                 "hash": memory.content_hash},
+            ))
+            outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
+            _carry_provenance(original, memory, actor, why_original=REPROPOSED_FROM)
+            conflict_detect(memory=memory, actor=actor)
+            fix_at_proposal(memory)
+            return memory
+    except IntegrityError as exc:
+        raise integrity_to_domain(exc) from exc
+
+
+def _reproposed_meta(original: Memory, actor: Principal | None, reason: str) -> dict:
+    # Approvals are not copied (they were never enough, and a count is fixed again at proposal).
+    meta: dict = {"reproposed": {"from": original.pk, "by": actor.pk if actor else None,
+                                 "by_name": actor.name if actor else "system", "reason": reason,
+                                 "at": timezone.now().isoformat()}}
+    for name in ("promotion", "rule", "extracted_by", "requested_status"):
+        if name in original.meta:
+            meta[name] = original.meta[name]
+    if original.created_by_id is not None:
+        meta["proposed_by"] = original.created_by_id
+    return meta
+
+
+__all__ = ["EDITED_INTO", "EDIT_NOT_PROPOSAL", "EDIT_REASON_REQUIRED", "REPROPOSED_FROM", "REPROPOSE_NOT_REJECTED",
+           "memory_repropose", "proposal_edit_confirm"]

@@ -28,7 +28,7 @@ from governance.selectors.review import (
     review_queue,
 )
 from governance.services.memory import memory_confirm, memory_reject
-from governance.services.review import proposal_edit_confirm
+from governance.services.review import memory_repropose, proposal_edit_confirm
 from memoryui.views.base import dashboard_view, page, scope_query
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE
 
@@ -38,7 +38,7 @@ SIMILAR_SHOWN = 3
 SIMILAR_ASKED = 12
 NOTHING_SELECTED = "Select at least one item of the queue."
 BAD_DECISION = "decision is confirm or reject."
-BAD_ITEM_DECISION = "decision is confirm, reject or edit."
+BAD_ITEM_DECISION = "decision is confirm, reject, edit or repropose."
 BAD_ID = "Memory ids are whole numbers."
 FILTER_PARAMS = ("scope", "kind", "proposer", "older", "newer", "sort")
 
@@ -125,8 +125,9 @@ def review_act(request):
 @require_POST
 @dashboard_view(json=True)
 def review_decide(request, memory_id: int):
-    """One item: confirm (an optional reason), reject (a reason), or edit then confirm (the edited text,
-    key and kind, and a reason). JSON for review.js, else back to the queue with a message."""
+    """One item: confirm (an optional reason), reject (a reason), edit then confirm (the edited text,
+    key and kind, and a reason), or repropose (undo a reject: a new proposal derived from the rejected
+    one, with a reason). JSON for review.js, else back to the queue with a message."""
     decision = request.POST.get("decision", "")
     reason = request.POST.get("reason", "").strip()[:2000]
     try:
@@ -134,6 +135,8 @@ def review_decide(request, memory_id: int):
             result = memory_confirm(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "reject":
             result = memory_reject(memory_id=memory_id, actor=request.principal, reason=reason)
+        elif decision == "repropose":
+            result = memory_repropose(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "edit":
             result = proposal_edit_confirm(
                 memory_id=memory_id, text=request.POST.get("text", ""), key=request.POST.get("key", ""),
@@ -177,6 +180,8 @@ def _outcome(memory_id: int, decision: str, result: Memory) -> str:
     label = f"#{memory_id}"
     if decision == "reject":
         return f"Rejected {label}: it will not be used."
+    if decision == "repropose":
+        return f"Proposed {label} again as #{result.pk}: it waits in the queue for a reviewer."
     edited = f"Edited {label} into #{result.pk}; " if result.pk != memory_id else ""
     if result.status == Status.ACTIVE:
         return f"{edited}Confirmed{'' if edited else ' ' + label}: it is in force now."

@@ -127,7 +127,7 @@
         item.dataset.outcome = res.body.status;
         item.classList.add("decided");
         item.querySelectorAll("details").forEach(function (d) { d.open = false; });
-        item.querySelectorAll(".decide form, input[name=memory]").forEach(function (el) {
+        item.querySelectorAll(".decide form:not(.undo-reject), input[name=memory]").forEach(function (el) {
           if (el.tagName === "INPUT") { el.checked = false; el.disabled = true; } else { el.hidden = true; }
         });
         var i = items.indexOf(item);
@@ -164,6 +164,13 @@
       why.textContent = " Reason: " + body.reason;
       outcome.appendChild(why);
     }
+    var previous = item.querySelector(".undo-reject");
+    if (previous) { previous.remove(); }
+    lastUndo = null;
+    if (body.decision === "reject" && body.result_id === body.memory_id) {
+      lastUndo = undoForm(item, body);
+      outcome.after(lastUndo);  // beside the result, so a failed undo keeps its button
+    }
     var quote = item.querySelector(".proposed-text");
     if (quote && body.text && body.decision === "edit") { quote.textContent = body.text; quote.classList.add("edited"); }
     var count = document.getElementById("queue-count");
@@ -171,7 +178,31 @@
     tame(item);
   }
 
-  // One Tab stop per item: the item itself; its controls are reached with the shortcuts (e, r, c, x) and
+  // Undo a reject: the service writes a new proposal derived from the rejected one (a status never goes
+  // back), so the item then links to that proposal. Reached with u, or a click; not a Tab stop of its own.
+  var lastUndo = null;  // the undo of the reject just made: u reaches it from the next item too
+  function undoForm(item, body) {
+    var decided = item.querySelector(".decide-reject form");
+    var form = document.createElement("form");
+    form.method = "post";
+    form.action = decided.action;
+    form.className = "undo-reject";
+    [["csrfmiddlewaretoken", decided.querySelector("[name=csrfmiddlewaretoken]").value],
+     ["decision", "repropose"], ["back", decided.querySelector("[name=back]").value],
+     ["reason", "Undo of the rejection just made" + (body.reason ? " (" + body.reason + ")" : "")]]
+      .forEach(function (pair) {
+        var input = document.createElement("input");
+        input.type = "hidden"; input.name = pair[0]; input.value = pair[1];
+        form.appendChild(input);
+      });
+    var button = document.createElement("button");
+    button.type = "submit";
+    button.textContent = "Undo (propose again)";
+    form.appendChild(button);
+    return form;
+  }
+
+  // One Tab stop per item: the item itself; its controls are reached with the shortcuts (e, r, c, x, u) and
   // become Tab stops only while their form is open. Without this file every control is a Tab stop.
   function tame(item) {
     item.tabIndex = 0;
@@ -250,6 +281,10 @@
         if (open(item) && item.querySelector(".decide-confirm")) { item.querySelector(".decide-confirm").requestSubmit(); }
         break;
       case "e": if (open(item)) { openEdit(item); } break;
+      case "u":
+        var undo = (item && item.querySelector(".undo-reject")) || lastUndo;
+        if (undo && undo.isConnected) { undo.requestSubmit(); }
+        break;
       case "r": if (open(item)) { openReject(item); } break;
       case "x":
         var box = item && item.querySelector("input[name=memory]");

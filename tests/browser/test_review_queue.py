@@ -154,3 +154,32 @@ def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
     expect(page.locator(".msg.success")).to_contain_text("Confirmed 2 of 2")
     statuses = [Memory.objects.get(pk=m.pk).status for m in items]
     assert statuses == [Status.ACTIVE, Status.PROPOSED, Status.ACTIVE]
+
+
+def test_a_reject_is_undone_by_proposing_it_again(page, reviewer, project_scope):
+    from tests.memoryui.conftest import remember
+
+    first = remember(project_scope, "The client wants a dark title slide", kind="preference", status="proposed")
+    remember(project_scope, "The client wants a light appendix", kind="preference", status="proposed")
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    sign_in(page, "rami", "pw-rami")
+    page.goto("/review/?scope=acme/slides")
+    entry = page.locator(f"#item-{first.pk}")
+    page.keyboard.press("j")
+    page.keyboard.press("r")
+    page.keyboard.type("Not what the client said")
+    page.keyboard.press("Enter")
+    undo = entry.get_by_role("button", name="Undo (propose again)")
+    expect(undo).to_be_visible()
+    expect(undo).to_have_attribute("tabindex", "-1")  # one Tab stop per item: u reaches it
+    page.keyboard.press("u")  # the next item is current now; u undoes the reject just made
+    link = entry.locator("a.result-link")
+    expect(link).to_be_visible()
+    new = Memory.objects.get(meta__reproposed__from=first.pk)
+    expect(link).to_have_attribute("href", f"/memories/{new.pk}/")
+    expect(entry.locator(".outcome .badge")).to_have_text("proposed")
+    expect(undo).to_have_count(0)
+    assert (new.status, new.text) == (Status.PROPOSED, first.text)
+    assert Memory.objects.get(pk=first.pk).status == Status.REJECTED
+    assert errors == []

@@ -20,6 +20,7 @@ from governance.models import Outbox
 from governance.selectors.memory import memory_get, memory_list, scope_visible
 from governance.services import memory as memory_services
 from governance.services.memory import MemoryInput, memory_record, memory_supersede
+from governance.services.review import memory_repropose
 
 
 class MemoriesView(APIView):
@@ -107,6 +108,23 @@ class MemoryRejectView(APIView):
         memory = memory_services.memory_reject(memory_id=memory_id, actor=request_principal(request),
                                                reason=data["reason"])
         return Response(s.MemoryStateOutput(memory).data)
+
+
+class MemoryReproposeView(APIView):
+    """Undo a rejection: a new proposal with the rejected memory's text, derived from it (201)."""
+
+    rate_bucket = GOVERNANCE
+
+    @extend_schema(
+        operation_id="memories_repropose",
+        request=s.RequiredReasonInput,
+        responses={201: s.MemoryOutput, **ERROR_RESPONSES},
+        summary="Propose a rejected memory again: a new proposal derived from it; the rejected one stays rejected.",
+    )
+    def post(self, request: Request, memory_id: int) -> Response:
+        data = valid(s.RequiredReasonInput, request.data)
+        memory = memory_repropose(memory_id=memory_id, actor=request_principal(request), reason=data["reason"])
+        return Response(s.MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
 
 
 class MemoryRetireView(APIView):

@@ -74,5 +74,5 @@ def test_each_route_counts_in_the_rate_bucket_meant_for_it():
             expected[(name, method)] = "context"
         else:
             expected[(name, method)] = "read" if method == "get" else "write"
-    assert len(seen) == 51  # every operation of the API (27, 12 of administration, 7 of webhooks, 3 of curation, 2 of portability)
+    assert len(seen) == 52  # every operation of the API (28, 12 of administration, 7 of webhooks, 3 of curation, 2 of portability)
     assert seen == expected
