@@ -251,6 +251,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/memories/{memory_id}/repropose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Propose a rejected memory again: a new proposal derived from it; the rejected one stays rejected.
+         * @description Undo a rejection: a new proposal with the rejected memory's text, derived from it (201).
+         */
+        post: operations["memories_repropose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/memories/{memory_id}/retire": {
         parameters: {
             query?: never;
@@ -494,7 +514,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a team (a group principal); owners of some scope. Add members with POST /teams/{team}/members, roles with POST /grants. */
+        /** Create a team (a group principal) of one workspace, its home (it holds roles there only); owners of some scope there. Add members with POST /teams/{team}/members, roles with POST /grants. */
         post: operations["teams_create"];
         delete?: never;
         options?: never;
@@ -732,9 +752,33 @@ export interface components {
             ok: boolean;
             problem: string | null;
         };
+        /** @description A memory named inside another block (its own id: a forget redacts it there too). */
+        BindingRequestOutput: {
+            /** @description Who must decide: a reviewer. */
+            decide: string;
+            key: string | null;
+            memory_id: number;
+            revision: number;
+            session: string;
+            status: string;
+            text: string;
+            /**
+             * @description agent: an agent's account of the user's words; end_user: a person's token.
+             *
+             *     * `agent` - agent
+             *     * `end_user` - end_user
+             */
+            told_by: components["schemas"]["ToldByEnum"];
+            /** @description The ref of the user's turn. */
+            turn: string;
+            /** @description Why no session may set this rule aside. */
+            why: string;
+        };
         /** @enum {unknown} */
         BlankEnum: "";
         BlockOutput: {
+            /** @description The user asked to change a binding rule. */
+            binding_request?: components["schemas"]["BindingRequestOutput"];
             /** @description Ties a tool call to its result; they travel together. */
             call_id?: string;
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
@@ -742,6 +786,12 @@ export interface components {
             key: string | null;
             kind: string;
             memory_id: number | null;
+            /** @description This session's correction was rejected: the rule again. */
+            override_rejected?: components["schemas"]["SessionCorrectionOutput"];
+            /** @description Changes waiting for a reviewer. */
+            pending_changes?: components["schemas"]["PendingChangeOutput"][];
+            /** @description How many more wait. */
+            pending_more?: number;
             reason: string;
             /** @description Negative context: the memory now in force instead. */
             replaced_by?: components["schemas"]["ReplacementOutput"] | null;
@@ -751,6 +801,10 @@ export interface components {
             /** Format: double */
             score: number;
             session?: string;
+            /** @description In force for this session only. */
+            session_override?: components["schemas"]["SessionOverrideOutput"];
+            /** @description Negative context: set aside for this session only. */
+            set_aside?: components["schemas"]["SetAsideOutput"];
             source: components["schemas"]["SourceOutput"];
             status: string;
             supported_by?: number[];
@@ -824,6 +878,7 @@ export interface components {
             turns: components["schemas"]["TurnInputRequest"][];
         };
         EventOutput: {
+            /** @description The episodes recorded (one per new turn); extracted candidates are not listed here: they wait in the review queue. */
             created: components["schemas"]["MemoryOutput"][];
         };
         /**
@@ -1121,9 +1176,18 @@ export interface components {
             summaries?: number;
             tombstones?: number;
         };
+        /**
+         * @description An ending's body. A missing reason alone reaches the service, which refuses it with its sentence; when
+         *     other fields are bad too, the 400 names the reason beside them (with the same sentence), so a client
+         *     learns everything wrong with the body in one answer.
+         */
         ForgetInputRequest: {
             mode: components["schemas"]["ModeEnum"];
-            reason: string;
+            /**
+             * @description Required (the service refuses an empty one: 400, field reason).
+             * @default
+             */
+            reason?: string;
         };
         ForgetOutput: {
             memory: components["schemas"]["MemoryStateOutput"];
@@ -1259,6 +1323,8 @@ export interface components {
             key?: string | null;
             kind: components["schemas"]["Kind467Enum"];
             scope: string;
+            /** @description The conversation it was said in: a correction with source kind `user` is in force there at once (a session override, docs/governance.md). */
+            session?: string;
             source: components["schemas"]["SourceInputRequest"];
             status?: components["schemas"]["MemoryCreateInputStatusEnum"];
             task_type?: string;
@@ -1371,6 +1437,8 @@ export interface components {
             agent_write?: components["schemas"]["AgentWriteEnum"];
             /** @description Archive (true) or restore (false). */
             archived?: boolean;
+            /** @description Keys of rules no session correction may set aside here and below (the whole list). */
+            binding_keys?: string[];
             child_scope_role?: components["schemas"]["ChildScopeRoleEnum"] | components["schemas"]["BlankEnum"];
             /** @description Rename (rewrites the subtree's paths). */
             name?: string;
@@ -1383,6 +1451,16 @@ export interface components {
             reason?: string;
             /** @description Four-eyes on or off. */
             require_two_reviewers?: boolean;
+            /** @description Every rule here and below is binding for sessions. */
+            rules_binding?: boolean;
+            /**
+             * @description Whose account of a user's correction sets a rule aside for that session: any (also as an agent relayed it), end_user (only turns posted with a person's token), off.
+             *
+             *     * `any` - any
+             *     * `end_user` - end_user
+             *     * `off` - off
+             */
+            session_overrides?: components["schemas"]["SessionOverridesEnum"];
         };
         PatchedWebhookUpdateInputRequest: {
             active?: boolean;
@@ -1394,6 +1472,26 @@ export interface components {
             name?: string;
             /** @description A new short name rewrites every path. */
             slug?: string;
+        };
+        /** @description A memory named inside another block (its own id: a forget redacts it there too). */
+        PendingChangeOutput: {
+            key: string | null;
+            memory_id: number;
+            revision: number;
+            session: string;
+            status: string;
+            text: string;
+            /**
+             * @description agent: an agent's account of the user's words; end_user: a person's token.
+             *
+             *     * `agent` - agent
+             *     * `end_user` - end_user
+             */
+            told_by: components["schemas"]["ToldByEnum"];
+            /** @description The ref of the user's turn. */
+            turn: string;
+            /** @description Why it is not in force in this session. */
+            why_not_in_force: string;
         };
         PinnedOverBudgetOutput: {
             budget: number;
@@ -1471,12 +1569,26 @@ export interface components {
             status: string;
             text: string;
         };
+        /**
+         * @description An ending's body. A missing reason alone reaches the service, which refuses it with its sentence; when
+         *     other fields are bad too, the 400 names the reason beside them (with the same sentence), so a client
+         *     learns everything wrong with the body in one answer.
+         */
         RequiredReasonInputRequest: {
-            reason: string;
+            /**
+             * @description Required (the service refuses an empty one: 400, field reason).
+             * @default
+             */
+            reason?: string;
         };
         RetentionInputRequest: {
             /** @default false */
             archive_cold?: boolean;
+            /**
+             * @description Copy pruned turns into the turn archive first.
+             * @default true
+             */
+            archive_turns?: boolean;
             /** Format: double */
             cold_threshold?: number | null;
             /** @default true */
@@ -1484,15 +1596,22 @@ export interface components {
             kinds?: string[];
             retire_unused_days?: number | null;
             scope: string;
+            /** @description Stored turns older than this are archived and deleted. */
+            turns_max_age_days?: number | null;
+            /** @description Each scope of the subtree keeps its newest N stored turns. */
+            turns_max_count?: number | null;
         };
         RetentionPolicyOutput: {
             archive_cold: boolean;
+            archive_turns: boolean;
             /** Format: double */
             cold_threshold: number | null;
             enabled: boolean;
             kinds: string[];
             retire_unused_days: number | null;
             scope: string;
+            turns_max_age_days: number | null;
+            turns_max_count: number | null;
         };
         ReviewItemOutput: {
             /** @description Reviewers who approved so far. */
@@ -1623,6 +1742,7 @@ export interface components {
             archived: boolean;
             /** Format: date-time */
             archived_at: string | null;
+            binding_keys: string[];
             child_scope_role: string;
             /** @description The lowest role that may open a child scope here. */
             child_scope_role_in_force: string;
@@ -1633,6 +1753,8 @@ export interface components {
             parent?: string | null;
             path: string;
             require_two_reviewers: boolean;
+            rules_binding: boolean;
+            session_overrides: string;
             workspace: string;
         };
         ScoresOutput: {
@@ -1645,7 +1767,59 @@ export interface components {
             /** Format: double */
             semantic: number | null;
         };
+        /** @description A memory named inside another block (its own id: a forget redacts it there too). */
+        SessionCorrectionOutput: {
+            key: string | null;
+            memory_id: number;
+            revision: number;
+            session: string;
+            status: string;
+            text: string;
+            /**
+             * @description agent: an agent's account of the user's words; end_user: a person's token.
+             *
+             *     * `agent` - agent
+             *     * `end_user` - end_user
+             */
+            told_by: components["schemas"]["ToldByEnum"];
+            /** @description The ref of the user's turn. */
+            turn: string;
+        };
+        /** @description A memory named inside another block (its own id: a forget redacts it there too). */
+        SessionMemberOutput: {
+            key: string | null;
+            memory_id: number;
+            revision: number;
+            status: string;
+            text: string;
+        };
+        SessionOverrideOutput: {
+            /** @description confirmation: a person has not decided yet. */
+            awaiting: string;
+            /** @description The rule set aside for this session. */
+            replaces: components["schemas"]["SessionMemberOutput"];
+            session: string;
+            /** Format: date-time */
+            since: string | null;
+            told_by: components["schemas"]["ToldByEnum"];
+            turn: string;
+        };
+        /**
+         * @description * `any` - any
+         *     * `end_user` - end_user
+         *     * `off` - off
+         * @enum {string}
+         */
+        SessionOverridesEnum: "any" | "end_user" | "off";
+        SetAsideOutput: {
+            /** @description The correction in force for this session instead. */
+            by: components["schemas"]["SessionMemberOutput"];
+            session: string;
+            why: string;
+        };
         SkippedOutput: {
+            /** @description The user asked to change a binding rule. */
+            binding_request?: components["schemas"]["BindingRequestOutput"];
             /** @description Ties a tool call to its result; they travel together. */
             call_id?: string;
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
@@ -1653,6 +1827,12 @@ export interface components {
             key: string | null;
             kind: string;
             memory_id: number | null;
+            /** @description This session's correction was rejected: the rule again. */
+            override_rejected?: components["schemas"]["SessionCorrectionOutput"];
+            /** @description Changes waiting for a reviewer. */
+            pending_changes?: components["schemas"]["PendingChangeOutput"][];
+            /** @description How many more wait. */
+            pending_more?: number;
             reason: string;
             /** @description Negative context: the memory now in force instead. */
             replaced_by?: components["schemas"]["ReplacementOutput"] | null;
@@ -1662,6 +1842,10 @@ export interface components {
             /** Format: double */
             score: number;
             session?: string;
+            /** @description In force for this session only. */
+            session_override?: components["schemas"]["SessionOverrideOutput"];
+            /** @description Negative context: set aside for this session only. */
+            set_aside?: components["schemas"]["SetAsideOutput"];
             slot: string;
             source: components["schemas"]["SourceOutput"];
             status: string;
@@ -1730,8 +1914,14 @@ export interface components {
             text: string;
             writer: string;
         };
+        /**
+         * @description An ending's body. A missing reason alone reaches the service, which refuses it with its sentence; when
+         *     other fields are bad too, the 400 names the reason beside them (with the same sentence), so a client
+         *     learns everything wrong with the body in one answer.
+         */
         SupersedeInputRequest: {
-            reason: string;
+            /** @default  */
+            reason?: string;
             source: components["schemas"]["SourceInputRequest"];
             text: string;
         };
@@ -1747,12 +1937,15 @@ export interface components {
         };
         TeamInputRequest: {
             name: string;
+            /** @description The team's workspace (its short name); needed when the caller owns scopes in several. */
+            workspace?: string;
         };
         TeamOutput: {
             /** Format: date-time */
             created_at: string;
             kind: string;
             name: string;
+            workspace?: string | null;
         };
         /**
          * @description * `short` - Short-term trace
@@ -1804,7 +1997,19 @@ export interface components {
             role: string;
             scope?: string | null;
         };
+        /**
+         * @description * `agent` - agent
+         *     * `end_user` - end_user
+         * @enum {string}
+         */
+        ToldByEnum: "agent" | "end_user";
         TraceOutput: {
+            /** @description Per stage, what its in/out counts are made of, so they add up from stage to stage: `unit` when they are not memories (scopes, the query), `from` {stage: n} when what came in came from several stages, and how many it left out without naming each (found_twice, collapsed, cut, to_negative, not_placed, over_budget, …). */
+            counts?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            };
             /** @description Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000. */
             pending_vectors: number;
             stages: components["schemas"]["StageOutput"][];
@@ -3463,7 +3668,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RequiredReasonInputRequest"];
             };
@@ -3551,6 +3756,103 @@ export interface operations {
             };
         };
     };
+    memories_repropose: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                memory_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RequiredReasonInputRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryOutput"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     memories_retire_create: {
         parameters: {
             query?: never;
@@ -3560,7 +3862,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RequiredReasonInputRequest"];
             };
