@@ -36,7 +36,12 @@ def _demo():
     load_demo()
     demo = ensure_demo_user()
     slides = Scope.objects.get(path="demo/slides")
-    unused = memory_record(item=MemoryInput(scope=slides, kind="semantic", source_kind="user",
+    # A memory the turn cannot use whatever the worker has embedded by then: it lives in a sibling scope
+    # (demo/brochure) that the reader may read but a read in demo/slides never sees. In demo/slides itself
+    # the live worker sometimes embedded it before the turn was asked, and with so few memories the vector
+    # path then placed it in the evidence: the turn used it and there was no "why not" to ask.
+    brochure = Scope.objects.get(path="demo/brochure")
+    unused = memory_record(item=MemoryInput(scope=brochure, kind="semantic", source_kind="user",
                                             text="The office plants are watered on Fridays", status="active"),
                            actor=None)
     asked = assemble_context(principal=demo, scope=slides, query="Which file format do we export the quarterly deck in?",
