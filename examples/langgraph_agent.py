@@ -22,18 +22,33 @@ scope = sys.argv[1] if len(sys.argv) > 1 else "acme/slides"
 namespace = tuple(scope.split("/"))
 
 tools = memgov_tools(scope=scope, budget_tokens=600)
-model = FakeMessagesListChatModel(responses=[
-    AIMessage(content="", tool_calls=[
-        {"name": "get_context", "args": {"query": "export the deck", "task_goal": "Export deck 42"}, "id": "c1"},
-        {"name": "remember", "args": {"text": "The user wants page numbers on every slide", "kind": "preference"},
-         "id": "c2"}]),
-    AIMessage(content="Exported deck 42 following the rules in force, with page numbers."),
-])
+model = FakeMessagesListChatModel(
+    responses=[
+        AIMessage(
+            content="",
+            tool_calls=[
+                {
+                    "name": "get_context",
+                    "args": {"query": "export the deck", "task_goal": "Export deck 42"},
+                    "id": "c1",
+                },
+                {
+                    "name": "remember",
+                    "args": {"text": "The user wants page numbers on every slide", "kind": "preference"},
+                    "id": "c2",
+                },
+            ],
+        ),
+        AIMessage(content="Exported deck 42 following the rules in force, with page numbers."),
+    ]
+)
 
 
 def recall(state: MessagesState):
     hits = get_store().search(namespace, query=state["messages"][-1].content, limit=3)
-    return {"messages": [SystemMessage("Memories: " + "; ".join(h.value.get("text", str(h.value)) for h in hits))]}
+    return {
+        "messages": [SystemMessage("Memories: " + "; ".join(h.value.get("text", str(h.value)) for h in hits))]
+    }
 
 
 def agent(state: MessagesState):

@@ -29,14 +29,17 @@ async def main() -> None:
             await session.initialize()
             tools = (await session.list_tools()).tools
             print("tools:", ", ".join(t.name for t in tools))
-            context = await session.call_tool("get_context", {"query": "how do we export the deck?",
-                                                              "task_goal": "Export deck 42", "budget_tokens": 500})
+            context = await session.call_tool(
+                "get_context",
+                {"query": "how do we export the deck?", "task_goal": "Export deck 42", "budget_tokens": 500},
+            )
             packet = json.loads(text(context))
             print("packet text received over MCP:")
             print(packet["text"])
             print("constraints in force:", [b["text"] for b in packet["constraints_in_force"]])
-            remembered = await session.call_tool("remember", {"text": "The client wants a dark theme",
-                                                              "kind": "preference"})
+            remembered = await session.call_tool(
+                "remember", {"text": "The client wants a dark theme", "kind": "preference"}
+            )
             memory = json.loads(text(remembered))["memory"]
             print(f"remembered memory {memory['id']}: {memory['status']} (in force: {memory['in_force']})")
             refused = await session.call_tool("get_context", {"query": "x", "scope": "some/other-workspace"})

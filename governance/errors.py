@@ -47,7 +47,9 @@ class KeyRevisionConflict(Conflict):
 
 class ActiveKeyExists(Conflict):
     code = "active_key_exists"
-    message = "This key already has an active memory in this scope; supersede it instead of writing a second one."
+    message = (
+        "This key already has an active memory in this scope; supersede it instead of writing a second one."
+    )
 
 
 class InvalidTransition(Conflict):
@@ -73,18 +75,23 @@ class PinnedOverBudget(DomainError):
 
 class LastOwner(Conflict):
     """A revoke or a membership removal that would leave a scope without an owner (permissions.owners)."""
+
     code = "last_owner"
 
 
 class ScopeArchived(Conflict):
     """A write (memory, event, child scope) in an archived scope or below one (permissions.scopes)."""
+
     code = "scope_archived"
-    message = ("This scope is archived: it takes no new memories, events or child scopes. Its memories stay "
-               "readable; an owner may restore it.")
+    message = (
+        "This scope is archived: it takes no new memories, events or child scopes. Its memories stay "
+        "readable; an owner may restore it."
+    )
 
 
 class InvitationInvalid(DomainError):
     """An invitation link that is unknown, used, revoked or expired: one answer for all four."""
+
     code = "invitation_invalid"
     status = 410
     message = "This invitation link is unknown, already used, revoked or expired; ask for a new one."
@@ -93,6 +100,9 @@ class InvitationInvalid(DomainError):
 class AgentRoleCap(InvalidInput):
     """A role, a token or a team membership that would let an agent principal confirm, curate or govern:
     agents propose, people decide (permissions.roles.AGENT_MAX_ROLE)."""
+
     code = "agent_role_cap"
-    message = ("An agent can hold at most the agent role (or viewer): confirming, curating and granting "
-               "belong to people.")
+    message = (
+        "An agent can hold at most the agent role (or viewer): confirming, curating and granting "
+        "belong to people."
+    )

@@ -45,8 +45,12 @@ def with_mcp(app):
     except ImportError:
         return app
     hosts = [h.strip() for h in os.environ.get("MEMGOV_MCP_ALLOWED_HOSTS", "").split(",") if h.strip()]
-    return asgi_app(app, service_url=_service_url(), scope=os.environ.get("MEMGOV_SCOPE") or None,
-                    allowed_hosts=hosts or None)
+    return asgi_app(
+        app,
+        service_url=_service_url(),
+        scope=os.environ.get("MEMGOV_SCOPE") or None,
+        allowed_hosts=hosts or None,
+    )
 
 
 application = with_mcp(django_application)

@@ -62,7 +62,9 @@ class ServiceUnavailableMiddleware:
         if not isinstance(exception, UNAVAILABLE):
             return None
         if request.path.startswith("/api/"):
-            response = JsonResponse({"error": "service_unavailable", "message": SERVICE_UNAVAILABLE}, status=503)
+            response = JsonResponse(
+                {"error": "service_unavailable", "message": SERVICE_UNAVAILABLE}, status=503
+            )
         else:
             response = HttpResponse(UNAVAILABLE_PAGE, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = SERVICE_UNAVAILABLE_RETRY_AFTER

@@ -30,8 +30,10 @@ def django_db_setup(django_db_setup, django_db_blocker):
     from django.db import connection
 
     with django_db_blocker.unblock(), connection.cursor() as cursor:
-        cursor.execute("SELECT format('ALTER TABLE %I.%I SET (autovacuum_enabled = off)', schemaname, tablename)"
-                       " FROM pg_tables WHERE schemaname = current_schema()")
+        cursor.execute(
+            "SELECT format('ALTER TABLE %I.%I SET (autovacuum_enabled = off)', schemaname, tablename)"
+            " FROM pg_tables WHERE schemaname = current_schema()"
+        )
         for (statement,) in cursor.fetchall():
             cursor.execute(statement)
 
@@ -123,8 +125,15 @@ def celery_worker_session(django_db_setup, django_db_blocker):
         with app.connection_for_write() as conn:
             for queue in worker_queues(app):
                 conn.default_channel.queue_purge(queue)
-        with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING",
-                          shutdown_timeout=30, queues=worker_queues(app)):
+        with start_worker(
+            app,
+            pool="threads",
+            concurrency=2,
+            perform_ping_check=False,
+            loglevel="WARNING",
+            shutdown_timeout=30,
+            queues=worker_queues(app),
+        ):
             _running_worker.append(app)
             yield app
             _running_worker.clear()

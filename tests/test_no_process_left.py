@@ -20,14 +20,29 @@ pytestmark = pytest.mark.slow
 def test_a_test_run_stops_the_embedded_servers_it_started():
     with tempfile.TemporaryDirectory(prefix="memgov-run-") as tmp:
         var_dir = Path(tmp) / "var"
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE")
+        }
         env.update(MEMORY_VAR_DIR=str(var_dir), PYTHONUNBUFFERED="1")
         try:
             result = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                 "tests/test_import_contracts.py::test_the_top_of_governance_holds_only_packages"],
-                cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=300)
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-q",
+                    "-p",
+                    "no:cacheprovider",
+                    "tests/test_import_contracts.py::test_the_top_of_governance_holds_only_packages",
+                ],
+                cwd=BASE_DIR,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
             # The run did start both servers in that folder ...
             assert (var_dir / "pgdata" / "PG_VERSION").exists() and (var_dir / "redis.conf").exists()

@@ -33,15 +33,26 @@ def free_port() -> int:
 
 def stack_env(var_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
-    env.update(DJANGO_SETTINGS_MODULE="memoryui.settings.dev", MEMORY_VAR_DIR=str(var_dir), REDIS_DB="0",
-               PYTHONUNBUFFERED="1")
+    env.update(
+        DJANGO_SETTINGS_MODULE="memoryui.settings.dev",
+        MEMORY_VAR_DIR=str(var_dir),
+        REDIS_DB="0",
+        PYTHONUNBUFFERED="1",
+    )
     env.pop("SECRET_KEY", None)
     return env
 
 
 def manage(var_dir: Path, *args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=stack_env(var_dir),
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        env=stack_env(var_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kw,
+    )
 
 
 def wait_for_http(url: str, proc: subprocess.Popen, timeout: float) -> int:
@@ -75,7 +86,9 @@ def processes_using(folder: Path) -> list[psutil.Process]:
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
         try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and str(folder) in " ".join(proc.info["cmdline"] or []):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and str(folder) in " ".join(
+                proc.info["cmdline"] or []
+            ):
                 found.append(proc)
         except psutil.Error:
             pass
@@ -104,8 +117,9 @@ def sign_in(port: int, username: str, password: str) -> tuple[str, str]:
     login = f"http://127.0.0.1:{port}/accounts/login/"
     form = opener.open(login, timeout=30).read().decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
-    data = urllib.parse.urlencode({"username": username, "password": password, "csrfmiddlewaretoken": token,
-                                   "next": "/"}).encode()
+    data = urllib.parse.urlencode(
+        {"username": username, "password": password, "csrfmiddlewaretoken": token, "next": "/"}
+    ).encode()
     request = urllib.request.Request(login, data=data, headers={"Referer": login})
     with opener.open(request, timeout=60) as response:
         return response.geturl(), response.read().decode()
@@ -154,8 +168,10 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
     stored = query(var_dir, "SELECT count(*) FROM governance_memory")
     assert stored > 15
     pids = {c.pid for c in psutil.Process(first.pid).children(recursive=True)}
-    pids |= {int((var_dir / "pgdata" / "postmaster.pid").read_text().split()[0]),
-             int((var_dir / "redis.pid").read_text().strip())}
+    pids |= {
+        int((var_dir / "pgdata" / "postmaster.pid").read_text().split()[0]),
+        int((var_dir / "redis.pid").read_text().strip()),
+    }
     assert len(pids) >= 5  # worker, beat, gunicorn master + worker, postgres, redis
 
     # The same data folder, a second time: refused at once with a clear message.

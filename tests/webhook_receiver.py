@@ -42,7 +42,9 @@ class WebhookReceiver:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
                 with receiver._lock:
-                    receiver.received.append(Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                    receiver.received.append(
+                        Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    )
                     status = receiver.statuses.pop(0) if receiver.statuses else 200
                 self.send_response(status)
                 if receiver.redirect_to:
@@ -77,14 +79,19 @@ class WebhookReceiver:
                 if len(self.received) >= count:
                     return list(self.received)
             time.sleep(0.05)
-        raise AssertionError(f"the receiver got {len(self.received)} requests, not {count}, within {timeout}s")
+        raise AssertionError(
+            f"the receiver got {len(self.received)} requests, not {count}, within {timeout}s"
+        )
 
     @staticmethod
     def verify(hit: Received, secret: str, tolerance: float = 300.0) -> bool:
         """What a receiver does (docs/webhooks.md): recompute the HMAC over "<timestamp>.<body>", compare
         in constant time, and refuse a timestamp too far from now (a replay)."""
         timestamp = hit.headers["x-memgov-timestamp"]
-        expected = "sha256=" + hmac.new(secret.encode(), timestamp.encode() + b"." + hit.body, hashlib.sha256).hexdigest()
+        expected = (
+            "sha256="
+            + hmac.new(secret.encode(), timestamp.encode() + b"." + hit.body, hashlib.sha256).hexdigest()
+        )
         fresh = abs(time.time() - int(timestamp)) <= tolerance
         return fresh and hmac.compare_digest(expected, hit.headers["x-memgov-signature"])
 

@@ -26,7 +26,11 @@ import httpx
 import memgov
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-URL, TOKEN, SCOPE = os.environ["MEMGOV_URL"], os.environ["MEMGOV_TOKEN"], os.environ.get("MEMGOV_SCOPE", "acme/slides")
+URL, TOKEN, SCOPE = (
+    os.environ["MEMGOV_URL"],
+    os.environ["MEMGOV_TOKEN"],
+    os.environ.get("MEMGOV_SCOPE", "acme/slides"),
+)
 BODY = {"scope": SCOPE, "query": "how do we export the deck?", "budget_tokens": 600}
 
 
@@ -109,8 +113,9 @@ async def mcp_http() -> list[float]:
     command = shutil.which("memgov-mcp") or str(Path(sys.executable).with_name("memgov-mcp"))
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "MEMGOV_TOKEN"}
-    server = subprocess.Popen([command, "--http", str(port)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [command, "--http", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         for _ in range(600):
             try:
@@ -119,7 +124,10 @@ async def mcp_http() -> list[float]:
             except OSError:
                 await asyncio.sleep(0.1)
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http:
-            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write):
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (
+                read,
+                write,
+            ):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     args = {"query": BODY["query"], "scope": SCOPE, "budget_tokens": BODY["budget_tokens"]}
@@ -143,8 +151,14 @@ def typescript() -> list[float] | None:
     node = shutil.which("node")
     if node is None or not (script.parents[1] / "dist" / "src" / "index.js").exists():
         return None
-    done = subprocess.run([node, str(script), str(N)], env={**os.environ, "MEMGOV_SCOPE": SCOPE},
-                          capture_output=True, text=True, timeout=600, check=True)
+    done = subprocess.run(
+        [node, str(script), str(N)],
+        env={**os.environ, "MEMGOV_SCOPE": SCOPE},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     return json.loads(done.stdout)
 
 
@@ -158,7 +172,9 @@ def cli(n: int) -> list[float]:
 
 
 def main() -> None:
-    print(f"/context through each layer, {N} requests each, against {URL} (load average {os.getloadavg()[0]:.1f})")
+    print(
+        f"/context through each layer, {N} requests each, against {URL} (load average {os.getloadavg()[0]:.1f})"
+    )
     print(summary("raw httpx", raw()))
     print(summary("memgov.Client", sync_client()))
     print(summary("memgov.AsyncClient", asyncio.run(async_client())))
@@ -166,7 +182,11 @@ def main() -> None:
     print(summary("memgov-mcp stdio get_context", mcp_ms))
     print(summary("memgov-mcp HTTP get_context", asyncio.run(mcp_http())))
     ts = typescript()
-    print(summary("TypeScript MemgovClient", ts) if ts else "TypeScript MemgovClient     (not built: npm run build)")
+    print(
+        summary("TypeScript MemgovClient", ts)
+        if ts
+        else "TypeScript MemgovClient     (not built: npm run build)"
+    )
     print(summary("memgov CLI (a process each)", cli(max(5, N // 3))))
     print(f"memgov-mcp start-up + initialize: {startup:.0f} ms (load average {os.getloadavg()[0]:.1f})")
 

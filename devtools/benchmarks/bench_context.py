@@ -79,16 +79,19 @@ def e2e(client: APIClient, scopes: list[Scope], mode: str, seed: int, *, data_ve
     rnd, rng = random.Random(seed), np.random.default_rng(seed)
     out: dict = {"context": [], "recall": [], "stages": defaultdict(list)}
     swap = DataDistributionEmbedder(get_embedder()) if data_vectors else None
-    with override_settings(RECALL_VECTOR_MODE=mode), \
-            patch("governance.recall.packet.get_embedder", lambda: swap) if swap else nullcontext():
+    with (
+        override_settings(RECALL_VECTOR_MODE=mode),
+        patch("governance.recall.packet.get_embedder", lambda: swap) if swap else nullcontext(),
+    ):
         for scope in scopes:
             q = query_text(rnd)
             if swap:
                 swap.next_vector = data_vector(scope, rng)
             query_cache.clear()
             t = time.perf_counter()
-            r = client.post("/api/v1/context", {"scope": scope.path, "query": q, "budget_tokens": 1500},
-                            format="json")
+            r = client.post(
+                "/api/v1/context", {"scope": scope.path, "query": q, "budget_tokens": 1500}, format="json"
+            )
             out["context"].append((time.perf_counter() - t) * 1000)
             assert r.status_code == 200, r.content[:300]
             for stage in r.json()["trace"]["stages"]:
@@ -109,20 +112,32 @@ def hnsw_recall(scopes: list[Scope], seed: int, k: int = 10) -> dict:
     in this one; the generator gives the root only a quarter of the clusters, so this happens) and once
     with a query near that scope's own data (`hnsw_alone`)."""
     rng = np.random.default_rng(seed)
-    res: dict = {"auto": [], "hnsw_alone": [], "hnsw_alone_any": [], "ms_exact": [], "ms_auto": [], "eligible": [],
-                 "hnsw_scopes": [], "exact_scopes": []}
+    res: dict = {
+        "auto": [],
+        "hnsw_alone": [],
+        "hnsw_alone_any": [],
+        "ms_exact": [],
+        "ms_auto": [],
+        "eligible": [],
+        "hnsw_scopes": [],
+        "exact_scopes": [],
+    }
     for scope in scopes:
         ids = reading_scope_ids(None, scope)
         elig = Eligibility(scope_ids=tuple(ids), statuses=WITHOUT_SUPERSEDED, at=_now())
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s)",
-                           [ids, list(WITHOUT_SUPERSEDED)])
+            cursor.execute(
+                "SELECT count(*) FROM governance_memory WHERE scope_id = ANY(%s) AND status = ANY(%s)",
+                [ids, list(WITHOUT_SUPERSEDED)],
+            )
             res["eligible"].append(cursor.fetchone()[0])
         q = _near(ids, rng)
         timed, plan = {}, {}
         for mode in ("exact", "auto"):
             t = time.perf_counter()
-            timed[mode] = [i for i, _ in nearest(elig, q, k, mode=mode, plan=plan if mode == "auto" else None)]
+            timed[mode] = [
+                i for i, _ in nearest(elig, q, k, mode=mode, plan=plan if mode == "auto" else None)
+            ]
             res[f"ms_{mode}"].append((time.perf_counter() - t) * 1000)
         truth = set(timed["exact"])
         res["auto"].append(len(truth & set(timed["auto"])) / max(len(truth), 1))
@@ -141,8 +156,11 @@ def hnsw_recall(scopes: list[Scope], seed: int, k: int = 10) -> dict:
 def _near(scope_ids: list[int], rng: np.random.Generator) -> np.ndarray:
     """A random active memory's vector of `scope_ids`, plus noise, normalised."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT embedding FROM governance_memory WHERE scope_id = ANY(%s) AND status = 'active' "
-                       "ORDER BY random() LIMIT 1", [scope_ids])
+        cursor.execute(
+            "SELECT embedding FROM governance_memory WHERE scope_id = ANY(%s) AND status = 'active' "
+            "ORDER BY random() LIMIT 1",
+            [scope_ids],
+        )
         base = np.array(_parse(cursor.fetchone()[0]), dtype=np.float32)
     q = base + rng.normal(0, 0.03, size=base.shape).astype(np.float32)
     return q / np.linalg.norm(q)

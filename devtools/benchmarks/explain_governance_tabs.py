@@ -48,13 +48,22 @@ def main() -> None:
         with connection.cursor() as cursor:
             cursor.execute("EXPLAIN (ANALYZE, BUFFERS, FORMAT TEXT) " + sql, params)
             lines = [r[0] for r in cursor.fetchall()]
-        indexes = sorted(set(re.findall(r"(?:Index|Index Only|Bitmap Index) Scan (?:Backward )?(?:using|on) (\w+)", "\n".join(lines))))
+        indexes = sorted(
+            set(
+                re.findall(
+                    r"(?:Index|Index Only|Bitmap Index) Scan (?:Backward )?(?:using|on) (\w+)",
+                    "\n".join(lines),
+                )
+            )
+        )
         seq = sorted(set(re.findall(r"Seq Scan on (\w+)", "\n".join(lines))))
         total = next((ln for ln in lines if ln.startswith("Execution Time")), "")
         if "-v" in sys.argv:
             print("\n".join(lines))
-        print(f"{title:58} {total:28} indexes: {', '.join(indexes) or '-'}"
-              f"{'; seq scan: ' + ', '.join(seq) if seq else ''}")
+        print(
+            f"{title:58} {total:28} indexes: {', '.join(indexes) or '-'}"
+            f"{'; seq scan: ' + ', '.join(seq) if seq else ''}"
+        )
 
     try:
         with transaction.atomic():
@@ -66,7 +75,8 @@ def main() -> None:
             grant_add(principal=reviewer, scope=projects[7], role=Role.REVIEWER, actor=None)
             with connection.cursor() as cursor:
                 # Bulk rows straight in SQL (the hashes are placeholders; this data is rolled back).
-                cursor.execute("""
+                cursor.execute(
+                    """
                     INSERT INTO governance_auditevent (at, actor_name, action, target_type, target_id, scope_path,
                         before_status, after_status, reason, data, prev_hash, hash)
                     SELECT now() - (365.0 * (%(n)s - g) / %(n)s) * interval '1 day',
@@ -75,8 +85,11 @@ def main() -> None:
                                   'memory.forget','memory.reinforce','grant.add','grant.revoke','memory.propose',
                                   'memory.approve','token.issue'])[1 + g %% 12],
                            'memory', g::text, 'explainws/p' || (g %% 60), '', '', '', '{}', '', md5(g::text) || md5('x' || g)
-                    FROM generate_series(1, %(n)s) g""", {"n": args.events})
-                cursor.execute("""
+                    FROM generate_series(1, %(n)s) g""",
+                    {"n": args.events},
+                )
+                cursor.execute(
+                    """
                     WITH o AS (
                         INSERT INTO governance_outbox (topic, memory_id, payload, state, attempts, created_at)
                         SELECT 'memory.status', NULL, jsonb_build_object('scope_id', %(sid)s), 'done', 1,
@@ -86,7 +99,8 @@ def main() -> None:
                     SELECT o.id, s, CASE WHEN random() < 0.01 THEN 'failed' WHEN random() < 0.002 THEN 'pending'
                                          ELSE 'done' END, 'connection refused', 1
                     FROM o, unnest(ARRAY['embedding','keyword','cache','summaries','turns']) s""",
-                               {"n": args.deliveries, "sid": projects[7].pk})
+                    {"n": args.deliveries, "sid": projects[7].pk},
+                )
                 cursor.execute("ANALYZE governance_auditevent")
                 cursor.execute("ANALYZE governance_outbox")
                 cursor.execute("ANALYZE governance_outboxdelivery")
@@ -97,30 +111,53 @@ def main() -> None:
             def page(principal, filters, before=None):
                 """The page's query as audit_page builds it (its id bounds for a date range included)."""
                 captured = []
-                with connection.execute_wrapper(lambda run, sql, params, many, ctx: captured.append((sql, params)) or run(sql, params, many, ctx)):
+                with connection.execute_wrapper(
+                    lambda run, sql, params, many, ctx: (
+                        captured.append((sql, params)) or run(sql, params, many, ctx)
+                    )
+                ):
                     sel.audit_page(principal, ws if principal == owner else None, filters, before=before)
                 return captured[-1]
 
             print(f"{args.events} audit events, {args.deliveries} deliveries (rolled back afterwards)\n")
             explain("audit, workspace, first page", page(owner, first))
             explain("audit, workspace, deep page (before = the middle id)", page(owner, first, mid))
-            explain("audit, action filter, deep page", page(owner, sel.AuditFilters(action="grant.revoke"), mid))
-            explain("audit, rare actor (0.5% of events), deep page", page(owner, sel.AuditFilters(actor="rare-auditor"), mid))
-            week = sel.AuditFilters(since=timezone.now() - timedelta(days=120), until=timezone.now() - timedelta(days=113))
+            explain(
+                "audit, action filter, deep page", page(owner, sel.AuditFilters(action="grant.revoke"), mid)
+            )
+            explain(
+                "audit, rare actor (0.5% of events), deep page",
+                page(owner, sel.AuditFilters(actor="rare-auditor"), mid),
+            )
+            week = sel.AuditFilters(
+                since=timezone.now() - timedelta(days=120), until=timezone.now() - timedelta(days=113)
+            )
             explain("audit, a week 4 months ago", page(owner, week))
-            both = sel.AuditFilters(action="memory.confirm", actor="user3",
-                                    since=timezone.now() - timedelta(days=200), until=timezone.now())
+            both = sel.AuditFilters(
+                action="memory.confirm",
+                actor="user3",
+                since=timezone.now() - timedelta(days=200),
+                until=timezone.now(),
+            )
             explain("audit, action + actor + 200 days", page(owner, both))
             explain("audit, reviewer of one project (1/60 of events)", page(reviewer, first))
             from django.db.models import Count, Min
 
             from governance.models import OutboxDelivery
-            open_qs = (OutboxDelivery.objects.filter(state__in=["pending", "failed"]).order_by()
-                       .values_list("store", "state").annotate(n=Count("*"), first=Min("outbox_id")))
+
+            open_qs = (
+                OutboxDelivery.objects.filter(state__in=["pending", "failed"])
+                .order_by()
+                .values_list("store", "state")
+                .annotate(n=Count("*"), first=Min("outbox_id"))
+            )
             explain("propagation, open deliveries per store", open_qs)
-            failed = (OutboxDelivery.objects.select_related("outbox").annotate(first_memory=sel.audit._first_memory())
-                      .filter(sel.audit._readable_change(reviewer, None, "outbox__"), state="failed")
-                      .order_by("-outbox_id", "store")[:50])
+            failed = (
+                OutboxDelivery.objects.select_related("outbox")
+                .annotate(first_memory=sel.audit._first_memory())
+                .filter(sel.audit._readable_change(reviewer, None, "outbox__"), state="failed")
+                .order_by("-outbox_id", "store")[:50]
+            )
             explain("propagation, failed deliveries the reviewer may read", failed)
             del today
             raise Rollback

@@ -25,8 +25,10 @@ from locust import HttpUser, between, events, task
 
 CONFIG = json.loads(open(os.environ["BENCH_CONFIG"]).read())  # noqa: SIM115
 RUN = CONFIG["run"]
-WORDS = ("deck export format pdf pptx slides chart budget review deadline release build deploy toolchain "
-         "customer invoice meeting summary draft render theme font color logo quarterly report").split()
+WORDS = (
+    "deck export format pdf pptx slides chart budget review deadline release build deploy toolchain "
+    "customer invoice meeting summary draft render theme font color logo quarterly report"
+).split()
 
 _lock = threading.Lock()
 _users = itertools.count()
@@ -71,8 +73,12 @@ class TeamUser(HttpUser):
         self.team = "ab"[number % 2]
         team = CONFIG["teams"][self.team]
         self.scope = team["scope"]
-        self.agent = {"Authorization": f"Token {team['agent_tokens'][number // 2 % len(team['agent_tokens'])]}"}
-        self.owner = {"Authorization": f"Token {CONFIG['owner_tokens'][number % len(CONFIG['owner_tokens'])]}"}
+        self.agent = {
+            "Authorization": f"Token {team['agent_tokens'][number // 2 % len(team['agent_tokens'])]}"
+        }
+        self.owner = {
+            "Authorization": f"Token {CONFIG['owner_tokens'][number % len(CONFIG['owner_tokens'])]}"
+        }
         self.mine: list[tuple[int, str]] = []  # episodes this user wrote and may forget
         # Three keyed rules per user, revised again and again (a confirm supersedes the key's active
         # revision): the constraints in force stay bounded, as in real use, and fit the packet's budget.
@@ -82,7 +88,9 @@ class TeamUser(HttpUser):
     # --- helpers ------------------------------------------------------------------------------------
     def _post(self, path: str, body: dict, headers: dict, name: str, ok: int):
         started = time.time()
-        with self.client.post(path, json=body, headers=headers, name=name, timeout=30, catch_response=True) as resp:
+        with self.client.post(
+            path, json=body, headers=headers, name=name, timeout=30, catch_response=True
+        ) as resp:
             if resp.status_code == ok:
                 resp.success()
             else:
@@ -126,23 +134,38 @@ class TeamUser(HttpUser):
     # --- the mix ----------------------------------------------------------------------------------------
     @task(5)
     def ask_context(self) -> None:
-        resp, started = self._post("/api/v1/context", {
-            "scope": self.scope, "session": f"bench-{RUN}", "query": self._query(), "budget_tokens": 600,
-            "task": {"goal": _sentence(4), "type": "continue"}}, self.agent, "context", 200)
+        resp, started = self._post(
+            "/api/v1/context",
+            {
+                "scope": self.scope,
+                "session": f"bench-{RUN}",
+                "query": self._query(),
+                "budget_tokens": 600,
+                "task": {"goal": _sentence(4), "type": "continue"},
+            },
+            self.agent,
+            "context",
+            200,
+        )
         self._check_read("context", resp, started)
 
     @task(2)
     def ask_recall(self) -> None:
-        resp, started = self._post("/api/v1/recall", {"scope": self.scope, "query": self._query(), "k": 5},
-                                   self.agent, "recall", 200)
+        resp, started = self._post(
+            "/api/v1/recall", {"scope": self.scope, "query": self._query(), "k": 5}, self.agent, "recall", 200
+        )
         self._check_read("recall", resp, started)
 
     @task(3)
     def write_memory(self) -> None:
         text = f"Bench {RUN} {uuid.uuid4().hex[:12]}: {_sentence(10)}"
-        resp, _ = self._post("/api/v1/memories", {
-            "scope": self.scope, "kind": "episodic", "text": text, "source": {"kind": "user", "ref": RUN}},
-            self.agent, "write", 201)
+        resp, _ = self._post(
+            "/api/v1/memories",
+            {"scope": self.scope, "kind": "episodic", "text": text, "source": {"kind": "user", "ref": RUN}},
+            self.agent,
+            "write",
+            201,
+        )
         outcome = self._outcome(resp)
         with _lock:
             if outcome == "accepted":
@@ -155,10 +178,20 @@ class TeamUser(HttpUser):
     @task(1)
     def send_event(self) -> None:
         said = f"Bench event {RUN} {uuid.uuid4().hex[:12]}: {_sentence(8)}"
-        resp, _ = self._post("/api/v1/events", {
-            "scope": self.scope, "session": f"bench-{RUN}-{self.team}",
-            "turns": [{"role": "user", "content": said}, {"role": "assistant", "content": f"Noted: {_sentence(6)}"}]},
-            self.agent, "events", 201)
+        resp, _ = self._post(
+            "/api/v1/events",
+            {
+                "scope": self.scope,
+                "session": f"bench-{RUN}-{self.team}",
+                "turns": [
+                    {"role": "user", "content": said},
+                    {"role": "assistant", "content": f"Noted: {_sentence(6)}"},
+                ],
+            },
+            self.agent,
+            "events",
+            201,
+        )
         outcome = self._outcome(resp)
         with _lock:
             if outcome == "accepted":
@@ -169,17 +202,27 @@ class TeamUser(HttpUser):
     @task(1)
     def propose_and_confirm(self) -> None:
         # An agent's keyed convention is only proposed; the owner puts it in force.
-        resp, _ = self._post("/api/v1/memories", {
-            "scope": self.scope, "kind": "convention", "key": next(self.keys),
-            "text": f"Bench {RUN} rule {uuid.uuid4().hex[:8]}: {_sentence(6)}", "source": {"kind": "user", "ref": RUN}},
-            self.agent, "propose", 201)
+        resp, _ = self._post(
+            "/api/v1/memories",
+            {
+                "scope": self.scope,
+                "kind": "convention",
+                "key": next(self.keys),
+                "text": f"Bench {RUN} rule {uuid.uuid4().hex[:8]}: {_sentence(6)}",
+                "source": {"kind": "user", "ref": RUN},
+            },
+            self.agent,
+            "propose",
+            201,
+        )
         if resp.status_code != 201:
             return
         memory_id, key = resp.json()["id"], resp.json()["key"]
         with _lock:
             RECORD["writes"]["accepted"].append([memory_id, resp.json()["text"]])
-        confirm, _ = self._post(f"/api/v1/memories/{memory_id}/confirm", {"reason": "bench"}, self.owner,
-                                "confirm", 200)
+        confirm, _ = self._post(
+            f"/api/v1/memories/{memory_id}/confirm", {"reason": "bench"}, self.owner, "confirm", 200
+        )
         if confirm.status_code == 200:
             with _lock:
                 RECORD["confirmed"].append([memory_id, key])
@@ -189,8 +232,13 @@ class TeamUser(HttpUser):
         if len(self.mine) < 3:
             return
         memory_id, text = self.mine.pop(random.randrange(len(self.mine)))
-        resp, _ = self._post(f"/api/v1/memories/{memory_id}/forget", {"mode": "hard", "reason": "bench"},
-                             self.owner, "forget", 202)
+        resp, _ = self._post(
+            f"/api/v1/memories/{memory_id}/forget",
+            {"mode": "hard", "reason": "bench"},
+            self.owner,
+            "forget",
+            202,
+        )
         if resp.status_code == 202:
             accepted_at = time.time()
             with _lock:
@@ -203,8 +251,14 @@ class TeamUser(HttpUser):
             self._sign_in()
             if not self.signed_in:
                 return
-        page = random.choice([("/", "dashboard overview"), (f"/memories/?scope={CONFIG['workspace']}", "dashboard memories"),
-                              ("/review/", "dashboard review"), ("/turns/", "dashboard turns")])
+        page = random.choice(
+            [
+                ("/", "dashboard overview"),
+                (f"/memories/?scope={CONFIG['workspace']}", "dashboard memories"),
+                ("/review/", "dashboard review"),
+                ("/turns/", "dashboard turns"),
+            ]
+        )
         with self.client.get(page[0], name=page[1], timeout=30, catch_response=True) as resp:
             if resp.status_code == 200 and "/accounts/login/" not in resp.url:
                 resp.success()
@@ -217,9 +271,17 @@ class TeamUser(HttpUser):
     def _sign_in(self) -> None:
         self.client.get("/accounts/login/", name="dashboard sign-in form")
         token = self.client.cookies.get("csrftoken", "")
-        resp = self.client.post("/accounts/login/", name="dashboard sign-in", data={
-            "username": CONFIG["dashboard_user"], "password": CONFIG["dashboard_password"],
-            "csrfmiddlewaretoken": token}, headers={"Referer": f"{self.host}/accounts/login/"}, allow_redirects=False)
+        resp = self.client.post(
+            "/accounts/login/",
+            name="dashboard sign-in",
+            data={
+                "username": CONFIG["dashboard_user"],
+                "password": CONFIG["dashboard_password"],
+                "csrfmiddlewaretoken": token,
+            },
+            headers={"Referer": f"{self.host}/accounts/login/"},
+            allow_redirects=False,
+        )
         self.signed_in = resp.status_code == 302
 
 

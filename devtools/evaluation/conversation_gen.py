@@ -12,8 +12,28 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-NAMES = ["Caroline", "Melanie", "Jon", "Gina", "John", "Maria", "Joanna", "Nate", "Tim", "Audrey", "Andrew",
-         "Evan", "Sam", "Calvin", "Dave", "Deborah", "Jolene", "James", "Priya", "Omar"]
+NAMES = [
+    "Caroline",
+    "Melanie",
+    "Jon",
+    "Gina",
+    "John",
+    "Maria",
+    "Joanna",
+    "Nate",
+    "Tim",
+    "Audrey",
+    "Andrew",
+    "Evan",
+    "Sam",
+    "Calvin",
+    "Dave",
+    "Deborah",
+    "Jolene",
+    "James",
+    "Priya",
+    "Omar",
+]
 # (what happened, how a question asks about it): the question paraphrases the turn, as real questions do.
 EVENTS = [
     ("went to an LGBTQ support group meeting", "attend a support group"),
@@ -42,18 +62,38 @@ EVENTS = [
     ("watched the meteor shower from the rooftop", "watch the night sky"),
 ]
 WHO_WITH = ["my sister", "my best friend", "my partner", "my mom", "some coworkers", "my kids", "a neighbor"]
-FEELINGS = ["It was honestly amazing.", "I was nervous but it went well.", "It meant a lot to me.",
-            "Still thinking about it.", "I want to do it again soon.", ""]
-SMALL_TALK = [
-    "Hey! Long time no see, how have you been?", "That's so great to hear!", "Wow, I'm really happy for you.",
-    "Haha, that sounds like a lot of fun.", "Thanks! It's been a busy couple of weeks.", "How are the kids doing?",
-    "I totally get that, life gets hectic.", "That's awesome, you deserve it.", "Oh no, I'm sorry to hear that.",
-    "What have you been up to lately?", "Same here, just trying to keep up with everything.",
-    "You always inspire me, you know that?", "Let's catch up again soon!", "Take care, talk to you later!",
-    "I've been thinking about what you said last time.", "That's really thoughtful of you.",
+FEELINGS = [
+    "It was honestly amazing.",
+    "I was nervous but it went well.",
+    "It meant a lot to me.",
+    "Still thinking about it.",
+    "I want to do it again soon.",
+    "",
 ]
-REACTIONS = ["Wow, {short}? How did that go?", "No way, you {short_past}? Tell me more!",
-             "I've always wanted to {short} myself.", "That reminds me, I should {short} sometime too."]
+SMALL_TALK = [
+    "Hey! Long time no see, how have you been?",
+    "That's so great to hear!",
+    "Wow, I'm really happy for you.",
+    "Haha, that sounds like a lot of fun.",
+    "Thanks! It's been a busy couple of weeks.",
+    "How are the kids doing?",
+    "I totally get that, life gets hectic.",
+    "That's awesome, you deserve it.",
+    "Oh no, I'm sorry to hear that.",
+    "What have you been up to lately?",
+    "Same here, just trying to keep up with everything.",
+    "You always inspire me, you know that?",
+    "Let's catch up again soon!",
+    "Take care, talk to you later!",
+    "I've been thinking about what you said last time.",
+    "That's really thoughtful of you.",
+]
+REACTIONS = [
+    "Wow, {short}? How did that go?",
+    "No way, you {short_past}? Tell me more!",
+    "I've always wanted to {short} myself.",
+    "That reminds me, I should {short} sometime too.",
+]
 WHEN_ASK = ["When did {name} {ask}?", "Around what date did {name} {ask}?"]
 WHAT_ASK = ["What did {name} do with {who}?", "Who did {name} {ask} with?"]
 MULTI_ASK = ["What are some things {name} did with {who}?", "Which activities did {name} share with {who}?"]
@@ -101,15 +141,31 @@ def locomo_sample(seed: int, index: int, *, sessions: int = 20, turns: int = 24,
                 dia = f"D{s}:{t + 1}"
                 rows.append({"speaker": speaker, "dia_id": dia, "text": text})
                 said.setdefault((name, who), []).append(dia)
-                qa.append({"question": rng.choice(WHEN_ASK).format(name=name, ask=ask),
-                           "answer": f"the weekend before {convo[f'{key}_date_time']}", "evidence": [dia],
-                           "category": 2})
-                qa.append({"question": rng.choice(WHAT_ASK).format(name=name, ask=ask, who=_theirs(who)),
-                           "answer": event, "evidence": [dia], "category": 4})
+                qa.append(
+                    {
+                        "question": rng.choice(WHEN_ASK).format(name=name, ask=ask),
+                        "answer": f"the weekend before {convo[f'{key}_date_time']}",
+                        "evidence": [dia],
+                        "category": 2,
+                    }
+                )
+                qa.append(
+                    {
+                        "question": rng.choice(WHAT_ASK).format(name=name, ask=ask, who=_theirs(who)),
+                        "answer": event,
+                        "evidence": [dia],
+                        "category": 4,
+                    }
+                )
                 speaker = b if name == a else a
                 short = ask
-                rows.append({"speaker": speaker, "dia_id": f"D{s}:{t + 2}",
-                             "text": rng.choice(REACTIONS).format(short=short, short_past=event.split(" ", 1)[0])})
+                rows.append(
+                    {
+                        "speaker": speaker,
+                        "dia_id": f"D{s}:{t + 2}",
+                        "text": rng.choice(REACTIONS).format(short=short, short_past=event.split(" ", 1)[0]),
+                    }
+                )
                 continue
             if rows and rows[-1]["dia_id"] == f"D{s}:{t + 1}":
                 continue
@@ -119,8 +175,14 @@ def locomo_sample(seed: int, index: int, *, sessions: int = 20, turns: int = 24,
         at += timedelta(days=rng.randint(5, 21), hours=rng.randint(-3, 3))
     for (name, who), dias in said.items():
         if len(dias) >= 2:
-            qa.append({"question": rng.choice(MULTI_ASK).format(name=name, who=_theirs(who)), "answer": "several things",
-                       "evidence": dias, "category": 1})
+            qa.append(
+                {
+                    "question": rng.choice(MULTI_ASK).format(name=name, who=_theirs(who)),
+                    "answer": "several things",
+                    "evidence": dias,
+                    "category": 1,
+                }
+            )
     return {"sample_id": f"conv-{seed}-{index}", "conversation": convo, "qa": qa}
 
 
@@ -140,11 +202,21 @@ UPDATES = [
     ("the team I manage at work", "{v} people", ["4", "6", "9", "11"]),
     ("my daily step goal", "{v} steps", ["6000", "8000", "10000", "12000"]),
 ]
-FILLER_USER = ["Can you suggest a recipe for dinner tonight?", "What are good stretches after running?",
-               "Help me write an email to my landlord.", "What's a good book on habits?",
-               "How do I repot a succulent?", "Any tips for sleeping better?", "Explain compound interest simply."]
-FILLER_ASSISTANT = ["Sure! Here is a simple idea you could try.", "Great question, here are a few tips.",
-                    "Happy to help with that. Here's a draft.", "Here are some options to consider."]
+FILLER_USER = [
+    "Can you suggest a recipe for dinner tonight?",
+    "What are good stretches after running?",
+    "Help me write an email to my landlord.",
+    "What's a good book on habits?",
+    "How do I repot a succulent?",
+    "Any tips for sleeping better?",
+    "Explain compound interest simply.",
+]
+FILLER_ASSISTANT = [
+    "Sure! Here is a simple idea you could try.",
+    "Great question, here are a few tips.",
+    "Happy to help with that. Here's a draft.",
+    "Here are some options to consider.",
+]
 
 
 def _lme_date(at: datetime) -> str:
@@ -169,18 +241,38 @@ def longmemeval(seed: int = 0, questions: int = 20, sessions: int = 30) -> list[
                 turns.append({"role": "user", "content": rng.choice(FILLER_USER)})
                 turns.append({"role": "assistant", "content": rng.choice(FILLER_ASSISTANT)})
             if s == first:
-                turns.insert(0, {"role": "user", "content": f"By the way, {subject} is {form.format(v=old)}.",
-                                 "has_answer": True})
+                turns.insert(
+                    0,
+                    {
+                        "role": "user",
+                        "content": f"By the way, {subject} is {form.format(v=old)}.",
+                        "has_answer": True,
+                    },
+                )
             if s == second:
-                turns.insert(0, {"role": "user", "has_answer": True,
-                                 "content": f"Quick update: {subject} is now {form.format(v=new)}."})
+                turns.insert(
+                    0,
+                    {
+                        "role": "user",
+                        "has_answer": True,
+                        "content": f"Quick update: {subject} is now {form.format(v=new)}.",
+                    },
+                )
             ids.append(sid)
             dates.append(_lme_date(at))
             haystack.append(turns)
             at += timedelta(days=rng.randint(1, 6), hours=rng.randint(0, 5))
-        out.append({"question_id": f"ku_{seed}_{qi}", "question_type": "knowledge-update",
-                    "question": f"What is {subject.replace('my ', 'my current ', 1)}?",
-                    "answer": form.format(v=new), "question_date": _lme_date(at),
-                    "haystack_dates": dates, "haystack_session_ids": ids, "haystack_sessions": haystack,
-                    "answer_session_ids": [ids[first], ids[second]]})
+        out.append(
+            {
+                "question_id": f"ku_{seed}_{qi}",
+                "question_type": "knowledge-update",
+                "question": f"What is {subject.replace('my ', 'my current ', 1)}?",
+                "answer": form.format(v=new),
+                "question_date": _lme_date(at),
+                "haystack_dates": dates,
+                "haystack_session_ids": ids,
+                "haystack_sessions": haystack,
+                "answer_session_ids": [ids[first], ids[second]],
+            }
+        )
     return out

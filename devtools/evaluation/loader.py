@@ -71,9 +71,20 @@ def _memory_input(spec: MemorySpec, scope: Scope, anchor: datetime) -> MemoryInp
     at = anchor - timedelta(minutes=spec.ago_min)
     until = anchor - timedelta(minutes=spec.expired_ago_min) if spec.expired_ago_min is not None else None
     return MemoryInput(
-        scope=scope, kind=spec.kind, text=spec.text, source_kind=spec.source_kind, source_ref=spec.source_ref,
-        key=spec.key, status=spec.status, confidence=spec.confidence, importance=spec.importance, tier=spec.tier,
-        valid_from=at if until else None, valid_until=until, session=spec.session, call_id=spec.call_id,
+        scope=scope,
+        kind=spec.kind,
+        text=spec.text,
+        source_kind=spec.source_kind,
+        source_ref=spec.source_ref,
+        key=spec.key,
+        status=spec.status,
+        confidence=spec.confidence,
+        importance=spec.importance,
+        tier=spec.tier,
+        valid_from=at if until else None,
+        valid_until=until,
+        session=spec.session,
+        call_id=spec.call_id,
         occurred_at=at,
     )
 
@@ -87,16 +98,27 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
     prefix = f"{task.id}-"
     for event in task.events:
         turns = [
-            {"role": t.role, "content": t.content, "ref": t.ref, **({"call_id": t.call_id} if t.call_id else {})}
+            {
+                "role": t.role,
+                "content": t.content,
+                "ref": t.ref,
+                **({"call_id": t.call_id} if t.call_id else {}),
+            }
             for t in event.turns
         ]
-        event_ingest(scope=scopes["task"], session=event.session, at=anchor - timedelta(minutes=event.ago_min),
-                     turns=turns, actor=principals.agent)
+        event_ingest(
+            scope=scopes["task"],
+            session=event.session,
+            at=anchor - timedelta(minutes=event.ago_min),
+            turns=turns,
+            actor=principals.agent,
+        )
     refs = [t.ref for e in task.events for t in e.turns]
     # A turn is known by its ref: the episodic memory that keeps it gets the ref's label.
     for pk, ref, text in (
         Memory.objects.filter(scope=scopes["task"], source_ref__in=refs, kind="episodic")
-        .order_by("-pk").values_list("pk", "source_ref", "text")
+        .order_by("-pk")
+        .values_list("pk", "source_ref", "text")
     ):
         ids[ref.removeprefix(prefix)] = Loaded(pk, text)
     for spec in task.memories:
@@ -108,7 +130,9 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
     scope_ids = [s.pk for s in scopes.values()]
     embed_memories(list(Memory.objects.filter(scope_id__in=scope_ids).values_list("pk", flat=True)))
     visible = set(
-        Memory.objects.filter(scope_id__in=[scopes[p].pk for p in VISIBLE_PLACES]).values_list("pk", flat=True)
+        Memory.objects.filter(scope_id__in=[scopes[p].pk for p in VISIBLE_PLACES]).values_list(
+            "pk", flat=True
+        )
     )
     return LoadedTask(task=task, scope=scopes["task"], ids=ids, visible_ids=visible, anchor=anchor)
 
@@ -116,18 +140,39 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
 def _apply(action, ids: dict[str, Loaded], actor: Principal) -> None:
     target = ids[action.target].id
     if action.op == "supersede":
-        new = memory_supersede(memory_id=target, text=action.text, reason=action.reason,
-                               source_kind=action.source_kind, source_ref=action.source_ref, actor=actor)
+        new = memory_supersede(
+            memory_id=target,
+            text=action.text,
+            reason=action.reason,
+            source_kind=action.source_kind,
+            source_ref=action.source_ref,
+            actor=actor,
+        )
         ids[action.label] = Loaded(new.pk, new.text)
     elif action.op == "contradict":
-        relation_add(source_id=ids[action.label].id, target_id=target, kind="contradicts", reason=action.reason,
-                     actor=actor)
+        relation_add(
+            source_id=ids[action.label].id,
+            target_id=target,
+            kind="contradicts",
+            reason=action.reason,
+            actor=actor,
+        )
     elif action.op == "replace":
-        relation_add(source_id=ids[action.label].id, target_id=target, kind="supersedes", reason=action.reason,
-                     actor=actor)
+        relation_add(
+            source_id=ids[action.label].id,
+            target_id=target,
+            kind="supersedes",
+            reason=action.reason,
+            actor=actor,
+        )
     elif action.op == "support":
-        relation_add(source_id=ids[action.label].id, target_id=target, kind="supports", reason=action.reason,
-                     actor=actor)
+        relation_add(
+            source_id=ids[action.label].id,
+            target_id=target,
+            kind="supports",
+            reason=action.reason,
+            actor=actor,
+        )
     elif action.op == "retire":
         memory_retire(memory_id=target, actor=actor, reason=action.reason)
     elif action.op == "forget":
@@ -136,7 +181,11 @@ def _apply(action, ids: dict[str, Loaded], actor: Principal) -> None:
         memory_reject(memory_id=target, actor=actor, reason=action.reason)
     elif action.op == "binding":
         memory = Memory.objects.select_related("scope").get(pk=target)
-        scope_settings_set(scope=memory.scope, binding_keys=[*memory.scope.binding_keys, memory.key], actor=actor,
-                           reason=action.reason)
+        scope_settings_set(
+            scope=memory.scope,
+            binding_keys=[*memory.scope.binding_keys, memory.key],
+            actor=actor,
+            reason=action.reason,
+        )
     else:
         raise ValueError(UNKNOWN_ACTION.format(op=action.op))

@@ -22,14 +22,21 @@ METRIC_ROWS = (
 )
 
 
-
 def ablation_table(results: dict) -> str:
     strategies = list(results.get("strategies", {}))
     body = results.get("strategies", {})
     rows = [
         [c, *(format_cell(body[s]["categories"].get(c), "rate") for s in strategies)]
-        for c in CATEGORIES if any(c in body[s]["categories"] for s in strategies)
+        for c in CATEGORIES
+        if any(c in body[s]["categories"] for s in strategies)
     ]
     rows.append(["**overall**", *(format_cell(body[s]["overall"], "rate") for s in strategies)])
-    metrics = [[label, *(format_cell(body[s]["metrics"].get(key), how) for s in strategies)] for key, label, how in METRIC_ROWS]
-    return markdown_table(["pass rate", *strategies], rows) + "\n\n" + markdown_table(["metric", *strategies], metrics)
+    metrics = [
+        [label, *(format_cell(body[s]["metrics"].get(key), how) for s in strategies)]
+        for key, label, how in METRIC_ROWS
+    ]
+    return (
+        markdown_table(["pass rate", *strategies], rows)
+        + "\n\n"
+        + markdown_table(["metric", *strategies], metrics)
+    )

@@ -60,7 +60,11 @@ class RunResult:
 
 
 def run_suite(
-    suite: Suite, strategies: list[str], *, keep: bool = False, root: str | None = None,
+    suite: Suite,
+    strategies: list[str],
+    *,
+    keep: bool = False,
+    root: str | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> RunResult:
     root = root or f"eval-{timezone.now():%Y%m%d%H%M%S}-{secrets.token_hex(3)}"
@@ -93,9 +97,14 @@ def _run_task(loaded: LoadedTask, strategies: list[str], principals: Principals)
         try:
             with transaction.atomic():
                 response = assemble_context(
-                    principal=principals.agent, scope=loaded.scope, query=task.query,
-                    budget_tokens=task.budget_tokens, strategy=strategy,
-                    task={"goal": task.goal, "state": ""}, session=task.session, store=True,
+                    principal=principals.agent,
+                    scope=loaded.scope,
+                    query=task.query,
+                    budget_tokens=task.budget_tokens,
+                    strategy=strategy,
+                    task={"goal": task.goal, "state": ""},
+                    session=task.session,
+                    store=True,
                 )
         except DomainError as exc:
             out.append(_error(task, strategy, f"{exc.code}: {exc.message}"))
@@ -103,22 +112,35 @@ def _run_task(loaded: LoadedTask, strategies: list[str], principals: Principals)
         ms = (time.perf_counter() - started) * 1000
         packet = response["packet"]
         started = time.perf_counter()
-        ranked = recall_memories(principal=principals.agent, scope=loaded.scope, query=task.query,
-                                 k=max(RECALL_KS), strategy=strategy)
+        ranked = recall_memories(
+            principal=principals.agent,
+            scope=loaded.scope,
+            query=task.query,
+            k=max(RECALL_KS),
+            strategy=strategy,
+        )
         recall_ms = (time.perf_counter() - started) * 1000
         ranked_ids = [int(r["memory_id"]) for r in _results(ranked)]
         verdict = scorers.score(task, packet, loaded.ids)
         packet_ids = set(scorers.placements(packet))
-        out.append(Outcome(
-            task_id=task.id, category=task.category, lang=task.lang, strategy=strategy,
-            passed=verdict.passed, failures=verdict.failures, ms=ms, recall_ms=recall_ms,
-            tokens=int((response.get("budget") or {}).get("used") or 0),
-            cross_scope=len(packet_ids - loaded.visible_ids) + len(set(ranked_ids) - loaded.visible_ids),
-            retained=scorers.constraint_retention(task, packet, loaded.ids),
-            stale_used=scorers.stale_used(task, packet, loaded.ids),
-            evidence_recall=_evidence_recall(task.expect.evidence, loaded, ranked_ids),
-            held=[] if verdict.passed else _held(packet),
-        ))
+        out.append(
+            Outcome(
+                task_id=task.id,
+                category=task.category,
+                lang=task.lang,
+                strategy=strategy,
+                passed=verdict.passed,
+                failures=verdict.failures,
+                ms=ms,
+                recall_ms=recall_ms,
+                tokens=int((response.get("budget") or {}).get("used") or 0),
+                cross_scope=len(packet_ids - loaded.visible_ids) + len(set(ranked_ids) - loaded.visible_ids),
+                retained=scorers.constraint_retention(task, packet, loaded.ids),
+                stale_used=scorers.stale_used(task, packet, loaded.ids),
+                evidence_recall=_evidence_recall(task.expect.evidence, loaded, ranked_ids),
+                held=[] if verdict.passed else _held(packet),
+            )
+        )
     return out
 
 
@@ -127,15 +149,19 @@ HELD_BLOCKS = 30
 
 def _held(packet: dict) -> list[dict]:
     """What a packet held, block by block (slot, memory id, start of the text): a failed task's evidence."""
-    return [{"slot": slot, "memory_id": block.get("memory_id"), "text": str(block.get("text") or "")[:200]}
-            for slot, block in scorers.blocks(packet)][:HELD_BLOCKS]
+    return [
+        {"slot": slot, "memory_id": block.get("memory_id"), "text": str(block.get("text") or "")[:200]}
+        for slot, block in scorers.blocks(packet)
+    ][:HELD_BLOCKS]
 
 
 def _results(ranked) -> list[dict]:
     return ranked["results"] if isinstance(ranked, dict) else list(ranked)
 
 
-def _evidence_recall(labels: tuple[str, ...], loaded: LoadedTask, ranked_ids: list[int]) -> dict[int, float] | None:
+def _evidence_recall(
+    labels: tuple[str, ...], loaded: LoadedTask, ranked_ids: list[int]
+) -> dict[int, float] | None:
     wanted = {loaded.ids[label].id for label in labels if label in loaded.ids}
     if not labels:
         return None
@@ -143,9 +169,22 @@ def _evidence_recall(labels: tuple[str, ...], loaded: LoadedTask, ranked_ids: li
 
 
 def _error(task, strategy: str, message: str) -> Outcome:
-    return Outcome(task_id=task.id, category=task.category, lang=task.lang, strategy=strategy, passed=False,
-                   failures=[message], ms=0.0, recall_ms=0.0, tokens=0, cross_scope=0, retained=(0, 0),
-                   stale_used=None, evidence_recall=None, error=message)
+    return Outcome(
+        task_id=task.id,
+        category=task.category,
+        lang=task.lang,
+        strategy=strategy,
+        passed=False,
+        failures=[message],
+        ms=0.0,
+        recall_ms=0.0,
+        tokens=0,
+        cross_scope=0,
+        retained=(0, 0),
+        stale_used=None,
+        evidence_recall=None,
+        error=message,
+    )
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -165,7 +204,8 @@ def summarise(result: RunResult, max_failures: int = 200) -> dict:
         rows = by_strategy.get(name, [])
         categories = {
             c: round(sum(o.passed for o in cat) / len(cat), 4)
-            for c in CATEGORIES if (cat := [o for o in rows if o.category == c])
+            for c in CATEGORIES
+            if (cat := [o for o in rows if o.category == c])
         }
         strategies[name] = {
             "overall": round(sum(o.passed for o in rows) / len(rows), 4) if rows else 0.0,
@@ -173,16 +213,26 @@ def summarise(result: RunResult, max_failures: int = 200) -> dict:
             "metrics": _metrics(rows),
         }
     failures = [
-        {"task": o.task_id, "category": o.category, "strategy": o.strategy, "failures": o.failures[:5],
-         "held": o.held}
-        for o in result.outcomes if not o.passed
+        {
+            "task": o.task_id,
+            "category": o.category,
+            "strategy": o.strategy,
+            "failures": o.failures[:5],
+            "held": o.held,
+        }
+        for o in result.outcomes
+        if not o.passed
     ]
     return {
-        "suite": result.suite.name, "seed": result.suite.seed, "fingerprint": result.suite.fingerprint(),
-        "tasks": len(result.suite.tasks), "duration_s": round(result.duration_s, 2),
+        "suite": result.suite.name,
+        "seed": result.suite.seed,
+        "fingerprint": result.suite.fingerprint(),
+        "tasks": len(result.suite.tasks),
+        "duration_s": round(result.duration_s, 2),
         "strategies": strategies,
         "metrics": {name: body["metrics"] for name, body in strategies.items()},
-        "failures": failures[:max_failures], "failure_count": len(failures),
+        "failures": failures[:max_failures],
+        "failure_count": len(failures),
         # Every task's verdict per strategy, compact: [task, category, strategy, passed].
         "outcomes": [[o.task_id, o.category, o.strategy, o.passed] for o in result.outcomes],
     }
@@ -199,8 +249,10 @@ def _metrics(rows: list[Outcome]) -> dict:
         "constraint_retention": round(kept / expected, 4) if expected else None,
         "stale_use_rate": round(sum(stale) / len(stale), 4) if stale else None,
         "cross_scope_recalls": sum(o.cross_scope for o in ok),
-        **{f"evidence_recall@{k}": round(statistics.fmean(r[k] for r in recalls), 4) if recalls else None
-           for k in RECALL_KS},
+        **{
+            f"evidence_recall@{k}": round(statistics.fmean(r[k] for r in recalls), 4) if recalls else None
+            for k in RECALL_KS
+        },
         "input_tokens_mean": round(statistics.fmean(o.tokens for o in ok), 1) if ok else None,
         "input_tokens_p95": _pct([o.tokens for o in ok], 0.95),
         "context_ms_p50": round(_pct(ms, 0.5), 1),
@@ -210,16 +262,31 @@ def _metrics(rows: list[Outcome]) -> dict:
     }
 
 
-def evaluate(*, suite: str = "standard", seed: int = 0, strategy: str = "all", keep: bool = False,
-             per_cell: int | None = None, categories: tuple[str, ...] | None = None,
-             progress: Callable[[int, int, str], None] | None = None) -> EvaluationRun:
+def evaluate(
+    *,
+    suite: str = "standard",
+    seed: int = 0,
+    strategy: str = "all",
+    keep: bool = False,
+    per_cell: int | None = None,
+    categories: tuple[str, ...] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> EvaluationRun:
     """Generate, run, summarise and store one evaluation run (shown by the dashboard)."""
     strategies = resolve_strategies(strategy)
     generated = generate(suite, seed, per_cell=per_cell, categories=categories)
     result = run_suite(generated, strategies, keep=keep, progress=progress)
-    summary = {**summarise(result), "per_cell": per_cell or SUITES[suite],
-               "categories_run": list(categories or CATEGORIES)}
+    summary = {
+        **summarise(result),
+        "per_cell": per_cell or SUITES[suite],
+        "categories_run": list(categories or CATEGORIES),
+    }
     return EvaluationRun.objects.create(
-        suite=suite, seed=seed, strategies=strategies, task_count=len(generated.tasks),
-        duration_s=result.duration_s, environment=environment(), results=summary,
+        suite=suite,
+        seed=seed,
+        strategies=strategies,
+        task_count=len(generated.tasks),
+        duration_s=result.duration_s,
+        environment=environment(),
+        results=summary,
     )

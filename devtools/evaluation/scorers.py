@@ -12,7 +12,17 @@ from dataclasses import dataclass, field
 from devtools.evaluation.suite import EvalTask, Expect
 from governance.recall.strategies import ACTIVATION, ADJUDICATE, LEXICAL, RELATIONS, VECTOR
 
-SLOTS = ("task", "constraints", "recent", "evidence", "preferences", "relations", "external", "negative", "skipped")
+SLOTS = (
+    "task",
+    "constraints",
+    "recent",
+    "evidence",
+    "preferences",
+    "relations",
+    "external",
+    "negative",
+    "skipped",
+)
 # Slots whose blocks the agent may act on. `negative` says what is no longer in force; `skipped` did not fit.
 USABLE = frozenset(SLOTS) - {"negative", "skipped"}
 # Listed but not presented as usable context: `negative` (no longer in force) and `skipped` (left out,
@@ -74,7 +84,9 @@ def check_include(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
         if mid is None:
             out.append(f"{label}: was never loaded")
         elif not where.get(mid, set()) & USABLE:
-            out.append(f"{label} (#{mid}): missing from the usable slots (found in {sorted(where.get(mid, []))})")
+            out.append(
+                f"{label} (#{mid}): missing from the usable slots (found in {sorted(where.get(mid, []))})"
+            )
     return out
 
 
@@ -134,7 +146,9 @@ def check_negative(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]
         if not negs:
             out.append(f"{old} (#{old_id}): not listed in negative context")
         elif not any(_names(b, new_mem) for b in negs):
-            out.append(f"{old} (#{old_id}): negative context does not say it was replaced by {new} (#{new_mem.id})")
+            out.append(
+                f"{old} (#{old_id}): negative context does not say it was replaced by {new} (#{new_mem.id})"
+            )
     return out
 
 
@@ -160,7 +174,9 @@ def check_proposals(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str
             if int(block["memory_id"]) != mid or slot not in USABLE:
                 continue
             if slot in RULE_SLOTS or block.get("status") == "active":
-                out.append(f"{label} (#{mid}): a guess presented as confirmed (slot {slot}, status {block.get('status')})")
+                out.append(
+                    f"{label} (#{mid}): a guess presented as confirmed (slot {slot}, status {block.get('status')})"
+                )
     return out
 
 
@@ -221,7 +237,9 @@ def check_session(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
         rule_blocks = [b for s, b in blocks(packet) if s in RULE_SLOTS and int(b["memory_id"]) == r]
         if how == "overrides":
             pinned = [b for s, b in blocks(packet) if s in RULE_SLOTS and int(b["memory_id"]) == f]
-            if not any((b.get("session_override") or {}).get("replaces", {}).get("memory_id") == r for b in pinned):
+            if not any(
+                (b.get("session_override") or {}).get("replaces", {}).get("memory_id") == r for b in pinned
+            ):
                 out.append(f"{fix} (#{f}): not pinned as in force for this session in place of {rule} (#{r})")
             negs = [b for s, b in blocks(packet) if s == "negative" and int(b["memory_id"]) == r]
             if not any((b.get("set_aside") or {}).get("by", {}).get("memory_id") == f for b in negs):
@@ -231,8 +249,11 @@ def check_session(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
             continue
         field_name = HOLDS[how]
         if not any(m.get("memory_id") == f for b in rule_blocks for m in _members(b.get(field_name))):
-            out.append(f"{rule} (#{r}): pinned without saying {how} for {fix} (#{f})"
-                       if rule_blocks else f"{rule} (#{r}): not pinned in force")
+            out.append(
+                f"{rule} (#{r}): pinned without saying {how} for {fix} (#{f})"
+                if rule_blocks
+                else f"{rule} (#{r}): not pinned in force"
+            )
         if any(int(b["memory_id"]) == f for s, b in blocks(packet) if s in RULE_SLOTS):
             out.append(f"{fix} (#{f}): pinned as in force although the rule holds ({how})")
     return out
@@ -253,7 +274,13 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "episode_correction": (check_include, check_negative, check_not_in_force, check_absent),
     "exact_term": (check_include, check_absent),
     "support_chain": (check_include, check_supports, check_absent),
-    "correction_in_conversation": (check_include, check_slots, check_session, check_not_in_force, check_absent),
+    "correction_in_conversation": (
+        check_include,
+        check_slots,
+        check_session,
+        check_not_in_force,
+        check_absent,
+    ),
 }
 
 

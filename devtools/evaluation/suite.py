@@ -68,10 +68,10 @@ class MemorySpec:
 @dataclass(frozen=True)
 class ActionSpec:
     """A later change: `supersede` (curator writes the next revision of `target`, labelled `label`),
-    `contradict` (a relation from `label` to `target`), `replace` (a curator's `supersedes` relation from
-    `label` to `target`, for two episodes: the later message replaces the earlier one), `support` (a curator's
-    `supports` relation from `label` to `target`), `retire`, `forget`, `reject` (a reviewer rejects the
-proposal `target`), `binding` (the task scope's owner marks the key of `target` binding)."""
+        `contradict` (a relation from `label` to `target`), `replace` (a curator's `supersedes` relation from
+        `label` to `target`, for two episodes: the later message replaces the earlier one), `support` (a curator's
+        `supports` relation from `label` to `target`), `retire`, `forget`, `reject` (a reviewer rejects the
+    proposal `target`), `binding` (the task scope's owner marks the key of `target` binding)."""
 
     op: str
     target: str

@@ -38,20 +38,33 @@ def load(path: Path = DATA) -> dict:
 
 def seed(data: dict, *, project: str, sibling: str, other: str) -> dict[str, int]:
     """Write the set's memories (active, semantic) and decoys; returns label → memory id."""
-    scopes = {"project": scope_ensure(path=project, actor=None), "sibling": scope_ensure(path=sibling, actor=None),
-              "other_workspace": scope_ensure(path=other, actor=None)}
+    scopes = {
+        "project": scope_ensure(path=project, actor=None),
+        "sibling": scope_ensure(path=sibling, actor=None),
+        "other_workspace": scope_ensure(path=other, actor=None),
+    }
     rows = [("project", m) for m in data["memories"]] + [(d["scope"], d) for d in data["decoys"]]
-    items = [MemoryInput(scope=scopes[where], kind="semantic", text=m["text"], source_kind="user", status="active")
-             for where, m in rows]
+    items = [
+        MemoryInput(scope=scopes[where], kind="semantic", text=m["text"], source_kind="user", status="active")
+        for where, m in rows
+    ]
     created = memory_record_batch(items=items, actor=None)
     embed_memories([m.pk for m in created])
     return {m["id"]: c.pk for (_, m), c in zip(rows, created, strict=True)}
 
 
-def ranked_ids(principal: Principal | None, scope: Scope, query: str, stages: frozenset[str], k: int,
-               query_vector=None) -> list[int]:
-    state = RecallState(principal=principal, scope=scope, query=query, stages=stages, at=timezone.now(), k=k,
-                        query_vector=query_vector)
+def ranked_ids(
+    principal: Principal | None, scope: Scope, query: str, stages: frozenset[str], k: int, query_vector=None
+) -> list[int]:
+    state = RecallState(
+        principal=principal,
+        scope=scope,
+        query=query,
+        stages=stages,
+        at=timezone.now(),
+        k=k,
+        query_vector=query_vector,
+    )
     if VECTOR in stages and query_vector is None:
         embed_question(state)
     eligible(state)
@@ -64,8 +77,14 @@ def ranked_ids(principal: Principal | None, scope: Scope, query: str, stages: fr
     return [h.id for h in state.evidence[:k]]
 
 
-def evaluate(data: dict, ids: dict[str, int], *, principal: Principal | None, scope: Scope,
-             ks: tuple[int, ...] = (1, 3, 5)) -> dict:
+def evaluate(
+    data: dict,
+    ids: dict[str, int],
+    *,
+    principal: Principal | None,
+    scope: Scope,
+    ks: tuple[int, ...] = (1, 3, 5),
+) -> dict:
     """recall@k per path, overall and per question type, and how often a decoy was returned."""
     decoys = {ids[d["id"]] for d in data["decoys"]}
     hits: dict[str, dict[int, int]] = {p: defaultdict(int) for p in PATHS}

@@ -25,7 +25,10 @@ TOPICS: tuple[Topic, ...] = (
             "zh": ("幻灯片一律导出为{v}格式。", "以后演示文稿都用{v}格式交付。"),
         },
         asks={
-            "en": ("What file format should the final deck be exported in?", "How do I hand over the presentation file?"),
+            "en": (
+                "What file format should the final deck be exported in?",
+                "How do I hand over the presentation file?",
+            ),
             "zh": ("最终的演示文稿应该导出成什么格式？", "演示文件要以什么形式交付？"),
         },
         corrections={"en": ("Change the export format to {v} instead.",), "zh": ("导出格式改成{v}。",)},
@@ -34,32 +37,49 @@ TOPICS: tuple[Topic, ...] = (
         key="report_currency",
         values={"en": ("EUR", "USD", "JPY", "GBP"), "zh": ("欧元", "美元", "日元", "英镑")},
         states={
-            "en": ("All amounts in the quarterly report must be in {v}.", "Report every figure of the finance summary in {v}."),
+            "en": (
+                "All amounts in the quarterly report must be in {v}.",
+                "Report every figure of the finance summary in {v}.",
+            ),
             "zh": ("季度报告里的所有金额必须使用{v}。", "财务汇总中的每个数字都用{v}表示。"),
         },
         asks={
-            "en": ("Which currency do we use for the numbers in the report?", "What money unit should the finance figures show?"),
+            "en": (
+                "Which currency do we use for the numbers in the report?",
+                "What money unit should the finance figures show?",
+            ),
             "zh": ("报告里的金额用哪种货币？", "财务数字应该以什么币种显示？"),
         },
         corrections={"en": ("Switch the report currency to {v}.",), "zh": ("报告币种改为{v}。",)},
     ),
     Topic(
         key="deploy_window",
-        values={"en": ("Tuesday evening", "Friday morning", "Sunday night", "Wednesday noon"),
-                "zh": ("周二晚上", "周五上午", "周日深夜", "周三中午")},
+        values={
+            "en": ("Tuesday evening", "Friday morning", "Sunday night", "Wednesday noon"),
+            "zh": ("周二晚上", "周五上午", "周日深夜", "周三中午"),
+        },
         states={
-            "en": ("Deploy to production only on {v}.", "Production releases happen on {v} and at no other time."),
+            "en": (
+                "Deploy to production only on {v}.",
+                "Production releases happen on {v} and at no other time.",
+            ),
             "zh": ("只能在{v}部署到生产环境。", "生产发布只安排在{v}，其他时间不发布。"),
         },
         asks={
-            "en": ("When are we allowed to ship the release to production?", "What is our release slot for prod?"),
+            "en": (
+                "When are we allowed to ship the release to production?",
+                "What is our release slot for prod?",
+            ),
             "zh": ("什么时候可以把版本上线到生产环境？", "生产环境的发布时间窗口是什么时候？"),
         },
         corrections={"en": ("Move the production deploy window to {v}.",), "zh": ("生产发布窗口改到{v}。",)},
     ),
     Topic(
         key="heading_font",
-        values={"en": ("Inter", "Helvetica", "Noto Sans", "Georgia"), "zh": ("思源黑体", "微软雅黑", "宋体", "楷体")},
+        values={
+            "en": ("Inter", "Helvetica", "Noto Sans", "Georgia"),
+            "zh": ("思源黑体", "微软雅黑", "宋体", "楷体"),
+        },
         states={
             "en": ("Use the {v} font for every heading.", "Headings must be set in {v}."),
             "zh": ("所有标题都使用{v}字体。", "标题必须用{v}排版。"),
@@ -72,13 +92,19 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         key="meeting_timezone",
-        values={"en": ("UTC", "Shanghai time", "Berlin time", "New York time"), "zh": ("UTC", "北京时间", "柏林时间", "纽约时间")},
+        values={
+            "en": ("UTC", "Shanghai time", "Berlin time", "New York time"),
+            "zh": ("UTC", "北京时间", "柏林时间", "纽约时间"),
+        },
         states={
             "en": ("Schedule every customer meeting in {v}.", "Meeting invitations always use {v}."),
             "zh": ("所有客户会议都按{v}安排。", "会议邀请一律使用{v}。"),
         },
         asks={
-            "en": ("In which time zone do I put the client call?", "What clock do our meeting invites follow?"),
+            "en": (
+                "In which time zone do I put the client call?",
+                "What clock do our meeting invites follow?",
+            ),
             "zh": ("客户电话应该按哪个时区约？", "会议邀请按什么时间标准发？"),
         },
         corrections={"en": ("Use {v} for meetings from now on instead.",), "zh": ("会议时间改用{v}。",)},
@@ -91,7 +117,10 @@ TOPICS: tuple[Topic, ...] = (
             "zh": ("最终报告不能超过{v}。", "书面报告最多{v}。"),
         },
         asks={
-            "en": ("How long is the written report allowed to be?", "Is there a length cap on the final write-up?"),
+            "en": (
+                "How long is the written report allowed to be?",
+                "Is there a length cap on the final write-up?",
+            ),
             "zh": ("书面报告允许写多长？", "最终报告有篇幅上限吗？"),
         },
         corrections={"en": ("The page limit is now {v}.",), "zh": ("篇幅上限改为{v}。",)},
@@ -100,7 +129,10 @@ TOPICS: tuple[Topic, ...] = (
         key="approver",
         values={"en": ("Alice", "Bogdan", "Chen Wei", "Dana"), "zh": ("王芳", "李强", "陈伟", "赵敏")},
         states={
-            "en": ("Every pull request needs approval from {v} before merging.", "{v} signs off on all merges."),
+            "en": (
+                "Every pull request needs approval from {v} before merging.",
+                "{v} signs off on all merges.",
+            ),
             "zh": ("每个合并请求都必须经过{v}批准才能合并。", "所有合并都由{v}签字确认。"),
         },
         asks={
@@ -111,8 +143,10 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         key="chart_palette",
-        values={"en": ("blue and grey", "green and white", "black and orange", "purple and teal"),
-                "zh": ("蓝灰", "绿白", "黑橙", "紫青")},
+        values={
+            "en": ("blue and grey", "green and white", "black and orange", "purple and teal"),
+            "zh": ("蓝灰", "绿白", "黑橙", "紫青"),
+        },
         states={
             "en": ("Charts use the {v} colour palette.", "Draw every chart in {v} colours."),
             "zh": ("图表统一使用{v}配色。", "所有图表都画成{v}两色。"),
@@ -184,10 +218,22 @@ NOISE: dict[str, tuple[str, ...]] = {
 # Facts observed by tools (with the call that produced them) and found in documents (with their URL).
 TOOL_FACTS: dict[str, tuple[tuple[str, str], ...]] = {
     "en": (
-        ("list_invoices returned {n} open invoices for the customer account.", "How many invoices are still open for the customer?"),
-        ("The CI pipeline run {n} failed in the export test with a timeout.", "Why did the last build break?"),
-        ("Disk usage on the database server reached {n} percent.", "How full is the database machine's disk?"),
-        ("The crawler fetched {n} product pages before it stopped.", "How many product pages did the crawl get?"),
+        (
+            "list_invoices returned {n} open invoices for the customer account.",
+            "How many invoices are still open for the customer?",
+        ),
+        (
+            "The CI pipeline run {n} failed in the export test with a timeout.",
+            "Why did the last build break?",
+        ),
+        (
+            "Disk usage on the database server reached {n} percent.",
+            "How full is the database machine's disk?",
+        ),
+        (
+            "The crawler fetched {n} product pages before it stopped.",
+            "How many product pages did the crawl get?",
+        ),
     ),
     "zh": (
         ("查询发票接口返回客户账户有{n}张未结发票。", "客户还有多少张发票没有结清？"),
@@ -198,9 +244,18 @@ TOOL_FACTS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 DOC_FACTS: dict[str, tuple[tuple[str, str], ...]] = {
     "en": (
-        ("The brand guide says the logo needs {n} pixels of clear space on every side.", "How much empty margin must surround the logo?"),
-        ("The security policy requires rotating API keys every {n} days.", "How often do we have to rotate our keys?"),
-        ("The vendor contract caps support response time at {n} hours.", "What response time did the supplier commit to?"),
+        (
+            "The brand guide says the logo needs {n} pixels of clear space on every side.",
+            "How much empty margin must surround the logo?",
+        ),
+        (
+            "The security policy requires rotating API keys every {n} days.",
+            "How often do we have to rotate our keys?",
+        ),
+        (
+            "The vendor contract caps support response time at {n} hours.",
+            "What response time did the supplier commit to?",
+        ),
     ),
     "zh": (
         ("品牌手册规定标志四周至少留出{n}像素的空白。", "标志周围要留多少空白？"),
@@ -210,13 +265,19 @@ DOC_FACTS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # What an assistant proposes: a guess, never a confirmed fact.
 PROPOSALS: dict[str, tuple[str, ...]] = {
-    "en": ("I suggest we also add a dark theme to the charts.", "Maybe we should move the review to next sprint."),
+    "en": (
+        "I suggest we also add a dark theme to the charts.",
+        "Maybe we should move the review to next sprint.",
+    ),
     "zh": ("我建议图表也加一个深色主题。", "也许我们应该把评审推迟到下个迭代。"),
 }
 # Short-term traces: true for one session only; they must not harden into rules. (statement, question)
 TEMPORARY: dict[str, tuple[tuple[str, str], ...]] = {
     "en": (
-        ("For this session only, skip the slow integration tests.", "Should I run the integration tests now?"),
+        (
+            "For this session only, skip the slow integration tests.",
+            "Should I run the integration tests now?",
+        ),
         ("Just for today, answer in short bullet points.", "How should the answers be formatted?"),
     ),
     "zh": (
@@ -226,7 +287,10 @@ TEMPORARY: dict[str, tuple[tuple[str, str], ...]] = {
 }
 # A rule with an end date that has passed: it must be gone once its window closes.
 EXPIRED: dict[str, tuple[str, ...]] = {
-    "en": ("Until last Friday, all deploys to production are frozen.", "Until the audit ended, nobody may merge to main."),
+    "en": (
+        "Until last Friday, all deploys to production are frozen.",
+        "Until the audit ended, nobody may merge to main.",
+    ),
     "zh": ("截至上周五，生产环境全部冻结发布。", "审计结束之前，任何人都不得合并到主分支。"),
 }
 PROPOSAL_PREFIX = {"en": "I suggest a change: ", "zh": "我建议改一下："}
@@ -242,9 +306,18 @@ REQUEST = {"en": "Quick note for this project: {s}", "zh": "这个项目请注�
 # (log line with {id}, near-duplicate note with {id} and {n}, question with {id}, identifier kind)
 EXACT: dict[str, tuple[tuple[str, str, str, str], ...]] = {
     "en": (
-        ("export failure {id}", "Export failure {id} was a disk quota problem ({n} GB).", "Export failure {id}?", "code"),
-        ("backup of {id} failed", "The backup of {id} failed because the disk was full ({n} GB).",
-         "Backup of {id} failed?", "file"),
+        (
+            "export failure {id}",
+            "Export failure {id} was a disk quota problem ({n} GB).",
+            "Export failure {id}?",
+            "code",
+        ),
+        (
+            "backup of {id} failed",
+            "The backup of {id} failed because the disk was full ({n} GB).",
+            "Backup of {id} failed?",
+            "file",
+        ),
     ),
     "zh": (
         ("导出失败 {id}", "导出失败 {id} 是磁盘配额问题（{n} GB）。", "导出失败 {id}？", "code"),
@@ -252,11 +325,28 @@ EXACT: dict[str, tuple[tuple[str, str, str, str], ...]] = {
     ),
 }
 LOG_LINES: dict[str, tuple[str, ...]] = {
-    "en": ("worker {n} started", "cache warmed with {n} keys", "uploaded chunk {n} of 40",
-           "retrying connection to replica {n}", "GC pause of {n} ms", "queue depth at {n}",
-           "health check ok in {n} ms", "rotated log file {n}", "scheduler tick {n}", "synced {n} calendar entries"),
-    "zh": ("第{n}号进程已启动", "缓存预热完成共{n}个键", "已上传第{n}块", "正在重试连接副本{n}", "队列长度为{n}",
-           "健康检查正常耗时{n}毫秒", "日志文件{n}已轮换", "同步了{n}条日程"),
+    "en": (
+        "worker {n} started",
+        "cache warmed with {n} keys",
+        "uploaded chunk {n} of 40",
+        "retrying connection to replica {n}",
+        "GC pause of {n} ms",
+        "queue depth at {n}",
+        "health check ok in {n} ms",
+        "rotated log file {n}",
+        "scheduler tick {n}",
+        "synced {n} calendar entries",
+    ),
+    "zh": (
+        "第{n}号进程已启动",
+        "缓存预热完成共{n}个键",
+        "已上传第{n}块",
+        "正在重试连接副本{n}",
+        "队列长度为{n}",
+        "健康检查正常耗时{n}毫秒",
+        "日志文件{n}已轮换",
+        "同步了{n}条日程",
+    ),
 }
 LOG_SEPARATOR = {"en": "; ", "zh": "；"}
 # Why a rule holds, in words that share nothing with any topic's questions (no "hand over", "sign-off",
@@ -280,12 +370,16 @@ RATIONALE: dict[str, tuple[str, ...]] = {
 # `contradicts`: the same words, one negated), with a question about them: correction_in_conversation.
 UNKEYED_RULES = {
     "en": (
-        ("Always attach the raw data file to the weekly report.",
-         "From now on, do not attach the raw data file to the weekly report.",
-         "Does the weekly report go out with its raw data?"),
-        ("Always copy the finance team on supplier invoices.",
-         "From now on, do not copy the finance team on supplier invoices.",
-         "Who gets the supplier invoices by mail?"),
+        (
+            "Always attach the raw data file to the weekly report.",
+            "From now on, do not attach the raw data file to the weekly report.",
+            "Does the weekly report go out with its raw data?",
+        ),
+        (
+            "Always copy the finance team on supplier invoices.",
+            "From now on, do not copy the finance team on supplier invoices.",
+            "Who gets the supplier invoices by mail?",
+        ),
     ),
     "zh": (
         ("每周报告都附上原始数据文件。", "以后每周报告不要附上原始数据文件。", "周报要不要带上原始数据？"),

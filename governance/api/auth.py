@@ -75,8 +75,10 @@ def _active_token(key_hash: str) -> ApiToken | None:
     select_related(…).first(): on every API request, compiling that queryset cost three times what the
     database took to answer it."""
     models = (ApiToken, Principal, get_user_model())
-    columns = [[f"{alias}.{connection.ops.quote_name(f.column)}" for f in m._meta.concrete_fields]
-               for m, alias in zip(models, ("t", "p", "u"), strict=True)]
+    columns = [
+        [f"{alias}.{connection.ops.quote_name(f.column)}" for f in m._meta.concrete_fields]
+        for m, alias in zip(models, ("t", "p", "u"), strict=True)
+    ]
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {', '.join(c for cols in columns for c in cols)}, b.tree, b.path"
@@ -92,7 +94,7 @@ def _active_token(key_hash: str) -> ApiToken | None:
     values, at = [], 0
     for model in models:
         n = len(model._meta.concrete_fields)
-        values.append(row[at:at + n])
+        values.append(row[at : at + n])
         at += n
     token = ApiToken.from_db(connection.alias, None, values[0])
     principal = Principal.from_db(connection.alias, None, values[1])

@@ -17,28 +17,55 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from governance.errors import DomainError
 
 VALIDATION_MESSAGE = "Some fields are missing or invalid; see `fields`."
-SERVICE_UNAVAILABLE = ("The database or Redis could not be reached; nothing was changed unless the request was a "
-                       "write whose commit was under way. Try again shortly.")
+SERVICE_UNAVAILABLE = (
+    "The database or Redis could not be reached; nothing was changed unless the request was a "
+    "write whose commit was under way. Try again shortly."
+)
 SERVICE_UNAVAILABLE_RETRY_AFTER = "5"
 # A dropped database connection (failover, restart) or Redis away (throttles, cache): the service is briefly
 # unavailable, which is a 503 the client may retry, not a 500 that reads as a bug.
 UNAVAILABLE = (OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
 
 ERROR_CODES = (
-    "invalid_input", "not_authenticated", "authentication_failed", "permission_denied", "not_found",
-    "method_not_allowed", "parse_error", "unsupported_media_type", "throttled", "conflict",
-    "key_revision_conflict", "active_key_exists", "invalid_transition", "stale_revision",
-    "four_eyes_required", "pinned_over_budget", "nesting_too_deep", "request_too_large",
-    "promotion_text_forgotten", "last_owner", "scope_archived", "invitation_invalid", "bad_import_file",
-    "import_too_large", "service_unavailable",
+    "invalid_input",
+    "not_authenticated",
+    "authentication_failed",
+    "permission_denied",
+    "not_found",
+    "method_not_allowed",
+    "parse_error",
+    "unsupported_media_type",
+    "throttled",
+    "conflict",
+    "key_revision_conflict",
+    "active_key_exists",
+    "invalid_transition",
+    "stale_revision",
+    "four_eyes_required",
+    "pinned_over_budget",
+    "nesting_too_deep",
+    "request_too_large",
+    "promotion_text_forgotten",
+    "last_owner",
+    "scope_archived",
+    "invitation_invalid",
+    "bad_import_file",
+    "import_too_large",
+    "service_unavailable",
 )
 
 
-@extend_schema_field({
-    "type": "object",
-    "additionalProperties": {"oneOf": [{"type": "array", "items": {"type": "string"}},
-                                       {"type": "object", "additionalProperties": True}]},
-})
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {
+            "oneOf": [
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "object", "additionalProperties": True},
+            ]
+        },
+    }
+)
 class FieldErrors(serializers.DictField):
     """{field: [problems]}; a nested input's field maps to the same shape one level down."""
 
@@ -50,10 +77,17 @@ class ErrorBody(serializers.Serializer):
     message = serializers.CharField(help_text="What went wrong and what to do, for a person.")
     fields = FieldErrors(
         required=False,
-        help_text="invalid_input only: the field names with their problems (nested for nested input).")
-    action = serializers.CharField(required=False, help_text="permission_denied: the action that was refused.")
-    needed = serializers.IntegerField(required=False, help_text="pinned_over_budget: tokens the pinned blocks need.")
-    budget = serializers.IntegerField(required=False, help_text="pinned_over_budget: the budget that was asked for.")
+        help_text="invalid_input only: the field names with their problems (nested for nested input).",
+    )
+    action = serializers.CharField(
+        required=False, help_text="permission_denied: the action that was refused."
+    )
+    needed = serializers.IntegerField(
+        required=False, help_text="pinned_over_budget: tokens the pinned blocks need."
+    )
+    budget = serializers.IntegerField(
+        required=False, help_text="pinned_over_budget: the budget that was asked for."
+    )
 
 
 def exception_handler(exc, context):
@@ -62,8 +96,11 @@ def exception_handler(exc, context):
     if isinstance(exc, DjangoValidationError):
         return Response({"error": "invalid_input", "message": " ".join(exc.messages)}, status=400)
     if isinstance(exc, UNAVAILABLE):
-        return Response({"error": "service_unavailable", "message": SERVICE_UNAVAILABLE}, status=503,
-                        headers={"Retry-After": SERVICE_UNAVAILABLE_RETRY_AFTER})
+        return Response(
+            {"error": "service_unavailable", "message": SERVICE_UNAVAILABLE},
+            status=503,
+            headers={"Retry-After": SERVICE_UNAVAILABLE_RETRY_AFTER},
+        )
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

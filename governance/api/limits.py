@@ -156,17 +156,21 @@ class CappedPagination(PageNumberPagination):
     django_paginator_class = CappedPaginator
 
     def get_paginated_response(self, data):
-        return Response({
-            "count": self.page.paginator.count,
-            "count_capped": self.page.paginator.capped,
-            "next": self.get_next_link(),
-            "previous": self.get_previous_link(),
-            "results": data,
-        })
+        return Response(
+            {
+                "count": self.page.paginator.count,
+                "count_capped": self.page.paginator.capped,
+                "next": self.get_next_link(),
+                "previous": self.get_previous_link(),
+                "results": data,
+            }
+        )
 
     def get_paginated_response_schema(self, schema):
         paginated = super().get_paginated_response_schema(schema)
         paginated["properties"]["count_capped"] = {
-            "type": "boolean", "description": "More rows match than `count` says; narrow the filters to see them."}
+            "type": "boolean",
+            "description": "More rows match than `count` says; narrow the filters to see them.",
+        }
         paginated["required"] = sorted({*paginated.get("required", []), "count_capped"})
         return paginated

@@ -25,8 +25,9 @@ class AutoSchema(openapi.AutoSchema):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
-        codes = COMMON_ERROR_STATUSES + (WRITE_ERROR_STATUSES if self.method in ("POST", "PUT", "PATCH", "DELETE")
-                                         else ())
+        codes = COMMON_ERROR_STATUSES + (
+            WRITE_ERROR_STATUSES if self.method in ("POST", "PUT", "PATCH", "DELETE") else ()
+        )
         for code in codes:
             if code not in responses:
                 responses[code] = self._get_response_for_code(ErrorBody, code, direction=direction)
@@ -38,5 +39,9 @@ class TokenAuthenticationScheme(OpenApiAuthenticationExtension):
     name = "TokenAuth"
 
     def get_security_definition(self, auto_schema):
-        return {"type": "apiKey", "in": "header", "name": "Authorization",
-                "description": "`Token <key>`: a token from `manage.py create_token` or POST /api/v1/tokens."}
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "`Token <key>`: a token from `manage.py create_token` or POST /api/v1/tokens.",
+        }

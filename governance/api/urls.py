@@ -26,13 +26,30 @@ urlpatterns = [
     # Memories: the agent's operations, then the governing people's.
     path("memories", memories.MemoriesView.as_view(), name="api-memories"),
     path("memories/<int:memory_id>", memories.MemoryDetailView.as_view(), name="api-memory"),
-    path("memories/<int:memory_id>/supersede", memories.MemorySupersedeView.as_view(), name="api-memory-supersede"),
-    path("memories/<int:memory_id>/confirm", memories.MemoryConfirmView.as_view(), name="api-gov-memory-confirm"),
-    path("memories/<int:memory_id>/reject", memories.MemoryRejectView.as_view(), name="api-gov-memory-reject"),
-    path("memories/<int:memory_id>/repropose", memories.MemoryReproposeView.as_view(),
-         name="api-gov-memory-repropose"),
-    path("memories/<int:memory_id>/retire", memories.MemoryRetireView.as_view(), name="api-gov-memory-retire"),
-    path("memories/<int:memory_id>/forget", memories.MemoryForgetView.as_view(), name="api-gov-memory-forget"),
+    path(
+        "memories/<int:memory_id>/supersede",
+        memories.MemorySupersedeView.as_view(),
+        name="api-memory-supersede",
+    ),
+    path(
+        "memories/<int:memory_id>/confirm",
+        memories.MemoryConfirmView.as_view(),
+        name="api-gov-memory-confirm",
+    ),
+    path(
+        "memories/<int:memory_id>/reject", memories.MemoryRejectView.as_view(), name="api-gov-memory-reject"
+    ),
+    path(
+        "memories/<int:memory_id>/repropose",
+        memories.MemoryReproposeView.as_view(),
+        name="api-gov-memory-repropose",
+    ),
+    path(
+        "memories/<int:memory_id>/retire", memories.MemoryRetireView.as_view(), name="api-gov-memory-retire"
+    ),
+    path(
+        "memories/<int:memory_id>/forget", memories.MemoryForgetView.as_view(), name="api-gov-memory-forget"
+    ),
     # Events, recall and context, turns, scopes.
     path("events", events.EventsView.as_view(), name="api-events"),
     path("recall", context.RecallView.as_view(), name="api-recall"),
@@ -43,10 +60,16 @@ urlpatterns = [
     # Administration: workspaces, their members, teams, invitations (governance/api/administration/views.py).
     path("workspaces", admin.WorkspacesView.as_view(), name="api-gov-workspaces"),
     path("workspaces/<str:slug>", admin.WorkspaceView.as_view(), name="api-gov-workspace"),
-    path("workspaces/<str:slug>/members", admin.WorkspaceMembersView.as_view(), name="api-gov-workspace-members"),
+    path(
+        "workspaces/<str:slug>/members",
+        admin.WorkspaceMembersView.as_view(),
+        name="api-gov-workspace-members",
+    ),
     path("teams", admin.TeamsView.as_view(), name="api-gov-teams"),
     path("teams/<str:group>/members", access.GroupMembersView.as_view(), name="api-gov-team-members"),
-    path("teams/<str:group>/members/<str:member>", access.GroupMemberView.as_view(), name="api-gov-team-member"),
+    path(
+        "teams/<str:group>/members/<str:member>", access.GroupMemberView.as_view(), name="api-gov-team-member"
+    ),
     path("invitations", admin.InvitationsView.as_view(), name="api-gov-invitations"),
     path("invitations/accept", admin.InvitationAcceptView.as_view(), name="api-gov-invitation-accept"),
     path("invitations/<int:invitation_id>", admin.InvitationView.as_view(), name="api-gov-invitation"),
@@ -62,7 +85,11 @@ urlpatterns = [
     path("grants", access.GrantListView.as_view(), name="api-gov-grants"),
     path("grants/<int:grant_id>", access.GrantRevokeView.as_view(), name="api-gov-grant-revoke"),
     path("groups/<str:group>/members", access.GroupMembersView.as_view(), name="api-gov-group-members"),
-    path("groups/<str:group>/members/<str:member>", access.GroupMemberView.as_view(), name="api-gov-group-member"),
+    path(
+        "groups/<str:group>/members/<str:member>",
+        access.GroupMemberView.as_view(),
+        name="api-gov-group-member",
+    ),
     path("tokens", access.TokenIssueView.as_view(), name="api-gov-tokens"),
     path("tokens/<int:token_id>", access.TokenRevokeView.as_view(), name="api-gov-token-revoke"),
     # Operations: retention, summary, audit verification, propagation state.
@@ -73,10 +100,19 @@ urlpatterns = [
     # Outbound events (webhooks) of a workspace: its owners only.
     path("webhooks", webhooks.WebhookListView.as_view(), name="api-gov-webhooks"),
     path("webhooks/<int:webhook_id>", webhooks.WebhookDetailView.as_view(), name="api-gov-webhook"),
-    path("webhooks/<int:webhook_id>/rotate-secret", webhooks.WebhookRotateSecretView.as_view(),
-         name="api-gov-webhook-rotate-secret"),
-    path("webhooks/<int:webhook_id>/deliveries", webhooks.WebhookDeliveriesView.as_view(),
-         name="api-gov-webhook-deliveries"),
-    path("webhooks/deliveries/<int:delivery_id>/redeliver", webhooks.WebhookRedeliverView.as_view(),
-         name="api-gov-webhook-redeliver"),
+    path(
+        "webhooks/<int:webhook_id>/rotate-secret",
+        webhooks.WebhookRotateSecretView.as_view(),
+        name="api-gov-webhook-rotate-secret",
+    ),
+    path(
+        "webhooks/<int:webhook_id>/deliveries",
+        webhooks.WebhookDeliveriesView.as_view(),
+        name="api-gov-webhook-deliveries",
+    ),
+    path(
+        "webhooks/deliveries/<int:delivery_id>/redeliver",
+        webhooks.WebhookRedeliverView.as_view(),
+        name="api-gov-webhook-redeliver",
+    ),
 ]

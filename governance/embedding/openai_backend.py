@@ -42,22 +42,35 @@ class OpenAIEmbedder(Embedder):
     def configured(cls) -> type[OpenAIEmbedder]:
         """This class with the name and dimension settings give it (so status commands need no request)."""
         model = settings.EMBEDDING_API_MODEL or "default"
-        return type("OpenAIEmbedder", (cls,), {"name": f"openai/{model}"[:100],
-                                               "dimensions": int(settings.EMBEDDING_DIMENSIONS)})
+        return type(
+            "OpenAIEmbedder",
+            (cls,),
+            {"name": f"openai/{model}"[:100], "dimensions": int(settings.EMBEDDING_DIMENSIONS)},
+        )
 
     def __init__(self) -> None:
         import httpx
 
         if not settings.EMBEDDING_API_URL:
-            raise ValueError("EMBEDDING_BACKEND=openai needs EMBEDDING_API_URL (e.g. http://127.0.0.1:8080/v1)")
+            raise ValueError(
+                "EMBEDDING_BACKEND=openai needs EMBEDDING_API_URL (e.g. http://127.0.0.1:8080/v1)"
+            )
         self._httpx = httpx
-        headers = {"Authorization": f"Bearer {settings.EMBEDDING_API_KEY}"} if settings.EMBEDDING_API_KEY else {}
-        self._client = httpx.Client(base_url=settings.EMBEDDING_API_URL.rstrip("/"), headers=headers,
-                                    timeout=settings.EMBEDDING_API_TIMEOUT)
+        headers = (
+            {"Authorization": f"Bearer {settings.EMBEDDING_API_KEY}"} if settings.EMBEDDING_API_KEY else {}
+        )
+        self._client = httpx.Client(
+            base_url=settings.EMBEDDING_API_URL.rstrip("/"),
+            headers=headers,
+            timeout=settings.EMBEDDING_API_TIMEOUT,
+        )
         self._url = settings.EMBEDDING_API_URL
         self._model = settings.EMBEDDING_API_MODEL
         self._input_type = settings.EMBEDDING_API_INPUT_TYPE
-        self._prefix = {"query": settings.EMBEDDING_API_QUERY_PREFIX, "passage": settings.EMBEDDING_API_PASSAGE_PREFIX}
+        self._prefix = {
+            "query": settings.EMBEDDING_API_QUERY_PREFIX,
+            "passage": settings.EMBEDDING_API_PASSAGE_PREFIX,
+        }
         self._lock = threading.Lock()  # httpx.Client is thread-safe; this only keeps one request in flight
 
     def _embed(self, texts: list[str], side: str) -> np.ndarray:
@@ -73,16 +86,21 @@ class OpenAIEmbedder(Embedder):
             raise EmbeddingServerUnavailable(f"embedding server {self._url}: {exc!r}") from exc
         if response.status_code == 429 or response.status_code >= 500:
             raise EmbeddingServerUnavailable(
-                f"embedding server answered {response.status_code}: {response.text[:300]}")
+                f"embedding server answered {response.status_code}: {response.text[:300]}"
+            )
         if response.status_code != 200:
-            raise EmbeddingServerError(f"embedding server answered {response.status_code}: {response.text[:300]}")
+            raise EmbeddingServerError(
+                f"embedding server answered {response.status_code}: {response.text[:300]}"
+            )
         try:
             data = sorted(response.json()["data"], key=lambda item: item["index"])
             out = np.asarray([item["embedding"] for item in data], dtype=np.float32)
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbeddingServerError(BAD_ANSWER.format(n=len(texts), d=self.dimensions)) from exc
         if out.shape != (len(texts), self.dimensions):
-            raise EmbeddingServerError(BAD_ANSWER.format(n=len(texts), d=self.dimensions) + f" Got {out.shape}.")
+            raise EmbeddingServerError(
+                BAD_ANSWER.format(n=len(texts), d=self.dimensions) + f" Got {out.shape}."
+            )
         norms = np.linalg.norm(out, axis=1, keepdims=True)  # the interface promises unit vectors
         return out / np.maximum(norms, 1e-12)
 

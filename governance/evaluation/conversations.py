@@ -86,8 +86,9 @@ def _slug(value: object) -> str:
 
 # --- LoCoMo --------------------------------------------------------------------------------------------
 
+
 def parse_locomo_date(text: str) -> datetime | None:
-    """"1:56 pm on 8 May, 2023" (the dataset's form), as UTC."""
+    """ "1:56 pm on 8 May, 2023" (the dataset's form), as UTC."""
     cleaned = re.sub(r"\s+", " ", str(text or "")).strip()
     for pattern in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
         try:
@@ -117,15 +118,24 @@ def load_locomo(samples: list, *, prefix: str, name: str = "locomo") -> Loaded:
     for index, sample in enumerate(samples):
         conv = sample.get("conversation") if isinstance(sample, dict) else None
         if not isinstance(conv, dict):
-            raise ValueError(BAD_ITEM.format(name=name, index=index, problem="`conversation` must be an object"))
+            raise ValueError(
+                BAD_ITEM.format(name=name, index=index, problem="`conversation` must be an object")
+            )
         scope = f"{prefix}/{_slug(sample.get('sample_id') or f'sample_{index}')}"
-        sessions = sorted((int(m.group(1)), key) for key in conv if (m := re.fullmatch(r"session_(\d+)", key)))
+        sessions = sorted(
+            (int(m.group(1)), key) for key in conv if (m := re.fullmatch(r"session_(\d+)", key))
+        )
         ref_at: dict[str, datetime] = {}
         for number, key in sessions:
             start = parse_locomo_date(conv.get(f"{key}_date_time"))
             if start is None:
-                raise ValueError(BAD_ITEM.format(name=name, index=index,
-                                                 problem=f"`{key}_date_time` is not a date like '1:56 pm on 8 May, 2023'"))
+                raise ValueError(
+                    BAD_ITEM.format(
+                        name=name,
+                        index=index,
+                        problem=f"`{key}_date_time` is not a date like '1:56 pm on 8 May, 2023'",
+                    )
+                )
             for position, turn in enumerate(conv.get(key) or []):
                 text = _locomo_text(turn) if isinstance(turn, dict) else ""
                 if not text or not turn.get("dia_id"):
@@ -133,25 +143,48 @@ def load_locomo(samples: list, *, prefix: str, name: str = "locomo") -> Loaded:
                 at = start + position * TURN_SPACING
                 ref = str(turn["dia_id"]).strip()
                 ref_at[ref] = at
-                loaded.turns.append({"scope": scope, "session": f"session_{number}", "at": at, "role": "user",
-                                     "speaker": str(turn.get("speaker") or "").strip(), "content": text, "ref": ref})
+                loaded.turns.append(
+                    {
+                        "scope": scope,
+                        "session": f"session_{number}",
+                        "at": at,
+                        "role": "user",
+                        "speaker": str(turn.get("speaker") or "").strip(),
+                        "content": text,
+                        "ref": ref,
+                    }
+                )
         for qi, qa in enumerate(sample.get("qa") or []):
             refs = [r for r in _evidence_ids(qa.get("evidence")) if r in ref_at]
             question = str(qa.get("question") or "").strip()
             if not question or not refs:
-                loaded.skipped.append(f"{scope} question {qi}: no question text or no evidence turn in the file")
+                loaded.skipped.append(
+                    f"{scope} question {qi}: no question text or no evidence turn in the file"
+                )
                 continue
             category = qa.get("category")
-            label = f"{category} {LOCOMO_CATEGORIES[category]}" if category in LOCOMO_CATEGORIES else str(category)
-            loaded.questions.append(EvalQuestion(scope=scope, question=question, evidence_refs=tuple(dict.fromkeys(refs)),
-                                                 category=label, ident=f"{scope}#{qi}"))
+            label = (
+                f"{category} {LOCOMO_CATEGORIES[category]}"
+                if category in LOCOMO_CATEGORIES
+                else str(category)
+            )
+            loaded.questions.append(
+                EvalQuestion(
+                    scope=scope,
+                    question=question,
+                    evidence_refs=tuple(dict.fromkeys(refs)),
+                    category=label,
+                    ident=f"{scope}#{qi}",
+                )
+            )
     return loaded
 
 
 # --- LongMemEval ---------------------------------------------------------------------------------------
 
+
 def parse_longmemeval_date(text: str) -> datetime | None:
-    """"2023/05/20 (Sat) 02:21" (the dataset's form), as UTC."""
+    """ "2023/05/20 (Sat) 02:21" (the dataset's form), as UTC."""
     cleaned = re.sub(r"\s*\([A-Za-z]+\)\s*", " ", str(text or "")).strip()
     for pattern in ("%Y/%m/%d %H:%M", "%Y/%m/%d"):
         try:
@@ -165,15 +198,22 @@ def load_longmemeval(items: list, *, prefix: str, name: str = "longmemeval") -> 
     loaded = Loaded()
     for index, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("haystack_sessions"), list):
-            raise ValueError(BAD_ITEM.format(name=name, index=index, problem="`haystack_sessions` must be a list"))
+            raise ValueError(
+                BAD_ITEM.format(name=name, index=index, problem="`haystack_sessions` must be a list")
+            )
         qid = str(item.get("question_id") or f"q{index}")
         scope = f"{prefix}/{_slug(qid)}"
         sessions = item["haystack_sessions"]
         ids = list(item.get("haystack_session_ids") or [f"s{i}" for i in range(len(sessions))])
         dates = list(item.get("haystack_dates") or [])
         if len(ids) != len(sessions):
-            raise ValueError(BAD_ITEM.format(name=name, index=index,
-                                             problem="`haystack_session_ids` and `haystack_sessions` differ in length"))
+            raise ValueError(
+                BAD_ITEM.format(
+                    name=name,
+                    index=index,
+                    problem="`haystack_session_ids` and `haystack_sessions` differ in length",
+                )
+            )
         answer_sessions = {str(s) for s in item.get("answer_session_ids") or []}
         marked: dict[str, list[str]] = {}
         whole: dict[str, list[str]] = {}
@@ -182,8 +222,13 @@ def load_longmemeval(items: list, *, prefix: str, name: str = "longmemeval") -> 
             sid = str(sid)
             start = parse_longmemeval_date(dates[si]) if si < len(dates) else None
             if start is None:
-                raise ValueError(BAD_ITEM.format(name=name, index=index,
-                                                 problem=f"haystack date {si} is not like '2023/05/20 (Sat) 02:21'"))
+                raise ValueError(
+                    BAD_ITEM.format(
+                        name=name,
+                        index=index,
+                        problem=f"haystack date {si} is not like '2023/05/20 (Sat) 02:21'",
+                    )
+                )
             session_at[sid] = start
             for position, turn in enumerate(turns or []):
                 content = str((turn or {}).get("content") or "").strip()
@@ -191,14 +236,27 @@ def load_longmemeval(items: list, *, prefix: str, name: str = "longmemeval") -> 
                 if not content or role not in ("user", "assistant"):
                     continue
                 ref = f"{sid}:{position}"
-                loaded.turns.append({"scope": scope, "session": sid, "at": start + position * TURN_SPACING,
-                                     "role": role, "speaker": "", "content": content, "ref": ref})
+                loaded.turns.append(
+                    {
+                        "scope": scope,
+                        "session": sid,
+                        "at": start + position * TURN_SPACING,
+                        "role": role,
+                        "speaker": "",
+                        "content": content,
+                        "ref": ref,
+                    }
+                )
                 if sid in answer_sessions:
                     whole.setdefault(sid, []).append(ref)
                     if turn.get("has_answer"):
                         marked.setdefault(sid, []).append(ref)
         evidence_by_session = marked or whole
-        refs = [r for sid in sorted(evidence_by_session, key=lambda s: session_at[s]) for r in evidence_by_session[sid]]
+        refs = [
+            r
+            for sid in sorted(evidence_by_session, key=lambda s: session_at[s])
+            for r in evidence_by_session[sid]
+        ]
         question = str(item.get("question") or "").strip()
         if not question or not refs:
             loaded.skipped.append(f"{scope}: no question text or no evidence turn in the haystack")
@@ -209,6 +267,15 @@ def load_longmemeval(items: list, *, prefix: str, name: str = "longmemeval") -> 
             by_time = sorted(evidence_by_session, key=lambda s: session_at[s])
             newer = tuple(evidence_by_session[by_time[-1]])
             older = tuple(r for sid in by_time[:-1] for r in evidence_by_session[sid])
-        loaded.questions.append(EvalQuestion(scope=scope, question=question, evidence_refs=tuple(refs), category=category,
-                                             ident=qid, newer_refs=newer, older_refs=older))
+        loaded.questions.append(
+            EvalQuestion(
+                scope=scope,
+                question=question,
+                evidence_refs=tuple(refs),
+                category=category,
+                ident=qid,
+                newer_refs=newer,
+                older_refs=older,
+            )
+        )
     return loaded

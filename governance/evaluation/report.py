@@ -32,7 +32,9 @@ def retrieval_table(results: dict) -> str:
         n = first["categories"][c]["questions"] if c != "all" else first["all"]["questions"]
         cells = [f"{c} ({n})"]
         for s in strategies:
-            part = results["strategies"][s]["categories"][c] if c != "all" else results["strategies"][s]["all"]
+            part = (
+                results["strategies"][s]["categories"][c] if c != "all" else results["strategies"][s]["all"]
+            )
             cells += [format_cell(part[f"recall@{k}"], "rate") for k in (1, 5, 10)]
         rows.append(cells)
     return markdown_table(header, rows)

@@ -44,9 +44,15 @@ def parse_questions(lines: list[str]) -> tuple[list[Question], list[str]]:
         if problem:
             errors.append(f"line {number}: {problem}")
             continue
-        out.append(Question(line=number, scope=data["scope"].strip().strip("/"), question=data["question"],
-                            evidence_refs=tuple(data["evidence_refs"]),
-                            category=(data.get("category") or DEFAULT_CATEGORY)))
+        out.append(
+            Question(
+                line=number,
+                scope=data["scope"].strip().strip("/"),
+                question=data["question"],
+                evidence_refs=tuple(data["evidence_refs"]),
+                category=(data.get("category") or DEFAULT_CATEGORY),
+            )
+        )
     return out, errors
 
 
@@ -79,8 +85,9 @@ def evaluate_questions(questions: list[Question], strategies: list[str], princip
         for q in questions:
             started = time.perf_counter()
             try:
-                results = recall_memories(principal=principal, scope=q.scope, query=q.question, k=max(KS),
-                                          strategy=strategy)
+                results = recall_memories(
+                    principal=principal, scope=q.scope, query=q.question, k=max(KS), strategy=strategy
+                )
             except DomainError as exc:
                 errors.append(f"line {q.line}: {exc.message}")
                 per_q.append((q, dict.fromkeys(KS, 0.0)))
@@ -94,18 +101,22 @@ def evaluate_questions(questions: list[Question], strategies: list[str], princip
             "categories": {c: _aggregate([r for q, r in per_q if q.category == c]) for c in categories},
             "latency_ms_p50": round(statistics.median(times), 1) if times else None,
             "latency_ms_p95": round(sorted(times)[min(len(times) - 1, round(0.95 * (len(times) - 1)))], 1)
-            if times else None,
+            if times
+            else None,
             "errors": errors,
         }
     return out
 
 
 def _aggregate(rows: list[dict[int, float]]) -> dict:
-    return {"questions": len(rows),
-            **{f"recall@{k}": round(statistics.fmean(r[k] for r in rows), 4) if rows else None for k in KS}}
+    return {
+        "questions": len(rows),
+        **{f"recall@{k}": round(statistics.fmean(r[k] for r in rows), 4) if rows else None for k in KS},
+    }
 
 
 # --- Published benchmark files (LoCoMo, LongMemEval): every search path, a BM25 baseline, time order ------
+
 
 def _percentile(times: list[float], q: float) -> float | None:
     if not times:
@@ -142,8 +153,11 @@ class BM25Baseline:
             from governance.models import Memory
             from governance.models.lexical import searchable_text
 
-            rows = list(Memory.objects.filter(scope__path=scope, kind="episodic", purged_at__isnull=True)
-                        .order_by("pk").values_list("source_ref", "text", "speaker"))
+            rows = list(
+                Memory.objects.filter(scope__path=scope, kind="episodic", purged_at__isnull=True)
+                .order_by("pk")
+                .values_list("source_ref", "text", "speaker")
+            )
             docs = [bm25_tokens(searchable_text(t, s)) for _, t, s in rows]
             self._index[scope] = (BM25Okapi(docs) if docs else None, [r for r, _, _ in rows])
         return self._index[scope]
@@ -166,8 +180,15 @@ def newer_first(q, ranked: list[str]) -> bool:
     return first_new < first_old
 
 
-def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozenset[str]] | None = None,
-                    baseline: bool = True, progress=None, detail_path: str | None = None) -> dict:
+def evaluate_loaded(
+    questions: list,
+    *,
+    principal=None,
+    paths: dict[str, frozenset[str]] | None = None,
+    baseline: bool = True,
+    progress=None,
+    detail_path: str | None = None,
+) -> dict:
     """recall@1/5/10 per category and overall, newer-evidence-first on knowledge updates, and recall
     latency p50/p95 (query embedding included), for each path and the BM25 baseline, on one question set.
     With `detail_path`, also "tasks": per question, what that path ranked first (its refs) and its recall."""
@@ -179,13 +200,16 @@ def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozens
 
     def recall_path(q, name: str, stages: frozenset[str]) -> list[str]:
         trace: list[dict] = []
-        results = recall_with_stages(principal=principal, scope=q.scope, query=q.question, k=max(KS), stages=stages,
-                                     trace=trace)
+        results = recall_with_stages(
+            principal=principal, scope=q.scope, query=q.question, k=max(KS), stages=stages, trace=trace
+        )
         traces[name].append(trace)
         return [(r.get("source") or {}).get("ref") or "" for r in results]
 
-    rankers: dict = {name: (lambda q, name=name, stages=stages: recall_path(q, name, stages))
-                     for name, stages in paths.items()}
+    rankers: dict = {
+        name: (lambda q, name=name, stages=stages: recall_path(q, name, stages))
+        for name, stages in paths.items()
+    }
     if baseline:
         bm25 = BM25Baseline()
         for scope in {q.scope for q in questions}:
@@ -207,16 +231,33 @@ def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozens
                 errors.append(f"{q.ident or q.scope}: {exc.message}")
                 per_q.append((q, dict.fromkeys(KS, 0.0)))
                 if name == detail_path:
-                    tasks.append({"id": q.ident or f"q{i + 1}", "scope": q.scope, "question": q.question,
-                                  "category": q.category, "expected": list(q.evidence_refs), "ranked": [],
-                                  "error": exc.message, **{f"recall@{k}": 0.0 for k in KS}})
+                    tasks.append(
+                        {
+                            "id": q.ident or f"q{i + 1}",
+                            "scope": q.scope,
+                            "question": q.question,
+                            "category": q.category,
+                            "expected": list(q.evidence_refs),
+                            "ranked": [],
+                            "error": exc.message,
+                            **{f"recall@{k}": 0.0 for k in KS},
+                        }
+                    )
                 continue
             times.append((time.perf_counter() - started) * 1000)
             per_q.append((q, {k: _recall_at(q.evidence_refs, ranked, k) for k in KS}))
             if name == detail_path:
-                tasks.append({"id": q.ident or f"q{i + 1}", "scope": q.scope, "question": q.question,
-                              "category": q.category, "expected": list(q.evidence_refs),
-                              "ranked": ranked[:max(KS)], **{f"recall@{k}": per_q[-1][1][k] for k in KS}})
+                tasks.append(
+                    {
+                        "id": q.ident or f"q{i + 1}",
+                        "scope": q.scope,
+                        "question": q.question,
+                        "category": q.category,
+                        "expected": list(q.evidence_refs),
+                        "ranked": ranked[: max(KS)],
+                        **{f"recall@{k}": per_q[-1][1][k] for k in KS},
+                    }
+                )
             if q.newer_refs and q.older_refs:
                 updates.append(newer_first(q, ranked))
             if progress is not None:
@@ -224,8 +265,10 @@ def evaluate_loaded(questions: list, *, principal=None, paths: dict[str, frozens
         out["strategies"][name] = {
             "all": _aggregate([r for _, r in per_q]),
             "categories": {c: _aggregate([r for q, r in per_q if q.category == c]) for c in categories},
-            "newer_first": {"questions": len(updates),
-                            "rate": round(sum(updates) / len(updates), 4) if updates else None},
+            "newer_first": {
+                "questions": len(updates),
+                "rate": round(sum(updates) / len(updates), 4) if updates else None,
+            },
             "latency_ms_p50": _percentile(times, 0.5),
             "latency_ms_p95": _percentile(times, 0.95),
             "stages_ms": stage_split(traces.get(name, [])),
@@ -257,7 +300,9 @@ def stage_split(traces: list[list[dict]]) -> dict:
             by_stage.setdefault(entry["name"], []).append(entry["ms"])
         after = [e["ms"] for e in trace if e["name"] in AFTER_EMBEDDING]
         by_stage.setdefault("after_embedding", []).append(sum(after))
-    return {name: {"p50": _percentile(ms, 0.5), "p95": _percentile(ms, 0.95)} for name, ms in by_stage.items()}
+    return {
+        name: {"p50": _percentile(ms, 0.5), "p95": _percentile(ms, 0.95)} for name, ms in by_stage.items()
+    }
 
 
 def all_strategies() -> tuple[str, ...]:

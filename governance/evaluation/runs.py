@@ -49,7 +49,9 @@ def upload_limit() -> int:
     return int(settings.EVALUATION_UPLOAD_MAX_BYTES)
 
 
-def parse_upload(*, name: str, content: bytes, fmt: str | None, prefix: str = "check") -> tuple[str, str, Loaded]:
+def parse_upload(
+    *, name: str, content: bytes, fmt: str | None, prefix: str = "check"
+) -> tuple[str, str, Loaded]:
     """(format, text, loaded) of an uploaded file, or a 4xx naming what is wrong with it."""
     if len(content) > upload_limit():
         raise UploadTooLarge(UPLOAD_TOO_LARGE.format(size=len(content), limit=upload_limit()), field="file")
@@ -86,8 +88,9 @@ def _load(text: str, fmt: str | None, *, prefix: str, name: str) -> tuple[str, L
         raise InvalidInput(str(exc), field="file") from exc
 
 
-def evaluation_request(*, workspace: Workspace, name: str, content: bytes, fmt: str | None,
-                       actor: Principal | None) -> EvaluationRun:
+def evaluation_request(
+    *, workspace: Workspace, name: str, content: bytes, fmt: str | None, actor: Principal | None
+) -> EvaluationRun:
     """Queue the evaluation of an uploaded conversation file for `workspace` (owners, site administrators).
     The file is checked here (size, JSON, format, at least one question); the work runs in a task."""
     root = workspace_root(workspace)
@@ -98,14 +101,30 @@ def evaluation_request(*, workspace: Workspace, name: str, content: bytes, fmt: 
 
     with transaction.atomic():
         run = EvaluationRun.objects.create(
-            suite=f"retrieval:{name}"[:50], seed=0, strategies=[*search_paths(), "bm25"],
-            task_count=len(loaded.questions), state=EvaluationRun.State.QUEUED, workspace=workspace,
-            started_by=actor, upload=text, upload_format=fmt, environment={},
+            suite=f"retrieval:{name}"[:50],
+            seed=0,
+            strategies=[*search_paths(), "bm25"],
+            task_count=len(loaded.questions),
+            state=EvaluationRun.State.QUEUED,
+            workspace=workspace,
+            started_by=actor,
+            upload=text,
+            upload_format=fmt,
+            environment={},
         )
-        audit_record(actor=actor, entry=AuditEntry(
-            "evaluation.request", "evaluation_run", str(run.pk), root.path, "", run.state, "",
-            {"file": name, "format": fmt, "questions": len(loaded.questions), "bytes": len(content)},
-        ))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "evaluation.request",
+                "evaluation_run",
+                str(run.pk),
+                root.path,
+                "",
+                run.state,
+                "",
+                {"file": name, "format": fmt, "questions": len(loaded.questions), "bytes": len(content)},
+            ),
+        )
         transaction.on_commit(lambda: run_retrieval_evaluation.delay(run.pk))
     return run
 
@@ -114,7 +133,8 @@ def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:
     """The task's work: claim the queued run (one worker only), import, measure, store. A failure is
     stored on the run with its reason; the upload is dropped either way."""
     claimed = EvaluationRun.objects.filter(pk=run_id, state=EvaluationRun.State.QUEUED).update(
-        state=EvaluationRun.State.RUNNING)
+        state=EvaluationRun.State.RUNNING
+    )
     if not claimed:
         return None  # gone, or another worker has it
     run = EvaluationRun.objects.get(pk=run_id)
@@ -126,15 +146,22 @@ def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:
         logger.exception("evaluation run %s failed", run_id)
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
         evaluation_sandbox_drop(run=run, sandbox=sandbox)
-        return _finish(run, state=EvaluationRun.State.FAILED, error=message[:2000], sandbox=sandbox,
-                       duration=time.perf_counter() - started)
+        return _finish(
+            run,
+            state=EvaluationRun.State.FAILED,
+            error=message[:2000],
+            sandbox=sandbox,
+            duration=time.perf_counter() - started,
+        )
     duration = time.perf_counter() - started  # the figures' time, without the clean-up
     evaluation_sandbox_drop(run=run, sandbox=sandbox)
     return _finish(run, state=EvaluationRun.State.DONE, results=results, sandbox=sandbox, duration=duration)
 
 
-SANDBOX_TAKEN = ("The run's sandbox workspace {slug!r} exists already and is not this run's; the run does not "
-                 "use or drop a workspace it did not create.")
+SANDBOX_TAKEN = (
+    "The run's sandbox workspace {slug!r} exists already and is not this run's; the run does not "
+    "use or drop a workspace it did not create."
+)
 
 
 def evaluation_sandbox_create(*, run: EvaluationRun, sandbox: str) -> Workspace:
@@ -149,9 +176,20 @@ def evaluation_sandbox_create(*, run: EvaluationRun, sandbox: str) -> Workspace:
         Scope.objects.filter(pk=root.pk).update(tree=str(root.pk))
         EvaluationRun.objects.filter(pk=run.pk).update(sandbox_workspace=workspace, sandbox=sandbox)
         run.sandbox_workspace, run.sandbox = workspace, sandbox
-        audit_record(actor=None, entry=AuditEntry(
-            "evaluation.sandbox_create", "evaluation_run", str(run.pk), sandbox, "", "", "",
-            {"workspace": workspace.pk}, workspace_id=workspace.pk))
+        audit_record(
+            actor=None,
+            entry=AuditEntry(
+                "evaluation.sandbox_create",
+                "evaluation_run",
+                str(run.pk),
+                sandbox,
+                "",
+                "",
+                "",
+                {"workspace": workspace.pk},
+                workspace_id=workspace.pk,
+            ),
+        )
     return workspace
 
 
@@ -160,7 +198,9 @@ def evaluation_sandbox_drop(*, run: EvaluationRun, sandbox: str = "") -> int:
     reinforcements go with them), turns, scopes (deepest first) and the workspace. Nobody ever held a grant
     there and nothing outside it refers to it; audit events that name its paths stay (append-only). Found
     by the run's reference (by id), never by its slug. Returns how many memories were removed."""
-    workspace = Workspace.objects.filter(pk=run.sandbox_workspace_id).first() if run.sandbox_workspace_id else None
+    workspace = (
+        Workspace.objects.filter(pk=run.sandbox_workspace_id).first() if run.sandbox_workspace_id else None
+    )
     if workspace is None:
         return 0
     sandbox = workspace.slug
@@ -170,10 +210,19 @@ def evaluation_sandbox_drop(*, run: EvaluationRun, sandbox: str = "") -> int:
         for scope in sorted(Scope.objects.filter(workspace=workspace), key=lambda s: -s.path.count("/")):
             scope.delete()
         workspace.delete()
-        audit_record(actor=None, entry=AuditEntry(
-            "evaluation.sandbox_drop", "evaluation_run", str(run.pk), sandbox, "", "", "",
-            {"rows": removed},
-        ))
+        audit_record(
+            actor=None,
+            entry=AuditEntry(
+                "evaluation.sandbox_drop",
+                "evaluation_run",
+                str(run.pk),
+                sandbox,
+                "",
+                "",
+                "",
+                {"rows": removed},
+            ),
+        )
     return removed
 
 
@@ -188,8 +237,13 @@ def _measure(run: EvaluationRun, sandbox: str) -> dict:
         raise ValueError(f"{len(errors)} lines could not be imported (first: {errors[0]})")
     results = evaluate_loaded(loaded.questions, detail_path=DETAIL_PATH)
     results["tasks"] = _with_texts(results.get("tasks", [])[:DETAIL_TASKS])
-    results.update(format=fmt, skipped=loaded.skipped[:50], sandbox=sandbox, turns=len(loaded.turns),
-                   pass_rule=f"every evidence turn among the first 10 the `{DETAIL_PATH}` path ranked")
+    results.update(
+        format=fmt,
+        skipped=loaded.skipped[:50],
+        sandbox=sandbox,
+        turns=len(loaded.turns),
+        pass_rule=f"every evidence turn among the first 10 the `{DETAIL_PATH}` path ranked",
+    )
     return results
 
 
@@ -200,34 +254,61 @@ def _with_texts(tasks: list[dict]) -> list[dict]:
     wanted = {(t["scope"], ref) for t in failing for ref in [*t["expected"], *t["ranked"]]}
     texts = {}
     if wanted:
-        rows = Memory.objects.filter(scope__path__in={s for s, _ in wanted}, kind="episodic",
-                                     source_ref__in={r for _, r in wanted}).values_list(
-            "scope__path", "source_ref", "speaker", "text")
+        rows = Memory.objects.filter(
+            scope__path__in={s for s, _ in wanted}, kind="episodic", source_ref__in={r for _, r in wanted}
+        ).values_list("scope__path", "source_ref", "speaker", "text")
         texts = {(s, r): (f"{sp}: " if sp else "") + t[:DETAIL_TEXT] for s, r, sp, t in rows}
     for t in tasks:
         t["passed"] = t.get("recall@10", 0) >= 1.0 and not t.get("error")
         if not t["passed"]:
             t["expected_texts"] = [{"ref": r, "text": texts.get((t["scope"], r), "")} for r in t["expected"]]
-            t["ranked_texts"] = [{"ref": r, "text": texts.get((t["scope"], r), ""), "evidence": r in t["expected"]}
-                                 for r in t["ranked"]]
+            t["ranked_texts"] = [
+                {"ref": r, "text": texts.get((t["scope"], r), ""), "evidence": r in t["expected"]}
+                for r in t["ranked"]
+            ]
     return tasks
 
 
-def _finish(run: EvaluationRun, *, state: str, sandbox: str, duration: float, results: dict | None = None,
-            error: str = "") -> EvaluationRun:
+def _finish(
+    run: EvaluationRun,
+    *,
+    state: str,
+    sandbox: str,
+    duration: float,
+    results: dict | None = None,
+    error: str = "",
+) -> EvaluationRun:
     from governance.evaluation.environment import environment
 
     run.state, run.error, run.upload, run.sandbox = state, error, "", sandbox
     run.results, run.duration_s, run.finished_at = results or {}, round(duration, 2), timezone.now()
     run.environment = environment()
     with transaction.atomic():
-        run.save(update_fields=["state", "error", "upload", "sandbox", "results", "duration_s", "finished_at",
-                                "environment"])
-        audit_record(actor=None, entry=AuditEntry(
-            "evaluation.finish", "evaluation_run", str(run.pk), run.workspace.slug if run.workspace_id else "",
-            EvaluationRun.State.RUNNING, state, error[:200],
-            {"questions": run.task_count, "duration_s": run.duration_s},
-        ))
+        run.save(
+            update_fields=[
+                "state",
+                "error",
+                "upload",
+                "sandbox",
+                "results",
+                "duration_s",
+                "finished_at",
+                "environment",
+            ]
+        )
+        audit_record(
+            actor=None,
+            entry=AuditEntry(
+                "evaluation.finish",
+                "evaluation_run",
+                str(run.pk),
+                run.workspace.slug if run.workspace_id else "",
+                EvaluationRun.State.RUNNING,
+                state,
+                error[:200],
+                {"questions": run.task_count, "duration_s": run.duration_s},
+            ),
+        )
     return run
 
 

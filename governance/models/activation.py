@@ -33,8 +33,9 @@ def activation(log_k: float, decay: float, at: datetime) -> float:
     return math.exp(min(exponent, 50.0))
 
 
-def activation_from_history(a0: float, decay: float, start: datetime, events: list[tuple[datetime, float]],
-                            at: datetime) -> float | None:
+def activation_from_history(
+    a0: float, decay: float, start: datetime, events: list[tuple[datetime, float]], at: datetime
+) -> float | None:
     """A(t) summed from its history (the start and the logged reinforcements, as weights): what log K
     folds into one number, spelled out so a chart can draw the curve between reinforcements. None before
     the memory existed. A backdated history (an import, the demo) can log reinforcements before the
@@ -57,5 +58,7 @@ def log_activation_sql(table: str = "") -> str:
 
 def activation_sql(at_param: str = "%s") -> str:
     """SQL for A(t) of governance_memory rows, given a timestamptz parameter."""
-    days_sql = f"(extract(epoch from ({at_param})::timestamptz - '{EPOCH.isoformat()}'::timestamptz) / 86400.0)"
+    days_sql = (
+        f"(extract(epoch from ({at_param})::timestamptz - '{EPOCH.isoformat()}'::timestamptz) / 86400.0)"
+    )
     return f"exp(LEAST({log_activation_sql().replace('%s', days_sql)}, 50))"

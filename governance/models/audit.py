@@ -21,10 +21,22 @@ class AuditEvent(models.Model):
     # may be taken again, an id never is (the audit page, exports and imports filter by these). No
     # database constraint: the chain outlives a dropped evaluation sandbox. Not part of the hash (rows
     # written before they existed were filled in by migration 0027).
-    scope = models.ForeignKey("governance.Scope", null=True, blank=True, on_delete=models.DO_NOTHING,
-                              db_constraint=False, related_name="+")
-    workspace = models.ForeignKey("governance.Workspace", null=True, blank=True, on_delete=models.DO_NOTHING,
-                                  db_constraint=False, related_name="+")
+    scope = models.ForeignKey(
+        "governance.Scope",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    workspace = models.ForeignKey(
+        "governance.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
     before_status = models.CharField(max_length=20, blank=True, default="")
     after_status = models.CharField(max_length=20, blank=True, default="")
     reason = models.TextField(blank=True, default="")

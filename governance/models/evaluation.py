@@ -21,10 +21,16 @@ class EvaluationRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     # Whose run it is: None for the site-wide replay suite; an uploaded file's run is seen only in the
     # workspace it was started from (its questions and turns are that team's data).
-    workspace = models.ForeignKey("governance.Workspace", null=True, blank=True, on_delete=models.CASCADE,
-                                  related_name="evaluation_runs")
-    started_by = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    workspace = models.ForeignKey(
+        "governance.Workspace",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="evaluation_runs",
+    )
+    started_by = models.ForeignKey(
+        "governance.Principal", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.DONE)
     error = models.TextField(blank=True, default="")
     # The uploaded file until the task has read it (emptied then): the request never runs the evaluation.
@@ -34,8 +40,9 @@ class EvaluationRun(models.Model):
     sandbox = models.CharField(max_length=63, blank=True, default="")
     # The same workspace by identity, created by the run itself (never one found by its slug): dropped
     # through this reference, so a workspace someone else named like a sandbox is never used or dropped.
-    sandbox_workspace = models.ForeignKey("governance.Workspace", null=True, blank=True,
-                                          on_delete=models.SET_NULL, related_name="+")
+    sandbox_workspace = models.ForeignKey(
+        "governance.Workspace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
     suite = models.CharField(max_length=50)
     seed = models.BigIntegerField()
@@ -48,8 +55,12 @@ class EvaluationRun(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["-created_at"], name="evaluation_run_latest")]
-        constraints = [models.CheckConstraint(condition=models.Q(state__in=["queued", "running", "done", "failed"]),
-                                              name="evaluation_run_state_valid")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(state__in=["queued", "running", "done", "failed"]),
+                name="evaluation_run_state_valid",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"evaluation {self.suite} seed={self.seed} @ {self.created_at:%Y-%m-%d %H:%M}"

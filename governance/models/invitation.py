@@ -14,13 +14,19 @@ class Invitation(models.Model):
     note = models.CharField(max_length=200, blank=True, default="")  # who it is for, as the inviter wrote it
     token_hash = models.CharField(max_length=64, unique=True)
     prefix = models.CharField(max_length=8)
-    created_by = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL,
-                                   related_name="invitations_sent")
+    created_by = models.ForeignKey(
+        "governance.Principal", null=True, on_delete=models.SET_NULL, related_name="invitations_sent"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
     accepted_at = models.DateTimeField(null=True, blank=True)
-    accepted_by = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="invitations_accepted")
+    accepted_by = models.ForeignKey(
+        "governance.Principal",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="invitations_accepted",
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -200,10 +200,15 @@ class Memory(models.Model):
             models.CheckConstraint(
                 condition=models.Q(status__in=[s.value for s in Status]), name="memory_status_valid"
             ),
-            models.CheckConstraint(condition=models.Q(kind__in=[k.value for k in Kind]), name="memory_kind_valid"),
-            models.CheckConstraint(condition=models.Q(tier__in=[t.value for t in Tier]), name="memory_tier_valid"),
             models.CheckConstraint(
-                condition=models.Q(source_kind__in=[s.value for s in SourceKind]), name="memory_source_kind_valid"
+                condition=models.Q(kind__in=[k.value for k in Kind]), name="memory_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(tier__in=[t.value for t in Tier]), name="memory_tier_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(source_kind__in=[s.value for s in SourceKind]),
+                name="memory_source_kind_valid",
             ),
             models.CheckConstraint(
                 condition=models.Q(confidence__gte=0, confidence__lte=1), name="memory_confidence_range"
@@ -226,7 +231,9 @@ class Memory(models.Model):
             models.Index(fields=["status", "-created_at"], name="memory_status_created"),
             # A query that repeats a hard-forgotten text is stored redacted (recall/packet.py): one lookup
             # per stored turn, over the few purged rows only.
-            models.Index(fields=["content_hash"], name="memory_purged_hash", condition=Q(purged_at__isnull=False)),
+            models.Index(
+                fields=["content_hash"], name="memory_purged_hash", condition=Q(purged_at__isnull=False)
+            ),
             models.Index(
                 fields=["id"], name="memory_embedding_backlog", condition=models.Q(embedding__isnull=True)
             ),
@@ -234,8 +241,10 @@ class Memory(models.Model):
             # lesson was superseded, retired or forgotten (governance.recall.adjudicate). Partial: only the
             # few rows out of force, so writes of active memories never touch it.
             models.Index(
-                fields=["scope", "source_ref"], name="memory_stale_source_ref",
-                condition=models.Q(status__in=["superseded", "retired", "forgotten"]) & ~models.Q(source_ref=""),
+                fields=["scope", "source_ref"],
+                name="memory_stale_source_ref",
+                condition=models.Q(status__in=["superseded", "retired", "forgotten"])
+                & ~models.Q(source_ref=""),
             ),
             # No HNSW index over the whole table: big scopes get one each, built and dropped by
             # governance.recall.vector_index (a read sees a few percent of the rows, and a global graph
@@ -264,7 +273,9 @@ class ReinforcementEvent(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["memory", "at"])]
-        constraints = [models.CheckConstraint(condition=models.Q(weight__gt=0), name="reinforcement_weight_positive")]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(weight__gt=0), name="reinforcement_weight_positive")
+        ]
 
     def __str__(self) -> str:
         return f"+{self.weight} {self.reason} → memory {self.memory_id}"

@@ -12,7 +12,9 @@ class Outbox(models.Model):
         PENDING = "pending", "Pending"
         DONE = "done", "Done"
 
-    topic = models.CharField(max_length=40)  # memory.created, memory.status, memory.forgotten, grant.changed …
+    topic = models.CharField(
+        max_length=40
+    )  # memory.created, memory.status, memory.forgotten, grant.changed …
     memory = models.ForeignKey("governance.Memory", null=True, blank=True, on_delete=models.CASCADE)
     payload = models.JSONField(default=dict, blank=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
@@ -22,9 +24,13 @@ class Outbox(models.Model):
 
     class Meta:
         verbose_name_plural = "outbox"
-        indexes = [models.Index(fields=["created_at"], name="outbox_pending", condition=models.Q(state="pending"))]
+        indexes = [
+            models.Index(fields=["created_at"], name="outbox_pending", condition=models.Q(state="pending"))
+        ]
         constraints = [
-            models.CheckConstraint(condition=models.Q(state__in=["pending", "done"]), name="outbox_state_valid")
+            models.CheckConstraint(
+                condition=models.Q(state__in=["pending", "done"]), name="outbox_state_valid"
+            )
         ]
 
     def __str__(self) -> str:
@@ -50,8 +56,13 @@ class OutboxDelivery(models.Model):
 
     class Meta:
         # The propagation tab counts open deliveries per store; done ones (nearly all) stay out of it.
-        indexes = [models.Index(fields=["store", "state", "outbox"], name="delivery_open",
-                                condition=models.Q(state__in=["pending", "failed"]))]
+        indexes = [
+            models.Index(
+                fields=["store", "state", "outbox"],
+                name="delivery_open",
+                condition=models.Q(state__in=["pending", "failed"]),
+            )
+        ]
         constraints = [
             models.UniqueConstraint(fields=["outbox", "store"], name="delivery_unique"),
             models.CheckConstraint(

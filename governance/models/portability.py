@@ -6,8 +6,9 @@ class ScopeImport(models.Model):
     scope, by whom, what it held. The source's audit events are kept beside it, read-only."""
 
     root = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="imports")
-    actor = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="+")
+    actor = models.ForeignKey(
+        "governance.Principal", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     source_installation = models.CharField(max_length=200)
     source_host = models.CharField(max_length=255, blank=True, default="")
     source_root = models.CharField(max_length=512)
@@ -15,8 +16,9 @@ class ScopeImport(models.Model):
     format_version = models.PositiveIntegerField()
     counts = models.JSONField(default=dict, blank=True)
     # The event this installation's chain holds for the import ("scope.import"), set when it commits.
-    audit_event = models.ForeignKey("governance.AuditEvent", null=True, blank=True, on_delete=models.PROTECT,
-                                    related_name="+")
+    audit_event = models.ForeignKey(
+        "governance.AuditEvent", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     imported_at = models.DateTimeField()
 
     def __str__(self) -> str:

@@ -26,8 +26,9 @@ class Principal(models.Model):
     # A team's home: the one workspace where it may hold grants and whose owners manage its members
     # (governance.permissions.resolve). Null for users and agents, who belong to the workspaces where
     # they hold a grant or a team of theirs does; and for a team the system made before its first grant.
-    workspace = models.ForeignKey("governance.Workspace", null=True, blank=True, on_delete=models.CASCADE,
-                                  related_name="teams")
+    workspace = models.ForeignKey(
+        "governance.Workspace", null=True, blank=True, on_delete=models.CASCADE, related_name="teams"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -35,8 +36,10 @@ class Principal(models.Model):
             models.CheckConstraint(
                 condition=models.Q(kind__in=["user", "group", "agent"]), name="principal_kind_valid"
             ),
-            models.CheckConstraint(condition=models.Q(workspace__isnull=True) | models.Q(kind="group"),
-                                   name="principal_home_only_for_teams"),
+            models.CheckConstraint(
+                condition=models.Q(workspace__isnull=True) | models.Q(kind="group"),
+                name="principal_home_only_for_teams",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -79,7 +82,8 @@ class ApiToken(models.Model):
             ),
             # Both halves of the bound or neither: a scope without a role cap (or the reverse) is a bug.
             models.CheckConstraint(
-                condition=models.Q(scope__isnull=True, max_role="") | models.Q(scope__isnull=False) & ~models.Q(max_role=""),
+                condition=models.Q(scope__isnull=True, max_role="")
+                | models.Q(scope__isnull=False) & ~models.Q(max_role=""),
                 name="token_bound_whole",
             ),
         ]

@@ -8,7 +8,9 @@ class RetentionPolicy(models.Model):
     stored turns (context packets) stay in the hot table: older than N days or beyond the newest N of a
     scope, they are copied into the turn archive and deleted (governance/services/turn_retention.py)."""
 
-    scope = models.OneToOneField("governance.Scope", on_delete=models.CASCADE, related_name="retention_policy")
+    scope = models.OneToOneField(
+        "governance.Scope", on_delete=models.CASCADE, related_name="retention_policy"
+    )
     retire_unused_days = models.PositiveIntegerField(null=True, blank=True)
     archive_cold = models.BooleanField(default=False)
     cold_threshold = models.FloatField(null=True, blank=True)  # None: settings.MEMORY_COLD_THRESHOLD

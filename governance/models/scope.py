@@ -32,7 +32,10 @@ class SessionOverrides(models.TextChoices):
     the strictest setting on the scope or above it applies."""
 
     ANY = "any", "The user's correction counts in its session, also as an agent relayed it"
-    END_USER = "end_user", "Only turns posted with a person's token (the end user's, or a trusted app's) count"
+    END_USER = (
+        "end_user",
+        "Only turns posted with a person's token (the end user's, or a trusted app's) count",
+    )
     OFF = "off", "No session overrides: a correction waits for a person like any proposal"
 
 
@@ -50,7 +53,9 @@ class Scope(models.Model):
     ("demo/slides/export"); `tree` is the same node as an ltree of ids for ancestor/subtree queries."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.PROTECT, related_name="scopes")
-    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
+    )
     name = models.CharField(max_length=63, validators=[slug_validator])
     path = models.CharField(max_length=512, unique=True)
     tree = LtreeField(null=True, blank=True)
@@ -66,8 +71,9 @@ class Scope(models.Model):
     # Session overrides (docs/governance.md, "Session overrides"): whose corrections count, and which rules
     # no session may set aside (binding: these keys, or every rule; long-term commitments under four-eyes
     # are binding anyway). The strictest setting on the scope or above it applies.
-    session_overrides = models.CharField(max_length=10, choices=SessionOverrides.choices,
-                                         default=SessionOverrides.ANY)
+    session_overrides = models.CharField(
+        max_length=10, choices=SessionOverrides.choices, default=SessionOverrides.ANY
+    )
     binding_keys = ArrayField(models.CharField(max_length=200), default=list, blank=True)
     rules_binding = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -77,13 +83,18 @@ class Scope(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["parent", "name"], name="scope_unique_child_name"),
-            models.CheckConstraint(condition=models.Q(agent_write__in=["propose", "episodes", "none"]),
-                                   name="scope_agent_write_valid"),
+            models.CheckConstraint(
+                condition=models.Q(agent_write__in=["propose", "episodes", "none"]),
+                name="scope_agent_write_valid",
+            ),
             models.CheckConstraint(
                 condition=models.Q(child_scope_role__in=["", "agent", "reviewer", "curator", "owner"]),
-                name="scope_child_scope_role_valid"),
-            models.CheckConstraint(condition=models.Q(session_overrides__in=["any", "end_user", "off"]),
-                                   name="scope_session_overrides_valid"),
+                name="scope_child_scope_role_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(session_overrides__in=["any", "end_user", "off"]),
+                name="scope_session_overrides_valid",
+            ),
         ]
         indexes = [models.Index(fields=["workspace"])]
 

@@ -8,7 +8,9 @@ class Turn(models.Model):
     and per-stage timings, so it can be shown and replayed."""
 
     # No single-column index: (scope, session, -created_at) below serves scope lookups too.
-    scope = models.ForeignKey("governance.Scope", on_delete=models.PROTECT, related_name="turns", db_index=False)
+    scope = models.ForeignKey(
+        "governance.Scope", on_delete=models.PROTECT, related_name="turns", db_index=False
+    )
     principal = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL)
     session = models.CharField(max_length=200, blank=True, default="")
     query = models.TextField()
@@ -37,8 +39,9 @@ class TurnMemory(models.Model):
     # Indexes: turn_memory_unique (turn, memory, slot) serves lookups by turn, the Meta index by memory;
     # every stored packet inserts ~30 of these rows, so no index twice.
     turn = models.ForeignKey(Turn, on_delete=models.CASCADE, related_name="cited", db_index=False)
-    memory = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="cited_by_turns",
-                               db_index=False)
+    memory = models.ForeignKey(
+        "governance.Memory", on_delete=models.CASCADE, related_name="cited_by_turns", db_index=False
+    )
     slot = models.CharField(max_length=20)
     included = models.BooleanField(default=True)
 
@@ -57,7 +60,9 @@ class TurnArchive(models.Model):
 
     turn_id = models.BigIntegerField(primary_key=True)
     scope = models.ForeignKey("governance.Scope", on_delete=models.CASCADE, related_name="archived_turns")
-    principal = models.ForeignKey("governance.Principal", null=True, on_delete=models.SET_NULL, related_name="+")
+    principal = models.ForeignKey(
+        "governance.Principal", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     session = models.CharField(max_length=200, blank=True, default="")
     query = models.TextField()
     strategy = models.CharField(max_length=20, default="full")
@@ -75,8 +80,10 @@ class TurnArchive(models.Model):
     archived_at = models.DateTimeField()
 
     class Meta:
-        indexes = [GinIndex(fields=["cited"], name="turnarchive_cited"),
-                   models.Index(fields=["scope", "-created_at"], name="turnarchive_scope_created")]
+        indexes = [
+            GinIndex(fields=["cited"], name="turnarchive_cited"),
+            models.Index(fields=["scope", "-created_at"], name="turnarchive_scope_created"),
+        ]
 
     def __str__(self) -> str:
         return f"archived turn {self.turn_id} @ {self.scope_id}"

@@ -29,8 +29,10 @@ def _fernet():
 
     own = getattr(settings, "WEBHOOK_SECRET_KEY", "") or ""
     roots = [own] if own else [settings.SECRET_KEY, *getattr(settings, "SECRET_KEY_FALLBACKS", [])]
-    keys = [base64.urlsafe_b64encode(hashlib.sha256(b"memgov-webhook-secret\x00" + r.encode()).digest())
-            for r in roots]
+    keys = [
+        base64.urlsafe_b64encode(hashlib.sha256(b"memgov-webhook-secret\x00" + r.encode()).digest())
+        for r in roots
+    ]
     return MultiFernet([Fernet(k) for k in keys])
 
 
@@ -44,13 +46,16 @@ class WebhookSubscription(models.Model):
     description = models.CharField(max_length=200, blank=True, default="")
     secret_encrypted = models.TextField()
     active = models.BooleanField(default=True)
-    created_by = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="+")
+    created_by = models.ForeignKey(
+        "governance.Principal", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["workspace"], name="webhook_active_ws", condition=models.Q(active=True))]
+        indexes = [
+            models.Index(fields=["workspace"], name="webhook_active_ws", condition=models.Q(active=True))
+        ]
         constraints = [
             models.CheckConstraint(condition=~models.Q(event_types=[]), name="webhook_has_event_types"),
         ]
@@ -74,8 +79,9 @@ class WebhookDelivery(models.Model):
         FAILED = "failed", "Failed (retries used up; a person may redeliver)"
 
     subscription = models.ForeignKey(WebhookSubscription, on_delete=models.CASCADE, related_name="deliveries")
-    outbox = models.ForeignKey("governance.Outbox", null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="+")
+    outbox = models.ForeignKey(
+        "governance.Outbox", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # The same id for every subscription and every attempt of one event: the receiver's idempotency key.
     event_id = models.UUIDField(default=uuid.uuid4)
     event_type = models.CharField(max_length=32, choices=EventType.choices)
@@ -96,13 +102,16 @@ class WebhookDelivery(models.Model):
         verbose_name_plural = "webhook deliveries"
         indexes = [
             models.Index(fields=["subscription", "-created_at"], name="webhook_delivery_log"),
-            models.Index(fields=["next_attempt_at"], name="webhook_delivery_due",
-                         condition=models.Q(state="pending")),
+            models.Index(
+                fields=["next_attempt_at"], name="webhook_delivery_due", condition=models.Q(state="pending")
+            ),
         ]
         constraints = [
             models.UniqueConstraint(fields=["subscription", "event_id"], name="webhook_delivery_once"),
-            models.CheckConstraint(condition=models.Q(state__in=["pending", "delivered", "failed"]),
-                                   name="webhook_delivery_state_valid"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=["pending", "delivered", "failed"]),
+                name="webhook_delivery_state_valid",
+            ),
         ]
 
     def __str__(self) -> str:

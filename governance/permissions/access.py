@@ -165,30 +165,42 @@ def scope_access(principal: Principal | None, path: str) -> ScopeAccess | None:
     grant, scope_table = Grant._meta.db_table, Scope._meta.db_table
     members = Principal.groups.through._meta.db_table
     bound = bound_of(principal)
-    holders = (f"(g.principal_id = %(p)s OR g.principal_id IN"
-               f" (SELECT to_principal_id FROM {members} WHERE from_principal_id = %(p)s))")
+    holders = (
+        f"(g.principal_id = %(p)s OR g.principal_id IN"
+        f" (SELECT to_principal_id FROM {members} WHERE from_principal_id = %(p)s))"
+    )
     # Unbound: both bound conditions are true for every row and the planner folds them away.
     usable = "(%(bt)s::ltree IS NULL OR (g.role = ANY(%(roles)s::text[])))"
     covering = f"FROM {grant} g JOIN {scope_table} gs ON gs.id = g.scope_id WHERE {holders} AND {usable}"
-    clipped = "(CASE WHEN %(bt)s::ltree IS NULL OR gs.tree <@ %(bt)s::ltree THEN gs.tree ELSE %(bt)s::ltree END)"
+    clipped = (
+        "(CASE WHEN %(bt)s::ltree IS NULL OR gs.tree <@ %(bt)s::ltree THEN gs.tree ELSE %(bt)s::ltree END)"
+    )
     related = "(%(bt)s::ltree IS NULL OR gs.tree <@ %(bt)s::ltree OR gs.tree @> %(bt)s::ltree)"
-    found = list(Scope.objects.raw(
-        f"SELECT s.*,"
-        f" ARRAY(SELECT DISTINCT g.role {covering} AND gs.tree @> s.tree"
-        f"  AND (%(bt)s::ltree IS NULL OR s.tree <@ %(bt)s::ltree)) AS access_roles,"
-        f" EXISTS(SELECT 1 {covering} AND {related}"
-        f"  AND ({clipped} @> s.tree OR {clipped} <@ s.tree)) AS access_visible,"
-        f" ARRAY(SELECT a.id FROM {scope_table} a WHERE a.tree @> s.tree) AS access_ids"
-        f" FROM {scope_table} s WHERE s.path = %(path)s",
-        {"p": principal.pk if principal is not None else None, "path": (path or "").strip().strip("/"),
-         "bt": bound.tree if bound else None, "roles": sorted(bound.roles) if bound else None},
-    ))
+    found = list(
+        Scope.objects.raw(
+            f"SELECT s.*,"
+            f" ARRAY(SELECT DISTINCT g.role {covering} AND gs.tree @> s.tree"
+            f"  AND (%(bt)s::ltree IS NULL OR s.tree <@ %(bt)s::ltree)) AS access_roles,"
+            f" EXISTS(SELECT 1 {covering} AND {related}"
+            f"  AND ({clipped} @> s.tree OR {clipped} <@ s.tree)) AS access_visible,"
+            f" ARRAY(SELECT a.id FROM {scope_table} a WHERE a.tree @> s.tree) AS access_ids"
+            f" FROM {scope_table} s WHERE s.path = %(path)s",
+            {
+                "p": principal.pk if principal is not None else None,
+                "path": (path or "").strip().strip("/"),
+                "bt": bound.tree if bound else None,
+                "roles": sorted(bound.roles) if bound else None,
+            },
+        )
+    )
     if not found:
         return None
     scope = found[0]
     return ScopeAccess(
-        scope=scope, roles=frozenset(scope.access_roles),
-        visible=principal is None or scope.access_visible, scope_ids=tuple(scope.access_ids),
+        scope=scope,
+        roles=frozenset(scope.access_roles),
+        visible=principal is None or scope.access_visible,
+        scope_ids=tuple(scope.access_ids),
     )
 
 
@@ -221,7 +233,9 @@ def _subtrees(trees: list[str], *, with_ancestors: bool = False) -> QuerySet[Sco
 def governed_scopes(principal: Principal | None, within: Scope | None = None) -> QuerySet[Scope]:
     """The subtrees of the principal's usable grants (within `within`'s subtree when given): where it
     acts, and what lists and the dashboard show."""
-    scopes = Scope.objects.all() if principal is None else _subtrees([t for t, _ in effective_grants(principal)])
+    scopes = (
+        Scope.objects.all() if principal is None else _subtrees([t for t, _ in effective_grants(principal)])
+    )
     return scopes.filter(tree__descendant_of=within.tree) if within is not None else scopes
 
 
@@ -261,11 +275,17 @@ def role_matrix(scopes: list[Scope]) -> dict[int, dict[int, MatrixCell]]:
     appear as rows of their own. Two queries, whatever the number of scopes and principals."""
     if not scopes:
         return {}
-    grants = list(Grant.objects.filter(scope__workspace_id=scopes[0].workspace_id)
-                  .values_list("principal_id", "role", "scope__tree", "scope__path", "principal__name"))
+    grants = list(
+        Grant.objects.filter(scope__workspace_id=scopes[0].workspace_id).values_list(
+            "principal_id", "role", "scope__tree", "scope__path", "principal__name"
+        )
+    )
     teams = {g[0] for g in grants}
-    memberships = list(Principal.groups.through.objects.filter(to_principal_id__in=teams)
-                       .values_list("from_principal_id", "to_principal_id"))
+    memberships = list(
+        Principal.groups.through.objects.filter(to_principal_id__in=teams).values_list(
+            "from_principal_id", "to_principal_id"
+        )
+    )
     holders: dict[int, list[tuple[int | None, str, str, str, str]]] = {}
     for principal_id, role, tree, path, name in grants:
         holders.setdefault(principal_id, []).append((None, role, str(tree), path, name))
@@ -281,7 +301,11 @@ def role_matrix(scopes: list[Scope]) -> dict[int, dict[int, MatrixCell]]:
                     continue
                 cell = cell or MatrixCell(roles=set(), via=[])
                 cell.roles.add(role)
-                source = f"team {name}" if team_id is not None else ("direct" if path == scope.path else f"from {path}")
+                source = (
+                    f"team {name}"
+                    if team_id is not None
+                    else ("direct" if path == scope.path else f"from {path}")
+                )
                 cell.via.append(f"{role}: {source}")
             if cell is not None:
                 matrix.setdefault(principal_id, {})[scope.pk] = cell

@@ -43,7 +43,11 @@ def bound_of(principal: Principal | None) -> TokenBound | None:
     return getattr(principal, "token_bound", None)
 
 
-def bind_token(principal: Principal, token: ApiToken, scope_tree: str | None, scope_path: str = "") -> Principal:
+def bind_token(
+    principal: Principal, token: ApiToken, scope_tree: str | None, scope_path: str = ""
+) -> Principal:
     """Attach `token`'s bound to the principal object it authenticates (called once per request)."""
-    principal.token_bound = TokenBound(str(scope_tree), token.max_role, scope_path) if token.scope_id else None
+    principal.token_bound = (
+        TokenBound(str(scope_tree), token.max_role, scope_path) if token.scope_id else None
+    )
     return principal

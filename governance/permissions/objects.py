@@ -27,8 +27,6 @@ GROUP_MANAGE_DENIED = (
 )
 
 
-
-
 def can_start_evaluation(principal: Principal | None, workspace_root: Scope) -> bool:
     """Uploading a conversation file for evaluation: owners of the workspace (its root scope), and site
     administrators."""
@@ -50,7 +48,9 @@ def evaluation_roots(principal: Principal | None) -> list[Scope]:
     if is_site_admin(principal):
         return list(roots)
     roles = RoleMap.of(principal)
-    return [r for r in roots.filter(pk__in=memory_readable_scopes(principal)) if roles.can(r, Action.EVALUATE)]
+    return [
+        r for r in roots.filter(pk__in=memory_readable_scopes(principal)) if roles.can(r, Action.EVALUATE)
+    ]
 
 
 def evaluation_workspace_ids(principal: Principal | None) -> list[int] | None:
@@ -85,13 +85,16 @@ def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
         # (a team without a home only the system).
         if target.kind == PrincipalKind.GROUP:
             return target.workspace_id is not None and any(
-                r == Role.OWNER and s.workspace_id == target.workspace_id for s, r in _owned_roots(actor))
+                r == Role.OWNER and s.workspace_id == target.workspace_id for s, r in _owned_roots(actor)
+            )
         return can_verify_audit(actor)
     roles = RoleMap.of(actor)
     return all(roles.may_grant(g.scope, g.role) for g in held)
 
 
-TOKEN_ISSUE_DENIED = "Issuing a token needs the owner role on its scope, at the token's highest role or above."
+TOKEN_ISSUE_DENIED = (
+    "Issuing a token needs the owner role on its scope, at the token's highest role or above."
+)
 TOKEN_REVOKE_DENIED = "A token is revoked by its own principal or by an owner over the token's scope."
 
 
@@ -148,8 +151,12 @@ def require_outbox_read(principal: Principal | None, outbox: Outbox) -> None:
 def outbox_for_reader(actor: Principal | None, outbox_id: int) -> Outbox:
     """The resolver of an outbox row by id (permissions.resolve's convention): whoever may read every scope
     it speaks about (require_outbox_read); unknown and not-yours are the same NotFound."""
-    outbox = (Outbox.objects.select_related("memory__scope").prefetch_related("deliveries")
-              .filter(pk=outbox_id).first())
+    outbox = (
+        Outbox.objects.select_related("memory__scope")
+        .prefetch_related("deliveries")
+        .filter(pk=outbox_id)
+        .first()
+    )
     if outbox is None:
         raise NotFound()
     require_outbox_read(actor, outbox)
@@ -172,8 +179,12 @@ def can_create_team(principal: Principal | None, workspace: Workspace | None = N
     whether the principal may create one in some workspace (the page's offer)."""
     if principal is None:
         return True
-    return any(r == Role.OWNER and (workspace is None or s.workspace_id == workspace.pk)
-               for s, r in _owned_roots(principal))
+    return any(
+        r == Role.OWNER and (workspace is None or s.workspace_id == workspace.pk)
+        for s, r in _owned_roots(principal)
+    )
+
+
 # --- Webhooks: a workspace's outbound events ------------------------------------------------------------
 
 
@@ -201,6 +212,9 @@ def webhook_workspaces(principal: Principal | None) -> QuerySet[Workspace]:
     roots = workspace_roots().select_related("workspace").order_by("path")
     if principal is None:
         return Workspace.objects.filter(pk__in=roots.values("workspace_id")).order_by("slug")
-    ids = [s.workspace_id for s in roots.filter(pk__in=governed_scopes(principal).values("pk"))
-           if can(principal, s, Action.MANAGE_WEBHOOKS)]
+    ids = [
+        s.workspace_id
+        for s in roots.filter(pk__in=governed_scopes(principal).values("pk"))
+        if can(principal, s, Action.MANAGE_WEBHOOKS)
+    ]
     return Workspace.objects.filter(pk__in=ids).order_by("slug")

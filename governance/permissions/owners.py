@@ -13,8 +13,10 @@ from django.db.models import Exists, OuterRef, Q
 
 from governance.models import Grant, Principal, PrincipalKind, Role, Scope
 
-LAST_OWNER = ("This would leave {path} without an owner: no other user, or team with members, holds the "
-              "owner role on it or above it. Grant owner to someone else first.")
+LAST_OWNER = (
+    "This would leave {path} without an owner: no other user, or team with members, holds the "
+    "owner role on it or above it. Grant owner to someone else first."
+)
 
 
 def _covering_owner_grants(scope: Scope):
@@ -28,16 +30,19 @@ def lock_owner_grants(scope: Scope) -> None:
     list(_covering_owner_grants(scope).select_for_update().order_by("pk").values_list("pk", flat=True))
 
 
-def owner_left(scope: Scope, *, without_grant: int | None = None,
-               without_member: tuple[int, int] | None = None) -> bool:
+def owner_left(
+    scope: Scope, *, without_grant: int | None = None, without_member: tuple[int, int] | None = None
+) -> bool:
     """Whether `scope` is still covered by an owner after removing the grant `without_grant` and/or the
     membership (group id, member id) `without_member`."""
     members = Principal.groups.through.objects.filter(
-        to_principal_id=OuterRef("principal_id"), from_principal__kind=PrincipalKind.USER)
+        to_principal_id=OuterRef("principal_id"), from_principal__kind=PrincipalKind.USER
+    )
     if without_member is not None:
         members = members.exclude(to_principal_id=without_member[0], from_principal_id=without_member[1])
     qs = _covering_owner_grants(scope).filter(
-        Q(principal__kind=PrincipalKind.USER) | Q(principal__kind=PrincipalKind.GROUP) & Exists(members))
+        Q(principal__kind=PrincipalKind.USER) | Q(principal__kind=PrincipalKind.GROUP) & Exists(members)
+    )
     if without_grant is not None:
         qs = qs.exclude(pk=without_grant)
     return qs.exists()

@@ -69,13 +69,17 @@ def acting_workspace_ids(actor: Principal | None) -> set[int] | None:
     return set(Scope.objects.filter(pk__in=roots).values_list("workspace_id", flat=True)) if roots else set()
 
 
-def workspace_by_slug(actor: Principal | None, slug: str | None, *, missing: Exception | None = None) -> Workspace:
+def workspace_by_slug(
+    actor: Principal | None, slug: str | None, *, missing: Exception | None = None
+) -> Workspace:
     """The workspace `slug` if the actor holds a role in it (a site administrator: any); the same answer
     otherwise."""
     from governance.permissions.scopes import is_site_admin
 
     workspace = Workspace.objects.filter(slug=(slug or "").strip()).first()
-    if workspace is None or not (is_site_admin(actor) or workspace.pk in (acting_workspace_ids(actor) or set())):
+    if workspace is None or not (
+        is_site_admin(actor) or workspace.pk in (acting_workspace_ids(actor) or set())
+    ):
         _raise(missing)
     return workspace
 
@@ -83,8 +87,14 @@ def workspace_by_slug(actor: Principal | None, slug: str | None, *, missing: Exc
 # --- Scopes ---------------------------------------------------------------------------------------------
 
 
-def scope_by_path(actor: Principal | None, path: str | None, *, workspace: Workspace | None = None,
-                  reading: bool = False, missing: Exception | None = None) -> Scope:
+def scope_by_path(
+    actor: Principal | None,
+    path: str | None,
+    *,
+    workspace: Workspace | None = None,
+    reading: bool = False,
+    missing: Exception | None = None,
+) -> Scope:
     """The scope at `path`. By default one the actor may use a role on (its grants' subtrees: where it
     acts); `reading=True`: one whose memories it may read (those and every scope above them). Within
     `workspace` when given. Unknown, another workspace's and not-yours are the same answer."""
@@ -131,8 +141,12 @@ def scope_by_id(actor: Principal | None, scope_id: int, *, missing: Exception | 
 def memory_for_reader(actor: Principal | None, memory_id: int, *, missing: Exception | None = None) -> Memory:
     """A memory the actor may read by id (its scope among permissions.memory_readable_scopes), in the API
     and the dashboard alike."""
-    memory = (Memory.objects.select_related("scope", "created_by", "confirmed_by").defer("embedding")
-              .filter(pk=memory_id, scope__in=memory_readable_scopes(actor)).first())
+    memory = (
+        Memory.objects.select_related("scope", "created_by", "confirmed_by")
+        .defer("embedding")
+        .filter(pk=memory_id, scope__in=memory_readable_scopes(actor))
+        .first()
+    )
     if memory is None:
         _raise(missing)
     return memory
@@ -140,8 +154,11 @@ def memory_for_reader(actor: Principal | None, memory_id: int, *, missing: Excep
 
 def turn_for_reader(actor: Principal | None, turn_id: int, *, missing: Exception | None = None) -> Turn:
     """A turn the actor may read: in its governed subtrees only (permissions.turn_readable_scopes)."""
-    turn = (Turn.objects.select_related("scope", "principal")
-            .filter(pk=turn_id, scope__in=turn_readable_scopes(actor)).first())
+    turn = (
+        Turn.objects.select_related("scope", "principal")
+        .filter(pk=turn_id, scope__in=turn_readable_scopes(actor))
+        .first()
+    )
     if turn is None:
         _raise(missing)
     return turn
@@ -149,8 +166,11 @@ def turn_for_reader(actor: Principal | None, turn_id: int, *, missing: Exception
 
 def grant_for_reader(actor: Principal | None, grant_id: int, *, missing: Exception | None = None) -> Grant:
     """A grant on a scope the actor may use a role on."""
-    grant = (Grant.objects.select_related("scope", "principal")
-             .filter(pk=grant_id, scope__in=governed_scopes(actor)).first())
+    grant = (
+        Grant.objects.select_related("scope", "principal")
+        .filter(pk=grant_id, scope__in=governed_scopes(actor))
+        .first()
+    )
     if grant is None:
         _raise(missing)
     return grant
@@ -180,7 +200,9 @@ def principal_visible(actor: Principal | None, target: Principal) -> bool:
     if actor is None or actor.pk == target.pk:
         return True
     if target.kind == PrincipalKind.GROUP:
-        return target.workspace_id is not None and target.workspace_id in (acting_workspace_ids(actor) or set())
+        return target.workspace_id is not None and target.workspace_id in (
+            acting_workspace_ids(actor) or set()
+        )
     held = grants_for(target)
     if not held.exists():  # no role anywhere: unaffiliated, or only in teams that hold none yet
         homes = set(target.groups.values_list("workspace_id", flat=True))
@@ -201,22 +223,35 @@ def principals_visible_to(actor: Principal | None, workspace: Workspace | None =
     via_group = Grant.objects.filter(principal__members=OuterRef("pk"))
     teams = Principal.groups.through.objects.filter(from_principal_id=OuterRef("pk"))
     acting = sorted(acting_workspace_ids(actor) or set())
-    unaffiliated = ~Q(Exists(own)) & ~Q(Exists(via_group)) & (
-        ~Q(Exists(teams)) | Q(Exists(teams.filter(to_principal__workspace_id__in=acting))))
+    unaffiliated = (
+        ~Q(Exists(own))
+        & ~Q(Exists(via_group))
+        & (~Q(Exists(teams)) | Q(Exists(teams.filter(to_principal__workspace_id__in=acting))))
+    )
     seen = Q(Exists(own.filter(scope__in=readable))) | Q(Exists(via_group.filter(scope__in=readable)))
     people = ~Q(kind=PrincipalKind.GROUP) & (unaffiliated | seen)
     homes = Q(kind=PrincipalKind.GROUP, workspace_id__in=acting)
     return qs.filter(Q(pk=actor.pk) | people | homes)
 
 
-def principal_by_name(actor: Principal | None, name: str | None, *, workspace: Workspace | int | None = None,
-                      kinds: tuple[str, ...] | None = None, missing: Exception | None = None) -> Principal:
+def principal_by_name(
+    actor: Principal | None,
+    name: str | None,
+    *,
+    workspace: Workspace | int | None = None,
+    kinds: tuple[str, ...] | None = None,
+    missing: Exception | None = None,
+) -> Principal:
     """The principal named `name` that the actor may know of (principal_visible) and, with `workspace`,
     that a grant or membership there may name: a team of that workspace; a user or agent of any
     workspace the actor shares with it, or an unaffiliated one. `kinds` narrows the kind: a name of
     another kind is the same answer as an unknown one. Anything else: exactly as for an unknown name."""
     found = Principal.objects.filter(name=(name or "").strip()).first()
-    if found is None or (kinds is not None and found.kind not in kinds) or not principal_visible(actor, found):
+    if (
+        found is None
+        or (kinds is not None and found.kind not in kinds)
+        or not principal_visible(actor, found)
+    ):
         _raise(missing)
     if workspace is not None and found.kind == PrincipalKind.GROUP:
         workspace_id = workspace if isinstance(workspace, int) else workspace.pk
@@ -225,14 +260,21 @@ def principal_by_name(actor: Principal | None, name: str | None, *, workspace: W
     return found
 
 
-def team_by_name(actor: Principal | None, name: str | None, *, workspace: Workspace | int | None = None,
-                 missing: Exception | None = None) -> Principal:
+def team_by_name(
+    actor: Principal | None,
+    name: str | None,
+    *,
+    workspace: Workspace | int | None = None,
+    missing: Exception | None = None,
+) -> Principal:
     """A team whose home is a workspace where the actor holds a role (within `workspace` when given);
     a user's or agent's name, or another workspace's team, is the same answer as an unknown name."""
     return principal_by_name(actor, name, workspace=workspace, kinds=(PrincipalKind.GROUP,), missing=missing)
 
 
-def member_by_name(actor: Principal | None, name: str | None, workspace: Workspace | int | None) -> Principal | None:
+def member_by_name(
+    actor: Principal | None, name: str | None, workspace: Workspace | int | None
+) -> Principal | None:
     """The principal named `name` if it is a member of `workspace` the actor may know of (an import's
     matching: a name of the file stands for someone here only if that someone belongs to the target
     workspace); None otherwise, an unknown name and another workspace's alike."""

@@ -61,13 +61,12 @@ DENIAL_REASONS: dict[Action, str] = {
     Action.MANAGE_GRANTS: "Changing grants needs the owner role on the scope.",
     Action.MANAGE_POLICY: "Changing retention policies needs the owner role on the scope.",
     Action.LINK: "Linking memories by hand (or removing a link) needs the curator or owner role on the linking "
-                 "memory's scope.",
+    "memory's scope.",
     Action.EVALUATE: "Starting an evaluation needs the owner role on the workspace (or a site administrator).",
     Action.MANAGE_WEBHOOKS: "Webhooks of a workspace are managed by the owners of the whole workspace.",
     Action.EXPORT: "Exporting a scope needs the curator or owner role on it.",
     Action.IMPORT: "Importing into a scope needs the owner role on it.",
 }
-
 
 
 # --- Roles ---------------------------------------------------------------------------------------------
@@ -79,7 +78,6 @@ AGENT_MAX_ROLE = Role.AGENT
 
 def agent_may_hold(role: str) -> bool:
     return role_rank(role) <= role_rank(AGENT_MAX_ROLE)
-
 
 
 def role_rank(role: str) -> int:

@@ -11,11 +11,15 @@ from governance.permissions.access import require, roles_at
 from governance.permissions.bounds import bound_of, under
 from governance.permissions.roles import ACTION_ROLES, Action, role_rank
 
-WORKSPACE_CREATE_DENIED = ("Creating a workspace needs a site administrator (a Django superuser) signed in or "
-                           "using an unbound personal token.")
+WORKSPACE_CREATE_DENIED = (
+    "Creating a workspace needs a site administrator (a Django superuser) signed in or "
+    "using an unbound personal token."
+)
 AGENT_WRITE_NONE = "Agents may not write in this scope (its agent write policy is 'none')."
-AGENT_WRITE_EPISODES = ("Agents may only record episodes in this scope (its agent write policy is 'episodes'); "
-                        "a person writes or confirms other memories here.")
+AGENT_WRITE_EPISODES = (
+    "Agents may only record episodes in this scope (its agent write policy is 'episodes'); "
+    "a person writes or confirms other memories here."
+)
 MOVE_ACROSS_WORKSPACES = "A scope moves only within its own workspace."
 MOVE_INTO_ITSELF = "A scope cannot move under itself or one of its own descendants."
 MOVE_ROOT = "A workspace's root scope cannot move; rename the workspace instead."
@@ -86,8 +90,11 @@ def settings_kept_on_move(scope: Scope, new_parent: Scope) -> dict:
 
     kept: dict = {}
     old_parent = scope.parent
-    if (not scope.require_two_reviewers and requires_four_eyes(old_parent)
-            and not requires_four_eyes(new_parent)):
+    if (
+        not scope.require_two_reviewers
+        and requires_four_eyes(old_parent)
+        and not requires_four_eyes(new_parent)
+    ):
         kept["require_two_reviewers"] = True
     old_policy, new_policy = agent_write_policy(old_parent), agent_write_policy(new_parent)
     rank = lambda p: _STRICTNESS[AgentWrite(p)]  # noqa: E731
@@ -120,7 +127,7 @@ def require_four_eyes_change(principal: Principal | None, scope: Scope, *, on: b
 def archived_scope(scope: Scope) -> Scope | None:
     """The scope itself or the nearest archived scope above it, if any (an archived project closes its
     tasks too). One query."""
-    return (Scope.objects.ancestors_of(scope).filter(archived_at__isnull=False).order_by("-tree").first())
+    return Scope.objects.ancestors_of(scope).filter(archived_at__isnull=False).order_by("-tree").first()
 
 
 def agent_write_policy(scope: Scope) -> str:
@@ -149,7 +156,11 @@ def require_writable(principal: Principal | None, scope: Scope, *, episodes_only
 def may_write_candidates(principal: Principal | None, scope: Scope) -> bool:
     """Whether memories other than episodes written by `principal` in `scope` are accepted: event ingestion
     asks before extracting candidates, so an agent under the 'episodes' policy still records its turns."""
-    return principal is None or principal.kind != PrincipalKind.AGENT or agent_write_policy(scope) == AgentWrite.PROPOSE
+    return (
+        principal is None
+        or principal.kind != PrincipalKind.AGENT
+        or agent_write_policy(scope) == AgentWrite.PROPOSE
+    )
 
 
 # --- Opening child scopes -------------------------------------------------------------------------------
@@ -162,7 +173,9 @@ def child_scope_lowest_role(parent: Scope | None = None) -> str:
 
     roles = {settings.SCOPE_CREATE_ROLE}
     if parent is not None:
-        roles |= {r for r in Scope.objects.ancestors_of(parent).values_list("child_scope_role", flat=True) if r}
+        roles |= {
+            r for r in Scope.objects.ancestors_of(parent).values_list("child_scope_role", flat=True) if r
+        }
     return max(roles, key=role_rank)
 
 

@@ -19,7 +19,9 @@ from governance.models import PrincipalKind, SessionOverrides, Tier
 
 STRICTNESS = {SessionOverrides.ANY: 0, SessionOverrides.END_USER: 1, SessionOverrides.OFF: 2}
 
-WHY_END_USER = "this scope counts only corrections posted with the end user's own token; an agent relayed this one"
+WHY_END_USER = (
+    "this scope counts only corrections posted with the end user's own token; an agent relayed this one"
+)
 WHY_OFF = "session overrides are off in this scope"
 
 # The settings in force over the scopes %(visible)s (a scope and its ancestors): one row.
@@ -43,8 +45,12 @@ class SessionPolicy:
 
     @classmethod
     def of_row(cls, row: dict) -> SessionPolicy:
-        return cls(all_binding=bool(row.get("all_binding")), four_eyes=bool(row.get("four_eyes")),
-                   binding_keys=frozenset(row.get("binding_keys") or ()), strictness=int(row.get("strictness") or 0))
+        return cls(
+            all_binding=bool(row.get("all_binding")),
+            four_eyes=bool(row.get("four_eyes")),
+            binding_keys=frozenset(row.get("binding_keys") or ()),
+            strictness=int(row.get("strictness") or 0),
+        )
 
 
 def session_policy(scope_ids) -> SessionPolicy:

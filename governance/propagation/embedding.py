@@ -28,6 +28,7 @@ def claim_lease() -> timedelta:
 
 EMBED_STATUSES = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED, Status.RETIRED)
 
+
 def _embedding_input(row: dict) -> str:
     """The text the embedder gets for one memory row (of EMBED_FIELDS): who said it and what, by the same
     rule as the keyword column (lexical.searchable_text), so a question naming a person finds that
@@ -61,8 +62,11 @@ def needs_vector(model_name: str | None) -> Q:
 
 def needs_embedding(model_name: str | None, queryset: QuerySet[Memory] | None = None) -> QuerySet[Memory]:
     """Embeddable memories (of `queryset`, default all) that need a vector (needs_vector)."""
-    base = embeddable() if queryset is None else _not_small_talk(
-        queryset.filter(purged_at__isnull=True, status__in=EMBED_STATUSES))
+    base = (
+        embeddable()
+        if queryset is None
+        else _not_small_talk(queryset.filter(purged_at__isnull=True, status__in=EMBED_STATUSES))
+    )
     return base.filter(needs_vector(model_name))
 
 
@@ -79,8 +83,12 @@ def claim_rows(memory_ids: list[int], *, model_name: str) -> list[int]:
     now = timezone.now()
     with transaction.atomic():
         ids = list(
-            needs_embedding(model_name).filter(pk__in=memory_ids).filter(_unclaimed(now))
-            .select_for_update(skip_locked=True).order_by("pk").values_list("pk", flat=True)
+            needs_embedding(model_name)
+            .filter(pk__in=memory_ids)
+            .filter(_unclaimed(now))
+            .select_for_update(skip_locked=True)
+            .order_by("pk")
+            .values_list("pk", flat=True)
         )
         if ids:
             Memory.objects.filter(pk__in=ids).update(embedding_claimed_until=now + claim_lease())
@@ -96,8 +104,12 @@ def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
             " embedding_model = %s, embedding_claimed_until = NULL"
             " FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, digest, vec)"
             " WHERE m.id = v.id AND m.content_hash = v.digest AND m.purged_at IS NULL",
-            [model_name, [row["pk"] for row in rows], [row["content_hash"] for row in rows],
-             ["[" + ",".join(map(str, vector.tolist())) + "]" for vector in vectors]],
+            [
+                model_name,
+                [row["pk"] for row in rows],
+                [row["content_hash"] for row in rows],
+                ["[" + ",".join(map(str, vector.tolist())) + "]" for vector in vectors],
+            ],
         )
         return cursor.rowcount
 
@@ -110,8 +122,12 @@ def waiting_rows(*, exclude: list[int], limit: int) -> list[int]:
     if limit <= 0:
         return []
     return list(
-        embeddable().filter(embedding__isnull=True).filter(_unclaimed(timezone.now())).exclude(pk__in=exclude)
-        .order_by("pk").values_list("pk", flat=True)[:limit]
+        embeddable()
+        .filter(embedding__isnull=True)
+        .filter(_unclaimed(timezone.now()))
+        .exclude(pk__in=exclude)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
     )
 
 
@@ -123,7 +139,8 @@ def give_back(memory_ids: list[int]) -> None:
         if not connection.in_atomic_block:
             connection.close()  # the failure may have been this very connection: use a fresh one
         Memory.objects.filter(pk__in=memory_ids, embedding_claimed_until__isnull=False).update(
-            embedding_claimed_until=None)
+            embedding_claimed_until=None
+        )
     except DatabaseError:
         pass  # the database is still away: the lease runs out and the reconciler takes the rows then
 
@@ -153,8 +170,12 @@ def embedding_batches(rows: list[tuple[int, int]], size: int, max_chars: int) ->
 
 
 def embed_memories(
-    memory_ids: list[int], *, batch_size: int | None = None, heartbeat: Callable[[], None] | None = None,
-    claimed: bool = False, store: Callable[[list[int], list[dict], object], None] | None = None,
+    memory_ids: list[int],
+    *,
+    batch_size: int | None = None,
+    heartbeat: Callable[[], None] | None = None,
+    claimed: bool = False,
+    store: Callable[[list[int], list[dict], object], None] | None = None,
 ) -> int:
     """Embed the memories whose stored embedding is missing or was made from another text or model, each
     exactly once however many callers ask at the same time: a batch is claimed (claim_rows) before the
@@ -171,21 +192,28 @@ def embed_memories(
     batch_size = batch_size or settings.EMBEDDING_BATCH_SIZE
     embedder = get_embedder()
     todo = list(
-        needs_embedding(embedder.name).filter(pk__in=memory_ids).order_by("pk").values_list("pk", Length("text"))
+        needs_embedding(embedder.name)
+        .filter(pk__in=memory_ids)
+        .order_by("pk")
+        .values_list("pk", Length("text"))
     )
     done = 0
     renewed = time.monotonic()
     for chunk_ids in embedding_batches(todo, batch_size, settings.EMBEDDING_BATCH_CHARS):
         if claimed:  # ours already; renew the lease so a long run keeps every row it has not reached
             if time.monotonic() - renewed > claim_lease().total_seconds() / 3:
-                Memory.objects.filter(pk__in=[pk for pk, _ in todo], embedding_claimed_until__isnull=False).update(
-                    embedding_claimed_until=timezone.now() + claim_lease())
+                Memory.objects.filter(
+                    pk__in=[pk for pk, _ in todo], embedding_claimed_until__isnull=False
+                ).update(embedding_claimed_until=timezone.now() + claim_lease())
                 renewed = time.monotonic()
         else:
             chunk_ids = claim_rows(chunk_ids, model_name=embedder.name)
         try:
-            rows = list(Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True).order_by("pk")
-                        .values(*EMBED_FIELDS))
+            rows = list(
+                Memory.objects.filter(pk__in=chunk_ids, purged_at__isnull=True)
+                .order_by("pk")
+                .values(*EMBED_FIELDS)
+            )
             vectors = embedder.embed_memories([_embedding_input(row) for row in rows]) if rows else []
         except Exception:
             if not claimed:
@@ -201,8 +229,9 @@ def embed_memories(
     return done
 
 
-def store_batch(chunk_ids: list[int], rows: list[dict], vectors, model_name: str, *,
-                give_back_on_error: bool = True) -> int:
+def store_batch(
+    chunk_ids: list[int], rows: list[dict], vectors, model_name: str, *, give_back_on_error: bool = True
+) -> int:
     """Write one embedded batch (_write_vectors) and end the claims of its rows not written (purged or
     changed meanwhile). Returns how many rows got their vector."""
     try:
@@ -212,7 +241,8 @@ def store_batch(chunk_ids: list[int], rows: list[dict], vectors, model_name: str
             give_back(chunk_ids)
         raise
     Memory.objects.filter(pk__in=chunk_ids, embedding_claimed_until__isnull=False).update(
-        embedding_claimed_until=None)
+        embedding_claimed_until=None
+    )
     return written
 
 
@@ -238,10 +268,14 @@ class EmbedAhead:
         self._error: BaseException | None = None
         self._queue: queue.Queue[list[int] | None] = queue.Queue(maxsize=depth)
         self._embedded: queue.Queue[tuple | None] = queue.Queue(maxsize=depth)
-        self._threads = [] if inline else [
-            threading.Thread(target=self._embed_loop, name="embed-ahead", daemon=True),
-            threading.Thread(target=self._store_loop, name="embed-store", daemon=True),
-        ]
+        self._threads = (
+            []
+            if inline
+            else [
+                threading.Thread(target=self._embed_loop, name="embed-ahead", daemon=True),
+                threading.Thread(target=self._store_loop, name="embed-store", daemon=True),
+            ]
+        )
         for thread in self._threads:
             thread.start()
 
@@ -275,7 +309,9 @@ class EmbedAhead:
                 chunk_ids, rows, vectors = item
                 if self._error is None:
                     try:
-                        self.done += store_batch(chunk_ids, rows, vectors, model_name, give_back_on_error=False)
+                        self.done += store_batch(
+                            chunk_ids, rows, vectors, model_name, give_back_on_error=False
+                        )
                         continue
                     except BaseException as exc:  # noqa: BLE001 - handed to the caller in close()
                         self._error = exc

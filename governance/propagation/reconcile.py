@@ -25,13 +25,16 @@ def pending_outbox(*, stale_after_seconds: float, limit: int) -> dict[int, set[s
     delivery is a no-op that lets finish_outbox close the row)."""
     cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
     pending = list(
-        Outbox.objects.filter(state=Outbox.State.PENDING, created_at__lt=cutoff).order_by("pk")
+        Outbox.objects.filter(state=Outbox.State.PENDING, created_at__lt=cutoff)
+        .order_by("pk")
         .values_list("pk", flat=True)[:limit]
     )
     stores: dict[int, set[str]] = {outbox_id: set() for outbox_id in pending}
-    for outbox_id, store in OutboxDelivery.objects.filter(outbox_id__in=pending).exclude(
-        state=OutboxDelivery.State.DONE
-    ).values_list("outbox_id", "store"):
+    for outbox_id, store in (
+        OutboxDelivery.objects.filter(outbox_id__in=pending)
+        .exclude(state=OutboxDelivery.State.DONE)
+        .values_list("outbox_id", "store")
+    ):
         stores[outbox_id].add(store)
     return {outbox_id: found or {"cache"} for outbox_id, found in stores.items()}
 
@@ -42,7 +45,8 @@ def stale_embeddings(*, stale_after_seconds: float, limit: int) -> list[int]:
     cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
     return list(
         # Any model's vector counts as current here: a model switch is `manage.py reembed`'s work.
-        needs_embedding(None).filter(created_at__lt=cutoff)
+        needs_embedding(None)
+        .filter(created_at__lt=cutoff)
         .filter(Q(embedding_claimed_until__isnull=True) | Q(embedding_claimed_until__lt=timezone.now()))
         .values_list("pk", flat=True)[:limit]
     )
@@ -57,8 +61,10 @@ def reconcile(*, dispatch, embed, stale_after_seconds: float | None = None, limi
     for outbox_id, stores in pending.items():
         dispatch(outbox_id, stores)
     # Drift: vectors of purged memories, and memories whose vector is missing or from an older text.
-    purged = Memory.objects.filter(purged_at__isnull=False).exclude(embedding=None).update(
-        embedding=None, embedding_hash=""
+    purged = (
+        Memory.objects.filter(purged_at__isnull=False)
+        .exclude(embedding=None)
+        .update(embedding=None, embedding_hash="")
     )
     stale_ids = stale_embeddings(stale_after_seconds=stale_after_seconds, limit=limit)
     if stale_ids:
@@ -68,8 +74,13 @@ def reconcile(*, dispatch, embed, stale_after_seconds: float | None = None, limi
     webhooks = webhook_deliveries_due(overdue_seconds=stale_after_seconds, limit=limit)
     cache.set(LAST_RUN_KEY, timezone.now().isoformat(), timeout=None)
     drift = repair_derived_drift()
-    return {"redispatched": len(pending), "purged_vectors": purged, "reembed": len(stale_ids),
-            "webhooks_requeued": webhooks, **drift}
+    return {
+        "redispatched": len(pending),
+        "purged_vectors": purged,
+        "reembed": len(stale_ids),
+        "webhooks_requeued": webhooks,
+        **drift,
+    }
 
 
 def repair_derived_drift() -> dict:
@@ -86,8 +97,9 @@ def repair_derived_drift() -> dict:
             continue
         members = [int(m) for m in client.zrange(key, 0, -1) if m.isdigit()]
         live = set(
-            Memory.objects.filter(pk__in=members, status__in=RECALLABLE, meta__archived_at__isnull=True)
-            .values_list("pk", flat=True)
+            Memory.objects.filter(
+                pk__in=members, status__in=RECALLABLE, meta__archived_at__isnull=True
+            ).values_list("pk", flat=True)
         )
         dead = [str(m) for m in members if m not in live]
         if dead:
@@ -111,5 +123,10 @@ def repair_derived_drift() -> dict:
     purged_ids = list(Memory.objects.filter(purged_at__isnull=False).values_list("pk", flat=True)[:5000])
     cited = Summary.objects.filter(cited_ids__overlap=purged_ids).exists() if purged_ids else False
     redacted = REPAIRS["summaries_redact"](memory_ids=purged_ids) if cited else 0
-    return {"hot_removed": hot_removed, "old_cache_entries": old_entries, "turns_redacted": len(drifted),
-            "lexical_cleared": lexical, "summaries_redacted": redacted}
+    return {
+        "hot_removed": hot_removed,
+        "old_cache_entries": old_entries,
+        "turns_redacted": len(drifted),
+        "lexical_cleared": lexical,
+        "summaries_redacted": redacted,
+    }

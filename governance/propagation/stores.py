@@ -84,7 +84,9 @@ def _embedding_store(outbox: Outbox) -> None:
 
 @handler("keyword")
 def _keyword_store(outbox: Outbox) -> None:
-    Memory.objects.filter(pk__in=outbox_memory_ids(outbox), purged_at__isnull=False).exclude(lexical="").update(lexical="")
+    Memory.objects.filter(pk__in=outbox_memory_ids(outbox), purged_at__isnull=False).exclude(
+        lexical=""
+    ).update(lexical="")
 
 
 def cache_generation_key(workspace_id: int) -> str:
@@ -102,7 +104,9 @@ def bump_cache_generation(workspace_id: int) -> None:
 def _cache_store(outbox: Outbox) -> None:
     from governance.models import Scope
 
-    scope_ids = set(Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).values_list("scope_id", flat=True))
+    scope_ids = set(
+        Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).values_list("scope_id", flat=True)
+    )
     if outbox.payload.get("scope_id"):
         scope_ids.add(outbox.payload["scope_id"])
     workspace_ids = set(Scope.objects.filter(pk__in=scope_ids).values_list("workspace_id", flat=True))
@@ -111,9 +115,15 @@ def _cache_store(outbox: Outbox) -> None:
     if outbox.topic in ("memory.forgotten", "memory.status", "memory.archived"):
         from governance.models import RECALLABLE
 
-        gone = list(Memory.objects.filter(pk__in=outbox_memory_ids(outbox)).exclude(status__in=RECALLABLE).values_list("pk", flat=True))
+        gone = list(
+            Memory.objects.filter(pk__in=outbox_memory_ids(outbox))
+            .exclude(status__in=RECALLABLE)
+            .values_list("pk", flat=True)
+        )
         gone += list(
-            Memory.objects.filter(pk__in=outbox_memory_ids(outbox), meta__archived_at__isnull=False).values_list("pk", flat=True)
+            Memory.objects.filter(
+                pk__in=outbox_memory_ids(outbox), meta__archived_at__isnull=False
+            ).values_list("pk", flat=True)
         )
         hot_set_remove(gone)
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
@@ -201,7 +211,11 @@ def run_delivery(delivery: OutboxDelivery) -> bool:
 
 
 def finish_outbox(outbox_id: int) -> None:
-    if not OutboxDelivery.objects.filter(outbox_id=outbox_id).exclude(state=OutboxDelivery.State.DONE).exists():
+    if (
+        not OutboxDelivery.objects.filter(outbox_id=outbox_id)
+        .exclude(state=OutboxDelivery.State.DONE)
+        .exists()
+    ):
         Outbox.objects.filter(pk=outbox_id, state=Outbox.State.PENDING).update(
             state=Outbox.State.DONE, done_at=timezone.now()
         )

@@ -39,8 +39,12 @@ def propagate_outbox(outbox_id: int) -> dict:
 @shared_task(name="governance.tasks.embed_outbox", **RETRY)
 def embed_outbox(outbox_id: int) -> dict:
     """The embedding delivery of one outbox row (routed to the `embedding` queue)."""
-    delivery = (OutboxDelivery.objects.select_related("outbox").filter(outbox_id=outbox_id, store=EMBEDDING_STORE)
-                .exclude(state=OutboxDelivery.State.DONE).first())
+    delivery = (
+        OutboxDelivery.objects.select_related("outbox")
+        .filter(outbox_id=outbox_id, store=EMBEDDING_STORE)
+        .exclude(state=OutboxDelivery.State.DONE)
+        .first()
+    )
     if delivery is None:
         return {"outbox": outbox_id, "skipped": True}
     applied = run_delivery(delivery)
@@ -67,5 +71,9 @@ def embed_memories(memory_ids: list[int]) -> int:
 def reconcile(*, stale_after_seconds: int | None = None, limit: int = 500) -> dict:
     """Finish what a lost message, a dead worker or a Redis restart left undone, and repair drift
     (governance/propagation/reconcile.py)."""
-    return reconciler.reconcile(dispatch=dispatch_outbox, embed=embed_memories.delay,
-                                stale_after_seconds=stale_after_seconds, limit=limit)
+    return reconciler.reconcile(
+        dispatch=dispatch_outbox,
+        embed=embed_memories.delay,
+        stale_after_seconds=stale_after_seconds,
+        limit=limit,
+    )

@@ -36,14 +36,18 @@ def _related_ids(ids: set[int]) -> set[int]:
     "replaced by" of a superseded memory) without citing it, so turns citing the neighbours are checked too."""
     from governance.models import Relation
 
-    rel = Relation.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values_list("source_id", "target_id")
+    rel = Relation.objects.filter(Q(source_id__in=ids) | Q(target_id__in=ids)).values_list(
+        "source_id", "target_id"
+    )
     return {i for pair in rel for i in pair} - ids
 
 
 # A block (or nested member) of memory $mid that still has content; or a contradiction block of the old form,
 # one string "W (contradicts: L)" with no `contradicted` member, where $mid is the loser L.
-HOLDING = ("'$.** ? ((@.memory_id == $mid && @.text != $red)"
-           " || (@.contradicts == $mid && !(exists(@.contradicted)) && @.text != $red))'")
+HOLDING = (
+    "'$.** ? ((@.memory_id == $mid && @.text != $red)"
+    " || (@.contradicts == $mid && !(exists(@.contradicted)) && @.text != $red))'"
+)
 
 # Below this length a text could occur inside unrelated sentences of the rendered text: Python path only.
 MIN_FAST_TEXT = 12
@@ -54,14 +58,18 @@ def redact_turns(memory_ids: list[int], *, batch_size: int = 500) -> int:
     Returns how many turns were checked. Idempotent: a redacted turn is left as it is."""
     from governance.models import Turn
 
-    purged = dict(Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=False).values_list("pk", "content_hash"))
+    purged = dict(
+        Memory.objects.filter(pk__in=memory_ids, purged_at__isnull=False).values_list("pk", "content_hash")
+    )
     if not purged:
         return 0
     ids, hashes = set(purged), set(purged.values())
     related = _related_ids(ids)
     _redact_archives(ids | related, ids, hashes)
     turn_ids = list(
-        Turn.objects.filter(cited__memory_id__in=ids | related).distinct().order_by("pk")
+        Turn.objects.filter(cited__memory_id__in=ids | related)
+        .distinct()
+        .order_by("pk")
         .values_list("pk", flat=True)
     )
     if not turn_ids:
@@ -118,8 +126,14 @@ def _replace_in_sql(turn_ids: list[int], text: str) -> None:
                AND (strpos(s.p, %(q)s) > 0 OR strpos(s.tr, %(q)s) > 0 OR strpos(s.rq, %(q)s) > 0
                     OR t.query = %(t)s OR strpos(t.text, %(line)s) > 0)
             """,
-            {"q": quoted, "r": json.dumps(REDACTED), "t": text, "red": REDACTED, "line": " ".join(text.split()),
-             "ids": turn_ids},
+            {
+                "q": quoted,
+                "r": json.dumps(REDACTED),
+                "t": text,
+                "red": REDACTED,
+                "line": " ".join(text.split()),
+                "ids": turn_ids,
+            },
         )
 
 
@@ -142,8 +156,11 @@ def _redact_in_python(turn_ids: list[int], ids: set[int], hashes: set[str], batc
 
     redactor = Redactor(ids, hashes)
     for start in range(0, len(turn_ids), batch_size):
-        rows = list(Turn.objects.filter(pk__in=turn_ids[start : start + batch_size])
-                    .values_list("pk", "packet", "trace", "request", "query"))
+        rows = list(
+            Turn.objects.filter(pk__in=turn_ids[start : start + batch_size]).values_list(
+                "pk", "packet", "trace", "request", "query"
+            )
+        )
         dirty = []
         for pk, packet, trace, request, query in rows:
             packet, c1 = redactor.redact(packet)
@@ -162,8 +179,11 @@ def _redact_archives(cited: set[int], ids: set[int], hashes: set[str], batch_siz
 
     redactor, after, rewritten = Redactor(ids, hashes), -1, 0
     while True:
-        rows = list(TurnArchive.objects.filter(cited__overlap=sorted(cited), turn_id__gt=after).order_by("turn_id")
-                    .values_list("turn_id", "packet", "trace", "request", "query")[:batch_size])
+        rows = list(
+            TurnArchive.objects.filter(cited__overlap=sorted(cited), turn_id__gt=after)
+            .order_by("turn_id")
+            .values_list("turn_id", "packet", "trace", "request", "query")[:batch_size]
+        )
         if not rows:
             return rewritten
         for pk, packet, trace, request, query in rows:
@@ -172,8 +192,9 @@ def _redact_archives(cited: set[int], ids: set[int], hashes: set[str], batch_siz
             request, c3 = redactor.redact(request)
             query, c4 = redactor.redact(query)
             if c1 or c2 or c3 or c4:
-                TurnArchive.objects.filter(turn_id=pk).update(packet=packet, trace=trace, request=request, query=query,
-                                                              text=render_turn_text(packet))
+                TurnArchive.objects.filter(turn_id=pk).update(
+                    packet=packet, trace=trace, request=request, query=query, text=render_turn_text(packet)
+                )
                 rewritten += 1
         after = rows[-1][0]
 
@@ -183,7 +204,10 @@ def _write_turns(rows: list[tuple]) -> None:
     costs seconds for a thousand packets (see docs/governance.md, benchmark)."""
     if not rows:
         return
-    batch = [{"id": r[0], "packet": r[1], "trace": r[2], "request": r[3], "query": r[4], "text": r[5]} for r in rows]
+    batch = [
+        {"id": r[0], "packet": r[1], "trace": r[2], "request": r[3], "query": r[4], "text": r[5]}
+        for r in rows
+    ]
     with connection.cursor() as cur:
         # The whole batch as one JSON parameter: adapting thousands of array elements is slow in the driver.
         cur.execute(
@@ -225,7 +249,6 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
             [REDACTED, limit],
         )
         return pairs + [(row[0], row[1]) for row in cur.fetchall()]
-
 
 
 # The tables that hold stored turns, with their key: the live turns and the retention archive.
@@ -275,11 +298,15 @@ def redact_asked_text(*, workspace_id: int, text: str, batch_size: int = 500) ->
     total = 0
     for (table, pk_column), rows in found.items():
         # Django's PostgreSQL backend hands jsonb to raw cursors as text.
-        changed = [(pk, scrub(query), scrub(json.loads(request) if isinstance(request, str) else request))
-                   for pk, query, request in rows]
+        changed = [
+            (pk, scrub(query), scrub(json.loads(request) if isinstance(request, str) else request))
+            for pk, query, request in rows
+        ]
         with connection.cursor() as cur:
             for start in range(0, len(changed), batch_size):
-                batch = [{"id": pk, "query": q, "request": r} for pk, q, r in changed[start : start + batch_size]]
+                batch = [
+                    {"id": pk, "query": q, "request": r} for pk, q, r in changed[start : start + batch_size]
+                ]
                 cur.execute(
                     f"""
                     UPDATE {table} AS t SET query = v.query, request = v.request

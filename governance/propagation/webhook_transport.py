@@ -28,8 +28,10 @@ URL_SCHEME = "A webhook URL starts with http:// or https://."
 URL_HOST = "A webhook URL names a host."
 URL_CREDENTIALS = "A webhook URL may not carry a user name or password; the signature authenticates us."
 URL_PORT = "The port of a webhook URL is a number from 1 to 65535."
-URL_PRIVATE = ("This address is loopback, private, link-local or otherwise not public; webhooks are sent only "
-               "to public addresses (an operator may allow private ones with WEBHOOK_ALLOW_PRIVATE).")
+URL_PRIVATE = (
+    "This address is loopback, private, link-local or otherwise not public; webhooks are sent only "
+    "to public addresses (an operator may allow private ones with WEBHOOK_ALLOW_PRIVATE)."
+)
 URL_UNRESOLVED = "The host of this webhook URL does not resolve."
 REDIRECT_REFUSED = "The receiver answered with a redirect; webhooks never follow redirects."
 
@@ -82,7 +84,9 @@ def parse_url(url: str) -> Target:
 # IPv4-compatible (::a.b.c.d, deprecated), IPv4-mapped (::ffff:a.b.c.d) and IPv4-translated
 # (::ffff:0:a.b.c.d, RFC 2765). A packet to one of them reaches the IPv4 address (through a NAT64
 # gateway, a dual stack or a translator), so that address is what is judged.
-_LAST_32_BITS = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::/96", "::ffff:0:0/96", "::ffff:0:0:0/96"))
+_LAST_32_BITS = tuple(
+    ipaddress.ip_network(n) for n in ("64:ff9b::/96", "::/96", "::ffff:0:0/96", "::ffff:0:0:0/96")
+)
 # NAT64's local-use prefix (RFC 8215) places the IPv4 address where the operator's prefix length says:
 # never public, so refused as such.
 _LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
@@ -187,7 +191,9 @@ class DeadlineExceeded(TimeoutError):
     byte of the answer's head together): the connection was cut at the deadline."""
 
 
-DEADLINE_EXCEEDED = "The receiver did not answer within the delivery's deadline ({seconds:g} s); the connection was cut."
+DEADLINE_EXCEEDED = (
+    "The receiver did not answer within the delivery's deadline ({seconds:g} s); the connection was cut."
+)
 
 
 def deadline_seconds() -> float:
@@ -222,9 +228,16 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Answer:
     started = time.monotonic()
     timer.start()
     try:
-        connection.request("POST", target.path, body=body, headers={
-            "Content-Type": "application/json", "User-Agent": USER_AGENT, **headers,
-        })
+        connection.request(
+            "POST",
+            target.path,
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                "User-Agent": USER_AGENT,
+                **headers,
+            },
+        )
         response = connection.getresponse()
         response.read(ANSWER_READ_LIMIT)  # the answer's body is not used; a little is read, then closed
         status = response.status

@@ -71,8 +71,10 @@ TOPIC_EVENTS: dict[str, tuple[str, ...]] = {
 }
 
 SUBSCRIPTION_PAUSED = "The subscription is paused; redeliver after turning it on again."
-SECRET_UNREADABLE = ("The signing secret cannot be decrypted (SECRET_KEY or WEBHOOK_SECRET_KEY changed without "
-                     "the old key in SECRET_KEY_FALLBACKS); rotate the secret, then redeliver.")
+SECRET_UNREADABLE = (
+    "The signing secret cannot be decrypted (SECRET_KEY or WEBHOOK_SECRET_KEY changed without "
+    "the old key in SECRET_KEY_FALLBACKS); rotate the secret, then redeliver."
+)
 
 HEADER_ID = "X-Memgov-Event-Id"
 HEADER_EVENT = "X-Memgov-Event"
@@ -86,7 +88,10 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
     (frozen in the row, so a later change of the memory cannot alter what this event was). Empty, at the
     cost of one query, when no active subscription anywhere takes any event this topic can make."""
     possible = TOPIC_EVENTS.get(topic)
-    if not possible or not WebhookSubscription.objects.filter(active=True, event_types__overlap=list(possible)).exists():
+    if (
+        not possible
+        or not WebhookSubscription.objects.filter(active=True, event_types__overlap=list(possible)).exists()
+    ):
         return []
     ids = [int(i) for i in payload.get("memory_ids") or []]
     if memory is not None and memory.pk not in ids:
@@ -97,14 +102,24 @@ def webhook_events(topic: str, memory: Memory | None, payload: dict) -> list[dic
         event = STATUS_EVENTS.get(payload.get("status"))
         return [{"type": event, "memory_id": i, "actor": actor} for i in ids] if event else []
     if topic == "memory.forgotten":
-        return [{"type": EventType.MEMORY_FORGOTTEN, "memory_id": i, "mode": payload.get("mode", "soft"),
-                 "actor": actor} for i in ids]
+        return [
+            {
+                "type": EventType.MEMORY_FORGOTTEN,
+                "memory_id": i,
+                "mode": payload.get("mode", "soft"),
+                "actor": actor,
+            }
+            for i in ids
+        ]
     if topic == "grant.changed":
         return _grant_events(payload, last, actor)
     # memory.created: a proposal waits for review; a memory written in force by one who may confirm it
     # is confirmed. A plain episode is neither.
-    rows = [memory] if memory is not None and ids == [memory.pk] else Memory.objects.filter(pk__in=ids).only(
-        "pk", "status", "confirmed_at")
+    rows = (
+        [memory]
+        if memory is not None and ids == [memory.pk]
+        else Memory.objects.filter(pk__in=ids).only("pk", "status", "confirmed_at")
+    )
     events = []
     for row in rows:
         if row.status == Status.PROPOSED:
@@ -118,8 +133,11 @@ def _own_audit_event() -> dict | None:
     """The audit event the service wrote just before this outbox row, in the same transaction: the audit
     chain's advisory lock is held to the end of that transaction, so the newest audit event is ours (the
     callers still check that it names this change's target)."""
-    return (AuditEvent.objects.order_by("-pk")
-            .values("actor_name", "action", "target_type", "target_id", "data").first())
+    return (
+        AuditEvent.objects.order_by("-pk")
+        .values("actor_name", "action", "target_type", "target_id", "data")
+        .first()
+    )
 
 
 GRANT_ACTIONS = {"grant.add": "added", "grant.revoke": "revoked"}
@@ -131,7 +149,11 @@ def _actor(topic: str, memory_ids: list[int], last: dict | None) -> str | None:
     if last is None:
         return None
     if topic == "grant.changed":
-        return last["actor_name"] if last["action"] in GRANT_ACTIONS or last["action"] in MEMBER_ACTIONS else None
+        return (
+            last["actor_name"]
+            if last["action"] in GRANT_ACTIONS or last["action"] in MEMBER_ACTIONS
+            else None
+        )
     ours = last["target_type"] == "memory" and last["target_id"] in {str(i) for i in memory_ids}
     return last["actor_name"] if ours else None
 
@@ -152,8 +174,20 @@ def _grant_events(payload: dict, last: dict | None, actor: str | None) -> list[d
     if group is None:
         return []
     workspace_ids = sorted({g.scope.workspace_id for g in grants_for(group)})
-    return [{"type": EventType.GRANT_CHANGED, "actor": actor, "change": MEMBER_ACTIONS[last["action"]],
-             "group": data.get("group"), "member": data.get("member"), "workspace_ids": workspace_ids}] if workspace_ids else []
+    return (
+        [
+            {
+                "type": EventType.GRANT_CHANGED,
+                "actor": actor,
+                "change": MEMBER_ACTIONS[last["action"]],
+                "group": data.get("group"),
+                "member": data.get("member"),
+                "workspace_ids": workspace_ids,
+            }
+        ]
+        if workspace_ids
+        else []
+    )
 
 
 def event_id(outbox_id: int, spec: dict) -> uuid.UUID:
@@ -163,16 +197,37 @@ def event_id(outbox_id: int, spec: dict) -> uuid.UUID:
 def _memory_data(memory: Memory, spec: dict) -> dict:
     if spec["type"] == EventType.MEMORY_FORGOTTEN:
         # Id, scope and hash only: the receiver can match the hash against what it holds and drop it.
-        return {"id": memory.pk, "scope": memory.scope.path, "kind": memory.kind, "status": Status.FORGOTTEN,
-                "content_hash": memory.content_hash, "mode": spec.get("mode", "soft")}
-    status = {EventType.MEMORY_CONFIRMED: Status.ACTIVE, EventType.MEMORY_SUPERSEDED: Status.SUPERSEDED,
-              EventType.MEMORY_RETIRED: Status.RETIRED, EventType.REVIEW_WAITING: Status.PROPOSED}[spec["type"]]
-    data = {"id": memory.pk, "scope": memory.scope.path, "kind": memory.kind, "key": memory.key,
-            "revision": memory.revision, "tier": memory.tier, "status": status,
-            "content_hash": memory.content_hash}
+        return {
+            "id": memory.pk,
+            "scope": memory.scope.path,
+            "kind": memory.kind,
+            "status": Status.FORGOTTEN,
+            "content_hash": memory.content_hash,
+            "mode": spec.get("mode", "soft"),
+        }
+    status = {
+        EventType.MEMORY_CONFIRMED: Status.ACTIVE,
+        EventType.MEMORY_SUPERSEDED: Status.SUPERSEDED,
+        EventType.MEMORY_RETIRED: Status.RETIRED,
+        EventType.REVIEW_WAITING: Status.PROPOSED,
+    }[spec["type"]]
+    data = {
+        "id": memory.pk,
+        "scope": memory.scope.path,
+        "kind": memory.kind,
+        "key": memory.key,
+        "revision": memory.revision,
+        "tier": memory.tier,
+        "status": status,
+        "content_hash": memory.content_hash,
+    }
     if spec["type"] == EventType.MEMORY_SUPERSEDED:
-        data["superseded_by"] = (Relation.objects.filter(target=memory, kind=RelationKind.SUPERSEDES)
-                                 .order_by("-pk").values_list("source_id", flat=True).first())
+        data["superseded_by"] = (
+            Relation.objects.filter(target=memory, kind=RelationKind.SUPERSEDES)
+            .order_by("-pk")
+            .values_list("source_id", flat=True)
+            .first()
+        )
     return data
 
 
@@ -183,26 +238,57 @@ def _bodies(outbox: Outbox) -> list[tuple[int, dict]]:
     memories = {m.pk: m for m in Memory.objects.filter(pk__in=memory_ids).select_related("scope__workspace")}
     out = []
     for spec in specs:
-        base = {"id": str(event_id(outbox.pk, spec)), "type": spec["type"],
-                "created_at": outbox.created_at.isoformat(), "actor": spec.get("actor")}
+        base = {
+            "id": str(event_id(outbox.pk, spec)),
+            "type": spec["type"],
+            "created_at": outbox.created_at.isoformat(),
+            "actor": spec.get("actor"),
+        }
         if spec["type"] == EventType.GRANT_CHANGED and spec.get("workspace_ids"):
             data = {"change": spec.get("change"), "group": spec.get("group"), "member": spec.get("member")}
             for workspace in Workspace.objects.filter(pk__in=spec["workspace_ids"]):
                 out.append((workspace.pk, {**base, "workspace": workspace.slug, "data": data}))
             continue
         if spec["type"] == EventType.GRANT_CHANGED:
-            scope = Scope.objects.select_related("workspace").filter(pk=outbox.payload.get("scope_id")).first()
+            scope = (
+                Scope.objects.select_related("workspace").filter(pk=outbox.payload.get("scope_id")).first()
+            )
             if scope is None:
                 continue
-            principal = Principal.objects.filter(pk=outbox.payload.get("principal_id")).values_list("name", flat=True).first()
-            out.append((scope.workspace_id, {**base, "workspace": scope.workspace.slug, "data": {
-                "scope": scope.path, "principal": principal, "change": spec.get("change"), "role": spec.get("role")}}))
+            principal = (
+                Principal.objects.filter(pk=outbox.payload.get("principal_id"))
+                .values_list("name", flat=True)
+                .first()
+            )
+            out.append(
+                (
+                    scope.workspace_id,
+                    {
+                        **base,
+                        "workspace": scope.workspace.slug,
+                        "data": {
+                            "scope": scope.path,
+                            "principal": principal,
+                            "change": spec.get("change"),
+                            "role": spec.get("role"),
+                        },
+                    },
+                )
+            )
             continue
         memory = memories.get(spec["memory_id"])
         if memory is None:
             continue  # deleted since: nothing to tell
-        out.append((memory.scope.workspace_id, {**base, "workspace": memory.scope.workspace.slug,
-                                                "data": {"memory": _memory_data(memory, spec)}}))
+        out.append(
+            (
+                memory.scope.workspace_id,
+                {
+                    **base,
+                    "workspace": memory.scope.workspace.slug,
+                    "data": {"memory": _memory_data(memory, spec)},
+                },
+            )
+        )
     return out
 
 
@@ -215,11 +301,22 @@ def _webhooks_store(outbox: Outbox) -> None:
         for sub_id in WebhookSubscription.objects.filter(
             workspace_id=workspace_id, active=True, event_types__contains=[body["type"]]
         ).values_list("pk", flat=True):
-            rows.append(WebhookDelivery(subscription_id=sub_id, outbox=outbox, event_id=uuid.UUID(body["id"]),
-                                        event_type=body["type"], body=body, next_attempt_at=now))
+            rows.append(
+                WebhookDelivery(
+                    subscription_id=sub_id,
+                    outbox=outbox,
+                    event_id=uuid.UUID(body["id"]),
+                    event_type=body["type"],
+                    body=body,
+                    next_attempt_at=now,
+                )
+            )
     WebhookDelivery.objects.bulk_create(rows, ignore_conflicts=True)
-    pending = list(WebhookDelivery.objects.filter(outbox=outbox, state=WebhookDelivery.State.PENDING)
-                   .values_list("pk", flat=True))
+    pending = list(
+        WebhookDelivery.objects.filter(outbox=outbox, state=WebhookDelivery.State.PENDING).values_list(
+            "pk", flat=True
+        )
+    )
     transaction.on_commit(lambda: queue_deliveries_later(pending))
 
 
@@ -232,7 +329,9 @@ def queue_deliveries_later(delivery_ids: list[int]) -> None:
     try:
         queue_webhooks.delay(list(delivery_ids))
     except Exception:  # broker down: the rows are pending and due; the reconciler sends them
-        logger.warning("could not queue %d webhook deliveries; the reconciler will", len(delivery_ids), exc_info=True)
+        logger.warning(
+            "could not queue %d webhook deliveries; the reconciler will", len(delivery_ids), exc_info=True
+        )
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
@@ -282,7 +381,9 @@ def _claim(delivery_id: int) -> bool:
     now = timezone.now()
     hold = timedelta(seconds=claim_seconds())
     return bool(
-        WebhookDelivery.objects.filter(pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now)
+        WebhookDelivery.objects.filter(
+            pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now
+        )
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
         .update(claimed_until=now + hold, attempts=F("attempts") + 1, last_attempt_at=now)
     )
@@ -310,16 +411,26 @@ def webhook_attempt(delivery_id: int) -> str | None:
         return WebhookDelivery.State.FAILED
     body = encode(delivery.body)
     timestamp = int(time.time())
-    headers = {HEADER_ID: str(delivery.event_id), HEADER_EVENT: delivery.event_type,
-               HEADER_TIMESTAMP: str(timestamp), HEADER_SIGNATURE: sign(secret, timestamp, body),
-               HEADER_ATTEMPT: str(delivery.attempts)}
+    headers = {
+        HEADER_ID: str(delivery.event_id),
+        HEADER_EVENT: delivery.event_type,
+        HEADER_TIMESTAMP: str(timestamp),
+        HEADER_SIGNATURE: sign(secret, timestamp, body),
+        HEADER_ATTEMPT: str(delivery.attempts),
+    }
     status_code, elapsed, error, final = None, None, "", False
     try:
         answer = post(subscription.url, body, headers)
         status_code, elapsed = answer.status, answer.elapsed_ms
         if 200 <= answer.status < 300:
-            mine.update(state=WebhookDelivery.State.DELIVERED, last_status_code=status_code, response_ms=elapsed,
-                        last_error="", delivered_at=timezone.now(), claimed_until=None)
+            mine.update(
+                state=WebhookDelivery.State.DELIVERED,
+                last_status_code=status_code,
+                response_ms=elapsed,
+                last_error="",
+                delivered_at=timezone.now(),
+                claimed_until=None,
+            )
             return WebhookDelivery.State.DELIVERED
         error = f"The receiver answered HTTP {answer.status}."
     except TargetRefused as exc:  # the address is not allowed: retrying would not change that
@@ -329,12 +440,22 @@ def webhook_attempt(delivery_id: int) -> str | None:
     except (OSError, HTTPException) as exc:  # refused, reset, timed out, not HTTP
         error = f"{type(exc).__name__}: {exc}"[:1000] or type(exc).__name__
     if final or delivery.attempts >= int(settings.WEBHOOK_MAX_ATTEMPTS):
-        mine.update(state=WebhookDelivery.State.FAILED, last_status_code=status_code, response_ms=elapsed,
-                    last_error=error, claimed_until=None)
+        mine.update(
+            state=WebhookDelivery.State.FAILED,
+            last_status_code=status_code,
+            response_ms=elapsed,
+            last_error=error,
+            claimed_until=None,
+        )
         return WebhookDelivery.State.FAILED
     delay = backoff_seconds(delivery.attempts)
-    mine.update(last_status_code=status_code, response_ms=elapsed, last_error=error, claimed_until=None,
-                next_attempt_at=timezone.now() + timedelta(seconds=delay))
+    mine.update(
+        last_status_code=status_code,
+        response_ms=elapsed,
+        last_error=error,
+        claimed_until=None,
+        next_attempt_at=timezone.now() + timedelta(seconds=delay),
+    )
     queue_deliveries([delivery_id], countdown=delay)
     return WebhookDelivery.State.PENDING
 
@@ -346,7 +467,8 @@ def webhook_deliveries_due(*, overdue_seconds: float, limit: int = 500) -> int:
     ids = list(
         WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING, next_attempt_at__lt=cutoff)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()))
-        .order_by("next_attempt_at").values_list("pk", flat=True)[:limit]
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
     )
     queue_deliveries_later(ids)
     return len(ids)

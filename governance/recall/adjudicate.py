@@ -29,7 +29,9 @@ from governance.recall.strategies import RELATIONS
 MAX_CHAIN = 10
 
 
-def _replacement(state: RecallState, old_id: int, edges: dict[int, list[int]], rows: dict[int, dict]) -> dict | None:
+def _replacement(
+    state: RecallState, old_id: int, edges: dict[int, list[int]], rows: dict[int, dict]
+) -> dict | None:
     """Follow supersedes links from an old memory to the version now in force (or the newest one)."""
     current, seen = old_id, set()
     for _ in range(MAX_CHAIN):
@@ -71,7 +73,9 @@ def adjudicate(state: RecallState) -> tuple[int, int, dict]:
         if rel["source_id"] in pool and pool[rel["source_id"]].row["status"] == Status.ACTIVE:
             old = rows.get(rel["target_id"])
             if old is not None and old["status"] == Status.SUPERSEDED and old["id"] not in negatives:
-                _to_negative(state, Hit(id=old["id"], row=old, paths={"superseded_by"}), newer_of, rows, negatives)
+                _to_negative(
+                    state, Hit(id=old["id"], row=old, paths={"superseded_by"}), newer_of, rows, negatives
+                )
     state.negative = list(negatives.values()) + outdated
     _contradictions(state, relations, pool)
     _supports(state, relations, pool)
@@ -85,8 +89,13 @@ def _counts(state: RecallState, before: set[int], keyed: int) -> dict:
     (no longer in force), dropped otherwise, supporters brought in, keyed facts checked alongside."""
     negative = {h.id for h in state.negative}
     gone = before - set(state.hits)
-    return {"keyed": keyed, "negative": len(state.negative), "to_negative": len(gone & negative),
-            "dropped": len(gone - negative), "added": len(set(state.hits) - before)}
+    return {
+        "keyed": keyed,
+        "negative": len(state.negative),
+        "to_negative": len(gone & negative),
+        "dropped": len(gone - negative),
+        "added": len(set(state.hits) - before),
+    }
 
 
 ADJUDICATED = (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS, RelationKind.SUPPORTS)
@@ -139,15 +148,22 @@ def _chain_ids(supersedes: list[dict]) -> set[int]:
 
 def _to_negative(state: RecallState, hit: Hit, newer_of, rows, negatives: dict[int, Hit]) -> None:
     if hit.id not in newer_of:
-        more = Relation.objects.filter(kind=RelationKind.SUPERSEDES, target_id=hit.id).values_list("source_id", flat=True)
+        more = Relation.objects.filter(kind=RelationKind.SUPERSEDES, target_id=hit.id).values_list(
+            "source_id", flat=True
+        )
         newer_of[hit.id] = list(more)
         missing = [n for n in newer_of[hit.id] if n not in rows]
         rows.update(fetch(state, missing, statuses=(Status.ACTIVE, Status.SUPERSEDED)))
     replacement = _replacement(state, hit.id, newer_of, rows)
     hit.extra["replaced_by"] = (
-        {"memory_id": replacement["id"], "revision": replacement["revision"], "text": replacement["text"],
-         "status": replacement["status"]}
-        if replacement else None
+        {
+            "memory_id": replacement["id"],
+            "revision": replacement["revision"],
+            "text": replacement["text"],
+            "status": replacement["status"],
+        }
+        if replacement
+        else None
     )
     negatives[hit.id] = hit
 
@@ -161,17 +177,24 @@ def _winner(a: dict, b: dict) -> tuple[dict, str]:
         return (a, "it is confirmed and in force") if _in_force(a) else (b, "it is confirmed and in force")
     if abs(a["confidence"] - b["confidence"]) > 1e-9:
         return (a, "higher confidence") if a["confidence"] > b["confidence"] else (b, "higher confidence")
-    return (a, "more recent") if (a["occurred_at"] or a["created_at"]) >= (b["occurred_at"] or b["created_at"]) \
+    return (
+        (a, "more recent")
+        if (a["occurred_at"] or a["created_at"]) >= (b["occurred_at"] or b["created_at"])
         else (b, "more recent")
+    )
 
 
 def _hand_made_other_ends(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> dict[int, Hit]:
     """The other end of each hand-made contradiction of which only one end was recalled, when the caller
     may read it and it is active: a person said the two disagree, so the packet shows both and says
     which wins, even if the query matched only one. One query."""
-    missing = {rel["target_id"] if rel["source_id"] in pool else rel["source_id"]
-               for rel in relations if rel["kind"] == RelationKind.CONTRADICTS and rel.get("by_hand")
-               and (rel["source_id"] in pool) != (rel["target_id"] in pool)}
+    missing = {
+        rel["target_id"] if rel["source_id"] in pool else rel["source_id"]
+        for rel in relations
+        if rel["kind"] == RelationKind.CONTRADICTS
+        and rel.get("by_hand")
+        and (rel["source_id"] in pool) != (rel["target_id"] in pool)
+    }
     rows = fetch(state, sorted(missing), statuses=(Status.ACTIVE,)) if missing else {}
     return {i: Hit(id=i, row=row, paths={"contradicted_by_hand"}) for i, row in rows.items()}
 
@@ -192,17 +215,28 @@ def _contradictions(state: RecallState, relations: list[dict], pool: dict[int, H
         for hit in (a, b):
             hit.flags.append(f"contradicts {(b if hit is a else a).id}")
         loser.flags.append(f"loses to {winner['id']}: {why}")
-        state.relations.append({
-            "memory_id": winner["id"], "kind": "contradicts", "key": winner["key"], "revision": winner["revision"],
-            "status": winner["status"], "text": winner["text"],
-            "source": {"kind": "relation", "ref": ""}, "score": 1.0,
-            "reason": f"memories {a.id} and {b.id} contradict each other; {winner['id']} wins: {why}",
-            "contradicts": loser.id,
-            # Each memory's text in a block of its own id (rendered "W (contradicts: L)"), so forgetting
-            # either one redacts exactly its text (governance/propagation/turns.py).
-            "contradicted": {"memory_id": loser.id, "revision": loser.row["revision"], "status": loser.row["status"],
-                             "text": loser.row["text"]},
-        })
+        state.relations.append(
+            {
+                "memory_id": winner["id"],
+                "kind": "contradicts",
+                "key": winner["key"],
+                "revision": winner["revision"],
+                "status": winner["status"],
+                "text": winner["text"],
+                "source": {"kind": "relation", "ref": ""},
+                "score": 1.0,
+                "reason": f"memories {a.id} and {b.id} contradict each other; {winner['id']} wins: {why}",
+                "contradicts": loser.id,
+                # Each memory's text in a block of its own id (rendered "W (contradicts: L)"), so forgetting
+                # either one redacts exactly its text (governance/propagation/turns.py).
+                "contradicted": {
+                    "memory_id": loser.id,
+                    "revision": loser.row["revision"],
+                    "status": loser.row["status"],
+                    "text": loser.row["text"],
+                },
+            }
+        )
 
 
 def _supports(state: RecallState, relations: list[dict], pool: dict[int, Hit]) -> None:
@@ -233,27 +267,37 @@ def _bring_supporters(state: RecallState, relations: list[dict], pool: dict[int,
     # the best matches among the rest.
     pinned_ids = {h.id for h in state.constraints + state.preferences}
     pinned = in_force(pool[i] for i in pinned_ids if i in pool)  # the pool's hit: its search score, if found
-    searched = sorted(in_force(h for h in pool.values() if h.id not in pinned_ids),
-                      key=lambda h: (-h.fused, h.id))[:SUPPORT_ANCHORS]
+    searched = sorted(
+        in_force(h for h in pool.values() if h.id not in pinned_ids), key=lambda h: (-h.fused, h.id)
+    )[:SUPPORT_ANCHORS]
     anchors = {h.id: h for h in pinned + searched}
     wanted: dict[int, Hit] = {}
     per_fact: dict[int, int] = {}
     for rel in relations:
         anchor = anchors.get(rel["target_id"])
-        if (rel["kind"] != RelationKind.SUPPORTS or anchor is None or rel["source_id"] == anchor.id
-                or rel["source_id"] in wanted or per_fact.get(anchor.id, 0) >= SUPPORTERS_PER_FACT):
+        if (
+            rel["kind"] != RelationKind.SUPPORTS
+            or anchor is None
+            or rel["source_id"] == anchor.id
+            or rel["source_id"] in wanted
+            or per_fact.get(anchor.id, 0) >= SUPPORTERS_PER_FACT
+        ):
             continue
         per_fact[anchor.id] = per_fact.get(anchor.id, 0) + 1
         wanted[rel["source_id"]] = anchor
     if not wanted:
         return
-    people = set(Relation.objects.filter(kind=RelationKind.SUPPORTS, source_id__in=list(wanted))
-                 .exclude(actor__kind=PrincipalKind.AGENT).values_list("source_id", "target_id"))
+    people = set(
+        Relation.objects.filter(kind=RelationKind.SUPPORTS, source_id__in=list(wanted))
+        .exclude(actor__kind=PrincipalKind.AGENT)
+        .values_list("source_id", "target_id")
+    )
     wanted = {sid: a for sid, a in wanted.items() if (sid, a.id) in people}
     # Eligible rows only (scope, grants, as-of): a supporter the caller may not read never comes in.
     rows = fetch(state, [sid for sid in wanted if sid not in pool], statuses=(Status.ACTIVE,))
     for sid, anchor in sorted(wanted.items(), key=lambda item: (-(item[1].fused or KEYED_MATCH), item[0]))[
-            :SUPPORTERS_MAX]:
+        :SUPPORTERS_MAX
+    ]:
         # A rule found by its key (the constraints slot) has no search score: rank gives it KEYED_MATCH.
         share = (anchor.fused or KEYED_MATCH) * SUPPORT_SHARE
         hit = pool.get(sid)
@@ -311,8 +355,19 @@ SELECT ep.id, r.kind, later.id, later.key, later.revision, later.status, later.i
   WHERE later.kind = 'episodic' AND later.status = 'active' AND later.purged_at IS NULL
     AND later.scope_id = ANY(%(visible)s) AND later.occurred_at > ep.at
 """
-_OUTDATED_COLUMNS = ("episode_id", "link", "memory_id", "key", "revision", "status",
-                     "new_id", "new_key", "new_revision", "new_text", "new_ref")
+_OUTDATED_COLUMNS = (
+    "episode_id",
+    "link",
+    "memory_id",
+    "key",
+    "revision",
+    "status",
+    "new_id",
+    "new_key",
+    "new_revision",
+    "new_text",
+    "new_ref",
+)
 
 
 def _label(key: str | None, revision: int | None, memory_id: int) -> str:
@@ -322,32 +377,45 @@ def _label(key: str | None, revision: int | None, memory_id: int) -> str:
 def _outdated_episodes(state: RecallState) -> list[Hit]:
     """Episodes whose lesson is out of force leave the evidence and the recent turns; they are returned
     for negative context, flagged with what replaced them (Hit.extra["outdated"], rendered "OUTDATED: …")."""
-    episodes = {h.id: h for h in [*state.hits.values(), *state.recent]
-                if h.row["kind"] == "episodic" and h.row["status"] == Status.ACTIVE and _may_be_outdated(h)}
+    episodes = {
+        h.id: h
+        for h in [*state.hits.values(), *state.recent]
+        if h.row["kind"] == "episodic" and h.row["status"] == Status.ACTIVE and _may_be_outdated(h)
+    }
     if not episodes:
         return []
     eps = list(episodes.values())
     with connection.cursor() as cursor:
-        cursor.execute(_OUTDATED_SQL, {
-            "ids": [h.id for h in eps], "refs": [h.row["source_ref"] or "" for h in eps],
-            "scopes": [h.row["scope_id"] for h in eps],
-            "ats": [h.row["occurred_at"] or h.row["created_at"] for h in eps],
-            "visible": list(state.eligibility.scope_ids),
-        })
+        cursor.execute(
+            _OUTDATED_SQL,
+            {
+                "ids": [h.id for h in eps],
+                "refs": [h.row["source_ref"] or "" for h in eps],
+                "scopes": [h.row["scope_id"] for h in eps],
+                "ats": [h.row["occurred_at"] or h.row["created_at"] for h in eps],
+                "visible": list(state.eligibility.scope_ids),
+            },
+        )
         rows = [dict(zip(_OUTDATED_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
     if not rows:
         return []
     by_episode: dict[int, list[dict]] = {}
     for row in rows:
         episode = episodes[row["episode_id"]]
-        if row["link"] in ("derived_from", "cites") and row["new_ref"] and row["new_ref"] == episode.row["source_ref"]:
+        if (
+            row["link"] in ("derived_from", "cites")
+            and row["new_ref"]
+            and row["new_ref"] == episode.row["source_ref"]
+        ):
             continue  # the rule now in force cites this very turn: it is where the change came from
         by_episode.setdefault(row["episode_id"], []).append(row)
     recent_ids = {h.id for h in state.recent}
     out = []
     for episode_id, found in by_episode.items():
         # A replaced lesson says most (it names the new rule); then a later episode; then a retired one.
-        found.sort(key=lambda r: (r["new_id"] is None, r["link"] in ("supersedes", "contradicts"), r["memory_id"]))
+        found.sort(
+            key=lambda r: (r["new_id"] is None, r["link"] in ("supersedes", "contradicts"), r["memory_id"])
+        )
         best = found[0]
         hit = episodes[episode_id]
         hit.extra["outdated"] = _outdated(best)
@@ -376,15 +444,29 @@ OUTDATING = (RelationKind.DERIVED_FROM, RelationKind.SUPERSEDES, RelationKind.CO
 def _outdated(row: dict) -> dict:
     replaced = None
     if row["new_id"] is not None:
-        replaced = {"memory_id": row["new_id"], "key": row["new_key"], "revision": row["new_revision"],
-                    "text": row["new_text"], "status": Status.ACTIVE}
+        replaced = {
+            "memory_id": row["new_id"],
+            "key": row["new_key"],
+            "revision": row["new_revision"],
+            "text": row["new_text"],
+            "status": Status.ACTIVE,
+        }
     if row["link"] in ("supersedes", "contradicts"):
         why = f"a later message (memory {row['new_id']}) {'replaced' if row['link'] == 'supersedes' else 'contradicts'} it"
     else:
         learned = _label(row["key"], row["revision"], row["memory_id"])
-        verb = {"superseded": "was superseded", "retired": "was retired", "forgotten": "was forgotten"}[row["status"]]
+        verb = {"superseded": "was superseded", "retired": "was retired", "forgotten": "was forgotten"}[
+            row["status"]
+        ]
         why = f"what it asked for ({learned}) {verb}"
         if replaced:
             why += f"; replaced by {_label(replaced['key'], replaced['revision'], replaced['memory_id'])}"
-    return {"why": why, "link": row["link"], "memory_id": row["memory_id"], "key": row["key"],
-            "revision": row["revision"], "status": row["status"], "replaced_by": replaced}
+    return {
+        "why": why,
+        "link": row["link"],
+        "memory_id": row["memory_id"],
+        "key": row["key"],
+        "revision": row["revision"],
+        "status": row["status"],
+        "replaced_by": replaced,
+    }

@@ -27,8 +27,9 @@ class Eligibility:
     as_of: datetime | None = None
     task_type: str = ""
 
-    def where(self, alias: str = "m", statuses: tuple[str, ...] | None = None, *,
-              scope_bound: bool = False) -> tuple[str, list]:
+    def where(
+        self, alias: str = "m", statuses: tuple[str, ...] | None = None, *, scope_bound: bool = False
+    ) -> tuple[str, list]:
         """A SQL predicate over governance_memory `alias` and its parameters (psycopg %s style).
         `scope_bound`: the caller's statement already binds `alias.scope_id` to one of `scope_ids` (one
         branch per visible scope), so the scope list is left out: repeated, it made the planner misjudge
@@ -54,7 +55,11 @@ class Eligibility:
 
 def eligible(state: RecallState) -> tuple[int, int, dict]:
     # Read with the permission check when the request came with a ScopeAccess (one query, not two).
-    scope_ids = state.scope_ids if state.scope_ids is not None else tuple(reading_scope_ids(state.principal, state.scope))
+    scope_ids = (
+        state.scope_ids
+        if state.scope_ids is not None
+        else tuple(reading_scope_ids(state.principal, state.scope))
+    )
     statuses = WITH_SUPERSEDED if ADJUDICATE in state.stages else WITHOUT_SUPERSEDED
     state.eligibility = Eligibility(
         scope_ids=scope_ids, statuses=statuses, at=state.at, as_of=state.as_of, task_type=state.task_type

@@ -18,10 +18,21 @@ from governance.models import Memory, Status, Turn
 from governance.redaction.masking import withheld
 
 NOT_ELIGIBLE, NO_PATH, FUSION, OUT_OF_FORCE, RANK, BUDGET, PACK, USED = (
-    "not eligible", "not matched by any path", "cut by fusion", "out of force", "dropped at rank",
-    "over budget", "not placed", "used")
-PATH_WORDS = {"lexical": "by words", "vector": "by meaning", "recent": "as a recent turn",
-              "keyed": "as a keyed fact in force"}
+    "not eligible",
+    "not matched by any path",
+    "cut by fusion",
+    "out of force",
+    "dropped at rank",
+    "over budget",
+    "not placed",
+    "used",
+)
+PATH_WORDS = {
+    "lexical": "by words",
+    "vector": "by meaning",
+    "recent": "as a recent turn",
+    "keyed": "as a keyed fact in force",
+}
 
 
 @dataclass
@@ -46,11 +57,13 @@ def _from_packet(turn: Turn, memory: Memory, packet: dict) -> WhyNot | None:
             if slot == "skipped":
                 stage = b.get("stage") or ("pack" if reason == "did not fit the token budget" else "")
                 verdict = BUDGET if stage == "pack" else RANK if stage == "rank" else stage or "left out"
-                return WhyNot(memory, verdict, stage, reason or "no reason recorded", "stored",
-                              slot=b.get("slot", ""))
+                return WhyNot(
+                    memory, verdict, stage, reason or "no reason recorded", "stored", slot=b.get("slot", "")
+                )
             if slot == "negative":
-                return WhyNot(memory, OUT_OF_FORCE, "adjudicate", reason or "no longer in force", "stored",
-                              slot=slot)
+                return WhyNot(
+                    memory, OUT_OF_FORCE, "adjudicate", reason or "no longer in force", "stored", slot=slot
+                )
             return WhyNot(memory, USED, "", reason or f"placed in {slot}", "stored", slot=slot)
     return None
 
@@ -60,13 +73,16 @@ def _ineligible(memory: Memory, state) -> str:
     if withheld(memory.status) or memory.purged_at is not None:
         return "it is forgotten: it is never recalled or shown again"
     if memory.scope_id not in e.scope_ids:
-        return ("it lives in a scope this turn does not read (a read sees its own scope and the scopes above it, "
-                "within the asker's grants)")
+        return (
+            "it lives in a scope this turn does not read (a read sees its own scope and the scopes above it, "
+            "within the asker's grants)"
+        )
     if memory.status not in e.statuses:
-        return {Status.RETIRED: "it is retired: no longer recalled",
-                Status.REJECTED: "it was rejected by a reviewer",
-                Status.SUPERSEDED: "it is superseded, and this strategy does not bring what was replaced"}.get(
-            memory.status, f"its status ({memory.status}) is never recalled")
+        return {
+            Status.RETIRED: "it is retired: no longer recalled",
+            Status.REJECTED: "it was rejected by a reviewer",
+            Status.SUPERSEDED: "it is superseded, and this strategy does not bring what was replaced",
+        }.get(memory.status, f"its status ({memory.status}) is never recalled")
     if memory.valid_from and memory.valid_from > e.at:
         return "it was not valid yet at the turn's time (valid from a later date)"
     if memory.valid_until and memory.valid_until <= e.at:
@@ -83,8 +99,15 @@ def _replayed(turn: Turn, memory: Memory, principal) -> WhyNot:
     from governance.recall.packet import stages_run
 
     req = turn.request or {}
-    state = stages_run(principal=principal, scope=turn.scope, query=turn.query, strategy=turn.strategy or "full",
-                       as_of=turn.as_of or turn.created_at, session=turn.session, task=req.get("task"))
+    state = stages_run(
+        principal=principal,
+        scope=turn.scope,
+        query=turn.query,
+        strategy=turn.strategy or "full",
+        as_of=turn.as_of or turn.created_at,
+        session=turn.session,
+        task=req.get("task"),
+    )
     why = _ineligible(memory, state)
     if why:
         return WhyNot(memory, NOT_ELIGIBLE, "eligible", why, "replay")
@@ -94,18 +117,41 @@ def _replayed(turn: Turn, memory: Memory, principal) -> WhyNot:
     found_words = [PATH_WORDS.get(p, p) for p in found]
     for (hit, slot, reason), stage in zip(state.dropped, state.dropped_by, strict=False):
         if hit.id == memory.pk:
-            return WhyNot(memory, RANK if stage == "rank" else stage, stage, reason, "replay", found_words, slot)
+            return WhyNot(
+                memory, RANK if stage == "rank" else stage, stage, reason, "replay", found_words, slot
+            )
     if any(h.id == memory.pk for h in state.negative):
-        return WhyNot(memory, OUT_OF_FORCE, "adjudicate", "it is no longer in force: it went to the negative "
-                      "context (superseded, or outdated by a newer memory)", "replay", found_words, "negative")
+        return WhyNot(
+            memory,
+            OUT_OF_FORCE,
+            "adjudicate",
+            "it is no longer in force: it went to the negative "
+            "context (superseded, or outdated by a newer memory)",
+            "replay",
+            found_words,
+            "negative",
+        )
     if not found and memory.pk not in state.hits:
-        return WhyNot(memory, NO_PATH, "search", "no search path found it for this query: none of its words "
-                      "matched, it was not among the nearest by meaning, and it is neither a recent turn of the "
-                      "session nor a keyed fact in force", "replay")
+        return WhyNot(
+            memory,
+            NO_PATH,
+            "search",
+            "no search path found it for this query: none of its words "
+            "matched, it was not among the nearest by meaning, and it is neither a recent turn of the "
+            "session nor a keyed fact in force",
+            "replay",
+        )
     in_lists = {p for p in found if p in state.lists}
     if in_lists and memory.pk not in state.hits and memory.pk not in {h.id for h in state.evidence}:
-        return WhyNot(memory, FUSION, "fuse", "found, but the fused ranking put it below the cut-off (or folded "
-                      "it into a repeat of the same turn), so it went no further", "replay", found_words)
+        return WhyNot(
+            memory,
+            FUSION,
+            "fuse",
+            "found, but the fused ranking put it below the cut-off (or folded "
+            "it into a repeat of the same turn), so it went no further",
+            "replay",
+            found_words,
+        )
     packet, _ = pack(state, int(req.get("budget_tokens") or turn.budget_limit or 2000))
     placed = _from_packet(turn, memory, packet)
     if placed is not None:
@@ -113,8 +159,14 @@ def _replayed(turn: Turn, memory: Memory, principal) -> WhyNot:
         return placed
     if memory.pk in state.hits and memory.pk not in {h.id for h in state.evidence}:
         return WhyNot(memory, RANK, "rank", "ranked out of the evidence", "replay", found_words)
-    return WhyNot(memory, PACK, "pack", "not among the best of its slot (a slot holds the ten best) or "
-                  "already placed as a recent turn", "replay", found_words)
+    return WhyNot(
+        memory,
+        PACK,
+        "pack",
+        "not among the best of its slot (a slot holds the ten best) or already placed as a recent turn",
+        "replay",
+        found_words,
+    )
 
 
 def why_not(turn: Turn, memory: Memory, principal, masked_packet: dict) -> WhyNot:
@@ -128,11 +180,25 @@ def why_not(turn: Turn, memory: Memory, principal, masked_packet: dict) -> WhyNo
         # The turn's own packet does not hold it, yet a replay now would use it: what the search paths find
         # changed after the turn (most often: memories still waiting for their vector then, found by meaning
         # now). Said as such, never as "used" for a turn that did not use it.
-        pending = next((s.get("out", 0) for s in (turn.trace or {}).get("stages", [])
-                        if isinstance(s, dict) and s.get("name") == "pending"), 0)
-        waiting = (f" ({pending} memories of the scope were still waiting for their vector then)"
-                   if pending else "")
-        return WhyNot(memory, NO_PATH, "search", "this turn's search did not bring it" + waiting + "; a "
-                      "replay now would use it, so what the search finds has changed since the turn",
-                      "replay", replayed.found_by, replayed.slot)
+        pending = next(
+            (
+                s.get("out", 0)
+                for s in (turn.trace or {}).get("stages", [])
+                if isinstance(s, dict) and s.get("name") == "pending"
+            ),
+            0,
+        )
+        waiting = (
+            f" ({pending} memories of the scope were still waiting for their vector then)" if pending else ""
+        )
+        return WhyNot(
+            memory,
+            NO_PATH,
+            "search",
+            "this turn's search did not bring it" + waiting + "; a "
+            "replay now would use it, so what the search finds has changed since the turn",
+            "replay",
+            replayed.found_by,
+            replayed.slot,
+        )
     return replayed

@@ -15,8 +15,9 @@ def repeat_key(row: dict) -> tuple | None:
     return (row.get("scope_id"), (row.get("speaker") or "").strip().lower(), text) if text else None
 
 
-def collapse_repeats(lists: dict[str, list[tuple[int, float]]], rows: dict[int, dict]
-                     ) -> dict[str, list[tuple[int, float]]]:
+def collapse_repeats(
+    lists: dict[str, list[tuple[int, float]]], rows: dict[int, dict]
+) -> dict[str, list[tuple[int, float]]]:
     """Each list with every repeated turn collapsed into one entry, at the best rank any of its copies had
     in that list. A line said twenty times ("How are the kids doing?") then takes one place in a list
     instead of twenty, and the turns below it move up. The copy kept is the latest one said (the same in

@@ -20,14 +20,17 @@ from governance.selectors.dashboard.memory_list import (
 )
 
 
-def memory_meaning(principal: Principal, scope: Scope | None, filters: MemoryFilters,
-                   limit: int = PAGE_SIZE) -> list[Memory]:
+def memory_meaning(
+    principal: Principal, scope: Scope | None, filters: MemoryFilters, limit: int = PAGE_SIZE
+) -> list[Memory]:
     """The memories nearest in meaning to filters.q among those the list would show, best first, each
     with `.similarity`: the query is embedded by the agents' embedder and searched by the agents' vector
     search (governance.recall.vector.nearest) over the principal's governed scopes only."""
     text = filters.q.strip()
     scope_ids = governed_scope_ids(principal, scope)
-    statuses = MEANING_STATUSES if not filters.status else tuple(s for s in MEANING_STATUSES if s == filters.status)
+    statuses = (
+        MEANING_STATUSES if not filters.status else tuple(s for s in MEANING_STATUSES if s == filters.status)
+    )
     if not text or not scope_ids or not statuses:
         return []
     vector, _ = embed_query_cached(get_embedder(), text, asker=asker_of(principal))
@@ -35,9 +38,11 @@ def memory_meaning(principal: Principal, scope: Scope | None, filters: MemoryFil
     found = nearest(eligibility, vector, MEANING_CANDIDATES)
     similarity = dict(found)
     words_free = MemoryFilters(**{**filters.__dict__, "q": ""})
-    rows = with_activation(
-        memory_list_queryset(principal, scope, words_free).filter(pk__in=list(similarity))
-    ).select_related("scope").defer("embedding", "lexical", "meta")
+    rows = (
+        with_activation(memory_list_queryset(principal, scope, words_free).filter(pk__in=list(similarity)))
+        .select_related("scope")
+        .defer("embedding", "lexical", "meta")
+    )
     out = sorted(rows, key=lambda m: (-similarity[m.pk], m.pk))[:limit]
     for memory in out:
         memory.similarity = similarity[memory.pk]

@@ -54,8 +54,18 @@ def block(hit: Hit, slot: str, reason: str) -> dict:
 
 
 # What the stages note on a hit that its block carries (recall/adjudicate.py, recall/session.py).
-BLOCK_EXTRAS = ("replaced_by", "supported_by", "supports", "outdated", "session_override", "set_aside",
-                "binding_request", "override_rejected", "pending_changes", "pending_more")
+BLOCK_EXTRAS = (
+    "replaced_by",
+    "supported_by",
+    "supports",
+    "outdated",
+    "session_override",
+    "set_aside",
+    "binding_request",
+    "override_rejected",
+    "pending_changes",
+    "pending_more",
+)
 
 
 def _evidence_reason(hit: Hit) -> str:
@@ -83,21 +93,35 @@ class Packer:
     def __init__(self, limit: int):
         self.limit = limit
         self.used = 0
-        self.packet: dict[str, list[dict]] = {name: [] for name in
-                                              ("task", "constraints", "recent", "evidence", "preferences",
-                                               "relations", "external", "negative")}
+        self.packet: dict[str, list[dict]] = {
+            name: []
+            for name in (
+                "task",
+                "constraints",
+                "recent",
+                "evidence",
+                "preferences",
+                "relations",
+                "external",
+                "negative",
+            )
+        }
         self.skipped: list[dict] = []
         self.placed: set[int] = set()
 
     def cost(self, unit: list[tuple[str, dict]]) -> int:
         new_slots = {slot for slot, _ in unit if not self.packet[slot]}
         return sum(count_tokens(render_block(slot, b)) + 1 for slot, b in unit) + sum(
-            count_tokens(slot_header(s)) + 1 for s in new_slots)
+            count_tokens(slot_header(s)) + 1 for s in new_slots
+        )
 
     def add(self, unit: list[tuple[str, dict]], *, pinned: bool = False) -> bool:
         # A memory appears once; relation blocks describe links between memories and may repeat an id.
-        unit = [(s, b) for s, b in unit
-                if s == "relations" or b.get("memory_id") is None or b["memory_id"] not in self.placed]
+        unit = [
+            (s, b)
+            for s, b in unit
+            if s == "relations" or b.get("memory_id") is None or b["memory_id"] not in self.placed
+        ]
         if not unit:
             return True
         cost = self.cost(unit)
@@ -107,8 +131,15 @@ class Packer:
                 # A unit can be offered again (a call and its result are tried as a pair for each of
                 # them); a memory left out of a slot is listed once.
                 if b.get("memory_id") is None or (b["memory_id"], slot) not in listed:
-                    self.skipped.append({**b, "slot": slot, "tokens": count_tokens(render_block(slot, b)),
-                                         "reason": "did not fit the token budget", "stage": "pack"})
+                    self.skipped.append(
+                        {
+                            **b,
+                            "slot": slot,
+                            "tokens": count_tokens(render_block(slot, b)),
+                            "reason": "did not fit the token budget",
+                            "stage": "pack",
+                        }
+                    )
             return False
         for slot, b in unit:
             self.packet[slot].append(b)
@@ -124,12 +155,22 @@ def _task_block(task: dict | None) -> dict | None:
     parts = [f"Goal: {task.get('goal', '')}".strip()]
     if task.get("state"):
         parts.append(f"State: {task['state']}")
-    return {"memory_id": None, "kind": "task", "key": None, "revision": None, "status": "active",
-            "text": " | ".join(parts), "source": {"kind": "request", "ref": ""}, "score": 1.0,
-            "reason": PINNED_REASON.format(why="the current task")}
+    return {
+        "memory_id": None,
+        "kind": "task",
+        "key": None,
+        "revision": None,
+        "status": "active",
+        "text": " | ".join(parts),
+        "source": {"kind": "request", "ref": ""},
+        "score": 1.0,
+        "reason": PINNED_REASON.format(why="the current task"),
+    }
 
 
-def _units(hits: list[Hit], slot: str, reason_of, by_call: dict[str, list[Hit]]) -> list[list[tuple[str, dict]]]:
+def _units(
+    hits: list[Hit], slot: str, reason_of, by_call: dict[str, list[Hit]]
+) -> list[list[tuple[str, dict]]]:
     """Blocks as packing units: a hit with a call_id brings every turn of that call into the same unit."""
     units = []
     for hit in hits:
@@ -143,7 +184,9 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     p = Packer(limit)
     pool = {h.id: h for h in list(state.hits.values()) + state.recent}
     by_call: dict[str, list[Hit]] = {}
-    for hit in sorted(pool.values(), key=lambda h: (h.row.get("occurred_at") is None, h.row.get("occurred_at"), h.id)):
+    for hit in sorted(
+        pool.values(), key=lambda h: (h.row.get("occurred_at") is None, h.row.get("occurred_at"), h.id)
+    ):
         if hit.row.get("call_id"):
             by_call.setdefault(hit.row["call_id"], []).append(hit)
 
@@ -156,8 +199,13 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     recent_ids = {h.id for h in state.recent}
     pending = [hs for hs in by_call.values() if _is_pending(hs, state.session, recent_ids)]
     for hs in pending:
-        p.add([("recent", block(h, "recent", PINNED_REASON.format(why="a tool call waiting for its result")))
-               for h in hs], pinned=True)
+        p.add(
+            [
+                ("recent", block(h, "recent", PINNED_REASON.format(why="a tool call waiting for its result")))
+                for h in hs
+            ],
+            pinned=True,
+        )
     if p.used > limit:
         raise PinnedOverBudget(needed=p.used, budget=limit)
 
@@ -166,8 +214,9 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     evidence = [h for h in evidence if not _is_external(h)][: state.k]
     optional = {
         "negative": _units(state.negative, "negative", _negative_reason, {}),
-        "preferences": _units(state.preferences, "preferences",
-                              lambda h: h.extra.get("pinned_why", "a preference in force"), {}),
+        "preferences": _units(
+            state.preferences, "preferences", lambda h: h.extra.get("pinned_why", "a preference in force"), {}
+        ),
         "recent": _units(list(reversed(state.recent)), "recent", lambda h: "recent turn", by_call),
         "evidence": _units(evidence, "evidence", _evidence_reason, by_call),
         "external": _units(external[: state.k], "external", _evidence_reason, by_call),
@@ -219,7 +268,9 @@ def _drop_last_optional(packet: dict) -> bool:
                 if b.get("call_id"):  # the other half of a call/result pair leaves with it
                     gone += [x for x in blocks if x.get("call_id") == b["call_id"]]
                     blocks[:] = [x for x in blocks if x.get("call_id") != b["call_id"]]
-                packet["skipped"].extend({**g, "slot": slot, "reason": "did not fit the token budget", "stage": "pack"}
-                                         for g in gone)
+                packet["skipped"].extend(
+                    {**g, "slot": slot, "reason": "did not fit the token budget", "stage": "pack"}
+                    for g in gone
+                )
                 return True
     return False

@@ -57,12 +57,18 @@ def _validate(query, strategy, as_of, task=None) -> None:
         raise InvalidInput(BAD_QUERY, field="query")
     if strategy not in STRATEGIES:
         raise InvalidInput(BAD_STRATEGY, field="strategy")
-    if as_of is not None and (not isinstance(as_of, datetime) or as_of.tzinfo is None
-                              or as_of > timezone.now() + timedelta(minutes=5)):
+    if as_of is not None and (
+        not isinstance(as_of, datetime)
+        or as_of.tzinfo is None
+        or as_of > timezone.now() + timedelta(minutes=5)
+    ):
         raise InvalidInput(BAD_AS_OF, field="as_of")
     if task is not None:
-        ok = isinstance(task, dict) and isinstance(task.get("goal", ""), str) and all(
-            isinstance(task.get(f, ""), str) for f in ("state", "type"))
+        ok = (
+            isinstance(task, dict)
+            and isinstance(task.get("goal", ""), str)
+            and all(isinstance(task.get(f, ""), str) for f in ("state", "type"))
+        )
         if not ok:
             raise InvalidInput(BAD_TASK, field="task")
 
@@ -181,9 +187,17 @@ def _state(principal, scope, query, strategy, as_of, k, session="", task=None) -
         scope = _resolve_scope(scope)
         require(principal, scope, Action.ASK_CONTEXT)
     return RecallState(
-        principal=principal, scope=scope, scope_ids=scope_ids, query=query, stages=STRATEGIES[strategy],
+        principal=principal,
+        scope=scope,
+        scope_ids=scope_ids,
+        query=query,
+        stages=STRATEGIES[strategy],
         at=as_of or timezone.now(),
-        as_of=as_of, k=k, session=session or "", task=task, task_type=(task or {}).get("type", "") or "",
+        as_of=as_of,
+        k=k,
+        session=session or "",
+        task=task,
+        task_type=(task or {}).get("type", "") or "",
         # auto lets the planner choose; bench_context sets exact/hnsw to compare the two paths.
         vector_mode=getattr(settings, "RECALL_VECTOR_MODE", "auto"),
     )
@@ -192,8 +206,12 @@ def _state(principal, scope, query, strategy, as_of, k, session="", task=None) -
 def result_item(hit: Hit) -> dict:
     row = hit.row
     return {
-        "memory_id": hit.id, "text": row["text"], "kind": row["kind"], "key": row["key"],
-        "revision": row["revision"], "status": row["status"],
+        "memory_id": hit.id,
+        "text": row["text"],
+        "kind": row["kind"],
+        "key": row["key"],
+        "revision": row["revision"],
+        "status": row["status"],
         "source": {"kind": row["source_kind"], "ref": row["source_ref"]},
         "score": round(hit.score, 6),
         "scores": {
@@ -206,8 +224,14 @@ def result_item(hit: Hit) -> dict:
 
 
 def recall_memories(
-    *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int = 10, strategy: str = "full",
-    as_of: datetime | None = None, embedding: Future | _Done | None = None,
+    *,
+    principal: Principal | None,
+    scope: Scope | ScopeAccess | str,
+    query: str,
+    k: int = 10,
+    strategy: str = "full",
+    as_of: datetime | None = None,
+    embedding: Future | _Done | None = None,
 ) -> list[dict]:
     """The k best eligible memories for `query` in `scope` (never superseded, retired or forgotten ones).
     `embedding`: the query's embedding started by embed_ahead(query, strategy, principal)."""
@@ -221,7 +245,12 @@ def recall_memories(
 
 
 def recall_with_stages(
-    *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, k: int, stages: frozenset[str],
+    *,
+    principal: Principal | None,
+    scope: Scope | ScopeAccess | str,
+    query: str,
+    k: int,
+    stages: frozenset[str],
     trace: list | None = None,
 ) -> list[dict]:
     """recall_memories with a set of stages instead of a named strategy: `evaluate_retrieval` measures each
@@ -237,14 +266,26 @@ def recall_with_stages(
 
 
 def assemble_context(
-    *, principal: Principal | None, scope: Scope | ScopeAccess | str, query: str, budget_tokens: int, strategy: str = "full",
-    task: dict | None = None, as_of: datetime | None = None, session: str = "", store: bool = True,
+    *,
+    principal: Principal | None,
+    scope: Scope | ScopeAccess | str,
+    query: str,
+    budget_tokens: int,
+    strategy: str = "full",
+    task: dict | None = None,
+    as_of: datetime | None = None,
+    session: str = "",
+    store: bool = True,
     embedding: Future | _Done | None = None,
 ) -> dict:
     """Assemble, store and return the context packet for one turn (see docs/api.md for the shape).
     `embedding`: the query's embedding started by embed_ahead(query, strategy, principal)."""
     _validate(query, strategy, as_of, task)
-    if not isinstance(budget_tokens, int) or isinstance(budget_tokens, bool) or not 1 <= budget_tokens <= MAX_BUDGET:
+    if (
+        not isinstance(budget_tokens, int)
+        or isinstance(budget_tokens, bool)
+        or not 1 <= budget_tokens <= MAX_BUDGET
+    ):
         raise InvalidInput(BAD_BUDGET, field="budget_tokens")
     state = _state(principal, scope, query, strategy, as_of, 10, session, task)
     _run_stages(state, embedding)
@@ -252,14 +293,21 @@ def assemble_context(
 
     def _pack(s: RecallState) -> tuple[int, int]:
         holder["packet"], holder["used"] = pack(s, budget_tokens)
-        came = {"rank": len(s.evidence), "recent": len(s.recent), "keyed": len(s.constraints) + len(s.preferences),
-                "adjudicate": len(s.negative)}
+        came = {
+            "rank": len(s.evidence),
+            "recent": len(s.recent),
+            "keyed": len(s.constraints) + len(s.preferences),
+            "adjudicate": len(s.negative),
+        }
         out = sum(len(v) for k, v in holder["packet"].items() if k not in ("skipped", "task", "relations"))
         skipped = sum(1 for b in holder["packet"].get("skipped", []) if b.get("stage") == "pack")
         # The blocks placed, and where the rest went: skipped by name for the budget, or not among the k best
         # of their slot / already placed as a recent turn (counted, not named).
-        return sum(came.values()), out, {"from": came, "over_budget": skipped,
-                                         "not_placed": max(sum(came.values()) - out - skipped, 0)}
+        return (
+            sum(came.values()),
+            out,
+            {"from": came, "over_budget": skipped, "not_placed": max(sum(came.values()) - out - skipped, 0)},
+        )
 
     state.run("pack", _pack)
     packet, used = holder["packet"], holder["used"]
@@ -276,8 +324,16 @@ def assemble_context(
     return result
 
 
-def stages_run(*, principal: Principal | None, scope: Scope, query: str, strategy: str, as_of: datetime | None,
-               session: str = "", task: dict | None = None) -> RecallState:
+def stages_run(
+    *,
+    principal: Principal | None,
+    scope: Scope,
+    query: str,
+    strategy: str,
+    as_of: datetime | None,
+    session: str = "",
+    task: dict | None = None,
+) -> RecallState:
     """The state after every stage before packing, for explaining a turn (governance.recall.explain): the
     same checks (ASK_CONTEXT on the scope) and stages as assemble_context, nothing stored or reinforced."""
     _validate(query, strategy, as_of, task)
@@ -288,23 +344,45 @@ def stages_run(*, principal: Principal | None, scope: Scope, query: str, strateg
 
 def used_memory_ids(packet: dict) -> list[int]:
     """Memories the packet presents as usable (not the negative context, not what was skipped)."""
-    return [b["memory_id"] for slot in ("constraints", "recent", "evidence", "preferences", "external")
-            for b in packet.get(slot, []) if b.get("memory_id") is not None]
+    return [
+        b["memory_id"]
+        for slot in ("constraints", "recent", "evidence", "preferences", "external")
+        for b in packet.get(slot, [])
+        if b.get("memory_id") is not None
+    ]
 
 
 def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) -> int:
     """Store the Turn and its TurnMemory rows in one statement (one round trip, atomic on its own; part
     of the caller's transaction when there is one), then queue the reinforcement for after the commit."""
     packet = result["packet"]
-    query = REDACTED if state.query and repeats_purged_text(state.query, state.scope.workspace_id) else state.query
+    query = (
+        REDACTED
+        if state.query and repeats_purged_text(state.query, state.scope.workspace_id)
+        else state.query
+    )
     request = {
-        "scope": state.scope.path, "query": query, "budget_tokens": budget, "strategy": strategy,
-        "task": state.task, "as_of": state.as_of.isoformat() if state.as_of else None, "session": state.session,
+        "scope": state.scope.path,
+        "query": query,
+        "budget_tokens": budget,
+        "strategy": strategy,
+        "task": state.task,
+        "as_of": state.as_of.isoformat() if state.as_of else None,
+        "session": state.session,
     }
     turn = Turn(
-        scope=state.scope, principal=state.principal, session=state.session, query=query,
-        strategy=strategy, as_of=state.as_of, request=request, packet=packet, text=result["text"],
-        budget_limit=budget, budget_used=result["budget"]["used"], token_counter=counter_name(),
+        scope=state.scope,
+        principal=state.principal,
+        session=state.session,
+        query=query,
+        strategy=strategy,
+        as_of=state.as_of,
+        request=request,
+        packet=packet,
+        text=result["text"],
+        budget_limit=budget,
+        budget_used=result["budget"]["used"],
+        token_counter=counter_name(),
         trace=result["trace"],
     )
     cited: dict[tuple[int, str], bool] = {}
@@ -328,8 +406,12 @@ def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) ->
             "   unnest(%s::bigint[], %s::varchar[], %s::boolean[]) AS c(memory_id, slot, included)"
             "  ON CONFLICT DO NOTHING)"
             " SELECT id FROM turn",
-            [*(f.get_db_prep_save(f.pre_save(turn, True), connection) for f in fields),
-             [m for m, _ in cited], [s for _, s in cited], list(cited.values())],
+            [
+                *(f.get_db_prep_save(f.pre_save(turn, True), connection) for f in fields),
+                [m for m, _ in cited],
+                [s for _, s in cited],
+                list(cited.values()),
+            ],
         )
         turn_id = cursor.fetchone()[0]
     queue_reinforcement(turn_id=turn_id, memory_ids=used_memory_ids(packet), at=state.at)

@@ -55,10 +55,15 @@ COLD_LEXICAL_SHARE = 0.9
 TIME_ORDER_WEIGHT = 0.03
 TIME_ORDER_NOW = 0.10
 TIME_ORDER_EARLY = -0.05
-NOW_CUES = frozenset(lexical.terms("current currently now latest recent recently still anymore these days nowadays "
-                                   "new newest update updated change changed switch switched today"))
-EARLY_CUES = frozenset(lexical.terms("first originally initially earlier previous previously formerly used before "
-                                     "old oldest"))
+NOW_CUES = frozenset(
+    lexical.terms(
+        "current currently now latest recent recently still anymore these days nowadays "
+        "new newest update updated change changed switch switched today"
+    )
+)
+EARLY_CUES = frozenset(
+    lexical.terms("first originally initially earlier previous previously formerly used before old oldest")
+)
 # A memory said by a person the question names ("When did Caroline …") gets this much: the speaker is in
 # the searched text too, but a name is one word among many there.
 SPEAKER_WEIGHT = 0.05
@@ -97,8 +102,12 @@ def score(hit: Hit, state: RecallState, weights: dict[str, float], use_activatio
     if not use_activation:
         return match
     act = 1.0 - math.exp(-hit.activation / ACTIVATION_SCALE)
-    return (weights["match"] * match + weights["activation"] * act + weights["recency"] * hit.recency
-            + weights["importance"] * float(hit.row.get("importance") or 0.0))
+    return (
+        weights["match"] * match
+        + weights["activation"] * act
+        + weights["recency"] * hit.recency
+        + weights["importance"] * float(hit.row.get("importance") or 0.0)
+    )
 
 
 def _when(hit: Hit):
@@ -108,7 +117,9 @@ def _when(hit: Hit):
 def rank(state: RecallState) -> tuple[int, int]:
     weights = weights_for(state.task_type)
     use_activation = ACTIVATION in state.stages
-    everything = list(state.hits.values()) + state.recent + state.constraints + state.preferences + state.negative
+    everything = (
+        list(state.hits.values()) + state.recent + state.constraints + state.preferences + state.negative
+    )
     found = [h for h in state.hits.values() if _when(h) is not None]
     oldest = min((_when(h) for h in found), default=None)
     span = (max(_when(h) for h in found) - oldest).total_seconds() if found else 0.0
@@ -158,8 +169,11 @@ def later_word_first(query: str, evidence: list[Hit], *, window: int) -> list[Hi
     wanted = set(lexical.terms(query))
     named = _identifiers(wanted)
     head, tail = list(evidence[:window]), evidence[window:]
-    words = {h.id: wanted & set(lexical.terms(lexical.searchable_text(h.row.get("text") or "",
-                                                                        h.row.get("speaker") or ""))) for h in head}
+    words = {
+        h.id: wanted
+        & set(lexical.terms(lexical.searchable_text(h.row.get("text") or "", h.row.get("speaker") or "")))
+        for h in head
+    }
     i = 0
     while i < len(head):
         earlier = head[i]
@@ -167,11 +181,16 @@ def later_word_first(query: str, evidence: list[Hit], *, window: int) -> list[Hi
         for j in range(i + 1, len(head)):
             later = head[j]
             shared = mine & words[later.id]
-            if (earlier.score - later.score <= LATER_WORD_MARGIN and _when(later) and _when(earlier)
-                    and _when(later) > _when(earlier) and len(shared) >= 2
-                    and len(shared) >= SAME_SUBJECT_SHARE * len(mine)
-                    # nor past any memory between them holding an identifier of the query it lacks
-                    and not any((words[h.id] & named) - words[later.id] for h in head[i:j])):
+            if (
+                earlier.score - later.score <= LATER_WORD_MARGIN
+                and _when(later)
+                and _when(earlier)
+                and _when(later) > _when(earlier)
+                and len(shared) >= 2
+                and len(shared) >= SAME_SUBJECT_SHARE * len(mine)
+                # nor past any memory between them holding an identifier of the query it lacks
+                and not any((words[h.id] & named) - words[later.id] for h in head[i:j])
+            ):
                 head.insert(i, head.pop(j))
                 later.flags.append(f"said after memory {earlier.id} on the same subject")
                 break
@@ -187,8 +206,13 @@ def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:
     kept = []
     for hit in evidence:
         key, winner = hit.row.get("key"), state.keyed_winners.get(hit.row.get("key") or "")
-        if (key and winner and winner[0] != hit.id and hit.row.get("status") == Status.ACTIVE
-                and (hit.row.get("depth") or 0) < winner[1]):
+        if (
+            key
+            and winner
+            and winner[0] != hit.id
+            and hit.row.get("status") == Status.ACTIVE
+            and (hit.row.get("depth") or 0) < winner[1]
+        ):
             state.dropped.append((hit, "evidence", f"overridden by memory {winner[0]} in a narrower scope"))
             continue
         kept.append(hit)
@@ -202,7 +226,11 @@ def strong_match(hit: Hit, best_semantic: float | None, best_lexical: float | No
         return True  # (a supporter stands with the fact in force it was brought in for)
     if hit.lexical is not None and best_lexical and hit.lexical >= COLD_LEXICAL_SHARE * best_lexical:
         return True
-    return hit.semantic is not None and best_semantic is not None and hit.semantic >= best_semantic - COLD_SEMANTIC_MARGIN
+    return (
+        hit.semantic is not None
+        and best_semantic is not None
+        and hit.semantic >= best_semantic - COLD_SEMANTIC_MARGIN
+    )
 
 
 def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
@@ -216,7 +244,9 @@ def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
             kept.append(hit)
             continue
         if hit.row.get("kind") == Kind.WORKING:
-            state.dropped.append((hit, "evidence", f"{cold_reason(hit, threshold)}; working memory of an ended session"))
+            state.dropped.append(
+                (hit, "evidence", f"{cold_reason(hit, threshold)}; working memory of an ended session")
+            )
         elif hit.fused > 0 and strong_match(hit, best_semantic, best_lexical):
             hit.flags.append("cold, kept for a strong match")
             kept.append(hit)

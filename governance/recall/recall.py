@@ -97,8 +97,14 @@ def fetch(state: RecallState, ids: list[int], *, statuses: tuple[str, ...] | Non
         return {row["id"]: row for row in _rows(cursor)}
 
 
-def _select(state: RecallState, extra_where: str, extra_params: list, order: str, limit: int,
-            statuses: tuple[str, ...] | None = None) -> list[dict]:
+def _select(
+    state: RecallState,
+    extra_where: str,
+    extra_params: list,
+    order: str,
+    limit: int,
+    statuses: tuple[str, ...] | None = None,
+) -> list[dict]:
     where, params = state.eligibility.where("m", statuses)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -115,8 +121,9 @@ def vector_stage(state: RecallState) -> tuple[int, int]:
         return 0, 0
     limit = max(CANDIDATES_PER_PATH, state.k)
     # The rows come with the search (one statement): fusion then needs no query of its own.
-    found = vector.nearest(state.eligibility, state.query_vector, limit, mode=state.vector_mode,
-                           columns=row_columns(state))
+    found = vector.nearest(
+        state.eligibility, state.query_vector, limit, mode=state.vector_mode, columns=row_columns(state)
+    )
     state.lists[VECTOR] = [(memory_id, similarity) for memory_id, similarity, _ in found]
     state.rows.update((memory_id, _decoded(row)) for memory_id, _, row in found)
     return 1, len(state.lists[VECTOR])
@@ -130,7 +137,9 @@ def pending_stage(state: RecallState) -> tuple[int, int, dict]:
 
 
 def lexical_stage(state: RecallState) -> tuple[int, int]:
-    state.lists[LEXICAL] = search.keyword_search(state.eligibility, state.query, max(CANDIDATES_PER_PATH, state.k))
+    state.lists[LEXICAL] = search.keyword_search(
+        state.eligibility, state.query, max(CANDIDATES_PER_PATH, state.k)
+    )
     # Their rows now, while the query is still being embedded: fusion then fetches only what the vector
     # search alone found, and that comes with the vector search itself.
     state.rows.update(fetch(state, [memory_id for memory_id, _ in state.lists[LEXICAL]]))
@@ -155,7 +164,14 @@ def recent_stage(state: RecallState) -> tuple[int, int]:
             f"   AND m.occurred_at IS NOT NULL {session_sql} AND {where}"
             "  ORDER BY m.occurred_at DESC LIMIT %s) m"
             " ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
-            [state.at, list(state.eligibility.scope_ids), *session_params, *params, RECENT_TURNS, RECENT_TURNS],
+            [
+                state.at,
+                list(state.eligibility.scope_ids),
+                *session_params,
+                *params,
+                RECENT_TURNS,
+                RECENT_TURNS,
+            ],
         )
         rows = _rows(cursor)
     state.recent = [Hit(id=r["id"], row=r, paths={"recent"}) for r in reversed(rows)]
@@ -180,8 +196,9 @@ def keyed_stage(state: RecallState) -> tuple[int, int]:
         hit = Hit(id=row["id"], row=row, paths={"keyed"}, activation=float(row["activation"]))
         if row["key"] is not None:
             if row["key"] in seen_keys:
-                state.dropped.append((hit, "constraints",
-                                      f"overridden by memory {seen_keys[row['key']]} in a narrower scope"))
+                state.dropped.append(
+                    (hit, "constraints", f"overridden by memory {seen_keys[row['key']]} in a narrower scope")
+                )
                 continue
             seen_keys[row["key"]] = row["id"]
             state.keyed_winners[row["key"]] = (row["id"], row["depth"])
@@ -224,19 +241,30 @@ def fuse_stage(state: RecallState) -> tuple[int, int, dict]:
             continue
         got = scores[memory_id]
         state.hits[memory_id] = Hit(
-            id=memory_id, row=row, semantic=got.get(VECTOR), lexical=got.get(LEXICAL),
-            fused=fused[memory_id] / best, activation=float(row["activation"]), paths=set(got),
+            id=memory_id,
+            row=row,
+            semantic=got.get(VECTOR),
+            lexical=got.get(LEXICAL),
+            fused=fused[memory_id] / best,
+            activation=float(row["activation"]),
+            paths=set(got),
         )
     before_partners = len(state.hits)
     _add_call_partners(state)
     # So the trace adds up: what came from each path, and how many were one memory found by two paths,
     # repeated turns folded into one, or below the fused cut (not named one by one).
-    return sum(len(v) for v in state.lists.values()), len(state.hits), {
-        "from": {path: len(ranked) for path, ranked in state.lists.items()},
-        "found_twice": sum(len(v) for v in state.lists.values()) - len(listed),
-        "collapsed": len(listed) - len(fused), "cut": len(fused) - len(top),
-        "changed": len(top) - before_partners, "added": len(state.hits) - before_partners,
-    }
+    return (
+        sum(len(v) for v in state.lists.values()),
+        len(state.hits),
+        {
+            "from": {path: len(ranked) for path, ranked in state.lists.items()},
+            "found_twice": sum(len(v) for v in state.lists.values()) - len(listed),
+            "collapsed": len(listed) - len(fused),
+            "cut": len(fused) - len(top),
+            "changed": len(top) - before_partners,
+            "added": len(state.hits) - before_partners,
+        },
+    )
 
 
 def _add_call_partners(state: RecallState) -> None:

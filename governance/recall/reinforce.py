@@ -18,6 +18,7 @@ from governance.runtime import process_pool
 
 logger = logging.getLogger(__name__)
 
+
 def publisher_pool() -> ThreadPoolExecutor:
     """The one thread per process that publishes reinforcement messages, in order."""
     return process_pool("reinforce-publish", 1)

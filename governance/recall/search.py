@@ -96,9 +96,16 @@ def keyword_search(eligibility: Eligibility, query: str, limit: int) -> list[tup
             " FROM governance_memory m, to_tsquery('simple', %s) q"
             f" WHERE {where} AND m.lexical_tsv @@ q"
             " ORDER BY score DESC, r DESC, m.id LIMIT %s",
-            [[_quoted(t) for t in terms], [weights.get(t, 0.0) for t in terms], total,
-             PHRASE_BONUS / len(pairs) if pairs else 0.0, [f"{_quoted(a)} <-> {_quoted(b)}" for a, b in pairs],
-             tsquery(terms), *params, limit],
+            [
+                [_quoted(t) for t in terms],
+                [weights.get(t, 0.0) for t in terms],
+                total,
+                PHRASE_BONUS / len(pairs) if pairs else 0.0,
+                [f"{_quoted(a)} <-> {_quoted(b)}" for a, b in pairs],
+                tsquery(terms),
+                *params,
+                limit,
+            ],
         )
         rows = [(int(memory_id), float(score)) for memory_id, score, _ in cursor.fetchall()]
         if len(rows) < limit:
@@ -111,7 +118,9 @@ def _quoted(term: str) -> str:
     return f"'{term}'"
 
 
-def _trigram(cursor, eligibility: Eligibility, text: str, limit: int, seen: set[int]) -> list[tuple[int, float]]:
+def _trigram(
+    cursor, eligibility: Eligibility, text: str, limit: int, seen: set[int]
+) -> list[tuple[int, float]]:
     where, params = eligibility.where("m")
     cursor.execute(
         # A fuzzy match is weaker evidence than any exact term: scaled into 0..0.5.

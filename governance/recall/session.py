@@ -51,9 +51,11 @@ WHY_OTHER_SESSION = "from another conversation"
 WHY_OTHER_AGENT = "relayed by another agent"
 
 # What rank and pack read of a row (recall.COLUMNS without what adjudication needed: it has run).
-ROW = ("m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
-       " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
-       " (m.confirmed_at IS NOT NULL) AS confirmed")
+ROW = (
+    "m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
+    " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
+    " (m.confirmed_at IS NOT NULL) AS confirmed"
+)
 
 _SQL = """
 WITH policy AS (
@@ -81,8 +83,11 @@ def _proposals_against(pinned: dict[int, Hit]) -> dict[int, list[int]]:
     against: dict[int, list[int]] = {}
     for hit in pinned.values():
         for rel in hit.row.get("relations") or ():
-            if (rel["kind"] == RelationKind.CONTRADICTS and rel["target_id"] == hit.id
-                    and rel["source_id"] not in pinned):
+            if (
+                rel["kind"] == RelationKind.CONTRADICTS
+                and rel["target_id"] == hit.id
+                and rel["source_id"] not in pinned
+            ):
                 against.setdefault(rel["source_id"], []).append(hit.id)
     return against
 
@@ -91,10 +96,19 @@ def _lookup(state: RecallState, against: dict[int, list[int]]) -> tuple[SessionP
     pairs = [(c, r) for c, rules in against.items() for r in rules]
     with connection.cursor() as cursor:
         cursor.execute(
-            _SQL.replace("POLICY_SQL", POLICY_SQL).replace("SELECT_LIST", f"{ROW}, {activation.activation_sql('%(at)s')} AS activation"),
-            {"at": state.at, "visible": list(state.eligibility.scope_ids), "scope": state.scope.id,
-             "session": state.session, "cids": [c for c, _ in pairs], "rids": [r for _, r in pairs],
-             "as_of": state.as_of, "limit": LOOKUP_LIMIT},
+            _SQL.replace("POLICY_SQL", POLICY_SQL).replace(
+                "SELECT_LIST", f"{ROW}, {activation.activation_sql('%(at)s')} AS activation"
+            ),
+            {
+                "at": state.at,
+                "visible": list(state.eligibility.scope_ids),
+                "scope": state.scope.id,
+                "session": state.session,
+                "cids": [c for c, _ in pairs],
+                "rids": [r for _, r in pairs],
+                "as_of": state.as_of,
+                "limit": LOOKUP_LIMIT,
+            },
         )
         names = [c.name for c in cursor.description]
         rows = [_decoded(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
@@ -132,8 +146,16 @@ def _own(state: RecallState, row: dict) -> str | None:
 
 def _member(row: dict) -> dict:
     """The correction as a member of another block (its own memory_id: a forget redacts it there too)."""
-    return {"memory_id": row["id"], "key": row["key"], "revision": row["revision"], "status": row["status"],
-            "text": row["text"], "session": row["session"], "turn": _turn(row), "told_by": _who(row)}
+    return {
+        "memory_id": row["id"],
+        "key": row["key"],
+        "revision": row["revision"],
+        "status": row["status"],
+        "text": row["text"],
+        "session": row["session"],
+        "turn": _turn(row),
+        "told_by": _who(row),
+    }
 
 
 def _label(row: dict) -> str:
@@ -198,12 +220,24 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
     hit.paths.add("session")
     turn = _turn(row)
     said = f"the user, turn {turn}" if turn else "the user"
-    corrected = f"the user corrected it in this session (turn {turn})" if turn else "the user corrected it in this session"
+    corrected = (
+        f"the user corrected it in this session (turn {turn})"
+        if turn
+        else "the user corrected it in this session"
+    )
     hit.extra["session_override"] = {
-        "session": row["session"], "turn": turn, "told_by": _who(row), "since": _when(row),
+        "session": row["session"],
+        "turn": turn,
+        "told_by": _who(row),
+        "since": _when(row),
         "awaiting": "confirmation",
-        "replaces": {"memory_id": rule.id, "key": rule.row["key"], "revision": rule.row["revision"],
-                     "status": rule.row["status"], "text": rule.row["text"]},
+        "replaces": {
+            "memory_id": rule.id,
+            "key": rule.row["key"],
+            "revision": rule.row["revision"],
+            "status": rule.row["status"],
+            "text": rule.row["text"],
+        },
     }
     hit.extra["pinned_why"] = f"in force for this session ({said}), awaiting confirmation"
     for slot in (state.constraints, state.preferences):
@@ -214,9 +248,14 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
     rule.extra["set_aside"] = {
         "session": row["session"],
         "why": f"{corrected}; the correction awaits confirmation, and this rule stays in force outside this "
-               "session until a reviewer decides",
-        "by": {"memory_id": row["id"], "key": row["key"], "revision": row["revision"], "status": row["status"],
-               "text": row["text"]},
+        "session until a reviewer decides",
+        "by": {
+            "memory_id": row["id"],
+            "key": row["key"],
+            "revision": row["revision"],
+            "status": row["status"],
+            "text": row["text"],
+        },
     }
     state.negative.insert(0, rule)
     _untangle(state, row["id"], rule.id)
@@ -231,13 +270,17 @@ def _untangle(state: RecallState, correction_id: int, rule_id: int) -> None:
     """The pair's contradiction is said by the blocks themselves: no "contradicts"/"loses to" flags and no
     relation block between them (the rule "winning" would tell the agent the opposite of the packet)."""
     pair = {correction_id, rule_id}
-    state.relations = [r for r in state.relations
-                       if not (r.get("kind") == "contradicts" and {r.get("memory_id"), r.get("contradicts")} == pair)]
+    state.relations = [
+        r
+        for r in state.relations
+        if not (r.get("kind") == "contradicts" and {r.get("memory_id"), r.get("contradicts")} == pair)
+    ]
     for hit in [*state.hits.values(), *state.constraints, *state.preferences, *state.negative]:
         if hit.id in pair:
             other = (pair - {hit.id}).pop()
-            hit.flags = [f for f in hit.flags
-                         if f != f"contradicts {other}" and not f.startswith(f"loses to {other}:")]
+            hit.flags = [
+                f for f in hit.flags if f != f"contradicts {other}" and not f.startswith(f"loses to {other}:")
+            ]
 
 
 __all__ = ["LOOKUP_LIMIT", "session_overrides"]

@@ -90,7 +90,12 @@ class RecallState:
         # Which stage left each item out, so a turn can say "dropped at rank" (the dashboard's why-not).
         self.dropped_by.extend([name] * (len(self.dropped) - before))
         self.trace.append(
-            {"name": name, "ms": round((time.perf_counter() - start) * 1000, 3), "in": counts[0], "out": counts[1]}
+            {
+                "name": name,
+                "ms": round((time.perf_counter() - start) * 1000, 3),
+                "in": counts[0],
+                "out": counts[1],
+            }
         )
         if extra:
             self.counts[name] = extra

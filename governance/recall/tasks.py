@@ -22,5 +22,11 @@ def reinforce_used_memories(*, turn_id: int | None, memory_ids: list[int], at: s
         memory_ids = [m for m in memory_ids if m not in done]
     if not memory_ids:
         return 0
-    return memory_reinforce(memory_ids=memory_ids, weight=RECALL_WEIGHT, reason=ReinforcementEvent.Reason.RECALL,
-                            actor=None, at=parse_datetime(at), turn_id=turn_id)
+    return memory_reinforce(
+        memory_ids=memory_ids,
+        weight=RECALL_WEIGHT,
+        reason=ReinforcementEvent.Reason.RECALL,
+        actor=None,
+        at=parse_datetime(at),
+        turn_id=turn_id,
+    )

@@ -50,7 +50,9 @@ def _statement(scope_sql: str, where: str, *, exact: bool = False) -> str:
     )
 
 
-def _query(branches: list[tuple[str, list]], vec: str, columns: tuple[str, list] | None = None) -> tuple[str, list]:
+def _query(
+    branches: list[tuple[str, list]], vec: str, columns: tuple[str, list] | None = None
+) -> tuple[str, list]:
     union = " UNION ALL ".join(f"({b})" for b, _ in branches)
     branch_params = [x for _, params in branches for x in params]
     if columns is None:
@@ -58,9 +60,11 @@ def _query(branches: list[tuple[str, list]], vec: str, columns: tuple[str, list]
     # The found rows' columns in the same statement (a primary-key join on the top k of each branch):
     # the caller needs them next, and a second query would be one more round trip after the embedding.
     select, select_params = columns
-    return (f"WITH q AS MATERIALIZED (SELECT %s::vector AS v) SELECT v.id, v.distance, {select}"
-            f" FROM ({union}) v JOIN governance_memory m ON m.id = v.id",
-            [vec, *select_params, *branch_params])
+    return (
+        f"WITH q AS MATERIALIZED (SELECT %s::vector AS v) SELECT v.id, v.distance, {select}"
+        f" FROM ({union}) v JOIN governance_memory m ON m.id = v.id",
+        [vec, *select_params, *branch_params],
+    )
 
 
 # Planner settings for a search through scopes' own HNSW indexes, SET LOCAL (they end with the
@@ -70,18 +74,28 @@ HNSW_SETTINGS = {
     "enable_indexscan": "on",
     "hnsw.iterative_scan": "relaxed_order",
     # The ordered index scan is then the only plan without a sort of the whole scope.
-    "enable_sort": "off", "enable_bitmapscan": "off", "enable_seqscan": "off",
+    "enable_sort": "off",
+    "enable_bitmapscan": "off",
+    "enable_seqscan": "off",
 }
 
 
 def _set_local(cursor, values: dict[str, str]) -> None:
-    cursor.execute("SELECT " + ", ".join("set_config(%s, %s, true)" for _ in values),
-                   [x for item in values.items() for x in item])
+    cursor.execute(
+        "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in values),
+        [x for item in values.items() for x in item],
+    )
 
 
 def nearest(
-    eligibility: Eligibility, query_vector: Sequence[float], limit: int, *, mode: str = "auto",
-    ef_search: int | None = None, plan: dict | None = None, columns: tuple[str, list] | None = None,
+    eligibility: Eligibility,
+    query_vector: Sequence[float],
+    limit: int,
+    *,
+    mode: str = "auto",
+    ef_search: int | None = None,
+    plan: dict | None = None,
+    columns: tuple[str, list] | None = None,
 ) -> list[tuple]:
     """The `limit` eligible memories nearest to `query_vector` as (id, cosine similarity), best first.
     `plan`, when given, is filled with how each scope was searched ({"hnsw": [...], "exact": [...]}).
@@ -107,8 +121,13 @@ def nearest(
         branches.append((_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit]))
     with transaction.atomic() if indexed else nullcontext(), connection.cursor() as cursor:
         if indexed:
-            _set_local(cursor, {**HNSW_SETTINGS, "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH,
-                                                                               limit))})
+            _set_local(
+                cursor,
+                {
+                    **HNSW_SETTINGS,
+                    "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH, limit)),
+                },
+            )
         cursor.execute(*_query(branches, vec, columns))
         found, names = cursor.fetchall(), [c.name for c in cursor.description]
     if plan is not None:

@@ -136,14 +136,22 @@ def maintain(*, min_rows: int | None = None, max_indexes: int | None = None, dry
     report: dict = {"built": [], "dropped": [], "dropped_invalid": [], "kept": [], "ms": {}, "skipped": None}
     with connection.cursor() as cursor:
         # In autocommit a session lock (released below); in a transaction one that ends with it.
-        cursor.execute("SELECT pg_try_advisory_lock(%s)" if concurrently else "SELECT pg_try_advisory_xact_lock(%s)",
-                       [ADVISORY_LOCK])
+        cursor.execute(
+            "SELECT pg_try_advisory_lock(%s)" if concurrently else "SELECT pg_try_advisory_xact_lock(%s)",
+            [ADVISORY_LOCK],
+        )
         if not cursor.fetchone()[0]:
             report["skipped"] = "another maintainer is running"
             return report
         try:
-            _maintain(cursor, report, min_rows=min_rows, max_indexes=max_indexes, dry_run=dry_run,
-                      concurrently=concurrently)
+            _maintain(
+                cursor,
+                report,
+                min_rows=min_rows,
+                max_indexes=max_indexes,
+                dry_run=dry_run,
+                concurrently=concurrently,
+            )
         finally:
             forget_known()
             if concurrently:
@@ -152,10 +160,14 @@ def maintain(*, min_rows: int | None = None, max_indexes: int | None = None, dry
     return report
 
 
-def _maintain(cursor, report: dict, *, min_rows: int, max_indexes: int, dry_run: bool, concurrently: bool) -> None:
+def _maintain(
+    cursor, report: dict, *, min_rows: int, max_indexes: int, dry_run: bool, concurrently: bool
+) -> None:
     have = existing()
     sizes = scope_sizes(max(1, min_rows // 2))
-    target = wanted(sizes, min_rows=min_rows, max_indexes=max_indexes, have={s for s, i in have.items() if i.valid})
+    target = wanted(
+        sizes, min_rows=min_rows, max_indexes=max_indexes, have={s for s, i in have.items() if i.valid}
+    )
     report["kept"] = sorted(s for s in target if s in have and have[s].valid)
     for scope_id, info in sorted(have.items()):
         if not info.valid:
@@ -167,18 +179,26 @@ def _maintain(cursor, report: dict, *, min_rows: int, max_indexes: int, dry_run:
         report["built"] = todo
         return
     for scope_id in report["dropped_invalid"] + report["dropped"]:
-        cursor.execute(f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS {index_name(scope_id)}")
+        cursor.execute(
+            f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS {index_name(scope_id)}"
+        )
         log.info("dropped vector index of scope %s", scope_id)
     if todo:
-        cursor.execute("SELECT set_config('maintenance_work_mem', %s, %s)",
-                       [settings.RECALL_VECTOR_INDEX_BUILD_MEMORY, not concurrently])
+        cursor.execute(
+            "SELECT set_config('maintenance_work_mem', %s, %s)",
+            [settings.RECALL_VECTOR_INDEX_BUILD_MEMORY, not concurrently],
+        )
     for scope_id in todo:
         start = time.perf_counter()
         cursor.execute(create_sql(scope_id, concurrently=concurrently))
         report["ms"][scope_id] = round((time.perf_counter() - start) * 1000)
         report["built"].append(scope_id)
-        log.info("built vector index of scope %s (%s rows) in %s ms", scope_id, sizes[scope_id],
-                 report["ms"][scope_id])
+        log.info(
+            "built vector index of scope %s (%s rows) in %s ms",
+            scope_id,
+            sizes[scope_id],
+            report["ms"][scope_id],
+        )
 
 
 def drop_all() -> list[int]:

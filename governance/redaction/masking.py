@@ -28,8 +28,9 @@ def memory_states(memory_ids: set[int]) -> dict[int, dict]:
     """Today's status (and content hash) of the cited memories, one query."""
     return {
         row["pk"]: row
-        for row in Memory.objects.filter(pk__in=memory_ids).values("pk", "status", "purged_at", "scope_id",
-                                                                    "content_hash")
+        for row in Memory.objects.filter(pk__in=memory_ids).values(
+            "pk", "status", "purged_at", "scope_id", "content_hash"
+        )
     }
 
 

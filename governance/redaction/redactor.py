@@ -4,8 +4,27 @@ from __future__ import annotations
 
 REDACTED = "[forgotten]"
 # Fields of a block that name structure, not content: kept so the packet still shows where a memory was.
-KEEP_FIELDS = frozenset({"memory_id", "kind", "slot", "status", "key", "revision", "role", "call_id", "tier",
-                         "scope", "occurred_at", "created_at", "tokens", "score", "rank", "reason", "paths"})
+KEEP_FIELDS = frozenset(
+    {
+        "memory_id",
+        "kind",
+        "slot",
+        "status",
+        "key",
+        "revision",
+        "role",
+        "call_id",
+        "tier",
+        "scope",
+        "occurred_at",
+        "created_at",
+        "tokens",
+        "score",
+        "rank",
+        "reason",
+        "paths",
+    }
+)
 
 
 class Redactor:
@@ -26,8 +45,9 @@ class Redactor:
 
         hit = self._seen.get(value)
         if hit is None:
-            hit = self._seen[value] = (bool(self.hashes) and len(value) <= 20_000
-                                       and content_hash(value) in self.hashes)
+            hit = self._seen[value] = (
+                bool(self.hashes) and len(value) <= 20_000 and content_hash(value) in self.hashes
+            )
         return hit
 
     def _own(self, node: dict) -> bool:

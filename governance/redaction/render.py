@@ -65,7 +65,7 @@ def _render_block(slot: str, block: dict) -> str:
     # The loser of a contradiction may still be shown; the model must see that it lost, and to what.
     lost = [f for f in block.get("flags") or [] if f.startswith("loses to ")]
     if lost:
-        line += f" (CONTRADICTED by memory {lost[0][len('loses to '):]})"
+        line += f" (CONTRADICTED by memory {lost[0][len('loses to ') :]})"
     return line
 
 
@@ -83,12 +83,18 @@ def render_outdated(block: dict) -> str:
     replaced = outdated.get("replaced_by")
     if replaced:
         later = outdated.get("link") in ("supersedes", "contradicts")
-        line += f" → {'the later message' if later else 'now in force'}: {_one_line(replaced.get('text', ''))}"
+        line += (
+            f" → {'the later message' if later else 'now in force'}: {_one_line(replaced.get('text', ''))}"
+        )
     return line
 
 
 def _label(block: dict) -> str:
-    return f"{block['key']} r{block.get('revision', 1)}" if block.get("key") else f"memory {block.get('memory_id')}"
+    return (
+        f"{block['key']} r{block.get('revision', 1)}"
+        if block.get("key")
+        else f"memory {block.get('memory_id')}"
+    )
 
 
 def _said(member: dict) -> str:
@@ -100,8 +106,10 @@ def render_override(block: dict) -> str:
     override = block["session_override"]
     replaces = override.get("replaces") or {}
     key = f"{block['key']}: " if block.get("key") else ""
-    return (f"- {_one_line(block.get('text', ''))} [{key}in force for this session ({_said(override)}), "
-            f"awaiting confirmation; sets aside {_label(replaces)}]")
+    return (
+        f"- {_one_line(block.get('text', ''))} [{key}in force for this session ({_said(override)}), "
+        f"awaiting confirmation; sets aside {_label(replaces)}]"
+    )
 
 
 def render_set_aside(block: dict) -> str:
@@ -116,20 +124,26 @@ def session_notes(block: dict) -> str:
     asked = block.get("binding_request")
     if asked:
         what = block.get("key") or "this rule"
-        notes.append(f"BINDING: the user asked in this session ({_said(asked)}): \"{_one_line(asked.get('text', ''))}\";"
-                     f" {asked['why']}, so a session cannot change it: ask a reviewer to decide on {what};"
-                     " until then this rule holds")
+        notes.append(
+            f"BINDING: the user asked in this session ({_said(asked)}): \"{_one_line(asked.get('text', ''))}\";"
+            f" {asked['why']}, so a session cannot change it: ask a reviewer to decide on {what};"
+            " until then this rule holds"
+        )
     rejected = block.get("override_rejected")
     if rejected:
-        notes.append(f"the user's correction in this session ({_said(rejected)}), "
-                     f"\"{_one_line(rejected.get('text', ''))}\", was rejected by a reviewer: this rule is in force again")
+        notes.append(
+            f"the user's correction in this session ({_said(rejected)}), "
+            f"\"{_one_line(rejected.get('text', ''))}\", was rejected by a reviewer: this rule is in force again"
+        )
     pending = block.get("pending_changes") or []
     if pending:
         first = pending[0]
         why = f"; {first['why_not_in_force']}" if first.get("why_not_in_force") else ""
         more = f" (and {block['pending_more']} more)" if block.get("pending_more") else ""
-        notes.append(f"a change awaits a reviewer: \"{_one_line(first.get('text', ''))}\" ({first.get('status')}{why})"
-                     f"{more}; until it is confirmed this rule holds")
+        notes.append(
+            f"a change awaits a reviewer: \"{_one_line(first.get('text', ''))}\" ({first.get('status')}{why})"
+            f"{more}; until it is confirmed this rule holds"
+        )
     return "".join(f" ({n})" for n in notes)
 
 

@@ -25,13 +25,17 @@ _pools_lock = threading.Lock()
 _pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 
 
-def process_pool(name: str, workers: int, initializer: Callable[[], None] | None = None) -> ThreadPoolExecutor:
+def process_pool(
+    name: str, workers: int, initializer: Callable[[], None] | None = None
+) -> ThreadPoolExecutor:
     """A small thread pool per name and process, keyed by pid: threads do not survive a fork, and a pool
     inherited from the parent would believe it still had them (queued work would never run)."""
     with _pools_lock:
         entry = _pools.get(name)
         if entry is None or entry[0] != os.getpid():
-            entry = (os.getpid(), ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name,
-                                                     initializer=initializer))
+            entry = (
+                os.getpid(),
+                ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer),
+            )
             _pools[name] = entry
         return entry[1]

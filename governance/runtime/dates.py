@@ -34,7 +34,9 @@ def parse_day(raw: str, field: str, message: str = BAD_DATE) -> date | None:
     return day
 
 
-def parse_instant(raw: str, field: str, message: str = BAD_INSTANT, *, aware: bool = False) -> datetime | None:
+def parse_instant(
+    raw: str, field: str, message: str = BAD_INSTANT, *, aware: bool = False
+) -> datetime | None:
     """An ISO 8601 date and time, or None when `raw` is empty. A naive one is taken in the current time
     zone (a browser's datetime-local field), unless `aware` asks for an offset (then it is refused)."""
     raw = (raw or "").strip()
@@ -63,7 +65,9 @@ def day_end(day: date) -> datetime:
     return day_start(day + timedelta(days=1))
 
 
-def day_range(first: date | None, last: date | None, field: str = "from") -> tuple[datetime | None, datetime | None]:
+def day_range(
+    first: date | None, last: date | None, field: str = "from"
+) -> tuple[datetime | None, datetime | None]:
     """Whole days `first` to `last`, both included, as [since, until): until is the start of the day after
     `last`. A range that ends before it starts is a 400."""
     if first and last and first > last:

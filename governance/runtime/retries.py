@@ -8,5 +8,10 @@ from redis.exceptions import RedisError
 
 # InterfaceError: psycopg's "connection already closed" after the server dropped it mid-task.
 TRANSIENT = (OperationalError, InterfaceError, RedisError, ConnectionError, TimeoutError)
-RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 2, "retry_backoff_max": 120, "retry_jitter": True,
-         "max_retries": 10}
+RETRY = {
+    "autoretry_for": TRANSIENT,
+    "retry_backoff": 2,
+    "retry_backoff_max": 120,
+    "retry_jitter": True,
+    "max_retries": 10,
+}

@@ -86,27 +86,57 @@ def workspace_members(viewer: Principal | None, workspace: Workspace, within: Sc
         total = governed.count()
     scopes = list(governed.order_by("path")[:MATRIX_MAX_SCOPES])
     matrix = role_matrix(scopes)
-    principals = {p.pk: p for p in Principal.objects.filter(pk__in=matrix).prefetch_related(
-        Prefetch("groups", queryset=Principal.objects.only("pk", "name")))}
-    rows = [MemberRow(principal=principals[pid], teams=[g.name for g in principals[pid].groups.all()],
-                      cells=[_cell(cells[s.pk]) if s.pk in cells else None for s in scopes])
-            for pid, cells in matrix.items() if pid in principals]
+    principals = {
+        p.pk: p
+        for p in Principal.objects.filter(pk__in=matrix).prefetch_related(
+            Prefetch("groups", queryset=Principal.objects.only("pk", "name"))
+        )
+    }
+    rows = [
+        MemberRow(
+            principal=principals[pid],
+            teams=[g.name for g in principals[pid].groups.all()],
+            cells=[_cell(cells[s.pk]) if s.pk in cells else None for s in scopes],
+        )
+        for pid, cells in matrix.items()
+        if pid in principals
+    ]
     order = {PrincipalKind.USER: 0, PrincipalKind.GROUP: 1, PrincipalKind.AGENT: 2}
     rows.sort(key=lambda r: (order.get(r.principal.kind, 3), r.principal.name))
-    teams = [(r.principal, [m.principal for m in rows if r.principal.name in m.teams])
-             for r in rows if r.principal.kind == PrincipalKind.GROUP]
+    teams = [
+        (r.principal, [m.principal for m in rows if r.principal.name in m.teams])
+        for r in rows
+        if r.principal.kind == PrincipalKind.GROUP
+    ]
     # This workspace's teams without a grant yet, so they can be given members and roles (another
     # workspace's never: a team belongs to its home workspace only).
-    teams += [(t, list(t.members.all())) for t in Principal.objects.filter(
-        kind=PrincipalKind.GROUP, workspace=workspace, grants__isnull=True).prefetch_related("members")
-        .order_by("name")[:100]]
+    teams += [
+        (t, list(t.members.all()))
+        for t in Principal.objects.filter(kind=PrincipalKind.GROUP, workspace=workspace, grants__isnull=True)
+        .prefetch_related("members")
+        .order_by("name")[:100]
+    ]
     roles = RoleMap.of(viewer) if viewer is not None else None
     administered = [s for s in scopes if roles is None or roles.can(s, Action.MANAGE_GRANTS)]
-    invitations = list(Invitation.objects.filter(
-        scope__in=administered, accepted_at__isnull=True, revoked_at__isnull=True,
-        expires_at__gt=timezone.now()).select_related("scope", "created_by").order_by("-created_at")[:100])
-    return Members(workspace=workspace, scopes=scopes, total_scopes=total, rows=rows, teams=teams,
-                   invitations=invitations, administered=administered)
+    invitations = list(
+        Invitation.objects.filter(
+            scope__in=administered,
+            accepted_at__isnull=True,
+            revoked_at__isnull=True,
+            expires_at__gt=timezone.now(),
+        )
+        .select_related("scope", "created_by")
+        .order_by("-created_at")[:100]
+    )
+    return Members(
+        workspace=workspace,
+        scopes=scopes,
+        total_scopes=total,
+        rows=rows,
+        teams=teams,
+        invitations=invitations,
+        administered=administered,
+    )
 
 
 @dataclass
@@ -127,6 +157,9 @@ def scope_state(scope: Scope) -> ScopeState:
         requires_four_eyes,
     )
 
-    return ScopeState(archived=archived_scope(scope) is not None, four_eyes=requires_four_eyes(scope),
-                      agent_write_in_force=agent_write_policy(scope),
-                      child_scope_role_in_force=child_scope_lowest_role(scope))
+    return ScopeState(
+        archived=archived_scope(scope) is not None,
+        four_eyes=requires_four_eyes(scope),
+        agent_write_in_force=agent_write_policy(scope),
+        child_scope_role_in_force=child_scope_lowest_role(scope),
+    )

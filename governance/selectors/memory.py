@@ -19,8 +19,13 @@ def scope_visible(principal: Principal | None, path: str) -> Scope:
 
 
 def memory_list(
-    *, principal: Principal | None, scope: Scope | None = None, status: str | None = None,
-    kind: str | None = None, key: str | None = None, q: str | None = None,
+    *,
+    principal: Principal | None,
+    scope: Scope | None = None,
+    status: str | None = None,
+    kind: str | None = None,
+    key: str | None = None,
+    q: str | None = None,
 ) -> QuerySet[Memory]:
     """Memories the caller can see, newest first; within `scope`'s subtree when given. Forgotten
     memories only when asked for by status (their text may be purged)."""
@@ -57,8 +62,9 @@ def repeats_purged_text(text: str, workspace_id: int) -> bool:
     hash its tombstone keeps; index memory_purged_hash). A context request that sends such a text again is
     stored with it redacted (recall/packet.py): the forget removed it, and the turn log must not take it
     back in. Another workspace's forgets are not asked: that would make the turn log an oracle."""
-    return Memory.objects.filter(purged_at__isnull=False, content_hash=content_hash(text),
-                                 scope__workspace_id=workspace_id).exists()
+    return Memory.objects.filter(
+        purged_at__isnull=False, content_hash=content_hash(text), scope__workspace_id=workspace_id
+    ).exists()
 
 
 def forgotten_hashes(*, scope: Scope, hashes: Iterable[str]) -> set[str]:
@@ -68,6 +74,7 @@ def forgotten_hashes(*, scope: Scope, hashes: Iterable[str]) -> set[str]:
     if not wanted:
         return set()
     return set(
-        Memory.objects.filter(scope__tree__ancestor_of=scope.tree, status=Status.FORGOTTEN, content_hash__in=wanted)
-        .values_list("content_hash", flat=True)
+        Memory.objects.filter(
+            scope__tree__ancestor_of=scope.tree, status=Status.FORGOTTEN, content_hash__in=wanted
+        ).values_list("content_hash", flat=True)
     )

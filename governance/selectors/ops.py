@@ -37,8 +37,9 @@ def webhook_overdue_seconds() -> float:
     """How late the most overdue pending webhook delivery is (0.0 when none is due): workers or the broker
     are not keeping up. The `webhook_delivery_due` partial index answers it with one index entry."""
     now = timezone.now()
-    oldest = (WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING, next_attempt_at__lt=now)
-              .aggregate(oldest=Min("next_attempt_at"))["oldest"])
+    oldest = WebhookDelivery.objects.filter(
+        state=WebhookDelivery.State.PENDING, next_attempt_at__lt=now
+    ).aggregate(oldest=Min("next_attempt_at"))["oldest"]
     return 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
 
 

@@ -30,7 +30,10 @@ from governance.selectors.session_overrides import session_override_notes
 
 # Age filters the queue offers: "older than" / "newer than" one of these.
 AGES: dict[str, timedelta] = {
-    "1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30),
+    "1h": timedelta(hours=1),
+    "1d": timedelta(days=1),
+    "7d": timedelta(days=7),
+    "30d": timedelta(days=30),
 }
 SORTS = ("oldest", "newest")
 BAD_AGE = f"Age is one of: {', '.join(AGES)}."
@@ -54,7 +57,9 @@ class ReviewItem:
     proposer_reason: str = ""  # the proposer's reason (audit), or what the extractor said
     origin_turn_id: int | None = None  # the stored turn of the session just before it was written
     edited_from: Memory | None = None  # the proposal a reviewer edited into this one
-    session_override: dict | None = None  # in force in its own session meanwhile (selectors.session_overrides)
+    session_override: dict | None = (
+        None  # in force in its own session meanwhile (selectors.session_overrides)
+    )
 
 
 @dataclass(frozen=True)
@@ -80,8 +85,14 @@ class QueueFilter:
                 raise InvalidInput(BAD_AGE, field=name)
         if sort not in SORTS:
             raise InvalidInput(BAD_SORT, field="sort")
-        return cls(kind=kind, proposer=params.get("proposer", "")[:150], older=older, newer=newer, sort=sort,
-                   after=decode_cursor(params.get("after", "")))
+        return cls(
+            kind=kind,
+            proposer=params.get("proposer", "")[:150],
+            older=older,
+            newer=newer,
+            sort=sort,
+            after=decode_cursor(params.get("after", "")),
+        )
 
 
 def encode_cursor(memory: Memory) -> str:
@@ -94,8 +105,10 @@ def decode_cursor(raw: str) -> tuple[datetime, int] | None:
         return None
     if len(values) != 2 or not isinstance(values[0], str) or not values[0]:
         raise InvalidInput(BAD_CURSOR, field="after")
-    return (dates.parse_instant(values[0], "after", BAD_CURSOR, aware=True),
-            codec.id_of(values[1], "after", BAD_CURSOR))
+    return (
+        dates.parse_instant(values[0], "after", BAD_CURSOR, aware=True),
+        codec.id_of(values[1], "after", BAD_CURSOR),
+    )
 
 
 def _confirmable_trees(principal: Principal | None) -> list[str] | None:
@@ -106,7 +119,9 @@ def _under_any(tree: str, roots: list[str] | None) -> bool:
     return roots is None or any(under(tree, r) for r in roots)
 
 
-def queue_queryset(*, principal: Principal | None, scope: Scope | None = None, filters: QueueFilter | None = None):
+def queue_queryset(
+    *, principal: Principal | None, scope: Scope | None = None, filters: QueueFilter | None = None
+):
     """The proposals the principal governs (in `scope`'s subtree when given) that pass the filters,
     unordered and unpaged: what the queue lists and counts."""
     f = filters or QueueFilter()
@@ -133,13 +148,24 @@ def origin_turn() -> Subquery:
     """The turn a memory (the outer row) was seen in: the last context packet of its session, in its scope,
     before it was written (the index on turn (scope, session, -created_at) answers it per row). Review
     shows it; turn retention keeps it while the memory waits for a person."""
-    return Subquery(Turn.objects.filter(
-        scope_id=OuterRef("scope_id"), session=OuterRef("session"), created_at__lte=OuterRef("created_at"),
-    ).exclude(session="").order_by("-created_at").values("pk")[:1])
+    return Subquery(
+        Turn.objects.filter(
+            scope_id=OuterRef("scope_id"),
+            session=OuterRef("session"),
+            created_at__lte=OuterRef("created_at"),
+        )
+        .exclude(session="")
+        .order_by("-created_at")
+        .values("pk")[:1]
+    )
 
 
 def review_queue(
-    *, principal: Principal | None, scope: Scope | None = None, limit: int = 200, filters: QueueFilter | None = None,
+    *,
+    principal: Principal | None,
+    scope: Scope | None = None,
+    limit: int = 200,
+    filters: QueueFilter | None = None,
 ) -> list[ReviewItem]:
     """Everything in status `proposed` the principal governs (in `scope`'s subtree when given) that passes
     `filters`, oldest first (or newest), `limit` of them after the cursor. A fixed number of queries
@@ -154,11 +180,15 @@ def review_queue(
             qs = qs.filter(Q(created_at__gt=at) | Q(created_at=at, pk__gt=pk))
     order = ("-created_at", "-pk") if f.sort == "newest" else ("created_at", "pk")
     memories = list(
-        qs.select_related("scope", "created_by").annotate(origin_turn_id=origin_turn()).order_by(*order)[:limit]
+        qs.select_related("scope", "created_by")
+        .annotate(origin_turn_id=origin_turn())
+        .order_by(*order)[:limit]
     )
     ids = [m.pk for m in memories]
     relations = list(
-        Relation.objects.filter(source_id__in=ids, kind__in=(RelationKind.DERIVED_FROM, RelationKind.CONTRADICTS))
+        Relation.objects.filter(
+            source_id__in=ids, kind__in=(RelationKind.DERIVED_FROM, RelationKind.CONTRADICTS)
+        )
         .select_related("target", "target__scope")
         .order_by("pk")
     )
@@ -176,7 +206,9 @@ def review_queue(
             conflicting[rel.source_id].append(rel.target)
     reasons = _proposer_reasons(ids)
     approver_ids = {a for m in memories for a in approvers(m)}
-    names = dict(Principal.objects.filter(pk__in=approver_ids).values_list("pk", "name")) if approver_ids else {}
+    names = (
+        dict(Principal.objects.filter(pk__in=approver_ids).values_list("pk", "name")) if approver_ids else {}
+    )
     confirm_roots = _confirmable_trees(principal)
     four_eyes = four_eyes_trees({m.scope.tree for m in memories})
     overrides = session_override_notes(memories, conflicting)
@@ -188,17 +220,25 @@ def review_queue(
             kind = "promotion"
         else:
             kind = "proposal"
-        items.append(ReviewItem(
-            kind=kind, memory=m, supporting=supporting[m.pk],
-            conflicting=conflicting[m.pk][0] if conflicting[m.pk] else None, conflicting_all=conflicting[m.pk],
-            approvals=[names.get(a, f"#{a}") for a in approvers(m)],
-            # meta.approvals_needed: a mid-term revision of a long-term rule needs two (recorded at the first approval).
-            approvals_needed=max(approvals_needed(m, m.scope.tree in four_eyes), int(m.meta.get("approvals_needed") or 1)),
-            can_confirm=_under_any(m.scope.tree, confirm_roots),
-            proposer_reason=reasons.get(m.pk) or _described_reason(m),
-            origin_turn_id=m.origin_turn_id, edited_from=edited_from.get(m.pk),
-            session_override=overrides.get(m.pk),
-        ))
+        items.append(
+            ReviewItem(
+                kind=kind,
+                memory=m,
+                supporting=supporting[m.pk],
+                conflicting=conflicting[m.pk][0] if conflicting[m.pk] else None,
+                conflicting_all=conflicting[m.pk],
+                approvals=[names.get(a, f"#{a}") for a in approvers(m)],
+                # meta.approvals_needed: a mid-term revision of a long-term rule needs two (recorded at the first approval).
+                approvals_needed=max(
+                    approvals_needed(m, m.scope.tree in four_eyes), int(m.meta.get("approvals_needed") or 1)
+                ),
+                can_confirm=_under_any(m.scope.tree, confirm_roots),
+                proposer_reason=reasons.get(m.pk) or _described_reason(m),
+                origin_turn_id=m.origin_turn_id,
+                edited_from=edited_from.get(m.pk),
+                session_override=overrides.get(m.pk),
+            )
+        )
     return items
 
 
@@ -226,8 +266,12 @@ def _proposer_reasons(ids: list[int]) -> dict[int, str]:
     if not ids:
         return {}
     rows = (
-        AuditEvent.objects.filter(target_type="memory", target_id__in=[str(i) for i in ids], action__in=PROPOSE_ACTIONS)
-        .exclude(reason="").order_by("at", "pk").values_list("target_id", "reason")
+        AuditEvent.objects.filter(
+            target_type="memory", target_id__in=[str(i) for i in ids], action__in=PROPOSE_ACTIONS
+        )
+        .exclude(reason="")
+        .order_by("at", "pk")
+        .values_list("target_id", "reason")
     )
     return {int(target): reason for target, reason in rows}
 
@@ -250,7 +294,13 @@ def queue_proposers(*, principal: Principal | None, scope: Scope | None = None) 
 
 
 __all__ = [
-    "AGES", "QueueFilter", "ReviewItem", "decode_cursor", "encode_cursor", "origin_turn", "queue_proposers",
+    "AGES",
+    "QueueFilter",
+    "ReviewItem",
+    "decode_cursor",
+    "encode_cursor",
+    "origin_turn",
+    "queue_proposers",
     "queue_queryset",
     "review_queue",
 ]

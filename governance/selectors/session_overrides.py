@@ -26,7 +26,9 @@ def session_override_notes(memories: list[Memory], rules_of: dict[int, list[Memo
     policies: dict[tuple[int, ...], SessionPolicy] = {}
     notes = {}
     for m in memories:
-        rules = [r for r in rules_of.get(m.pk, []) if r.status == Status.ACTIVE and r.confirmed_at is not None]
+        rules = [
+            r for r in rules_of.get(m.pk, []) if r.status == Status.ACTIVE and r.confirmed_at is not None
+        ]
         if not rules or not m.session or m.source_kind != SourceKind.USER or m.kind == Kind.EPISODIC:
             continue
         chain = _scope_ids(m)
@@ -37,6 +39,13 @@ def session_override_notes(memories: list[Memory], rules_of: dict[int, list[Memo
         binding = next((why for r in rules if (why := binding_reason(policy, r.key, r.tier))), None)
         refused = override_refused(policy, teller)
         state = "binding" if binding else "refused" if refused else "in_force"
-        notes[m.pk] = {"session": m.session, "turn": m.source_ref, "since": m.created_at, "told_by": teller,
-                       "rules": rules, "state": state, "why": binding or refused or ""}
+        notes[m.pk] = {
+            "session": m.session,
+            "turn": m.source_ref,
+            "since": m.created_at,
+            "told_by": teller,
+            "rules": rules,
+            "state": state,
+            "why": binding or refused or "",
+        }
     return notes

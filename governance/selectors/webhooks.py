@@ -16,10 +16,13 @@ DELIVERY_PAGE = 100
 def subscriptions_in(workspaces) -> QuerySet[WebhookSubscription]:
     """The subscriptions of these workspaces, with their failed and pending counts and last delivery time."""
     return (
-        WebhookSubscription.objects.filter(workspace__in=workspaces).select_related("workspace", "created_by")
-        .annotate(failed_count=Count("deliveries", filter=Q(deliveries__state=WebhookDelivery.State.FAILED)),
-                  pending_count=Count("deliveries", filter=Q(deliveries__state=WebhookDelivery.State.PENDING)),
-                  last_delivery_at=Max("deliveries__created_at"))
+        WebhookSubscription.objects.filter(workspace__in=workspaces)
+        .select_related("workspace", "created_by")
+        .annotate(
+            failed_count=Count("deliveries", filter=Q(deliveries__state=WebhookDelivery.State.FAILED)),
+            pending_count=Count("deliveries", filter=Q(deliveries__state=WebhookDelivery.State.PENDING)),
+            last_delivery_at=Max("deliveries__created_at"),
+        )
         .order_by("workspace__slug", "pk")
     )
 

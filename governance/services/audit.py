@@ -49,7 +49,10 @@ def audit_record_many(*, actor: Principal | None, entries: Iterable[AuditEntry])
     # The scope by identity, read in the change's own transaction (where the path is the scope's now): a
     # path freed later and taken by another scope never carries this event with it. One query per batch.
     paths = {e.scope_path for e in entries if e.scope_path}
-    ids = {p: (i, w) for p, i, w in Scope.objects.filter(path__in=paths).values_list("path", "pk", "workspace_id")}
+    ids = {
+        p: (i, w)
+        for p, i, w in Scope.objects.filter(path__in=paths).values_list("path", "pk", "workspace_id")
+    }
     for entry in entries:
         scope_id, workspace_id = ids.get(entry.scope_path, (None, entry.workspace_id))
         event = AuditEvent(
@@ -93,7 +96,9 @@ def audit_verify_chain(*, batch: int = 5000) -> ChainReport:
             return ChainReport(ok=True, checked=checked)
         for event in rows:
             if event.prev_hash != prev:
-                return ChainReport(False, checked, event.id, "prev_hash does not match the previous row's hash")
+                return ChainReport(
+                    False, checked, event.id, "prev_hash does not match the previous row's hash"
+                )
             if event.compute_hash() != event.hash:
                 return ChainReport(False, checked, event.id, "the row's content does not match its hash")
             prev = event.hash

@@ -81,15 +81,27 @@ def conflict_queue(*, memory: Memory, found: list[tuple[Memory, str]], actor: Pr
     Call inside the transaction that wrote `memory`."""
     for other, reason in found:
         Relation.objects.get_or_create(
-            source=memory, target=other, kind=RelationKind.CONTRADICTS, defaults={"reason": reason, "actor": actor}
+            source=memory,
+            target=other,
+            kind=RelationKind.CONTRADICTS,
+            defaults={"reason": reason, "actor": actor},
         )
     before = memory.status
     if before == Status.CANDIDATE:
         memory.status = Status.PROPOSED
         memory.save(update_fields=["status", "updated_at"])
-    audit_record(actor=actor, entry=AuditEntry(
-        "memory.conflict", "memory", str(memory.pk), memory.scope.path, before, memory.status,
-        found[0][1], {"contradicts": [other.pk for other, _ in found]},
-    ))
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            "memory.conflict",
+            "memory",
+            str(memory.pk),
+            memory.scope.path,
+            before,
+            memory.status,
+            found[0][1],
+            {"contradicts": [other.pk for other, _ in found]},
+        ),
+    )
     # A user's correction in a session sets the rule aside in that session: audited here, once.
     session_override_audit(memory=memory, rules=[other for other, _ in found], actor=actor)

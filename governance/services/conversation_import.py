@@ -38,8 +38,9 @@ def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> li
     return memories
 
 
-def conversation_ingest(lines: list[dict], errors: list[str], *, no_embed: bool, out: TextIO,
-                        batch_turns: int = BATCH_TURNS) -> tuple[int, int, int, float]:
+def conversation_ingest(
+    lines: list[dict], errors: list[str], *, no_embed: bool, out: TextIO, batch_turns: int = BATCH_TURNS
+) -> tuple[int, int, int, float]:
     """Write (and unless `no_embed`, embed) the lines; a scope that cannot be opened adds to `errors`.
     Progress lines go to `out`. Returns (lines read, new turns, memories created, seconds)."""
     total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
@@ -64,15 +65,18 @@ def conversation_ingest(lines: list[dict], errors: list[str], *, no_embed: bool,
             scopes[scope_path] = scope
             for start in range(0, len(group), batch_turns):
                 chunk = group[start : start + batch_turns]
-                turns = [{k: t.get(k) for k in ("role", "speaker", "content", "ref", "call_id", "at")}
-                         for t in chunk]
+                turns = [
+                    {k: t.get(k) for k in ("role", "speaker", "content", "ref", "call_id", "at")}
+                    for t in chunk
+                ]
                 memories = ingest_claimed(scope=scope, session=session, turns=turns, embed=ahead is not None)
                 created += len(memories)
                 turns_new += sum(1 for m in memories if m.kind == "episodic")
                 if ahead is not None:
                     waiting += [(m.pk, len(m.text)) for m in memories]
-                    full = embedding_batches(waiting, settings.EMBEDDING_BATCH_SIZE,
-                                             settings.EMBEDDING_BATCH_CHARS)
+                    full = embedding_batches(
+                        waiting, settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_BATCH_CHARS
+                    )
                     ready = [pk for batch in full[:-1] for pk in batch]  # the last batch may still grow
                     if full and len(full[-1]) >= settings.EMBEDDING_BATCH_SIZE:
                         ready += full[-1]

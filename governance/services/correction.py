@@ -39,10 +39,12 @@ _KEY_PARTS = re.compile(r"[_\-./\s]+|(?<=[a-z0-9])(?=[A-Z])")
 _CJK_CHAR = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]$")
 # The wording of a correction or standing instruction says *that* something changes, not *what*:
 # these terms never count as evidence that a sentence is about a given fact.
-PHRASING = frozenset(lexical.terms(
-    "change changed switch actually use make instead correction from now on going forward future always never "
-    "please set should be 改成 改为 换成 更正 不是 而是 从现在开始 从现在起 以后 今后 始终 永远 不要 请 用 使用"
-))
+PHRASING = frozenset(
+    lexical.terms(
+        "change changed switch actually use make instead correction from now on going forward future always never "
+        "please set should be 改成 改为 换成 更正 不是 而是 从现在开始 从现在起 以后 今后 始终 永远 不要 请 用 使用"
+    )
+)
 
 REASON_CORRECTS = "Extracted correction of this keyed fact."
 
@@ -66,8 +68,12 @@ class _Match:
     evidence: int  # matched terms (CJK single characters excluded): the more specific match wins a tie
 
     def describe(self) -> dict:
-        return {"memory_id": self.fact.memory_id, "key": self.fact.key, "scope": self.fact.scope_path,
-                "score": round(self.score, 3)}
+        return {
+            "memory_id": self.fact.memory_id,
+            "key": self.fact.key,
+            "scope": self.fact.scope_path,
+            "score": round(self.score, 3),
+        }
 
 
 def key_terms(key: str) -> frozenset[str]:
@@ -77,7 +83,7 @@ def key_terms(key: str) -> frozenset[str]:
 
 def _subject(text: str) -> tuple[str, bool]:
     sep = _SEPARATOR.search(text)
-    if sep is not None and text[: sep.start()].strip() and text[sep.end():].strip():
+    if sep is not None and text[: sep.start()].strip() and text[sep.end() :].strip():
         return text[: sep.start()], True
     return text, False
 
@@ -88,8 +94,12 @@ def _visible_facts(scope: Scope) -> list[_Fact]:
     now = timezone.now()
     rows = (
         Memory.objects.filter(
-            scope__in=Scope.objects.ancestors_of(scope), status=Status.ACTIVE, key__isnull=False,
-            kind__in=CHECKED_KINDS, purged_at__isnull=True, confirmed_at__isnull=False,  # in force only
+            scope__in=Scope.objects.ancestors_of(scope),
+            status=Status.ACTIVE,
+            key__isnull=False,
+            kind__in=CHECKED_KINDS,
+            purged_at__isnull=True,
+            confirmed_at__isnull=False,  # in force only
         )
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
         .values_list("pk", "key", "kind", "text", "scope_id", "scope__path")
@@ -102,8 +112,18 @@ def _visible_facts(scope: Scope) -> list[_Fact]:
     facts = []
     for pk, key, kind, text, scope_id, path in narrowest.values():
         subject, has_value = _subject(text)
-        facts.append(_Fact(pk, key, kind, scope_id, path, key_terms(key),
-                           frozenset(lexical.terms(subject)) - PHRASING, has_value))
+        facts.append(
+            _Fact(
+                pk,
+                key,
+                kind,
+                scope_id,
+                path,
+                key_terms(key),
+                frozenset(lexical.terms(subject)) - PHRASING,
+                has_value,
+            )
+        )
     return facts
 
 
@@ -136,7 +156,10 @@ def _best(sentence: str, facts: list[_Fact]) -> tuple[_Match | None, list[_Match
     matches.sort(key=lambda m: (-m.score, -m.evidence, m.fact.key))
     if not matches or not _clears(matches[0]):
         return None, matches
-    if len(matches) > 1 and (matches[1].score, matches[1].evidence) == (matches[0].score, matches[0].evidence):
+    if len(matches) > 1 and (matches[1].score, matches[1].evidence) == (
+        matches[0].score,
+        matches[0].evidence,
+    ):
         return None, matches
     return matches[0], matches
 
@@ -161,8 +184,12 @@ def corrections_resolve(*, scope: Scope, found: list[Extracted]) -> None:
         # The correction replaces the fact, so it keeps the fact's kind (a keyed preference stays one).
         extracted.meta["extracted_kind"] = extracted.kind
         extracted.kind = best.fact.kind
-        extracted.meta["corrects"] = {"memory_id": best.fact.memory_id, "key": best.fact.key,
-                                      "scope": best.fact.scope_path, "score": round(best.score, 3)}
+        extracted.meta["corrects"] = {
+            "memory_id": best.fact.memory_id,
+            "key": best.fact.key,
+            "scope": best.fact.scope_path,
+            "score": round(best.score, 3),
+        }
 
 
 def corrections_link(*, candidates: list[Memory], actor: Principal | None) -> None:
@@ -172,7 +199,10 @@ def corrections_link(*, candidates: list[Memory], actor: Principal | None) -> No
         target = memory.meta.get("corrects")
         if not target or memory.status not in (Status.CANDIDATE, Status.PROPOSED):
             continue
-        other = Memory.objects.filter(pk=target["memory_id"], status=Status.ACTIVE).exclude(
-            scope_id=memory.scope_id).first()
+        other = (
+            Memory.objects.filter(pk=target["memory_id"], status=Status.ACTIVE)
+            .exclude(scope_id=memory.scope_id)
+            .first()
+        )
         if other is not None and other.content_hash != memory.content_hash:
             conflict_queue(memory=memory, found=[(other, REASON_CORRECTS)], actor=actor)

@@ -49,7 +49,12 @@ def _validate(turns: list[dict]) -> None:
 
 
 def event_ingest(
-    *, scope: Scope, session: str, at: datetime | None, turns: list[dict], actor: Principal | None,
+    *,
+    scope: Scope,
+    session: str,
+    at: datetime | None,
+    turns: list[dict],
+    actor: Principal | None,
     extractor: Extractor | None = None,
 ) -> list[Memory]:
     """Record one interaction. A turn already stored (same scope, session and ref) is not stored again,
@@ -58,10 +63,15 @@ def event_ingest(
     at = at or timezone.now()
     refs = [t.get("ref") for t in turns if t.get("ref")]
     with transaction.atomic():
-        seen = set(
-            Memory.objects.filter(scope=scope, session=session or "", kind=Kind.EPISODIC, source_ref__in=refs)
-            .values_list("source_ref", flat=True)
-        ) if refs else set()
+        seen = (
+            set(
+                Memory.objects.filter(
+                    scope=scope, session=session or "", kind=Kind.EPISODIC, source_ref__in=refs
+                ).values_list("source_ref", flat=True)
+            )
+            if refs
+            else set()
+        )
         fresh = [t for t in turns if not (t.get("ref") and t["ref"] in seen)]
         if not fresh:
             return []
@@ -69,15 +79,24 @@ def event_ingest(
         judge = settings.MEMORY_SMALL_TALK_FILTER
         for i, turn in enumerate(fresh):
             role = "tool_result" if turn["role"] == "tool" else turn["role"]
-            items.append(MemoryInput(
-                scope=scope, kind=Kind.EPISODIC, text=turn["content"], source_kind=ROLES[turn["role"]],
-                source_ref=turn.get("ref") or "", session=session or "", speaker=turn.get("speaker") or "",
-                call_id=turn.get("call_id") or "",
-                # Turns of one event keep their order even when they share a timestamp.
-                occurred_at=(turn.get("at") or at) + timedelta(microseconds=i),
-                meta={"role": role, **({"small_talk": True} if judge and small_talk_turn(turn["content"], role)
-                                       else {})},
-            ))
+            items.append(
+                MemoryInput(
+                    scope=scope,
+                    kind=Kind.EPISODIC,
+                    text=turn["content"],
+                    source_kind=ROLES[turn["role"]],
+                    source_ref=turn.get("ref") or "",
+                    session=session or "",
+                    speaker=turn.get("speaker") or "",
+                    call_id=turn.get("call_id") or "",
+                    # Turns of one event keep their order even when they share a timestamp.
+                    occurred_at=(turn.get("at") or at) + timedelta(microseconds=i),
+                    meta={
+                        "role": role,
+                        **({"small_talk": True} if judge and small_talk_turn(turn["content"], role) else {}),
+                    },
+                )
+            )
         extractor = extractor or get_extractor()
         # Under an agent write policy of 'episodes' the turns are recorded, nothing is extracted from them.
         found = extractor.extract(fresh) if may_write_candidates(actor, scope) else []
@@ -87,15 +106,25 @@ def event_ingest(
         # that it was said; only a person writing it makes it a memory again).
         forgotten = forgotten_hashes(scope=scope, hashes={content_hash(e.text) for e in found})
         candidates = [
-            MemoryInput(scope=scope, kind=e.kind, text=e.text, source_kind=SourceKind.USER,
-                        source_ref=e.meta.get("from_ref", ""), session=session or "", status="candidate",
-                        confidence=e.confidence, occurred_at=at, key=e.key,
-                        meta={**e.meta, EXTRACTED_BY: extractor.name, "rule": e.rule})
-            for e in found if not forgotten or content_hash(e.text) not in forgotten
+            MemoryInput(
+                scope=scope,
+                kind=e.kind,
+                text=e.text,
+                source_kind=SourceKind.USER,
+                source_ref=e.meta.get("from_ref", ""),
+                session=session or "",
+                status="candidate",
+                confidence=e.confidence,
+                occurred_at=at,
+                key=e.key,
+                meta={**e.meta, EXTRACTED_BY: extractor.name, "rule": e.rule},
+            )
+            for e in found
+            if not forgotten or content_hash(e.text) not in forgotten
         ]
         created = memory_record_batch(items=items + candidates, actor=actor)
-        _link_candidates(created[: len(items)], created[len(items):], actor)
-        corrections_link(candidates=created[len(items):], actor=actor)
+        _link_candidates(created[: len(items)], created[len(items) :], actor)
+        corrections_link(candidates=created[len(items) :], actor=actor)
         return created
 
 
@@ -106,8 +135,17 @@ def _link_candidates(episodes: list[Memory], candidates: list[Memory], actor: Pr
     for cand in candidates:
         origin = by_ref.get(cand.meta.get("from_ref") or "")
         if origin is None:
-            origin = next((m for m in episodes if m.source_kind == SourceKind.USER and cand.text in m.text), None)
+            origin = next(
+                (m for m in episodes if m.source_kind == SourceKind.USER and cand.text in m.text), None
+            )
         if origin is not None:
-            links.append(Relation(source=cand, target=origin, kind=RelationKind.DERIVED_FROM, actor=actor,
-                                  reason="extracted from this turn"))
+            links.append(
+                Relation(
+                    source=cand,
+                    target=origin,
+                    kind=RelationKind.DERIVED_FROM,
+                    actor=actor,
+                    reason="extracted from this turn",
+                )
+            )
     Relation.objects.bulk_create(links, ignore_conflicts=True)

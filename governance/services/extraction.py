@@ -36,18 +36,46 @@ class Extractor(Protocol):
 
 _SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
 RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
-    ("standing_instruction", Kind.CONVENTION, 0.7,
-     re.compile(r"\b(from now on|going forward|in future|always|never)\b|从现在(开始|起)|以后(都|请|要)?|今后|始终|永远不要", re.I)),
-    ("correction", Kind.SEMANTIC, 0.65,
-     re.compile(r"\b((change|switch) (it|that|this) to|(change|switch) (the|our|my) [^,;]{1,60}? to|"
-                r"actually,? (it'?s|use|make)|instead of|instead[.!]?$|not .+ but|correction:)|改成|改为|换成|改用|更正|"
-                r"不是.+而是", re.I)),
-    ("constraint", Kind.CONVENTION, 0.6,
-     re.compile(r"\b(must|must not|mustn'?t|do not|don'?t|make sure|required?|only use|no more than|at most|"
-                r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止", re.I)),
-    ("preference", Kind.PREFERENCE, 0.55,
-     re.compile(r"\b(i (prefer|like|love|hate|dislike|want)|i'?d rather|my favou?rite|please use)\b|"
-                r"我(更)?(喜欢|偏好|倾向|讨厌|不喜欢|想要)|请用", re.I)),
+    (
+        "standing_instruction",
+        Kind.CONVENTION,
+        0.7,
+        re.compile(
+            r"\b(from now on|going forward|in future|always|never)\b|从现在(开始|起)|以后(都|请|要)?|今后|始终|永远不要",
+            re.I,
+        ),
+    ),
+    (
+        "correction",
+        Kind.SEMANTIC,
+        0.65,
+        re.compile(
+            r"\b((change|switch) (it|that|this) to|(change|switch) (the|our|my) [^,;]{1,60}? to|"
+            r"actually,? (it'?s|use|make)|instead of|instead[.!]?$|not .+ but|correction:)|改成|改为|换成|改用|更正|"
+            r"不是.+而是",
+            re.I,
+        ),
+    ),
+    (
+        "constraint",
+        Kind.CONVENTION,
+        0.6,
+        re.compile(
+            r"\b(must|must not|mustn'?t|do not|don'?t|make sure|required?|only use|no more than|at most|"
+            r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止",
+            re.I,
+        ),
+    ),
+    (
+        "preference",
+        Kind.PREFERENCE,
+        0.55,
+        re.compile(
+            r"\b(i (prefer|like|love|hate|dislike|want)|i'?d rather|my favou?rite|please use)\b|"
+            r"我(更)?(喜欢|偏好|倾向|讨厌|不喜欢|想要)|请用",
+            re.I,
+        ),
+    ),
 )
 
 
@@ -65,8 +93,15 @@ class RuleExtractor:
                     continue
                 for rule, kind, confidence, pattern in RULES:
                     if pattern.search(sentence):
-                        out.append(Extracted(kind=kind, text=sentence, rule=rule, confidence=confidence,
-                                             meta={"from_ref": turn.get("ref") or ""}))
+                        out.append(
+                            Extracted(
+                                kind=kind,
+                                text=sentence,
+                                rule=rule,
+                                confidence=confidence,
+                                meta={"from_ref": turn.get("ref") or ""},
+                            )
+                        )
                         break
         return out
 
@@ -75,8 +110,10 @@ class LLMExtractor:
     """Asks a language model (any callable prompt → text) for JSON lines {kind, text}."""
 
     name = "llm"
-    PROMPT = ("List the durable facts, constraints, preferences and corrections the user stated, one JSON "
-              "object per line: {\"kind\": \"convention|preference|semantic\", \"text\": \"...\"}.\n\n")
+    PROMPT = (
+        "List the durable facts, constraints, preferences and corrections the user stated, one JSON "
+        "object per line: {\"kind\": \"convention|preference|semantic\", \"text\": \"...\"}.\n\n"
+    )
 
     def __init__(self, complete):
         self.complete = complete
@@ -89,8 +126,14 @@ class LLMExtractor:
                 item = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(item, dict) and item.get("kind") in Kind.values and str(item.get("text", "")).strip():
-                out.append(Extracted(kind=item["kind"], text=str(item["text"]).strip(), rule="llm", confidence=0.5))
+            if (
+                isinstance(item, dict)
+                and item.get("kind") in Kind.values
+                and str(item.get("text", "")).strip()
+            ):
+                out.append(
+                    Extracted(kind=item["kind"], text=str(item["text"]).strip(), rule="llm", confidence=0.5)
+                )
         return out
 
 

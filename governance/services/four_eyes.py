@@ -26,9 +26,15 @@ def _contradicted_by_text(memory: Memory, scope_ids: list[int]) -> list[Memory]:
     if memory.kind not in CHECKED_KINDS or memory.key or not memory.lexical or not memory.text:
         return []
     near = (
-        Memory.objects.filter(scope_id__in=scope_ids, status=Status.ACTIVE, kind__in=CHECKED_KINDS,
-                              key__isnull=True, lexical__trigram_similar=memory.lexical)
-        .exclude(pk=memory.pk).select_related("scope")[:MAX_CANDIDATES]
+        Memory.objects.filter(
+            scope_id__in=scope_ids,
+            status=Status.ACTIVE,
+            kind__in=CHECKED_KINDS,
+            key__isnull=True,
+            lexical__trigram_similar=memory.lexical,
+        )
+        .exclude(pk=memory.pk)
+        .select_related("scope")[:MAX_CANDIDATES]
     )
     return [other for other in near if contradicts(memory.text, other.text)]
 
@@ -40,8 +46,11 @@ def commitments_at_stake(memory: Memory, *, exclude: tuple[int, ...] = ()) -> li
     scope_ids = list(Scope.objects.ancestors_of(memory.scope).values_list("pk", flat=True))
     at_stake: dict[int, Memory] = {}
     if memory.pk is not None:
-        linked = Relation.objects.filter(kind=RelationKind.CONTRADICTS).filter(
-            Q(source_id=memory.pk) | Q(target_id=memory.pk)).values_list("source_id", "target_id")
+        linked = (
+            Relation.objects.filter(kind=RelationKind.CONTRADICTS)
+            .filter(Q(source_id=memory.pk) | Q(target_id=memory.pk))
+            .values_list("source_id", "target_id")
+        )
         others = {i for pair in linked for i in pair} - {memory.pk}
         for other in Memory.objects.filter(pk__in=others, status=Status.ACTIVE).select_related("scope"):
             at_stake[other.pk] = other
@@ -74,8 +83,11 @@ def fix_at_proposal(memory: Memory) -> None:
     """Record on a new candidate or proposal how many people will have to confirm it (saved on the row):
     the count cannot drop later because a link was removed or a setting changed. Call in the transaction
     that wrote it, after conflict detection."""
-    if memory.status not in (Status.CANDIDATE, Status.PROPOSED) or memory.key is None and memory.kind in (
-            Kind.EPISODIC, Kind.WORKING):
+    if (
+        memory.status not in (Status.CANDIDATE, Status.PROPOSED)
+        or memory.key is None
+        and memory.kind in (Kind.EPISODIC, Kind.WORKING)
+    ):
         return
     needed = approvals_to_put_in_force(memory)
     if needed >= 2 and int(memory.meta.get(NEEDED) or 1) < needed:
@@ -89,8 +101,9 @@ def import_needs_two(memory: Memory, four_eyes_by_scope: dict[int, bool]) -> boo
     `four_eyes_by_scope` caches requires_four_eyes per scope: one query per scope when no rule applies."""
     if memory.scope.pk not in four_eyes_by_scope:
         four_eyes_by_scope[memory.scope.pk] = requires_four_eyes(memory.scope)
-    if not four_eyes_by_scope[memory.scope.pk] or (memory.key is None and memory.kind in (Kind.EPISODIC,
-                                                                                          Kind.WORKING)):
+    if not four_eyes_by_scope[memory.scope.pk] or (
+        memory.key is None and memory.kind in (Kind.EPISODIC, Kind.WORKING)
+    ):
         return False
     return approvals_to_put_in_force(memory) >= 2
 
@@ -108,12 +121,18 @@ def move_would_override(scope: Scope, new_parent: Scope) -> bool:
     such a commitment above the new place (and not above the old one)."""
     if not requires_four_eyes(new_parent):
         return False
-    keys = set(Memory.objects.filter(scope__tree__descendant_of=scope.tree, status=Status.ACTIVE, key__isnull=False)
-               .values_list("key", flat=True))
+    keys = set(
+        Memory.objects.filter(
+            scope__tree__descendant_of=scope.tree, status=Status.ACTIVE, key__isnull=False
+        ).values_list("key", flat=True)
+    )
     if not keys:
         return False
+
     def above(place: Scope):
-        return Memory.objects.filter(scope__in=Scope.objects.ancestors_of(place), status=Status.ACTIVE,
-                                     tier=Tier.LONG, key__in=keys).select_related("scope")
+        return Memory.objects.filter(
+            scope__in=Scope.objects.ancestors_of(place), status=Status.ACTIVE, tier=Tier.LONG, key__in=keys
+        ).select_related("scope")
+
     before = set(above(scope.parent).values_list("pk", flat=True))
     return any(ending_needs_two_people(m) for m in above(new_parent).exclude(pk__in=before))

@@ -53,10 +53,16 @@ def team_create(*, name: str, actor: Principal | None, workspace: Workspace | No
         if Principal.objects.filter(name=name).exists():
             raise Conflict(TEAM_NAME_TAKEN.format(name=name), field="name")
         team = Principal.objects.create(kind=PrincipalKind.GROUP, name=name, workspace=workspace)
-        audit_record(actor=actor, entry=AuditEntry("principal.create", "principal", str(team.pk),
-                                                   data={"kind": PrincipalKind.GROUP, "name": name,
-                                                         "workspace": workspace.slug},
-                                                   workspace_id=workspace.pk))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "principal.create",
+                "principal",
+                str(team.pk),
+                data={"kind": PrincipalKind.GROUP, "name": name, "workspace": workspace.slug},
+                workspace_id=workspace.pk,
+            ),
+        )
         return team
 
 
@@ -86,20 +92,34 @@ def group_member_add(*, group: Principal, member: Principal, actor: Principal | 
         raise InvalidInput(GROUP_IN_GROUP, field="member")
     if group.workspace_id is None and actor is not None:
         raise NotFound()
-    if member.kind == PrincipalKind.AGENT and any(not agent_may_hold(r) for r in
-                                                   group.grants.values_list("role", flat=True)):
+    if member.kind == PrincipalKind.AGENT and any(
+        not agent_may_hold(r) for r in group.grants.values_list("role", flat=True)
+    ):
         raise AgentRoleCap(field="member")
     with transaction.atomic():
         _check(actor, group)
         if group.members.filter(pk=member.pk).exists():
             return
         member.groups.add(group)
-        audit_record(actor=actor, entry=AuditEntry("group.member_add", "principal", str(group.pk), "", "", "member",
-                                                   "", {"group": group.name, "member": member.name}))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "group.member_add",
+                "principal",
+                str(group.pk),
+                "",
+                "",
+                "member",
+                "",
+                {"group": group.name, "member": member.name},
+            ),
+        )
         outbox_emit(topic="grant.changed", payload={"principal_id": member.pk})
 
 
-def group_member_remove(*, group: Principal, member: Principal, actor: Principal | None, reason: str = "") -> None:
+def group_member_remove(
+    *, group: Principal, member: Principal, actor: Principal | None, reason: str = ""
+) -> None:
     """Remove a member from a team; refused (LastOwner, 409) when a scope the team owns would be left
     without an owner (permissions.owners)."""
     with transaction.atomic():
@@ -111,13 +131,29 @@ def group_member_remove(*, group: Principal, member: Principal, actor: Principal
             if not owner_left(scope, without_member=(group.pk, member.pk)):
                 raise LastOwner(LAST_OWNER.format(path=scope.path))
         member.groups.remove(group)
-        audit_record(actor=actor, entry=AuditEntry("group.member_remove", "principal", str(group.pk), "", "member",
-                                                   "", reason, {"group": group.name, "member": member.name}))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "group.member_remove",
+                "principal",
+                str(group.pk),
+                "",
+                "member",
+                "",
+                reason,
+                {"group": group.name, "member": member.name},
+            ),
+        )
         outbox_emit(topic="grant.changed", payload={"principal_id": member.pk})
 
 
 def agent_token_issue(
-    *, agent: Principal, scope: Scope, max_role: str, actor: Principal | None, expires_at: datetime | None = None,
+    *,
+    agent: Principal,
+    scope: Scope,
+    max_role: str,
+    actor: Principal | None,
+    expires_at: datetime | None = None,
 ) -> str:
     """A new token for an agent, bound to `scope`'s subtree and `max_role`; the raw key is returned once.
     The issuer needs the owner role on `scope` at `max_role`'s rank or above (permissions.can_issue_token)."""

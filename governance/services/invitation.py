@@ -27,8 +27,9 @@ BAD_USERNAME = "A user name is 1 to 150 letters, digits and @ . + - _ characters
 NOTE_TOO_LONG = "A note is at most 200 characters."
 
 
-def invitation_create(*, scope: Scope, role: str, actor: Principal | None, note: str = "",
-                      expires_in_days: int = 7) -> tuple[Invitation, str]:
+def invitation_create(
+    *, scope: Scope, role: str, actor: Principal | None, note: str = "", expires_in_days: int = 7
+) -> tuple[Invitation, str]:
     """An invitation to `role` on `scope`'s subtree; returns it and the raw token (shown once)."""
     if role not in Role.values:
         raise InvalidInput(f"role must be one of: {', '.join(Role.values)}.", field="role")
@@ -41,21 +42,48 @@ def invitation_create(*, scope: Scope, role: str, actor: Principal | None, note:
         require_grant(actor, scope, role)
         require_writable(None, scope, episodes_only=True)  # no invitations into an archived scope
         invitation = Invitation.objects.create(
-            scope=scope, role=role, note=(note or "").strip(), token_hash=Invitation.hash(raw), prefix=raw[:8],
-            created_by=actor, expires_at=timezone.now() + timedelta(days=expires_in_days))
-        audit_record(actor=actor, entry=AuditEntry(
-            "invitation.create", "invitation", str(invitation.pk), scope.path, "", "open", "",
-            {"role": role, "note": invitation.note, "prefix": invitation.prefix,
-             "expires_at": invitation.expires_at.isoformat()}))
+            scope=scope,
+            role=role,
+            note=(note or "").strip(),
+            token_hash=Invitation.hash(raw),
+            prefix=raw[:8],
+            created_by=actor,
+            expires_at=timezone.now() + timedelta(days=expires_in_days),
+        )
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "invitation.create",
+                "invitation",
+                str(invitation.pk),
+                scope.path,
+                "",
+                "open",
+                "",
+                {
+                    "role": role,
+                    "note": invitation.note,
+                    "prefix": invitation.prefix,
+                    "expires_at": invitation.expires_at.isoformat(),
+                },
+            ),
+        )
         return invitation, raw
 
 
 def invitation_for_token(raw: str) -> Invitation:
     """The open invitation behind a link; InvitationInvalid (one answer) for unknown, used, revoked or expired."""
-    invitation = (Invitation.objects.select_related("scope", "created_by")
-                  .filter(token_hash=Invitation.hash(raw or "")).first())
-    if (invitation is None or invitation.accepted_at or invitation.revoked_at
-            or invitation.expires_at <= timezone.now()):
+    invitation = (
+        Invitation.objects.select_related("scope", "created_by")
+        .filter(token_hash=Invitation.hash(raw or ""))
+        .first()
+    )
+    if (
+        invitation is None
+        or invitation.accepted_at
+        or invitation.revoked_at
+        or invitation.expires_at <= timezone.now()
+    ):
         raise InvitationInvalid()
     return invitation
 
@@ -78,27 +106,50 @@ def invitation_accept(*, token: str, username: str, password: str) -> Principal:
     try:
         with transaction.atomic():
             invitation = invitation_for_token(token)
-            invitation = Invitation.objects.select_for_update(of=("self",)).select_related("scope", "created_by").get(
-                pk=invitation.pk)
+            invitation = (
+                Invitation.objects.select_for_update(of=("self",))
+                .select_related("scope", "created_by")
+                .get(pk=invitation.pk)
+            )
             if invitation.accepted_at or invitation.revoked_at:
                 raise InvitationInvalid()
             inviter = invitation.created_by
             if inviter is not None and not can_grant(inviter, invitation.scope, invitation.role):
                 raise InvitationInvalid()
-            if User.objects.filter(username=username).exists() or Principal.objects.filter(name=username).exists():
+            if (
+                User.objects.filter(username=username).exists()
+                or Principal.objects.filter(name=username).exists()
+            ):
                 raise Conflict(USERNAME_TAKEN, field="username")
             user = User.objects.create_user(username=username, password=password)
             principal = Principal.objects.create(kind=PrincipalKind.USER, name=username, user=user)
-            grant = Grant.objects.create(principal=principal, scope=invitation.scope, role=invitation.role,
-                                         granted_by=inviter)
+            grant = Grant.objects.create(
+                principal=principal, scope=invitation.scope, role=invitation.role, granted_by=inviter
+            )
             invitation.accepted_at = timezone.now()
             invitation.accepted_by = principal
             invitation.save(update_fields=["accepted_at", "accepted_by"])
-            audit_record(actor=principal, entry=AuditEntry(
-                "invitation.accept", "invitation", str(invitation.pk), invitation.scope.path, "open", "accepted",
-                "", {"principal": username, "role": invitation.role, "grant": grant.pk,
-                     "invited_by": inviter.name if inviter else "system"}))
-            outbox_emit(topic="grant.changed", payload={"scope_id": invitation.scope_id, "principal_id": principal.pk})
+            audit_record(
+                actor=principal,
+                entry=AuditEntry(
+                    "invitation.accept",
+                    "invitation",
+                    str(invitation.pk),
+                    invitation.scope.path,
+                    "open",
+                    "accepted",
+                    "",
+                    {
+                        "principal": username,
+                        "role": invitation.role,
+                        "grant": grant.pk,
+                        "invited_by": inviter.name if inviter else "system",
+                    },
+                ),
+            )
+            outbox_emit(
+                topic="grant.changed", payload={"scope_id": invitation.scope_id, "principal_id": principal.pk}
+            )
             return principal
     except IntegrityError as exc:  # the same name taken by a concurrent request
         raise Conflict(USERNAME_TAKEN, field="username") from exc
@@ -107,14 +158,28 @@ def invitation_accept(*, token: str, username: str, password: str) -> Principal:
 def invitation_revoke(*, invitation_id: int, actor: Principal | None) -> Invitation:
     """Withdraw an open invitation: whoever could have sent it (the grant rule on its scope and role)."""
     with transaction.atomic():
-        invitation = (Invitation.objects.select_for_update(of=("self",)).select_related("scope")
-                      .filter(pk=invitation_id, accepted_at__isnull=True, revoked_at__isnull=True).first())
+        invitation = (
+            Invitation.objects.select_for_update(of=("self",))
+            .select_related("scope")
+            .filter(pk=invitation_id, accepted_at__isnull=True, revoked_at__isnull=True)
+            .first()
+        )
         if invitation is None:
             raise NotFound()
         require_grant(actor, invitation.scope, invitation.role)
         invitation.revoked_at = timezone.now()
         invitation.save(update_fields=["revoked_at"])
-        audit_record(actor=actor, entry=AuditEntry(
-            "invitation.revoke", "invitation", str(invitation.pk), invitation.scope.path, "open", "revoked", "",
-            {"role": invitation.role, "prefix": invitation.prefix}))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "invitation.revoke",
+                "invitation",
+                str(invitation.pk),
+                invitation.scope.path,
+                "open",
+                "revoked",
+                "",
+                {"role": invitation.role, "prefix": invitation.prefix},
+            ),
+        )
         return invitation

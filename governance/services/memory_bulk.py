@@ -36,7 +36,9 @@ class BulkOutcome:
     message: str
 
 
-def memory_bulk_act(*, memory_ids: list[int], action: str, reason: str, actor: Principal | None) -> list[BulkOutcome]:
+def memory_bulk_act(
+    *, memory_ids: list[int], action: str, reason: str, actor: Principal | None
+) -> list[BulkOutcome]:
     """Apply `action` to each memory through its own service, in one transaction; one outcome per id,
     in the order given (duplicates once)."""
     if action not in BULK_ACTIONS:
@@ -75,7 +77,9 @@ def _outcome(memory_id: int, action: str, status: str) -> BulkOutcome:
     if status == target:
         return BulkOutcome(memory_id, "done", status, "done")
     if action == "confirm":
-        return BulkOutcome(memory_id, "requested", status,
-                           "approval recorded: a second, different reviewer must confirm it")
-    return BulkOutcome(memory_id, "requested", status,
-                       "request recorded: a second, different person must agree (four-eyes)")
+        return BulkOutcome(
+            memory_id, "requested", status, "approval recorded: a second, different reviewer must confirm it"
+        )
+    return BulkOutcome(
+        memory_id, "requested", status, "request recorded: a second, different person must agree (four-eyes)"
+    )

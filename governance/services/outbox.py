@@ -47,4 +47,6 @@ def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
     try:
         dispatch_outbox(outbox_id, stores)
     except Exception:  # broker down: the change is committed, the reconciler will dispatch it later
-        logger.warning("could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True)
+        logger.warning(
+            "could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True
+        )

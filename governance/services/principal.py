@@ -27,7 +27,14 @@ from governance.permissions import (
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
-__all__ = ["GRANT_ABOVE_OWN", "PRINCIPAL_KIND_TAKEN", "token_issue", "token_revoke", "grant_add", "grant_revoke"]
+__all__ = [
+    "GRANT_ABOVE_OWN",
+    "PRINCIPAL_KIND_TAKEN",
+    "token_issue",
+    "token_revoke",
+    "grant_add",
+    "grant_revoke",
+]
 
 PRINCIPAL_KIND_TAKEN = "The name {name!r} belongs to a principal of kind {kind}; choose another name."
 TOKEN_EXPIRY_PAST = "A token's expiry must lie in the future."
@@ -52,18 +59,31 @@ def principal_ensure(*, name: str, kind: str, actor: Principal | None, workspace
         raise InvalidInput(f"kind must be one of: {', '.join(PrincipalKind.values)}.", field="kind")
     home = workspace if kind == PrincipalKind.GROUP else None
     with transaction.atomic():
-        principal, created = Principal.objects.get_or_create(name=name, defaults={"kind": kind, "workspace": home})
+        principal, created = Principal.objects.get_or_create(
+            name=name, defaults={"kind": kind, "workspace": home}
+        )
         if principal.kind != kind:  # never hand out (a token for) a person's or a team's name as an agent
             raise Conflict(PRINCIPAL_KIND_TAKEN.format(name=name, kind=principal.kind), field="name")
         if created:
-            audit_record(actor=actor, entry=AuditEntry("principal.create", "principal", str(principal.pk),
-                                                       data={"kind": kind, "name": name},
-                                                       workspace_id=home.pk if home is not None else None))
+            audit_record(
+                actor=actor,
+                entry=AuditEntry(
+                    "principal.create",
+                    "principal",
+                    str(principal.pk),
+                    data={"kind": kind, "name": name},
+                    workspace_id=home.pk if home is not None else None,
+                ),
+            )
         return principal
 
 
 def token_issue(
-    *, principal: Principal, actor: Principal | None, scope: Scope | None = None, max_role: str = "",
+    *,
+    principal: Principal,
+    actor: Principal | None,
+    scope: Scope | None = None,
+    max_role: str = "",
     expires_at: datetime | None = None,
 ) -> str:
     """Create an API token for `principal`, bound to `scope`'s subtree and roles up to `max_role`, valid
@@ -82,13 +102,29 @@ def token_issue(
         if scope is not None and not can_issue_token(actor, scope, max_role):
             require(actor, scope, Action.READ)  # outside the issuer's scopes: NotFound, as for a read
             raise PermissionDenied(TOKEN_ISSUE_DENIED)
-        token = ApiToken.objects.create(principal=principal, prefix=raw[4:12], key_hash=hash_token(raw),
-                                        scope=scope, max_role=max_role, expires_at=expires_at)
-        audit_record(actor=actor, entry=AuditEntry(
-            "token.issue", "token", str(token.pk), scope.path if scope else "",
-            data={"principal": principal.name, "prefix": token.prefix, "max_role": max_role,
-                  "expires_at": expires_at.isoformat() if expires_at else None},
-        ))
+        token = ApiToken.objects.create(
+            principal=principal,
+            prefix=raw[4:12],
+            key_hash=hash_token(raw),
+            scope=scope,
+            max_role=max_role,
+            expires_at=expires_at,
+        )
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "token.issue",
+                "token",
+                str(token.pk),
+                scope.path if scope else "",
+                data={
+                    "principal": principal.name,
+                    "prefix": token.prefix,
+                    "max_role": max_role,
+                    "expires_at": expires_at.isoformat() if expires_at else None,
+                },
+            ),
+        )
     return raw
 
 
@@ -96,8 +132,12 @@ def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") ->
     """Revoke a token: its own principal or an owner over its scope may (permissions.can_revoke_token).
     Whoever cannot even see the token's scope gets the same NotFound as for an unknown token."""
     with transaction.atomic():
-        token = (ApiToken.objects.select_for_update(of=("self",)).select_related("principal", "scope")
-                 .filter(pk=token_id, revoked_at__isnull=True).first())
+        token = (
+            ApiToken.objects.select_for_update(of=("self",))
+            .select_related("principal", "scope")
+            .filter(pk=token_id, revoked_at__isnull=True)
+            .first()
+        )
         if token is None:
             raise NotFound()
         if not can_revoke_token(actor, token):
@@ -108,9 +148,17 @@ def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") ->
             raise PermissionDenied(TOKEN_REVOKE_DENIED)
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit_record(actor=actor, entry=AuditEntry("token.revoke", "token", str(token.pk),
-                                                   token.scope.path if token.scope_id else "",
-                                                   reason=reason, data={"principal": token.principal.name}))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "token.revoke",
+                "token",
+                str(token.pk),
+                token.scope.path if token.scope_id else "",
+                reason=reason,
+                data={"principal": token.principal.name},
+            ),
+        )
         return token
 
 
@@ -125,10 +173,19 @@ def grant_add(*, principal: Principal, scope: Scope, role: str, actor: Principal
             principal=principal, scope=scope, role=role, defaults={"granted_by": actor}
         )
         if created:
-            audit_record(actor=actor, entry=AuditEntry(
-                "grant.add", "grant", str(grant.pk), scope.path, "", role, "",
-                {"principal": principal.name, "role": role},
-            ))
+            audit_record(
+                actor=actor,
+                entry=AuditEntry(
+                    "grant.add",
+                    "grant",
+                    str(grant.pk),
+                    scope.path,
+                    "",
+                    role,
+                    "",
+                    {"principal": principal.name, "role": role},
+                ),
+            )
             outbox_emit(topic="grant.changed", payload={"scope_id": scope.pk, "principal_id": principal.pk})
         return grant
 
@@ -140,7 +197,9 @@ def require_grantable(principal: Principal, scope: Scope, role: str, actor: Prin
     members, holds at most the agent role."""
     if principal.kind == PrincipalKind.GROUP:
         if principal.workspace_id is None and actor is None:
-            Principal.objects.filter(pk=principal.pk, workspace__isnull=True).update(workspace=scope.workspace_id)
+            Principal.objects.filter(pk=principal.pk, workspace__isnull=True).update(
+                workspace=scope.workspace_id
+            )
             principal.workspace_id = scope.workspace_id
         if principal.workspace_id != scope.workspace_id:
             raise InvalidInput(UNKNOWN_PRINCIPAL, field="principal")
@@ -166,11 +225,22 @@ def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str = "") ->
                 raise LastOwner(LAST_OWNER.format(path=grant.scope.path))
         else:
             Grant.objects.select_for_update().filter(pk=grant_id).first()
-        audit_record(actor=actor, entry=AuditEntry(
-            "grant.revoke", "grant", str(grant.pk), grant.scope.path, grant.role, "", reason,
-            {"principal": grant.principal.name, "role": grant.role},
-        ))
-        outbox_emit(topic="grant.changed", payload={"scope_id": grant.scope_id, "principal_id": grant.principal_id})
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "grant.revoke",
+                "grant",
+                str(grant.pk),
+                grant.scope.path,
+                grant.role,
+                "",
+                reason,
+                {"principal": grant.principal.name, "role": grant.role},
+            ),
+        )
+        outbox_emit(
+            topic="grant.changed", payload={"scope_id": grant.scope_id, "principal_id": grant.principal_id}
+        )
         grant.delete()
 
 

@@ -19,10 +19,14 @@ RELATION_FORGOTTEN = "A forgotten memory cannot be linked: it is out of every re
 RELATION_REASON_REQUIRED = "Say why these memories are linked: the reason is kept in the audit log."
 UNLINK_REASON_REQUIRED = "Say why this link is removed: the reason is kept in the audit log."
 HAND_KINDS = (RelationKind.SUPPORTS, RelationKind.CONTRADICTS, RelationKind.DERIVED_FROM)
-HAND_KIND_INVALID = ("A link made by hand is one of: supports, contradicts, derived_from (a supersedes link is "
-                     "made by superseding the memory, which also changes its status).")
-SUPERSEDES_FIXED = ("A supersedes link records a revision's history; it is not removed by hand (supersede or "
-                    "retire the memory instead).")
+HAND_KIND_INVALID = (
+    "A link made by hand is one of: supports, contradicts, derived_from (a supersedes link is "
+    "made by superseding the memory, which also changes its status)."
+)
+SUPERSEDES_FIXED = (
+    "A supersedes link records a revision's history; it is not removed by hand (supersede or "
+    "retire the memory instead)."
+)
 REASON_MAX = 500
 
 
@@ -51,8 +55,9 @@ class RelationFixed(Conflict):
     message = SUPERSEDES_FIXED
 
 
-def _pair(source_id: int, target_id: int, actor: Principal | None = None,
-          readable: bool = False) -> tuple[Memory, Memory]:
+def _pair(
+    source_id: int, target_id: int, actor: Principal | None = None, readable: bool = False
+) -> tuple[Memory, Memory]:
     """Both memories, in one workspace. With `readable`, a memory the actor may not read is NotFound,
     checked before the workspace rule, so the answer never tells whether another workspace's id exists."""
     if source_id == target_id:
@@ -66,18 +71,35 @@ def _pair(source_id: int, target_id: int, actor: Principal | None = None,
     return source, target
 
 
-def _record(source: Memory, target: Memory, kind: str, reason: str, actor: Principal | None, action: str,
-            by_hand: bool = False) -> Relation:
+def _record(
+    source: Memory,
+    target: Memory,
+    kind: str,
+    reason: str,
+    actor: Principal | None,
+    action: str,
+    by_hand: bool = False,
+) -> Relation:
     try:
         with transaction.atomic():
-            relation = Relation.objects.create(source=source, target=target, kind=kind, reason=reason, actor=actor,
-                                               by_hand=by_hand)
+            relation = Relation.objects.create(
+                source=source, target=target, kind=kind, reason=reason, actor=actor, by_hand=by_hand
+            )
     except IntegrityError as exc:
         raise RelationExists() from exc
-    audit_record(actor=actor, entry=AuditEntry(
-        action, "relation", str(relation.pk), source.scope.path, "", "", reason,
-        {"source": source.pk, "target": target.pk, "kind": kind},
-    ))
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            action,
+            "relation",
+            str(relation.pk),
+            source.scope.path,
+            "",
+            "",
+            reason,
+            {"source": source.pk, "target": target.pk, "kind": kind},
+        ),
+    )
     # Both ends' caches, summaries and stored packets are re-derived (governance/propagation).
     outbox_emit(topic="memory.status", memory=source, payload={"memory_ids": [source.pk, target.pk]})
     return relation
@@ -100,13 +122,19 @@ def relation_add(
     with transaction.atomic():
         source, target = _pair(source_id, target_id)
         # Linking is a curation step when it changes what is in force; evidence links are candidate writes.
-        needed = Action.SUPERSEDE if kind in (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS) else Action.WRITE_CANDIDATE
+        needed = (
+            Action.SUPERSEDE
+            if kind in (RelationKind.SUPERSEDES, RelationKind.CONTRADICTS)
+            else Action.WRITE_CANDIDATE
+        )
         require(actor, source.scope, needed)
         require(actor, target.scope, Action.READ)
         return _record(source, target, kind, reason, actor, "relation.add")
 
 
-def relation_link(*, source_id: int, target_id: int, kind: str, reason: str, actor: Principal | None) -> Relation:
+def relation_link(
+    *, source_id: int, target_id: int, kind: str, reason: str, actor: Principal | None
+) -> Relation:
     """A person links two memories by hand: `source` supports / contradicts / is derived from `target`,
     with a required reason. Needs the link right on the source's scope and a read of the target; never
     across workspaces, to a forgotten memory, to itself, or twice (a contradiction either way is one)."""
@@ -122,9 +150,10 @@ def relation_link(*, source_id: int, target_id: int, kind: str, reason: str, act
         _require_link(actor, source)
         if Status.FORGOTTEN in (source.status, target.status):
             raise RelationForgotten(field="target" if target.status == Status.FORGOTTEN else "source")
-        if kind == RelationKind.CONTRADICTS and Relation.objects.filter(
-            kind=kind, source_id=target.pk, target_id=source.pk
-        ).exists():
+        if (
+            kind == RelationKind.CONTRADICTS
+            and Relation.objects.filter(kind=kind, source_id=target.pk, target_id=source.pk).exists()
+        ):
             raise RelationExists()
         return _record(source, target, kind, reason, actor, "relation.link", by_hand=True)
 
@@ -138,9 +167,17 @@ def relation_unlink(*, relation_id: int, reason: str, actor: Principal | None) -
     if len(reason) > REASON_MAX:
         raise InvalidInput(f"The reason is at most {REASON_MAX} characters.", field="reason")
     with transaction.atomic():
-        relation = (Relation.objects.select_for_update(of=("self",)).select_related("source__scope", "target__scope")
-                    .filter(pk=relation_id).first())
-        if relation is None or not can_read_memory(actor, relation.source) or not can_read_memory(actor, relation.target):
+        relation = (
+            Relation.objects.select_for_update(of=("self",))
+            .select_related("source__scope", "target__scope")
+            .filter(pk=relation_id)
+            .first()
+        )
+        if (
+            relation is None
+            or not can_read_memory(actor, relation.source)
+            or not can_read_memory(actor, relation.target)
+        ):
             raise NotFound()
         _require_link(actor, relation.source)
         if relation.kind == RelationKind.SUPERSEDES:
@@ -148,10 +185,18 @@ def relation_unlink(*, relation_id: int, reason: str, actor: Principal | None) -
         source, target, pk = relation.source, relation.target, relation.pk
         relation.delete()
         relation.pk = pk
-        audit_record(actor=actor, entry=AuditEntry(
-            "relation.unlink", "relation", str(pk), source.scope.path, "", "", reason,
-            {"source": source.pk, "target": target.pk, "kind": relation.kind},
-        ))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "relation.unlink",
+                "relation",
+                str(pk),
+                source.scope.path,
+                "",
+                "",
+                reason,
+                {"source": source.pk, "target": target.pk, "kind": relation.kind},
+            ),
+        )
         outbox_emit(topic="memory.status", memory=source, payload={"memory_ids": [source.pk, target.pk]})
         return relation
-

@@ -27,20 +27,34 @@ MAX_COUNT = 2**31 - 1
 
 
 def retention_policy_set(
-    *, scope: Scope, actor: Principal | None, retire_unused_days: int | None = None, archive_cold: bool = False,
-    cold_threshold: float | None = None, kinds: list[str] | None = None, enabled: bool = True,
-    turns_max_age_days: int | None = None, turns_max_count: int | None = None, archive_turns: bool = True,
+    *,
+    scope: Scope,
+    actor: Principal | None,
+    retire_unused_days: int | None = None,
+    archive_cold: bool = False,
+    cold_threshold: float | None = None,
+    kinds: list[str] | None = None,
+    enabled: bool = True,
+    turns_max_age_days: int | None = None,
+    turns_max_count: int | None = None,
+    archive_turns: bool = True,
 ) -> RetentionPolicy:
     """Create or replace the scope's policy (covers its subtree; turn limits: governance/services/turn_retention)."""
-    if retire_unused_days is not None and (not isinstance(retire_unused_days, int)
-                                           or not 1 <= retire_unused_days <= MAX_DAYS):
-        raise InvalidInput(f"retire_unused_days is a whole number of days, from 1 to {MAX_DAYS}.",
-                           field="retire_unused_days")
+    if retire_unused_days is not None and (
+        not isinstance(retire_unused_days, int) or not 1 <= retire_unused_days <= MAX_DAYS
+    ):
+        raise InvalidInput(
+            f"retire_unused_days is a whole number of days, from 1 to {MAX_DAYS}.", field="retire_unused_days"
+        )
     if cold_threshold is not None and not (0 < cold_threshold < 10):
         raise InvalidInput("cold_threshold is a number above 0 and below 10.", field="cold_threshold")
-    for name, value, top in (("turns_max_age_days", turns_max_age_days, MAX_DAYS),
-                             ("turns_max_count", turns_max_count, MAX_COUNT)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top):
+    for name, value, top in (
+        ("turns_max_age_days", turns_max_age_days, MAX_DAYS),
+        ("turns_max_count", turns_max_count, MAX_COUNT),
+    ):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top
+        ):
             raise InvalidInput(f"{name} is a whole number, from 1 to {top}.", field=name)
     kinds = list(kinds or [])
     if any(k not in Kind.values for k in kinds):
@@ -59,12 +73,27 @@ def retention_policy_set(
         policy.archive_turns = archive_turns
         policy.updated_by = actor
         policy.save()
-        audit_record(actor=actor, entry=AuditEntry(
-            "retention.set", "retention_policy", str(policy.pk), scope.path, before, "enabled" if enabled else "disabled", "", {"retire_unused_days": retire_unused_days, "archive_cold": archive_cold,
-                             "cold_threshold": cold_threshold, "kinds": kinds,
-                             "turns_max_age_days": turns_max_age_days, "turns_max_count": turns_max_count,
-                             "archive_turns": archive_turns},
-        ))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "retention.set",
+                "retention_policy",
+                str(policy.pk),
+                scope.path,
+                before,
+                "enabled" if enabled else "disabled",
+                "",
+                {
+                    "retire_unused_days": retire_unused_days,
+                    "archive_cold": archive_cold,
+                    "cold_threshold": cold_threshold,
+                    "kinds": kinds,
+                    "turns_max_age_days": turns_max_age_days,
+                    "turns_max_count": turns_max_count,
+                    "archive_turns": archive_turns,
+                },
+            ),
+        )
         return policy
 
 
@@ -87,20 +116,26 @@ def retention_apply(*, policy: RetentionPolicy, now=None) -> dict:
         cutoff = now - timedelta(days=policy.retire_unused_days)
         # A long-term commitment of a four-eyes scope is ended by two people, never by a policy one owner set.
         stale = list(
-            _covered(policy).exclude(tier=Tier.LONG, scope__in=four_eyes_scopes())
+            _covered(policy)
+            .exclude(tier=Tier.LONG, scope__in=four_eyes_scopes())
             .annotate(last_used=Coalesce("last_reinforced_at", "created_at"))
-            .filter(last_used__lt=cutoff).values_list("pk", flat=True)[:BATCH]
+            .filter(last_used__lt=cutoff)
+            .values_list("pk", flat=True)[:BATCH]
         )
         for memory_id in stale:
-            memory_retire(memory_id=memory_id, actor=None,
-                          reason=f"retention: unused for {policy.retire_unused_days} days")
+            memory_retire(
+                memory_id=memory_id,
+                actor=None,
+                reason=f"retention: unused for {policy.retire_unused_days} days",
+            )
             retired += 1
     if policy.archive_cold:
         threshold = policy.cold_threshold or settings.MEMORY_COLD_THRESHOLD
         # log A(t) = log K − λ·t: compare in log space so SQL uses the stored columns directly.
         t = activation.days(now)
         cold = list(
-            _covered(policy).filter(meta__archived_at__isnull=True)
+            _covered(policy)
+            .filter(meta__archived_at__isnull=True)
             .extra(where=[f"{activation.log_activation_sql()} < %s"], params=[t, math.log(threshold)])
             .values_list("pk", flat=True)[:BATCH]
         )
@@ -114,24 +149,40 @@ def memory_archive(*, memory_id: int, actor: Principal | None, now=None) -> int:
     """Mark a cold memory archived (out of the hot set; still active and findable). Returns 1 if it changed."""
     now = now or timezone.now()
     with transaction.atomic():
-        memory = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").filter(pk=memory_id).first()
+        memory = (
+            Memory.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("scope")
+            .filter(pk=memory_id)
+            .first()
+        )
         if memory is None or memory.meta.get("archived_at") or memory.status != Status.ACTIVE:
             return 0
         require(actor, memory.scope, Action.RETIRE)
         memory.meta = {**memory.meta, "archived_at": now.isoformat()}
         memory.save(update_fields=["meta", "updated_at"])
-        audit_record(actor=actor, entry=AuditEntry(
-            "memory.archive", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
-            "retention: cold", {"archived_at": now.isoformat()},
-        ))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "memory.archive",
+                "memory",
+                str(memory.pk),
+                memory.scope.path,
+                memory.status,
+                memory.status,
+                "retention: cold",
+                {"archived_at": now.isoformat()},
+            ),
+        )
         outbox_emit(topic="memory.archived", memory=memory, payload={"memory_ids": [memory.pk]})
         return 1
 
 
 def retention_apply_all(*, now=None) -> dict:
     totals = {"policies": 0, "retired": 0, "archived": 0}
-    for policy in RetentionPolicy.objects.filter(enabled=True).select_related("scope").filter(
-        Q(retire_unused_days__isnull=False) | Q(archive_cold=True)
+    for policy in (
+        RetentionPolicy.objects.filter(enabled=True)
+        .select_related("scope")
+        .filter(Q(retire_unused_days__isnull=False) | Q(archive_cold=True))
     ):
         result = retention_apply(policy=policy, now=now)
         totals["policies"] += 1

@@ -45,7 +45,13 @@ EDITED_INTO = "Edited by the reviewer into memory {new_id}: {reason}"
 
 
 def proposal_edit_confirm(
-    *, memory_id: int, text: str, key: str | None, kind: str, reason: str, actor: Principal | None,
+    *,
+    memory_id: int,
+    text: str,
+    key: str | None,
+    kind: str,
+    reason: str,
+    actor: Principal | None,
 ) -> Memory:
     """Replace a proposal by the reviewer's edit of it and confirm the edit (one approval of two where
     four-eyes applies). Returns the new memory: `active`, or `proposed` with the editor's approval."""
@@ -61,17 +67,32 @@ def proposal_edit_confirm(
         if (text, key, kind) == (original.text, original.key, original.kind):
             return memory_confirm(memory_id=original.pk, actor=actor, reason=reason)
         item = MemoryInput(
-            scope=original.scope, kind=kind, key=key, text=text, source_kind=SourceKind.REVIEWER,
-            source_ref=original.source_ref, status=Status.PROPOSED, confidence=original.confidence,
-            importance=original.importance, tier=original.tier, task_type=original.task_type,
-            session=original.session, valid_from=original.valid_from, valid_until=original.valid_until,
+            scope=original.scope,
+            kind=kind,
+            key=key,
+            text=text,
+            source_kind=SourceKind.REVIEWER,
+            source_ref=original.source_ref,
+            status=Status.PROPOSED,
+            confidence=original.confidence,
+            importance=original.importance,
+            tier=original.tier,
+            task_type=original.task_type,
+            session=original.session,
+            valid_from=original.valid_from,
+            valid_until=original.valid_until,
             meta=_edited_meta(original),
         )
         validate_input(item)  # before anything is written: a bad edit leaves the proposal as it was
         edited = memory_record(item=item, actor=actor)
-        transition(original, Status.REJECTED, actor=actor, action="memory.reject",
-                    reason=EDITED_INTO.format(new_id=edited.pk, reason=reason.strip()),
-                    data={"edited_into": edited.pk})
+        transition(
+            original,
+            Status.REJECTED,
+            actor=actor,
+            action="memory.reject",
+            reason=EDITED_INTO.format(new_id=edited.pk, reason=reason.strip()),
+            data={"edited_into": edited.pk},
+        )
         _carry_provenance(original, edited, actor)
         return memory_confirm(memory_id=edited.pk, actor=actor, reason=reason.strip())
 
@@ -88,18 +109,33 @@ def _edited_meta(original: Memory) -> dict:
     return meta
 
 
-def _carry_provenance(original: Memory, edited: Memory, actor: Principal | None,
-                      why_original: str = "the reviewer's edit of this proposal") -> None:
+def _carry_provenance(
+    original: Memory,
+    edited: Memory,
+    actor: Principal | None,
+    why_original: str = "the reviewer's edit of this proposal",
+) -> None:
     """The edit (or re-proposal) is derived from the original, and from the episodes the original was
     derived from."""
     episodes = list(
-        Relation.objects.filter(source=original, kind=RelationKind.DERIVED_FROM).values_list("target_id", "reason")
+        Relation.objects.filter(source=original, kind=RelationKind.DERIVED_FROM).values_list(
+            "target_id", "reason"
+        )
     )
     Relation.objects.bulk_create(
-        [Relation(source=edited, target=original, kind=RelationKind.DERIVED_FROM, actor=actor,
-                  reason=why_original)]
-        + [Relation(source=edited, target_id=target, kind=RelationKind.DERIVED_FROM, actor=actor, reason=why)
-           for target, why in episodes],
+        [
+            Relation(
+                source=edited,
+                target=original,
+                kind=RelationKind.DERIVED_FROM,
+                actor=actor,
+                reason=why_original,
+            )
+        ]
+        + [
+            Relation(source=edited, target_id=target, kind=RelationKind.DERIVED_FROM, actor=actor, reason=why)
+            for target, why in episodes
+        ],
         ignore_conflicts=True,
     )
 
@@ -123,28 +159,57 @@ def memory_repropose(*, memory_id: int, actor: Principal | None, reason: str) ->
             original = lock_memory(memory_id)
             require(actor, original.scope, Action.CONFIRM)
             if original.status != Status.REJECTED or original.purged_at is not None:
-                raise InvalidTransition(REPROPOSE_NOT_REJECTED.format(status=original.status),
-                                        current_status=original.status, requested_status=Status.PROPOSED)
+                raise InvalidTransition(
+                    REPROPOSE_NOT_REJECTED.format(status=original.status),
+                    current_status=original.status,
+                    requested_status=Status.PROPOSED,
+                )
             require_writable(actor, original.scope, episodes_only=False)
             item = MemoryInput(
-                scope=original.scope, kind=original.kind, key=original.key, text=original.text,
-                source_kind=original.source_kind, source_ref=original.source_ref, status=Status.PROPOSED,
-                confidence=original.confidence, importance=original.importance, tier=original.tier,
-                task_type=original.task_type, session=original.session, valid_from=original.valid_from,
-                valid_until=original.valid_until, meta=_reproposed_meta(original, actor, reason),
+                scope=original.scope,
+                kind=original.kind,
+                key=original.key,
+                text=original.text,
+                source_kind=original.source_kind,
+                source_ref=original.source_ref,
+                status=Status.PROPOSED,
+                confidence=original.confidence,
+                importance=original.importance,
+                tier=original.tier,
+                task_type=original.task_type,
+                session=original.session,
+                valid_from=original.valid_from,
+                valid_until=original.valid_until,
+                meta=_reproposed_meta(original, actor, reason),
             )
             validate_input(item)
             if item.key is not None:
                 lock_key(original.scope_id, item.key)
-                latest = Memory.objects.filter(scope=original.scope, key=item.key).aggregate(m=Max("revision"))["m"]
+                latest = Memory.objects.filter(scope=original.scope, key=item.key).aggregate(
+                    m=Max("revision")
+                )["m"]
                 item.revision = (latest or 0) + 1
             memory = build_memory(item, actor, timezone.now())
             memory.save()
-            audit_record(actor=actor, entry=AuditEntry(
-                "memory.repropose", "memory", str(memory.pk), memory.scope.path, "", Status.PROPOSED, reason,
-                {"from": original.pk, "kind": memory.kind, "key": memory.key, "revision": memory.revision,
-                 "hash": memory.content_hash},
-            ))
+            audit_record(
+                actor=actor,
+                entry=AuditEntry(
+                    "memory.repropose",
+                    "memory",
+                    str(memory.pk),
+                    memory.scope.path,
+                    "",
+                    Status.PROPOSED,
+                    reason,
+                    {
+                        "from": original.pk,
+                        "kind": memory.kind,
+                        "key": memory.key,
+                        "revision": memory.revision,
+                        "hash": memory.content_hash,
+                    },
+                ),
+            )
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
             _carry_provenance(original, memory, actor, why_original=REPROPOSED_FROM)
             conflict_detect(memory=memory, actor=actor)
@@ -156,9 +221,15 @@ def memory_repropose(*, memory_id: int, actor: Principal | None, reason: str) ->
 
 def _reproposed_meta(original: Memory, actor: Principal | None, reason: str) -> dict:
     # Approvals are not copied (they were never enough, and a count is fixed again at proposal).
-    meta: dict = {"reproposed": {"from": original.pk, "by": actor.pk if actor else None,
-                                 "by_name": actor.name if actor else "system", "reason": reason,
-                                 "at": timezone.now().isoformat()}}
+    meta: dict = {
+        "reproposed": {
+            "from": original.pk,
+            "by": actor.pk if actor else None,
+            "by_name": actor.name if actor else "system",
+            "reason": reason,
+            "at": timezone.now().isoformat(),
+        }
+    }
     for name in ("promotion", "rule", "extracted_by", "requested_status"):
         if name in original.meta:
             meta[name] = original.meta[name]
@@ -167,5 +238,12 @@ def _reproposed_meta(original: Memory, actor: Principal | None, reason: str) -> 
     return meta
 
 
-__all__ = ["EDITED_INTO", "EDIT_NOT_PROPOSAL", "EDIT_REASON_REQUIRED", "REPROPOSED_FROM", "REPROPOSE_NOT_REJECTED",
-           "memory_repropose", "proposal_edit_confirm"]
+__all__ = [
+    "EDITED_INTO",
+    "EDIT_NOT_PROPOSAL",
+    "EDIT_REASON_REQUIRED",
+    "REPROPOSED_FROM",
+    "REPROPOSE_NOT_REJECTED",
+    "memory_repropose",
+    "proposal_edit_confirm",
+]

@@ -40,7 +40,9 @@ def scope_ensure(*, path: str, actor: Principal | None) -> Scope:
 def _create_chain(parts: list[str], actor: Principal | None) -> Scope:
     workspace, ws_created = Workspace.objects.get_or_create(slug=parts[0], defaults={"name": parts[0]})
     if ws_created:
-        audit_record(actor=actor, entry=AuditEntry("workspace.create", "workspace", str(workspace.pk), parts[0]))
+        audit_record(
+            actor=actor, entry=AuditEntry("workspace.create", "workspace", str(workspace.pk), parts[0])
+        )
     parent: Scope | None = None
     for depth in range(1, len(parts) + 1):
         path = "/".join(parts[:depth])
@@ -89,7 +91,9 @@ def scope_create_child(*, parent: Scope, name: str, actor: Principal | None) -> 
             existing = Scope.objects.filter(path=path).first()
             if existing:
                 return existing, False
-            scope = Scope.objects.create(workspace_id=parent.workspace_id, parent=parent, name=name, path=path)
+            scope = Scope.objects.create(
+                workspace_id=parent.workspace_id, parent=parent, name=name, path=path
+            )
             scope.tree = f"{parent.tree}.{scope.pk}"
             scope.save(update_fields=["tree"])
             audit_record(actor=actor, entry=AuditEntry("scope.create", "scope", str(scope.pk), path))
@@ -105,4 +109,6 @@ def lock_tree(workspace_id: int) -> None:
     An advisory lock rather than row locks: a move rewrites rows nobody named, and row locks taken in
     different orders by two moves would deadlock."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"scope-tree:{int(workspace_id)}"])
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"scope-tree:{int(workspace_id)}"]
+        )

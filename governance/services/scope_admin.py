@@ -36,8 +36,12 @@ from governance.services.scope import INVALID_SCOPE_NAME, SCOPE_TOO_DEEP, SLUG, 
 SCOPE_PATH_TAKEN = "A scope at {path} already exists; choose another name or place."
 BAD_AGENT_WRITE = "agent_write is one of: propose, episodes, none."
 BAD_SESSION_OVERRIDES = "session_overrides is one of: any, end_user, off."
-BAD_BINDING_KEYS = "binding_keys is a list of at most 100 keys, each a non-empty text of at most 200 characters."
-BAD_CHILD_SCOPE_ROLE = "child_scope_role is one of: agent, reviewer, curator, owner (or empty: the site default)."
+BAD_BINDING_KEYS = (
+    "binding_keys is a list of at most 100 keys, each a non-empty text of at most 200 characters."
+)
+BAD_CHILD_SCOPE_ROLE = (
+    "child_scope_role is one of: agent, reviewer, curator, owner (or empty: the site default)."
+)
 MAX_DEPTH = 12
 
 
@@ -58,19 +62,26 @@ def rewrite_subtree(scope: Scope, *, new_path: str, new_tree: str) -> int:
 
 def _locked(scope: Scope) -> Scope:
     lock_tree(scope.workspace_id)
-    return Scope.objects.select_for_update(of=("self",)).select_related("workspace", "parent").get(pk=scope.pk)
+    return (
+        Scope.objects.select_for_update(of=("self",)).select_related("workspace", "parent").get(pk=scope.pk)
+    )
 
 
 def _changed(actor, scope: Scope, action: str, data: dict, reason: str = "") -> None:
-    audit_record(actor=actor, entry=AuditEntry(action, "scope", str(scope.pk), scope.path, "", "", reason, data))
+    audit_record(
+        actor=actor, entry=AuditEntry(action, "scope", str(scope.pk), scope.path, "", "", reason, data)
+    )
     outbox_emit(topic="scope.changed", payload={"scope_id": scope.pk})
 
 
 def _subtree_depth(scope: Scope) -> int:
     """Levels from `scope` down to its deepest descendant (1: no children)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT max(nlevel(tree)) - nlevel(%s::ltree) + 1 FROM {Scope._meta.db_table}"
-                       " WHERE tree <@ %s::ltree", [str(scope.tree), str(scope.tree)])
+        cursor.execute(
+            f"SELECT max(nlevel(tree)) - nlevel(%s::ltree) + 1 FROM {Scope._meta.db_table}"
+            " WHERE tree <@ %s::ltree",
+            [str(scope.tree), str(scope.tree)],
+        )
         return int(cursor.fetchone()[0] or 1)
 
 
@@ -124,9 +135,16 @@ def scope_move(*, scope: Scope, new_parent: Scope, actor: Principal | None) -> S
         rewrite_subtree(scope, new_path=new_path, new_tree=f"{new_parent.tree}.{scope.pk}")
         Scope.objects.filter(pk=scope.pk).update(parent=new_parent, **kept)
         scope.refresh_from_db()
-        _changed(actor, scope, "scope.move", {"old": old, "new": {"path": new_path, "parent": new_parent.path},
-                                              "kept": {k: (v.isoformat() if hasattr(v, "isoformat") else v)
-                                                       for k, v in kept.items()}})
+        _changed(
+            actor,
+            scope,
+            "scope.move",
+            {
+                "old": old,
+                "new": {"path": new_path, "parent": new_parent.path},
+                "kept": {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in kept.items()},
+            },
+        )
         return scope
 
 
@@ -161,32 +179,55 @@ def scope_restore(*, scope: Scope, actor: Principal | None, reason: str = "") ->
 
 
 def scope_settings_set(
-    *, scope: Scope, actor: Principal | None, require_two_reviewers: bool | None = None,
-    agent_write: str | None = None, child_scope_role: str | None = None, reason: str = "",
-    session_overrides: str | None = None, binding_keys: list[str] | None = None, rules_binding: bool | None = None,
+    *,
+    scope: Scope,
+    actor: Principal | None,
+    require_two_reviewers: bool | None = None,
+    agent_write: str | None = None,
+    child_scope_role: str | None = None,
+    reason: str = "",
+    session_overrides: str | None = None,
+    binding_keys: list[str] | None = None,
+    rules_binding: bool | None = None,
 ) -> Scope:
     """Change a scope's settings (None: leave as is). One audit event `scope.settings` with the old and
     new value of each setting that changed. Needs the owner role; turning four-eyes off also a reason
     (permissions.require_four_eyes_change)."""
     if agent_write is not None and agent_write not in AgentWrite.values:
         raise InvalidInput(BAD_AGENT_WRITE, field="agent_write")
-    if child_scope_role is not None and child_scope_role not in ("", Role.AGENT, Role.REVIEWER, Role.CURATOR,
-                                                                 Role.OWNER):
+    if child_scope_role is not None and child_scope_role not in (
+        "",
+        Role.AGENT,
+        Role.REVIEWER,
+        Role.CURATOR,
+        Role.OWNER,
+    ):
         raise InvalidInput(BAD_CHILD_SCOPE_ROLE, field="child_scope_role")
     if session_overrides is not None and session_overrides not in SessionOverrides.values:
         raise InvalidInput(BAD_SESSION_OVERRIDES, field="session_overrides")
     if binding_keys is not None:
-        if (not isinstance(binding_keys, list) or len(binding_keys) > 100
-                or not all(isinstance(k, str) and k.strip() and len(k) <= 200 for k in binding_keys)):
+        if (
+            not isinstance(binding_keys, list)
+            or len(binding_keys) > 100
+            or not all(isinstance(k, str) and k.strip() and len(k) <= 200 for k in binding_keys)
+        ):
             raise InvalidInput(BAD_BINDING_KEYS, field="binding_keys")
         binding_keys = sorted({k.strip() for k in binding_keys})
     with transaction.atomic():
         scope = _locked(scope)
-        wanted = {"require_two_reviewers": require_two_reviewers, "agent_write": agent_write,
-                  "child_scope_role": child_scope_role, "session_overrides": session_overrides,
-                  "binding_keys": binding_keys, "rules_binding": rules_binding}
-        changes = {f: {"old": getattr(scope, f), "new": v} for f, v in wanted.items()
-                   if v is not None and v != getattr(scope, f)}
+        wanted = {
+            "require_two_reviewers": require_two_reviewers,
+            "agent_write": agent_write,
+            "child_scope_role": child_scope_role,
+            "session_overrides": session_overrides,
+            "binding_keys": binding_keys,
+            "rules_binding": rules_binding,
+        }
+        changes = {
+            f: {"old": getattr(scope, f), "new": v}
+            for f, v in wanted.items()
+            if v is not None and v != getattr(scope, f)
+        }
         if "require_two_reviewers" in changes:
             require_four_eyes_change(actor, scope, on=bool(require_two_reviewers), reason=reason)
         else:

@@ -17,16 +17,31 @@ REASON = "The user's correction in session {session} sets these rules aside ther
 def session_override_audit(*, memory: Memory, rules: list[Memory], actor: Principal | None) -> None:
     """Call inside the transaction that linked `memory` `contradicts` to `rules`; audits nothing for a
     memory that is not a session correction or rules that are not in force (confirmed)."""
-    if (not memory.session or memory.source_kind != SourceKind.USER or memory.kind == Kind.EPISODIC
-            or memory.status not in (Status.CANDIDATE, Status.PROPOSED)):
+    if (
+        not memory.session
+        or memory.source_kind != SourceKind.USER
+        or memory.kind == Kind.EPISODIC
+        or memory.status not in (Status.CANDIDATE, Status.PROPOSED)
+    ):
         return
     in_force = [r for r in rules if r.status == Status.ACTIVE and r.confirmed_at is not None]
     if not in_force:
         return
-    audit_record(actor=actor, entry=AuditEntry(
-        "memory.session_override", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
-        REASON.format(session=memory.session),
-        {"session": memory.session, "turn": memory.source_ref,
-         "told_by": told_by(actor.kind if actor is not None else None),
-         "sets_aside": [{"memory_id": r.pk, "key": r.key, "revision": r.revision} for r in in_force]},
-    ))
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            "memory.session_override",
+            "memory",
+            str(memory.pk),
+            memory.scope.path,
+            memory.status,
+            memory.status,
+            REASON.format(session=memory.session),
+            {
+                "session": memory.session,
+                "turn": memory.source_ref,
+                "told_by": told_by(actor.kind if actor is not None else None),
+                "sets_aside": [{"memory_id": r.pk, "key": r.key, "revision": r.revision} for r in in_force],
+            },
+        ),
+    )

@@ -30,8 +30,10 @@ ACK_WORDS = frozenset(
     "love glad happy hear take care".split()
 )
 # Function words and intensifiers that carry no content of their own in a reaction ("that's so cool").
-FILLER = frozenset("it's that's thats its s very so too really much lot all just quite pretty again well "
-                   "will would can could".split())
+FILLER = frozenset(
+    "it's that's thats its s very so too really much lot all just quite pretty again well "
+    "will would can could".split()
+)
 _LAUGH = re.compile(r"^(?:a*(?:ha|he|hi|ah)+h?|l+o+l+|x+d+|o+k+a*y*|k+|y+a+y+|w+o+w+|h+m+|u+m+|a+h+|o+h+)$")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?|\d+", re.UNICODE)
 
@@ -39,7 +41,8 @@ ACK_ZH = sorted(
     "好的 好滴 好吧 好嘞 好啊 好 行 可以 没问题 没事 不客气 谢谢 谢了 多谢 感谢 谢谢你 谢谢您 辛苦了 "
     "哈哈 呵呵 嘿嘿 嘻嘻 嗯 嗯嗯 哦 噢 喔 收到 明白 明白了 了解 知道了 懂了 对 对的 是的 是 "
     "拜拜 再见 你好 您好 早 早上好 晚安 太好了 太棒了 厉害 棒 赞 不错 挺好 真好 好棒 ok".split(),
-    key=len, reverse=True,
+    key=len,
+    reverse=True,
 )
 _ZH_PARTICLES = re.compile(r"[了呢啊吧呀哦嘛啦哈的你您我也很真太]")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

@@ -35,12 +35,31 @@ def summary_build(*, scope: Scope, actor: Principal | None, reason: str = "") ->
         summary.stale_reason = ""
         summary.built_at = timezone.now()
         summary.built_by = actor
-        summary.save(update_fields=["lines", "text", "cited_ids", "writer", "stale", "stale_reason", "built_at",
-                                    "built_by"])
-        audit_record(actor=actor, entry=AuditEntry(
-            "summary.build", "summary", str(summary.pk), scope.path, "", "built", reason,
-            {"lines": len(lines), "cites": len(cited), "writer": writer.name},
-        ))
+        summary.save(
+            update_fields=[
+                "lines",
+                "text",
+                "cited_ids",
+                "writer",
+                "stale",
+                "stale_reason",
+                "built_at",
+                "built_by",
+            ]
+        )
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "summary.build",
+                "summary",
+                str(summary.pk),
+                scope.path,
+                "",
+                "built",
+                reason,
+                {"lines": len(lines), "cites": len(cited), "writer": writer.name},
+            ),
+        )
     return summary
 
 
@@ -80,8 +99,10 @@ def summary_get(*, scope: Scope, actor: Principal | None) -> Summary:
 def _cites_forgotten(summary: Summary) -> bool:
     """A cited memory forgotten since the build, before the worker marked the summary stale: the read
     rebuilds rather than show its text (reads never wait for propagation)."""
-    return bool(summary.cited_ids) and Memory.objects.filter(
-        pk__in=summary.cited_ids, status=Status.FORGOTTEN).exists()
+    return (
+        bool(summary.cited_ids)
+        and Memory.objects.filter(pk__in=summary.cited_ids, status=Status.FORGOTTEN).exists()
+    )
 
 
 def rebuild_stale_summaries(*, limit: int = 100) -> int:
@@ -100,7 +121,8 @@ def summaries_store(outbox: Outbox) -> None:
         scope = Scope.objects.filter(pk=outbox.payload.get("scope_id")).first()
         if scope is not None:
             Summary.objects.filter(scope__tree__descendant_of=scope.tree, stale=False).update(
-                stale=True, stale_reason="scope renamed, moved or reconfigured")
+                stale=True, stale_reason="scope renamed, moved or reconfigured"
+            )
         return
     ids = outbox_memory_ids(outbox)
     if not ids:

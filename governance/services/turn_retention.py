@@ -22,8 +22,23 @@ BATCH = 1000
 MAX_BATCHES = 50  # per policy and run: beat comes back for the rest
 
 # Columns copied one for one from governance_turn into governance_turnarchive.
-_COPIED = ("scope_id", "principal_id", "session", "query", "strategy", "as_of", "request", "packet", "text",
-           "budget_limit", "budget_used", "token_counter", "trace", "replay_of_id", "created_at")
+_COPIED = (
+    "scope_id",
+    "principal_id",
+    "session",
+    "query",
+    "strategy",
+    "as_of",
+    "request",
+    "packet",
+    "text",
+    "budget_limit",
+    "budget_used",
+    "token_counter",
+    "trace",
+    "replay_of_id",
+    "created_at",
+)
 
 # A turn someone points to stays: replayed, or named by an audit event.
 _NOT_POINTED_TO = """NOT EXISTS (SELECT 1 FROM governance_turn r WHERE r.replay_of_id = t.id)
@@ -57,13 +72,21 @@ _PRUNE_SQL = f"""
 
 def kept_turn_ids(scope_ids: list[int]) -> list[int]:
     """Turns of these scopes a person still needs: the origin turn of every proposal waiting for review."""
-    return sorted({
-        pk for pk in Memory.objects.filter(status=Status.PROPOSED, scope_id__in=scope_ids).exclude(session="")
-        .annotate(origin=origin_turn()).values_list("origin", flat=True) if pk is not None
-    })
+    return sorted(
+        {
+            pk
+            for pk in Memory.objects.filter(status=Status.PROPOSED, scope_id__in=scope_ids)
+            .exclude(session="")
+            .annotate(origin=origin_turn())
+            .values_list("origin", flat=True)
+            if pk is not None
+        }
+    )
 
 
-def _due_turn_ids(policy: RetentionPolicy, scope_ids: list[int], kept: list[int], now, limit: int) -> list[int]:
+def _due_turn_ids(
+    policy: RetentionPolicy, scope_ids: list[int], kept: list[int], now, limit: int
+) -> list[int]:
     """Ids of the turns the policy prunes now, oldest first, at most `limit`."""
     due, params = [], {"scopes": scope_ids, "kept": kept, "limit": limit}
     if policy.turns_max_age_days:
@@ -106,17 +129,34 @@ def turns_prune(*, policy: RetentionPolicy, now=None, batch: int = BATCH) -> dic
         ids = due[start : start + batch]
         with transaction.atomic():
             with connection.cursor() as cur:
-                cur.execute(_PRUNE_SQL, {"ids": ids, "kept": kept_turn_ids(scope_ids), "now": now,
-                                         "archive": policy.archive_turns})
+                cur.execute(
+                    _PRUNE_SQL,
+                    {
+                        "ids": ids,
+                        "kept": kept_turn_ids(scope_ids),
+                        "now": now,
+                        "archive": policy.archive_turns,
+                    },
+                )
                 pruned, archived, first, last, _cited, _reinforced = cur.fetchone()
             if not pruned:
                 continue
             RetentionPolicy.objects.filter(pk=policy.pk).update(
-                turns_pruned=F("turns_pruned") + pruned, turns_archived=F("turns_archived") + archived)
-            audit_record(actor=None, entry=AuditEntry(
-                "turns.prune", "retention_policy", str(policy.pk), policy.scope.path, "", "",
-                _reason(policy), {"pruned": pruned, "archived": archived, "first_turn": first, "last_turn": last},
-            ))
+                turns_pruned=F("turns_pruned") + pruned, turns_archived=F("turns_archived") + archived
+            )
+            audit_record(
+                actor=None,
+                entry=AuditEntry(
+                    "turns.prune",
+                    "retention_policy",
+                    str(policy.pk),
+                    policy.scope.path,
+                    "",
+                    "",
+                    _reason(policy),
+                    {"pruned": pruned, "archived": archived, "first_turn": first, "last_turn": last},
+                ),
+            )
         totals["pruned"] += pruned
         totals["archived"] += archived
     return totals
@@ -134,11 +174,13 @@ def _reason(policy: RetentionPolicy) -> str:
 def turns_prune_all(*, now=None) -> dict:
     """Every enabled policy with a turn limit (beat)."""
     totals = {"policies": 0, "pruned": 0, "archived": 0}
-    for policy in (RetentionPolicy.objects.filter(enabled=True).select_related("scope")
-                   .exclude(turns_max_age_days__isnull=True, turns_max_count__isnull=True)):
+    for policy in (
+        RetentionPolicy.objects.filter(enabled=True)
+        .select_related("scope")
+        .exclude(turns_max_age_days__isnull=True, turns_max_count__isnull=True)
+    ):
         result = turns_prune(policy=policy, now=now)
         totals["policies"] += 1
         totals["pruned"] += result["pruned"]
         totals["archived"] += result["archived"]
     return totals
-

@@ -57,16 +57,38 @@ def _clean_description(description: str) -> str:
     return description
 
 
-def _audit(actor: Principal | None, action: str, sub: WebhookSubscription, before: str = "", after: str = "",
-           data: dict | None = None) -> None:
-    audit_record(actor=actor, entry=AuditEntry(
-        action, "webhook", str(sub.pk), workspace_root(sub.workspace).path, before, after, "",
-        {"url": sub.url, "event_types": list(sub.event_types), **(data or {})},
-    ))
+def _audit(
+    actor: Principal | None,
+    action: str,
+    sub: WebhookSubscription,
+    before: str = "",
+    after: str = "",
+    data: dict | None = None,
+) -> None:
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            action,
+            "webhook",
+            str(sub.pk),
+            workspace_root(sub.workspace).path,
+            before,
+            after,
+            "",
+            {"url": sub.url, "event_types": list(sub.event_types), **(data or {})},
+        ),
+    )
 
 
-def webhook_create(*, workspace: Workspace, url: str, event_types: list[str], actor: Principal | None,
-                   description: str = "", active: bool = True) -> Created:
+def webhook_create(
+    *,
+    workspace: Workspace,
+    url: str,
+    event_types: list[str],
+    actor: Principal | None,
+    description: str = "",
+    active: bool = True,
+) -> Created:
     """Subscribe `url` to the workspace's events of `event_types`; the result carries the new secret."""
     require_manage_webhooks(actor, workspace)
     url, types, description = _clean_url(url), _clean_types(event_types), _clean_description(description)
@@ -75,8 +97,14 @@ def webhook_create(*, workspace: Workspace, url: str, event_types: list[str], ac
         Workspace.objects.select_for_update().filter(pk=workspace.pk).first()  # count and insert in turn
         if WebhookSubscription.objects.filter(workspace=workspace).count() >= MAX_SUBSCRIPTIONS:
             raise InvalidInput(TOO_MANY, field="url")
-        sub = WebhookSubscription(workspace=workspace, url=url, event_types=types, description=description,
-                                  active=bool(active), created_by=actor)
+        sub = WebhookSubscription(
+            workspace=workspace,
+            url=url,
+            event_types=types,
+            description=description,
+            active=bool(active),
+            created_by=actor,
+        )
         sub.set_secret(raw)
         sub.save()
         _audit(actor, "webhook.create", sub, "", "active" if sub.active else "paused")
@@ -84,16 +112,27 @@ def webhook_create(*, workspace: Workspace, url: str, event_types: list[str], ac
 
 
 def _locked(subscription_id: int, actor: Principal | None) -> WebhookSubscription:
-    sub = WebhookSubscription.objects.select_for_update().select_related("workspace").filter(pk=subscription_id).first()
+    sub = (
+        WebhookSubscription.objects.select_for_update()
+        .select_related("workspace")
+        .filter(pk=subscription_id)
+        .first()
+    )
     if sub is None:
         raise NotFound()
     require_manage_webhooks(actor, sub.workspace)
     return sub
 
 
-def webhook_update(*, subscription_id: int, actor: Principal | None, url: str | None = None,
-                   event_types: list[str] | None = None, description: str | None = None,
-                   active: bool | None = None) -> WebhookSubscription:
+def webhook_update(
+    *,
+    subscription_id: int,
+    actor: Principal | None,
+    url: str | None = None,
+    event_types: list[str] | None = None,
+    description: str | None = None,
+    active: bool | None = None,
+) -> WebhookSubscription:
     """Change what is given; what is None stays."""
     with transaction.atomic():
         sub = _locked(subscription_id, actor)
@@ -113,7 +152,14 @@ def webhook_update(*, subscription_id: int, actor: Principal | None, url: str | 
             fields.append("active")
         if fields:
             sub.save(update_fields=[*fields, "updated_at"])
-            _audit(actor, "webhook.update", sub, before, "active" if sub.active else "paused", {"changed": fields})
+            _audit(
+                actor,
+                "webhook.update",
+                sub,
+                before,
+                "active" if sub.active else "paused",
+                {"changed": fields},
+            )
         return sub
 
 
@@ -142,8 +188,12 @@ def webhook_redeliver(*, delivery_id: int, actor: Principal | None) -> WebhookDe
     from governance.propagation.webhooks import queue_deliveries
 
     with transaction.atomic():
-        delivery = (WebhookDelivery.objects.select_for_update(of=("self",))
-                    .select_related("subscription__workspace").filter(pk=delivery_id).first())
+        delivery = (
+            WebhookDelivery.objects.select_for_update(of=("self",))
+            .select_related("subscription__workspace")
+            .filter(pk=delivery_id)
+            .first()
+        )
         if delivery is None:
             raise NotFound()
         require_manage_webhooks(actor, delivery.subscription.workspace)
@@ -153,11 +203,22 @@ def webhook_redeliver(*, delivery_id: int, actor: Principal | None) -> WebhookDe
         delivery.next_attempt_at = timezone.now()
         delivery.claimed_until = None
         delivery.save(update_fields=["state", "attempts", "next_attempt_at", "claimed_until"])
-        audit_record(actor=actor, entry=AuditEntry(
-            "webhook.redeliver", "webhook_delivery", str(delivery.pk),
-            workspace_root(delivery.subscription.workspace).path, before, WebhookDelivery.State.PENDING, "",
-            {"subscription": delivery.subscription_id, "event_id": str(delivery.event_id),
-             "event_type": delivery.event_type},
-        ))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "webhook.redeliver",
+                "webhook_delivery",
+                str(delivery.pk),
+                workspace_root(delivery.subscription.workspace).path,
+                before,
+                WebhookDelivery.State.PENDING,
+                "",
+                {
+                    "subscription": delivery.subscription_id,
+                    "event_id": str(delivery.event_id),
+                    "event_type": delivery.event_type,
+                },
+            ),
+        )
         transaction.on_commit(lambda: queue_deliveries([delivery.pk]))
         return delivery

@@ -16,11 +16,14 @@ from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 
 _SLUG = re.compile(SLUG_RE)
-INVALID_WORKSPACE_SLUG = ("A workspace's short name is lowercase letters, digits, '-' and '_', starting with a "
-                          "letter or digit, at most 63 characters (e.g. 'acme').")
+INVALID_WORKSPACE_SLUG = (
+    "A workspace's short name is lowercase letters, digits, '-' and '_', starting with a "
+    "letter or digit, at most 63 characters (e.g. 'acme')."
+)
 WORKSPACE_NAME_REQUIRED = "Give the workspace a name of 1 to 200 characters."
-SLUG_RESERVED = ("Short names starting with {prefix!r} are kept for the evaluation runs' own workspaces; "
-                 "choose another.")
+SLUG_RESERVED = (
+    "Short names starting with {prefix!r} are kept for the evaluation runs' own workspaces; choose another."
+)
 WORKSPACE_EXISTS = "A workspace with the short name {slug!r} already exists."
 
 
@@ -58,17 +61,33 @@ def workspace_create(*, slug: str, name: str, actor: Principal | None) -> Worksp
             if actor is not None:
                 Grant.objects.create(principal=actor, scope=root, role=Role.OWNER, granted_by=actor)
                 outbox_emit(topic="grant.changed", payload={"scope_id": root.pk, "principal_id": actor.pk})
-            audit_record(actor=actor, entry=AuditEntry(
-                "workspace.create", "workspace", str(workspace.pk), slug, "", "", "",
-                {"slug": slug, "name": name, "root_scope": root.pk, "owner": actor.name if actor else None},
-                workspace_id=workspace.pk))
+            audit_record(
+                actor=actor,
+                entry=AuditEntry(
+                    "workspace.create",
+                    "workspace",
+                    str(workspace.pk),
+                    slug,
+                    "",
+                    "",
+                    "",
+                    {
+                        "slug": slug,
+                        "name": name,
+                        "root_scope": root.pk,
+                        "owner": actor.name if actor else None,
+                    },
+                    workspace_id=workspace.pk,
+                ),
+            )
             return workspace
     except IntegrityError as exc:  # created by another request between the check and the insert
         raise Conflict(WORKSPACE_EXISTS.format(slug=slug), field="slug") from exc
 
 
-def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str | None = None,
-                     slug: str | None = None) -> Workspace:
+def workspace_rename(
+    *, workspace: Workspace, actor: Principal | None, name: str | None = None, slug: str | None = None
+) -> Workspace:
     """Change the workspace's name and/or short name. A new short name is the first part of every path in
     the workspace: all of them are rewritten with it. Needs the owner role on the root scope."""
     from governance.services.scope import lock_tree
@@ -92,8 +111,18 @@ def workspace_rename(*, workspace: Workspace, actor: Principal | None, name: str
         if after == before:
             return workspace
         workspace.save(update_fields=["name", "slug"])
-        audit_record(actor=actor, entry=AuditEntry(
-            "workspace.rename", "workspace", str(workspace.pk), workspace.slug, "", "", "",
-            {"old": before, "new": after}))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "workspace.rename",
+                "workspace",
+                str(workspace.pk),
+                workspace.slug,
+                "",
+                "",
+                "",
+                {"old": before, "new": after},
+            ),
+        )
         outbox_emit(topic="scope.changed", payload={"scope_id": root.pk})
         return workspace

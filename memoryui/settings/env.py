@@ -53,8 +53,9 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def env_required(name: str, hint: str = "the development settings on the embedded stack keep their own key "
-                                          "under var/") -> str:
+def env_required(
+    name: str, hint: str = "the development settings on the embedded stack keep their own key under var/"
+) -> str:
     value = os.environ.get(name)
     if value in (None, ""):
         raise ImproperlyConfiguredValue(f"{name} must be set ({hint}).")
@@ -74,5 +75,7 @@ def env_rate(name: str, default: str | None) -> str | None:
         return None
     count, _, unit = value.partition("/")
     if not count.isdigit() or unit.lower() not in _RATE_UNITS:
-        raise ImproperlyConfiguredValue(f"{name}={value!r} is not a rate (e.g. 600/min, 20/s, 5000/hour, off)")
+        raise ImproperlyConfiguredValue(
+            f"{name}={value!r} is not a rate (e.g. 600/min, 20/s, 5000/hour, off)"
+        )
     return value

@@ -15,8 +15,12 @@ def when(value):
     if not value:
         return format_html('<span class="muted">—</span>')
     local = timezone.localtime(value)
-    return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(),
-                       local.strftime("%Y-%m-%d %H:%M:%S %Z"), local.strftime("%Y-%m-%d %H:%M %Z"))
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        value.isoformat(),
+        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        local.strftime("%Y-%m-%d %H:%M %Z"),
+    )
 
 
 @register.simple_tag
@@ -69,8 +73,9 @@ def help(slug, label=""):
 
     t = term(slug)
     url = reverse("dashboard:glossary") + "#" + t.slug
-    link = format_html('<a class="help" href="{}" title="{}" aria-label="What is {}?">?</a>', url, t.short,
-                       t.name.lower())
+    link = format_html(
+        '<a class="help" href="{}" title="{}" aria-label="What is {}?">?</a>', url, t.short, t.name.lower()
+    )
     if label:
         return format_html('<abbr title="{}">{}</abbr>{}', t.short, label, link)
     return link

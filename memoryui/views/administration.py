@@ -44,7 +44,9 @@ BAD_DAYS = "Give a whole number of days."
 def _principal(actor, workspace, name: str, field: str = "principal") -> Principal:
     """A principal the actor may know of that this workspace may name (a team: of this workspace);
     anything else is the same answer as an unknown name."""
-    return principal_by_name(actor, name, workspace=workspace, missing=InvalidInput(UNKNOWN_PRINCIPAL, field=field))
+    return principal_by_name(
+        actor, name, workspace=workspace, missing=InvalidInput(UNKNOWN_PRINCIPAL, field=field)
+    )
 
 
 def _scope_in(actor, workspace, path: str, field: str = "scope") -> Scope:
@@ -61,17 +63,26 @@ def workspaces(request: HttpRequest) -> HttpResponse:
 
 
 def _workspaces_page(request, error: DomainError | None = None, status: int = 200) -> HttpResponse:
-    return page(request, "dashboard/admin/workspaces.html", {
-        "workspaces": list(workspaces_for(request.principal)), "may_create": is_site_admin(request.principal),
-        "error": error, "nav": "admin"}, status=status)
+    return page(
+        request,
+        "dashboard/admin/workspaces.html",
+        {
+            "workspaces": list(workspaces_for(request.principal)),
+            "may_create": is_site_admin(request.principal),
+            "error": error,
+            "nav": "admin",
+        },
+        status=status,
+    )
 
 
 @require_POST
 @dashboard_view()
 def workspace_new(request: HttpRequest) -> HttpResponse:
     try:
-        workspace = workspace_create(slug=request.POST.get("slug", ""), name=request.POST.get("name", ""),
-                                     actor=request.principal)
+        workspace = workspace_create(
+            slug=request.POST.get("slug", ""), name=request.POST.get("name", ""), actor=request.principal
+        )
     except DomainError as exc:
         return _workspaces_page(request, exc, exc.status)
     messages.success(request, f"Workspace {workspace.slug} created; you own it.")
@@ -86,27 +97,50 @@ def members(request: HttpRequest, slug: str) -> HttpResponse:
     return _members_page(request, slug)
 
 
-def _members_page(request, slug: str, error: DomainError | None = None, status: int = 200,
-                  invitation_link: str = "") -> HttpResponse:
+def _members_page(
+    request, slug: str, error: DomainError | None = None, status: int = 200, invitation_link: str = ""
+) -> HttpResponse:
     workspace = workspace_for(request.principal, slug)
-    within = request.scope if request.scope is not None and request.scope.workspace_id == workspace.pk else None
+    within = (
+        request.scope if request.scope is not None and request.scope.workspace_id == workspace.pk else None
+    )
     data = workspace_members(request.principal, workspace, within)
     for row in data.rows:
         row.pairs = list(zip(data.scopes, row.cells, strict=True))
     roles = RoleMap.of(request.principal)
     grantable = [r for r in Role if any(roles.may_grant(s, r) for s in data.administered)]
     openable = [s for s in data.scopes if s.archived_at is None and roles.can(s, Action.WRITE_CANDIDATE)]
-    return page(request, "dashboard/admin/members.html", {
-        "workspace": workspace, "m": data, "scope_columns": data.scopes, "within": within,
-        "grantable_roles": grantable, "openable": openable,
-        "known_principals": (list(principals_visible_to(request.principal, workspace).order_by("name")
-                                  .values_list("name", "kind")[:PICKER_LIMIT]) if data.administered else []),
-        "may_create_team": can_create_team(request.principal, workspace),
-        "may_rename": bool(data.scopes) and data.scopes[0].parent_id is None
-        and roles.can(data.scopes[0], Action.MANAGE_POLICY),
-        "permission_words": list(PERMISSION_WORDS), "role_words": _role_words(),
-        "error": error, "invitation_link": invitation_link, "nav": "admin",
-    }, status=status)
+    return page(
+        request,
+        "dashboard/admin/members.html",
+        {
+            "workspace": workspace,
+            "m": data,
+            "scope_columns": data.scopes,
+            "within": within,
+            "grantable_roles": grantable,
+            "openable": openable,
+            "known_principals": (
+                list(
+                    principals_visible_to(request.principal, workspace)
+                    .order_by("name")
+                    .values_list("name", "kind")[:PICKER_LIMIT]
+                )
+                if data.administered
+                else []
+            ),
+            "may_create_team": can_create_team(request.principal, workspace),
+            "may_rename": bool(data.scopes)
+            and data.scopes[0].parent_id is None
+            and roles.can(data.scopes[0], Action.MANAGE_POLICY),
+            "permission_words": list(PERMISSION_WORDS),
+            "role_words": _role_words(),
+            "error": error,
+            "invitation_link": invitation_link,
+            "nav": "admin",
+        },
+        status=status,
+    )
 
 
 def _role_words() -> list[tuple[str, list[str]]]:
@@ -144,6 +178,7 @@ def member_add(request: HttpRequest, slug: str) -> HttpResponse:
         role = request.POST.get("role", "")
         grant_add(principal=who, scope=scope, role=role, actor=request.principal)
         return f"{who.name} is now {role} on {scope.path}."
+
     return _members_action(request, slug, act)
 
 
@@ -156,11 +191,18 @@ def invitation_new(request: HttpRequest, slug: str) -> HttpResponse:
             days = int(request.POST.get("days", "7"))
         except ValueError as exc:
             raise InvalidInput(BAD_DAYS, field="days") from exc
-        _, raw = invitations.invitation_create(scope=scope, role=request.POST.get("role", ""), actor=request.principal,
-                                               note=request.POST.get("note", ""), expires_in_days=days)
+        _, raw = invitations.invitation_create(
+            scope=scope,
+            role=request.POST.get("role", ""),
+            actor=request.principal,
+            note=request.POST.get("note", ""),
+            expires_in_days=days,
+        )
         # The raw link is shown once, on this answer; only its hash is stored.
-        return _members_page(request, slug, invitation_link=request.build_absolute_uri(
-            reverse("dashboard:invite", args=[raw])))
+        return _members_page(
+            request, slug, invitation_link=request.build_absolute_uri(reverse("dashboard:invite", args=[raw]))
+        )
+
     return _members_action(request, slug, act)
 
 
@@ -174,6 +216,7 @@ def invitation_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
             raise InvalidInput("invitation is a whole number.", field="invitation") from exc
         invitations.invitation_revoke(invitation_id=invitation_id, actor=request.principal)
         return "Invitation withdrawn."
+
     return _members_action(request, slug, act)
 
 
@@ -181,9 +224,11 @@ def invitation_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = grant_membership.team_create(name=request.POST.get("team", ""), workspace=workspace,
-                                            actor=request.principal)
+        team = grant_membership.team_create(
+            name=request.POST.get("team", ""), workspace=workspace, actor=request.principal
+        )
         return f"Team {team.name} created; give it a role with “Add people”."
+
     return _members_action(request, slug, act)
 
 
@@ -191,11 +236,16 @@ def team_new(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = team_by_name(request.principal, request.POST.get("team", ""), workspace=workspace,
-                            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"))
+        team = team_by_name(
+            request.principal,
+            request.POST.get("team", ""),
+            workspace=workspace,
+            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"),
+        )
         member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
         grant_membership.group_member_add(group=team, member=member, actor=request.principal)
         return f"{member.name} joined {team.name}."
+
     return _members_action(request, slug, act)
 
 
@@ -203,12 +253,18 @@ def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = team_by_name(request.principal, request.POST.get("team", ""), workspace=workspace,
-                            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"))
+        team = team_by_name(
+            request.principal,
+            request.POST.get("team", ""),
+            workspace=workspace,
+            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"),
+        )
         member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
-        grant_membership.group_member_remove(group=team, member=member, actor=request.principal,
-                                             reason=request.POST.get("reason", ""))
+        grant_membership.group_member_remove(
+            group=team, member=member, actor=request.principal, reason=request.POST.get("reason", "")
+        )
         return f"{member.name} left {team.name}."
+
     return _members_action(request, slug, act)
 
 
@@ -217,8 +273,11 @@ def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
 def scope_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
         parent = _scope_in(request.principal, workspace, request.POST.get("parent", ""), "parent")
-        scope, created = scope_create_child(parent=parent, name=request.POST.get("name", ""), actor=request.principal)
+        scope, created = scope_create_child(
+            parent=parent, name=request.POST.get("name", ""), actor=request.principal
+        )
         return f"Scope {scope.path} {'opened' if created else 'already exists'}."
+
     return _members_action(request, slug, act)
 
 
@@ -227,10 +286,15 @@ def scope_new(request: HttpRequest, slug: str) -> HttpResponse:
 def workspace_edit(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
         new_slug = request.POST.get("slug", "").strip() or None
-        renamed = workspace_rename(workspace=workspace, actor=request.principal,
-                                   name=request.POST.get("name", "").strip() or None, slug=new_slug)
+        renamed = workspace_rename(
+            workspace=workspace,
+            actor=request.principal,
+            name=request.POST.get("name", "").strip() or None,
+            slug=new_slug,
+        )
         request._new_slug = renamed.slug
         return f"Workspace renamed: {renamed.slug} ({renamed.name})."
+
     return _members_action(request, slug, act)
 
 
@@ -246,18 +310,40 @@ def scope_settings(request: HttpRequest, scope_id: int) -> HttpResponse:
     return _settings_page(request, _settings_scope(request, scope_id))
 
 
-def _settings_page(request, scope: Scope, error: DomainError | None = None, status: int = 200) -> HttpResponse:
+def _settings_page(
+    request, scope: Scope, error: DomainError | None = None, status: int = 200
+) -> HttpResponse:
     roles = RoleMap.of(request.principal)
     administered = roles.can(scope, Action.MANAGE_POLICY)
-    parents = [s for s in Scope.objects.filter(workspace=scope.workspace).exclude(tree__descendant_of=scope.tree)
-               .order_by("path") if roles.can(s, Action.MANAGE_POLICY)] if administered else []
-    return page(request, "dashboard/admin/scope_settings.html", {
-        "s": scope, "state": scope_state(scope), "administered": administered, "parents": parents,
-        "policy": RetentionPolicy.objects.filter(scope=scope).first(), "kinds": Kind.values,
-        "agent_write_choices": AgentWrite.choices,
-        "child_roles": [("", "site default")] + [(r, r) for r in (Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER)],
-        "error": error, "nav": "admin",
-    }, status=status)
+    parents = (
+        [
+            s
+            for s in Scope.objects.filter(workspace=scope.workspace)
+            .exclude(tree__descendant_of=scope.tree)
+            .order_by("path")
+            if roles.can(s, Action.MANAGE_POLICY)
+        ]
+        if administered
+        else []
+    )
+    return page(
+        request,
+        "dashboard/admin/scope_settings.html",
+        {
+            "s": scope,
+            "state": scope_state(scope),
+            "administered": administered,
+            "parents": parents,
+            "policy": RetentionPolicy.objects.filter(scope=scope).first(),
+            "kinds": Kind.values,
+            "agent_write_choices": AgentWrite.choices,
+            "child_roles": [("", "site default")]
+            + [(r, r) for r in (Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER)],
+            "error": error,
+            "nav": "admin",
+        },
+        status=status,
+    )
 
 
 def _int_or_none(raw: str, field: str) -> int | None:
@@ -303,20 +389,27 @@ def scope_settings_change(request: HttpRequest, scope_id: int) -> HttpResponse:
             done = f"{scope.path} restored."
         elif action == "settings":
             scope_admin.scope_settings_set(
-                scope=scope, actor=actor, require_two_reviewers=post.get("require_two_reviewers") == "on",
+                scope=scope,
+                actor=actor,
+                require_two_reviewers=post.get("require_two_reviewers") == "on",
                 agent_write=post.get("agent_write", scope.agent_write),
-                child_scope_role=post.get("child_scope_role", scope.child_scope_role), reason=post.get("reason", ""))
+                child_scope_role=post.get("child_scope_role", scope.child_scope_role),
+                reason=post.get("reason", ""),
+            )
             done = "Settings saved."
         elif action == "retention":
             retention_policy_set(
-                scope=scope, actor=actor, retire_unused_days=_int_or_none(post.get("retire_unused_days"),
-                                                                          "retire_unused_days"),
+                scope=scope,
+                actor=actor,
+                retire_unused_days=_int_or_none(post.get("retire_unused_days"), "retire_unused_days"),
                 archive_cold=post.get("archive_cold") == "on",
                 cold_threshold=_float_or_none(post.get("cold_threshold"), "cold_threshold"),
-                kinds=post.getlist("kinds"), enabled=post.get("enabled") == "on",
+                kinds=post.getlist("kinds"),
+                enabled=post.get("enabled") == "on",
                 turns_max_age_days=_int_or_none(post.get("turns_max_age_days"), "turns_max_age_days"),
                 turns_max_count=_int_or_none(post.get("turns_max_count"), "turns_max_count"),
-                archive_turns=post.get("archive_turns") == "on")
+                archive_turns=post.get("archive_turns") == "on",
+            )
             done = "Retention policy saved."
         else:
             raise InvalidInput("Unknown action.", field="action")
@@ -337,16 +430,24 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
     try:
         invitation = invitations.invitation_for_token(token)
     except DomainError as exc:
-        return render(request, "dashboard/admin/invite.html", {"error": exc, "invalid": True}, status=exc.status)
+        return render(
+            request, "dashboard/admin/invite.html", {"error": exc, "invalid": True}, status=exc.status
+        )
     if request.method == "POST":
         try:
-            invitations.invitation_accept(token=token, username=request.POST.get("username", ""),
-                                          password=request.POST.get("password", ""))
+            invitations.invitation_accept(
+                token=token,
+                username=request.POST.get("username", ""),
+                password=request.POST.get("password", ""),
+            )
         except DomainError as exc:
             error = exc
         else:
             messages.success(request, "Your account is ready: sign in.")
             return redirect("login")
-    return render(request, "dashboard/admin/invite.html",
-                  {"invitation": invitation, "error": error, "username": request.POST.get("username", "")},
-                  status=error.status if error else 200)
+    return render(
+        request,
+        "dashboard/admin/invite.html",
+        {"invitation": invitation, "error": error, "username": request.POST.get("username", "")},
+        status=error.status if error else 200,
+    )

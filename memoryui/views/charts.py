@@ -14,7 +14,13 @@ activation_at = activation_from_history  # the one definition, beside log K (gov
 
 
 def curve(
-    *, a0: float, decay: float, start: datetime, events: list[tuple[datetime, float]], since: datetime, until: datetime
+    *,
+    a0: float,
+    decay: float,
+    start: datetime,
+    events: list[tuple[datetime, float]],
+    since: datetime,
+    until: datetime,
 ) -> dict:
     """Sampled points over [since, until], plus a point just before and at each reinforcement so the
     jumps are drawn as jumps; and the reinforcement points themselves."""
@@ -34,6 +40,7 @@ def curve(
             ys.append(value)
     points = [
         (when, activation_at(a0, decay, start, events, when), weight)
-        for when, weight in events if since <= when <= until
+        for when, weight in events
+        if since <= when <= until
     ]
     return {"x": xs, "y": ys, "reinforcements": points}

@@ -21,7 +21,6 @@ TARGET_REQUIRED = "Pick the memory to link to: search for it, or give its id."
 EPISODES_REQUIRED = "Tick the episodes that support this promotion."
 
 
-
 def _memory_page_with_error(request, memory_id: int, exc: DomainError):
     try:
         return memory_page(request, memory_id, status=exc.status, error=exc)
@@ -44,11 +43,18 @@ def memory_link(request, memory_id: int):
         sel.memory_for_reader(request.principal, memory_id)
         picked = request.POST.get("target") or request.POST.get("target_id") or ""
         target = _int(picked, TARGET_REQUIRED, "target")
-        relation = relation_link(source_id=memory_id, target_id=target, kind=request.POST.get("kind", ""),
-                                 reason=request.POST.get("reason", ""), actor=request.principal)
+        relation = relation_link(
+            source_id=memory_id,
+            target_id=target,
+            kind=request.POST.get("kind", ""),
+            reason=request.POST.get("reason", ""),
+            actor=request.principal,
+        )
     except DomainError as exc:
         return _memory_page_with_error(request, memory_id, exc)
-    messages.success(request, f"Linked: memory {memory_id} {relation.get_kind_display().lower()} memory {target}.")
+    messages.success(
+        request, f"Linked: memory {memory_id} {relation.get_kind_display().lower()} memory {target}."
+    )
     return redirect("dashboard:memory", memory_id=memory_id)
 
 
@@ -58,7 +64,9 @@ def memory_unlink(request, memory_id: int):
     try:
         sel.memory_for_reader(request.principal, memory_id)
         relation_id = _int(request.POST.get("relation"), "Unknown link.", "relation")
-        relation_unlink(relation_id=relation_id, reason=request.POST.get("reason", ""), actor=request.principal)
+        relation_unlink(
+            relation_id=relation_id, reason=request.POST.get("reason", ""), actor=request.principal
+        )
     except DomainError as exc:
         return _memory_page_with_error(request, memory_id, exc)
     messages.success(request, f"Link {relation_id} removed.")
@@ -70,7 +78,9 @@ def memory_link_choices(request, memory_id: int):
     """The picker's results (an htmx partial): readable memories of the same workspace matching the query."""
     memory = sel.memory_for_reader(request.principal, memory_id)
     choices = link_choices(request.principal, memory, request.GET.get("q", "")[:200])
-    return page(request, "dashboard/memories/_link_choices.html", {"choices": choices, "q": request.GET.get("q", "")})
+    return page(
+        request, "dashboard/memories/_link_choices.html", {"choices": choices, "q": request.GET.get("q", "")}
+    )
 
 
 @require_POST
@@ -82,11 +92,13 @@ def memory_promote(request, memory_id: int):
         episodes = [_int(v, EPISODES_REQUIRED, "episodes") for v in request.POST.getlist("episodes")]
         if not episodes:
             raise InvalidInput(EPISODES_REQUIRED, field="episodes")
-        proposal = promotion_propose(memory_id=memory_id, episode_ids=sorted(set(episodes)),
-                                     reason=request.POST.get("reason", ""), actor=request.principal)
+        proposal = promotion_propose(
+            memory_id=memory_id,
+            episode_ids=sorted(set(episodes)),
+            reason=request.POST.get("reason", ""),
+            actor=request.principal,
+        )
     except DomainError as exc:
         return _memory_page_with_error(request, memory_id, exc)
     messages.success(request, f"Promotion requested: memory {proposal.pk} waits for review.")
     return redirect("dashboard:memory", memory_id=proposal.pk)
-
-

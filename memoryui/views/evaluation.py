@@ -39,9 +39,12 @@ def _table(run) -> dict:
     order = [s for s in (getattr(run, "strategies", None) or []) if isinstance(s, str)]
     names = [n for n in order if n in strategies] + sorted(n for n in strategies if n not in order)
     rows = [
-        {"name": name, "overall": s.get("overall"),
-         "categories": [(s.get("categories") or {}).get(c) for c in categories],
-         "metrics": [(s.get("metrics") or {}).get(m) for m in metrics]}
+        {
+            "name": name,
+            "overall": s.get("overall"),
+            "categories": [(s.get("categories") or {}).get(c) for c in categories],
+            "metrics": [(s.get("metrics") or {}).get(m) for m in metrics],
+        }
         for name, s in ((n, strategies[n]) for n in names)
     ]
     return {"rows": rows, "categories": categories, "metrics": metrics}
@@ -58,14 +61,27 @@ def _retrieval_table(run) -> dict:
     for name in names:
         s = strategies[name]
         every = s.get("all") or {}
-        rows.append({
-            "name": name, "all": [every.get(f"recall@{k}") for k in KS],
-            "categories": [((s.get("categories") or {}).get(c) or {}).get("recall@5") for c in categories],
-            "newer_first": (s.get("newer_first") or {}).get("rate"),
-            "p50": s.get("latency_ms_p50"), "p95": s.get("latency_ms_p95"), "errors": len(s.get("errors") or []),
-        })
-    counts = {c: ((strategies.get(names[0], {}).get("categories") or {}).get(c) or {}).get("questions")
-              for c in categories} if names else {}
+        rows.append(
+            {
+                "name": name,
+                "all": [every.get(f"recall@{k}") for k in KS],
+                "categories": [
+                    ((s.get("categories") or {}).get(c) or {}).get("recall@5") for c in categories
+                ],
+                "newer_first": (s.get("newer_first") or {}).get("rate"),
+                "p50": s.get("latency_ms_p50"),
+                "p95": s.get("latency_ms_p95"),
+                "errors": len(s.get("errors") or []),
+            }
+        )
+    counts = (
+        {
+            c: ((strategies.get(names[0], {}).get("categories") or {}).get(c) or {}).get("questions")
+            for c in categories
+        }
+        if names
+        else {}
+    )
     return {"rows": rows, "categories": [(c, counts.get(c)) for c in categories], "ks": KS}
 
 
@@ -78,12 +94,22 @@ def evaluation(request):
     runs = evaluation_runs_page(request.principal, request.GET.get("page", 1))
     replay = sel.latest_evaluation()
     retrieval = latest_retrieval_run(request.principal)
-    return page(request, "dashboard/evaluation.html", {
-        "run": replay, "table": _table(replay), "retrieval": retrieval,
-        "retrieval_table": _retrieval_table(retrieval) if retrieval else None,
-        "runs": runs, "links": page_links(request, runs), "roots": evaluation_roots(request.principal),
-        "formats": UPLOAD_FORMATS, "upload_limit": upload_limit(), "nav": "evaluation",
-    })
+    return page(
+        request,
+        "dashboard/evaluation.html",
+        {
+            "run": replay,
+            "table": _table(replay),
+            "retrieval": retrieval,
+            "retrieval_table": _retrieval_table(retrieval) if retrieval else None,
+            "runs": runs,
+            "links": page_links(request, runs),
+            "roots": evaluation_roots(request.principal),
+            "formats": UPLOAD_FORMATS,
+            "upload_limit": upload_limit(),
+            "nav": "evaluation",
+        },
+    )
 
 
 @dashboard_view()
@@ -93,7 +119,9 @@ def evaluation_run(request, run_id: int):
     show_all = request.GET.get("show") == "all"
     if is_retrieval(run):
         tasks = list((run.results or {}).get("tasks") or [])
-        context = {"retrieval_table": _retrieval_table(run) if run.state == EvaluationRun.State.DONE else None}
+        context = {
+            "retrieval_table": _retrieval_table(run) if run.state == EvaluationRun.State.DONE else None
+        }
     else:
         tasks = _replay_tasks(run)
         context = {"table": _table(run)}
@@ -101,12 +129,22 @@ def evaluation_run(request, run_id: int):
     listed = tasks if show_all else [t for t in tasks if not t["passed"]]
     listed.sort(key=lambda t: (t["passed"], t.get("category") or "", str(t.get("id") or t.get("task"))))
     tasks_page = Paginator(listed, TASKS_PER_PAGE).get_page(request.GET.get("page", 1))
-    return page(request, "dashboard/evaluation_run.html", {
-        **context, "run": run,
-        "retrieval": is_retrieval(run), "tasks_page": tasks_page, "links": page_links(request, tasks_page),
-        "task_count": len(tasks), "failing": failing, "show_all": show_all, "nav": "evaluation",
-        "failure_count": (run.results or {}).get("failure_count"),
-    })
+    return page(
+        request,
+        "dashboard/evaluation_run.html",
+        {
+            **context,
+            "run": run,
+            "retrieval": is_retrieval(run),
+            "tasks_page": tasks_page,
+            "links": page_links(request, tasks_page),
+            "task_count": len(tasks),
+            "failing": failing,
+            "show_all": show_all,
+            "nav": "evaluation",
+            "failure_count": (run.results or {}).get("failure_count"),
+        },
+    )
 
 
 def _replay_tasks(run) -> list[dict]:
@@ -120,9 +158,17 @@ def _replay_tasks(run) -> list[dict]:
     tasks = []
     for task, category, strategy, passed in outcomes:
         failure = failures.get((task, strategy), {})
-        tasks.append({"id": task, "category": category, "strategy": strategy, "passed": bool(passed),
-                      "failures": failure.get("failures", []), "held": failure.get("held", []),
-                      "listed": bool(failure) or passed})
+        tasks.append(
+            {
+                "id": task,
+                "category": category,
+                "strategy": strategy,
+                "passed": bool(passed),
+                "failures": failure.get("failures", []),
+                "held": failure.get("held", []),
+                "listed": bool(failure) or passed,
+            }
+        )
     return tasks
 
 
@@ -134,15 +180,24 @@ def evaluation_upload(request):
     if upload is None:
         raise InvalidInput(FILE_REQUIRED, field="file")
     if upload.size > upload_limit():  # refused before the file is read into memory
-        raise UploadTooLarge(f"The file is {upload.size} bytes; an evaluation upload is at most {upload_limit()} bytes.",
-                             field="file")
+        raise UploadTooLarge(
+            f"The file is {upload.size} bytes; an evaluation upload is at most {upload_limit()} bytes.",
+            field="file",
+        )
     slug = request.POST.get("workspace", "").strip()
     if not slug:
         raise InvalidInput(WORKSPACE_REQUIRED, field="workspace")
     workspace = workspace_by_slug(request.principal, slug)
-    run = evaluation_request(workspace=workspace, name=upload.name, content=upload.read(),
-                             fmt=request.POST.get("format", "").strip() or None, actor=request.principal)
-    messages.success(request, f"Evaluation of {upload.name} queued as run {run.pk}: a worker imports and measures it.")
+    run = evaluation_request(
+        workspace=workspace,
+        name=upload.name,
+        content=upload.read(),
+        fmt=request.POST.get("format", "").strip() or None,
+        actor=request.principal,
+    )
+    messages.success(
+        request, f"Evaluation of {upload.name} queued as run {run.pk}: a worker imports and measures it."
+    )
     return redirect("dashboard:evaluation-run", run_id=run.pk)
 
 
@@ -153,7 +208,15 @@ def evaluation_json(request):
     run = evaluation_run_for(request.principal, int(run_id)) if run_id.isdigit() else sel.latest_evaluation()
     if is_retrieval(run):
         table = _retrieval_table(run)
-        return JsonResponse({"run": run.pk, "kind": "retrieval", "categories": [c for c, _ in table["categories"]],
-                             "rows": [{"name": r["name"], "overall": r["all"][1], "categories": r["categories"]}
-                                      for r in table["rows"]]})
+        return JsonResponse(
+            {
+                "run": run.pk,
+                "kind": "retrieval",
+                "categories": [c for c, _ in table["categories"]],
+                "rows": [
+                    {"name": r["name"], "overall": r["all"][1], "categories": r["categories"]}
+                    for r in table["rows"]
+                ],
+            }
+        )
     return JsonResponse({"run": run.pk if run else None, "kind": "replay", **_table(run)})

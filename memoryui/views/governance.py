@@ -48,10 +48,15 @@ GRANTS_URL = "/governance/grants/"
 def _audit_filters(request) -> sel.AuditFilters:
     """Filters from the query string; `from`/`to` are whole days in the viewer's time zone, both included."""
     g = request.GET
-    since, until = dates.day_range(dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to"))
+    since, until = dates.day_range(
+        dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to")
+    )
     return sel.AuditFilters(
-        action=g.get("action", "")[:50], actor=g.get("actor", "")[:150], target=g.get("target", "")[:64],
-        since=since, until=until,
+        action=g.get("action", "")[:50],
+        actor=g.get("actor", "")[:150],
+        target=g.get("target", "")[:64],
+        since=since,
+        until=until,
     )
 
 
@@ -74,8 +79,12 @@ def _grant_rows(request, roles: sel.MyRoles) -> list[dict]:
         may_revoke = roles.may_grant(grant.scope, grant.role)
         # One's own last owner grant is not offered (the service would refuse it anyway); only the
         # viewer's own owner grants are checked here, so the page's query count stays bounded.
-        last_owner = (may_revoke and grant.role == Role.OWNER and grant.principal_id == request.principal.pk
-                      and not owner_left(grant.scope, without_grant=grant.pk))
+        last_owner = (
+            may_revoke
+            and grant.role == Role.OWNER
+            and grant.principal_id == request.principal.pk
+            and not owner_left(grant.scope, without_grant=grant.pk)
+        )
         rows.append({"grant": grant, "may_revoke": may_revoke and not last_owner, "last_owner": last_owner})
     return rows
 
@@ -98,12 +107,22 @@ def _render(request, error: DomainError | None = None, status: int = 200):
     scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
     owned = [s for s in scopes if roles.can(s, Action.MANAGE_GRANTS)]
     context = {
-        "grants": _grant_rows(request, roles), "owned_scopes": owned,
+        "grants": _grant_rows(request, roles),
+        "owned_scopes": owned,
         "grantable_roles": [r for r in Role if any(roles.may_grant(s, r) for s in owned)],
-        "known_principals": (list(principals_visible_to(request.principal).order_by("name")
-                                  .values_list("name", "kind")[:PICKER_LIMIT]) if owned else []),
+        "known_principals": (
+            list(
+                principals_visible_to(request.principal)
+                .order_by("name")
+                .values_list("name", "kind")[:PICKER_LIMIT]
+            )
+            if owned
+            else []
+        ),
         "tokens": sel.tokens_in(request.principal, request.scope),
-        "error": error, "nav": "governance", "tab": "grants",
+        "error": error,
+        "nav": "governance",
+        "tab": "grants",
     }
     return page(request, "dashboard/governance/grants.html", context, status=status)
 
@@ -112,13 +131,23 @@ def _render(request, error: DomainError | None = None, status: int = 200):
 def governance_audit(request):
     """The audit tab: newest first, by action, actor, target and date range, in keyset pages."""
     filters = _audit_filters(request)
-    audit = sel.audit_page(request.principal, request.scope, filters,
-                           before=sel.audit_cursor_id(request.GET.get("before", ""), "before"),
-                           after=sel.audit_cursor_id(request.GET.get("after", ""), "after"))
+    audit = sel.audit_page(
+        request.principal,
+        request.scope,
+        filters,
+        before=sel.audit_cursor_id(request.GET.get("before", ""), "before"),
+        after=sel.audit_cursor_id(request.GET.get("after", ""), "after"),
+    )
     context = {
-        "audit": audit, "links": _tab_links(request, audit), "filters": filters, "actions": sel.audit_actions(),
-        "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),
-        "can_verify_audit": can_verify_audit(request.principal), "nav": "governance", "tab": "audit",
+        "audit": audit,
+        "links": _tab_links(request, audit),
+        "filters": filters,
+        "actions": sel.audit_actions(),
+        "from": request.GET.get("from", ""),
+        "to": request.GET.get("to", ""),
+        "can_verify_audit": can_verify_audit(request.principal),
+        "nav": "governance",
+        "tab": "audit",
     }
     if request.htmx and request.htmx.target == "audit-log":
         return page(request, "dashboard/governance/_audit.html", context)
@@ -128,12 +157,19 @@ def governance_audit(request):
 @dashboard_view()
 def governance_propagation(request):
     """The propagation tab: how far behind the outbox is, each store's open deliveries, what failed and why."""
-    return page(request, "dashboard/governance/propagation.html", {
-        "lag": sel.outbox_lag(), "stores": sel.store_states(),
-        "failed": sel.failed_deliveries(request.principal, request.scope),
-        "propagation": sel.recent_propagation(request.principal, request.scope),
-        "health": sel.propagation_health(), "nav": "governance", "tab": "propagation",
-    })
+    return page(
+        request,
+        "dashboard/governance/propagation.html",
+        {
+            "lag": sel.outbox_lag(),
+            "stores": sel.store_states(),
+            "failed": sel.failed_deliveries(request.principal, request.scope),
+            "propagation": sel.recent_propagation(request.principal, request.scope),
+            "health": sel.propagation_health(),
+            "nav": "governance",
+            "tab": "propagation",
+        },
+    )
 
 
 @dashboard_view()
@@ -147,8 +183,13 @@ def audit_verify(request):
     report = cache.get(key)
     if report is None:
         result = audit_verify_chain()
-        report = {"ok": result.ok, "checked": result.checked, "first_bad_id": result.first_bad_id,
-                  "problem": result.problem, "last": last}
+        report = {
+            "ok": result.ok,
+            "checked": result.checked,
+            "first_bad_id": result.first_bad_id,
+            "problem": result.problem,
+            "last": last,
+        }
         cache.set(key, report, VERIFY_CACHE_SECONDS)
     return page(request, "dashboard/governance/_verify.html", {"report": report})
 
@@ -158,13 +199,21 @@ def audit_verify(request):
 def grant_create(request):
     try:
         # An unknown scope and one the user cannot see get the same answer (no enumeration).
-        scope = scope_by_path(request.principal, request.POST.get("grant_scope", ""),
-                              missing=InvalidInput(UNKNOWN_SCOPE, field="grant_scope"))
+        scope = scope_by_path(
+            request.principal,
+            request.POST.get("grant_scope", ""),
+            missing=InvalidInput(UNKNOWN_SCOPE, field="grant_scope"),
+        )
         # A principal the viewer may not know of, or another workspace's team: the answer for an unknown name.
-        principal = principal_by_name(request.principal, request.POST.get("principal", ""),
-                                      workspace=scope.workspace_id,
-                                      missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"))
-        grant_add(principal=principal, scope=scope, role=request.POST.get("role", ""), actor=request.principal)
+        principal = principal_by_name(
+            request.principal,
+            request.POST.get("principal", ""),
+            workspace=scope.workspace_id,
+            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"),
+        )
+        grant_add(
+            principal=principal, scope=scope, role=request.POST.get("role", ""), actor=request.principal
+        )
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
     messages.success(request, f"Granted {request.POST.get('role')} on {scope.path} to {principal.name}.")
@@ -204,14 +253,19 @@ def grant_delete(request):
         except DomainError as exc:
             error = exc
         else:
-            messages.success(request, f"Revoked {grant.role} of {grant.principal.name} on {grant.scope.path}.")
+            messages.success(
+                request, f"Revoked {grant.role} of {grant.principal.name} on {grant.scope.path}."
+            )
             return redirect(GRANTS_URL + scope_query(request))
     elif grant.role == Role.OWNER and not owner_left(grant.scope, without_grant=grant.pk):
         error = LastOwner(LAST_OWNER.format(path=grant.scope.path))
     blocked = error is not None and error.code == LastOwner.code
-    return page(request, "dashboard/governance/revoke.html",
-                {"g": grant, "reason": reason, "error": error, "blocked": blocked, "nav": "governance"},
-                status=error.status if error is not None and request.method == "POST" else 200)
+    return page(
+        request,
+        "dashboard/governance/revoke.html",
+        {"g": grant, "reason": reason, "error": error, "blocked": blocked, "nav": "governance"},
+        status=error.status if error is not None and request.method == "POST" else 200,
+    )
 
 
 @dashboard_view()
@@ -240,8 +294,13 @@ def token_delete(request):
         except DomainError as exc:
             error = exc
         else:
-            messages.success(request, f"Token {token.prefix}… of {token.principal.name} revoked: it no longer works.")
+            messages.success(
+                request, f"Token {token.prefix}… of {token.principal.name} revoked: it no longer works."
+            )
             return redirect(GRANTS_URL + scope_query(request))
-    return page(request, "dashboard/governance/revoke_token.html",
-                {"t": token, "reason": reason, "error": error, "nav": "governance"},
-                status=error.status if error is not None else 200)
+    return page(
+        request,
+        "dashboard/governance/revoke_token.html",
+        {"t": token, "reason": reason, "error": error, "nav": "governance"},
+        status=error.status if error is not None else 200,
+    )

@@ -42,11 +42,19 @@ def graph(request):
     params = _params(request)
     centre = sel.memory_for_reader(request.principal, params["memory"]) if params["memory"] else None
     query = request.GET.copy()
-    return page(request, "dashboard/graph.html", {
-        "relation_kinds": RelationKind.choices, "statuses": Status.choices, "nav": "graph",
-        "kinds": params["kinds"] or list(RelationKind.values), "centre": centre, "depth": params["depth"],
-        "data_query": query.urlencode(),
-    })
+    return page(
+        request,
+        "dashboard/graph.html",
+        {
+            "relation_kinds": RelationKind.choices,
+            "statuses": Status.choices,
+            "nav": "graph",
+            "kinds": params["kinds"] or list(RelationKind.values),
+            "centre": centre,
+            "depth": params["depth"],
+            "data_query": query.urlencode(),
+        },
+    )
 
 
 def _cached_layout(node_ids: list[int], edges: list[tuple[int, int]]) -> dict[int, tuple[float, float]]:
@@ -65,8 +73,9 @@ def _cached_layout(node_ids: list[int], edges: list[tuple[int, int]]) -> dict[in
 def graph_json(request):
     params = _params(request)
     if params["memory"]:
-        data = sel.memory_neighbourhood(request.principal, params["memory"], depth=params["depth"],
-                                        kinds=params["kinds"])
+        data = sel.memory_neighbourhood(
+            request.principal, params["memory"], depth=params["depth"], kinds=params["kinds"]
+        )
     else:
         data = sel.relation_graph(request.principal, request.scope, kinds=params["kinds"])
     node_ids = [n["pk"] for n in data["nodes"]]
@@ -79,21 +88,39 @@ def graph_json(request):
         x, y = positions[n["pk"]]
         forgotten = n["status"] == Status.FORGOTTEN
         label = f"{n['key']} r{n['revision']}" if n["key"] else f"#{n['pk']}"
-        nodes.append({
-            "id": n["pk"], "x": x, "y": y, "status": n["status"], "kind": n["kind"], "label": label,
-            "text": "(forgotten)" if forgotten else n["text"][:80], "scope": n["scope__path"],
-            "url": url.format(n["pk"]),
-        })
+        nodes.append(
+            {
+                "id": n["pk"],
+                "x": x,
+                "y": y,
+                "status": n["status"],
+                "kind": n["kind"],
+                "label": label,
+                "text": "(forgotten)" if forgotten else n["text"][:80],
+                "scope": n["scope__path"],
+                "url": url.format(n["pk"]),
+            }
+        )
     # One trace per kind (lines joined by gaps) with its arrowheads; `links` lists each edge's ends and bend.
     edges: dict[str, dict] = {}
     links = []
     for g in edge_geometry(data["edges"], positions):
-        e = edges.setdefault(g["kind"], {"x": [], "y": [], "arrows": {"x": [], "y": [], "angle": []}, "count": 0})
+        e = edges.setdefault(
+            g["kind"], {"x": [], "y": [], "arrows": {"x": [], "y": [], "angle": []}, "count": 0}
+        )
         e["x"] += [*g["x"], None]
         e["y"] += [*g["y"], None]
         for axis, value in zip(("x", "y", "angle"), g["arrow"], strict=True):
             e["arrows"][axis].append(value)
         e["count"] += 1
         links.append({"source": g["source"], "target": g["target"], "kind": g["kind"], "offset": g["offset"]})
-    return JsonResponse({"nodes": nodes, "edges": edges, "links": links, "truncated": data["truncated"],
-                         "edge_count": len(data["edges"]), "centre": data.get("centre")})
+    return JsonResponse(
+        {
+            "nodes": nodes,
+            "edges": edges,
+            "links": links,
+            "truncated": data["truncated"],
+            "edge_count": len(data["edges"]),
+            "centre": data.get("centre"),
+        }
+    )

@@ -66,7 +66,9 @@ def _component_positions(group: list[int], edges: list[tuple[int, int]]) -> np.n
         radius = n / (2 * math.pi) * 1.2
         return np.stack([np.cos(angles), np.sin(angles)], 1) * radius
     index = {node: i for i, node in enumerate(group)}
-    pairs = np.array([(index[a], index[b]) for a, b in edges if a in index and b in index], dtype=int).reshape(-1, 2)
+    pairs = np.array(
+        [(index[a], index[b]) for a, b in edges if a in index and b in index], dtype=int
+    ).reshape(-1, 2)
     return _force(n, pairs, seed=group[0])
 
 
@@ -123,8 +125,18 @@ def edge_geometry(edges: list[tuple[int, int, str]], positions: dict[int, tuple[
             xs = [round((1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t * t * bx, 3) for t in ts]
             ys = [round((1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t * t * by, 3) for t in ts]
             t = ARROW_AT
-            px, py = (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t * t * bx, (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t * t * by
+            px, py = (
+                (1 - t) ** 2 * ax + 2 * (1 - t) * t * cx + t * t * bx,
+                (1 - t) ** 2 * ay + 2 * (1 - t) * t * cy + t * t * by,
+            )
             tx, ty = 2 * (1 - t) * (cx - ax) + 2 * t * (bx - cx), 2 * (1 - t) * (cy - ay) + 2 * t * (by - cy)
-            out[i] = {"source": a, "target": b, "kind": kind, "offset": round(offset, 3), "x": xs, "y": ys,
-                      "arrow": [round(px, 3), round(py, 3), round(math.degrees(math.atan2(tx, ty)), 1)]}
+            out[i] = {
+                "source": a,
+                "target": b,
+                "kind": kind,
+                "offset": round(offset, 3),
+                "x": xs,
+                "y": ys,
+                "arrow": [round(px, 3), round(py, 3), round(math.degrees(math.atan2(tx, ty)), 1)],
+            }
     return out

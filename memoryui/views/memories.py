@@ -89,8 +89,15 @@ def _sort_links(request, filters: sel.MemoryFilters) -> list[dict]:
         active = filters.sort == name
         params["sort"] = name
         params["dir"] = ("asc" if filters.dir == "desc" else "desc") if active else sel.FIRST_DIR[name]
-        out.append({"name": name, "label": label, "url": "?" + params.urlencode(), "active": active,
-                    "dir": filters.dir if active else ""})
+        out.append(
+            {
+                "name": name,
+                "label": label,
+                "url": "?" + params.urlencode(),
+                "active": active,
+                "dir": filters.dir if active else "",
+            }
+        )
     return out
 
 
@@ -103,7 +110,10 @@ def _first_page(request) -> str:
 
 def _keyset_links(request, page_obj) -> dict:
     links = {}
-    for rel, cursor, key in (("prev", page_obj.prev_cursor, "before"), ("next", page_obj.next_cursor, "after")):
+    for rel, cursor, key in (
+        ("prev", page_obj.prev_cursor, "before"),
+        ("next", page_obj.next_cursor, "after"),
+    ):
         if cursor:
             params = request.GET.copy()
             for gone in ("after", "before", "page"):
@@ -122,15 +132,33 @@ def memory_list(request):
         rows, reach = _within_reach(request, memory_meaning(request.principal, request.scope, filters))
         page_obj, links = None, {}
     else:
-        page_obj = sel.memory_list_page(request.principal, request.scope, filters,
-                                        after=request.GET.get("after", ""), before=request.GET.get("before", ""))
+        page_obj = sel.memory_list_page(
+            request.principal,
+            request.scope,
+            filters,
+            after=request.GET.get("after", ""),
+            before=request.GET.get("before", ""),
+        )
         rows, links = page_obj.object_list, _keyset_links(request, page_obj)
     context = {
-        "page_obj": page_obj, "rows": rows, "meaning": bool(meaning), "links": links, "filters": filters,
-        "sort_links": _sort_links(request, filters), "first_page": _first_page(request), "bulk_cap": BULK_CAP, "query": request.GET.urlencode(),
-        "statuses": Status.choices, "kinds": Kind.choices, "sources": SourceKind.choices, "tiers": Tier.choices,
-        "now": timezone.now(), "nav": "memories", "scopes": sel.scope_tree(request.principal),
-        "bulk_actions": BULK_ACTIONS, "reach": reach,
+        "page_obj": page_obj,
+        "rows": rows,
+        "meaning": bool(meaning),
+        "links": links,
+        "filters": filters,
+        "sort_links": _sort_links(request, filters),
+        "first_page": _first_page(request),
+        "bulk_cap": BULK_CAP,
+        "query": request.GET.urlencode(),
+        "statuses": Status.choices,
+        "kinds": Kind.choices,
+        "sources": SourceKind.choices,
+        "tiers": Tier.choices,
+        "now": timezone.now(),
+        "nav": "memories",
+        "scopes": sel.scope_tree(request.principal),
+        "bulk_actions": BULK_ACTIONS,
+        "reach": reach,
     }
     if request.htmx and request.htmx.target == "memory-table":
         return page(request, "dashboard/memories/_table.html", context)
@@ -155,7 +183,13 @@ def _within_reach(request, rows: list) -> tuple[list, dict]:
         params = request.GET.copy()
         params["reach"] = other
         widen[other] = "?" + params.urlencode()
-    return kept, {"name": name, "margin": margin, "best": best, "hidden": len(rows) - len(kept), "links": widen}
+    return kept, {
+        "name": name,
+        "margin": margin,
+        "best": best,
+        "hidden": len(rows) - len(kept),
+        "links": widen,
+    }
 
 
 def allowed_actions(roles: sel.MyRoles, memory) -> list[dict]:
@@ -189,10 +223,17 @@ LINK_KINDS = [(str(k), RelationKind(k).label.lower()) for k in HAND_KINDS]
 def curation_context(principal, memory, roles: RoleMap) -> dict:
     """What the memory page needs for the link, unlink and promotion forms (the page asks nothing else)."""
     can_link = memory.status != Status.FORGOTTEN and roles.can(memory.scope, Action.LINK)
-    promotable = (memory.kind in PROMOTABLE_KINDS and memory.status == Status.CANDIDATE
-                  and roles.can(memory.scope, Action.WRITE_CANDIDATE))
-    context = {"can_link": can_link, "link_kinds": LINK_KINDS, "promotable": promotable,
-               "unlinkable": _unlinkable(roles, memory)}
+    promotable = (
+        memory.kind in PROMOTABLE_KINDS
+        and memory.status == Status.CANDIDATE
+        and roles.can(memory.scope, Action.WRITE_CANDIDATE)
+    )
+    context = {
+        "can_link": can_link,
+        "link_kinds": LINK_KINDS,
+        "promotable": promotable,
+        "unlinkable": _unlinkable(roles, memory),
+    }
     if promotable:
         context["promotion_episodes"] = promotion_episodes(memory)
         context["promotion_suggested"] = {e.pk for e in episodes_suggested(memory)}
@@ -202,9 +243,17 @@ def curation_context(principal, memory, roles: RoleMap) -> dict:
 def _unlinkable(roles: RoleMap, memory) -> set[int]:
     """Ids of the page's relations this principal may remove: links made by hand or by the system, not a
     revision's `supersedes`, on a source scope where it holds the link right."""
-    rows = Relation.objects.filter(source=memory).exclude(kind=RelationKind.SUPERSEDES).values_list("pk", flat=True)
-    incoming = (Relation.objects.filter(target=memory).exclude(kind=RelationKind.SUPERSEDES)
-                .select_related("source__scope").only("pk", "source__scope"))
+    rows = (
+        Relation.objects.filter(source=memory)
+        .exclude(kind=RelationKind.SUPERSEDES)
+        .values_list("pk", flat=True)
+    )
+    incoming = (
+        Relation.objects.filter(target=memory)
+        .exclude(kind=RelationKind.SUPERSEDES)
+        .select_related("source__scope")
+        .only("pk", "source__scope")
+    )
     out = set(rows) if roles.can(memory.scope, Action.LINK) else set()
     out.update(r.pk for r in incoming if roles.can(r.source.scope, Action.LINK))
     return out
@@ -219,18 +268,31 @@ def memory_page(request, memory_id: int, status: int = 200, error: DomainError |
     memory = sel.memory_for_reader(request.principal, memory_id)
     roles = sel.MyRoles.of(request.principal)
     chain = sel.revision_chain(memory)
-    return page(request, "dashboard/memories/detail.html", {
-        "memory": memory, "chain": chain, "relations": sel.memory_relations(request.principal, memory),
-        "audit": sel.memory_audit(memory), "actions": allowed_actions(roles, memory),
-        "show_text": text_visible(roles, memory), "roles": sorted(roles.at(memory.scope)),
-        "approvals": len(approvers(memory)), "error": error, "nav": "memories",
-        # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
-        "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
-        "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),
-        "activation_now": memory_activation_now(memory), "source_kinds": SourceKind.choices,
-        "turn_uses": sel.memory_turns(request.principal, memory.pk), "turn_uses_limit": sel.MEMORY_TURNS_LIMIT,
-        **curation_context(request.principal, memory, roles),  # link / unlink / request promotion
-    }, status=status)
+    return page(
+        request,
+        "dashboard/memories/detail.html",
+        {
+            "memory": memory,
+            "chain": chain,
+            "relations": sel.memory_relations(request.principal, memory),
+            "audit": sel.memory_audit(memory),
+            "actions": allowed_actions(roles, memory),
+            "show_text": text_visible(roles, memory),
+            "roles": sorted(roles.at(memory.scope)),
+            "approvals": len(approvers(memory)),
+            "error": error,
+            "nav": "memories",
+            # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
+            "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
+            "end_requests": sorted((memory.meta.get("end_requests") or {}).items()),
+            "activation_now": memory_activation_now(memory),
+            "source_kinds": SourceKind.choices,
+            "turn_uses": sel.memory_turns(request.principal, memory.pk),
+            "turn_uses_limit": sel.MEMORY_TURNS_LIMIT,
+            **curation_context(request.principal, memory, roles),  # link / unlink / request promotion
+        },
+        status=status,
+    )
 
 
 def memory_activation_now(memory) -> float:
@@ -247,14 +309,22 @@ def memory_activation_json(request, memory_id: int):
     until = timezone.now()
     first = min([start, *(at for at, _ in events)])
     since = min(first, until) - (until - first) * 0.02
-    data = curve(a0=memory.activation_a0, decay=memory.decay_rate, start=start, events=events, since=since, until=until)
+    data = curve(
+        a0=memory.activation_a0, decay=memory.decay_rate, start=start, events=events, since=since, until=until
+    )
     changes = sel.status_changes([memory.pk]).get(memory.pk, [])
-    return JsonResponse({
-        "x": [chart_time(t) for t in data["x"]], "y": data["y"],
-        "reinforcements": [{"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
-        "changes": [{"at": chart_time(e.at), "to": e.after_status, "action": e.action} for e in changes],
-        "threshold": _threshold(), "label": str(memory.key or f"memory {memory.pk}"),
-    })
+    return JsonResponse(
+        {
+            "x": [chart_time(t) for t in data["x"]],
+            "y": data["y"],
+            "reinforcements": [
+                {"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]
+            ],
+            "changes": [{"at": chart_time(e.at), "to": e.after_status, "action": e.action} for e in changes],
+            "threshold": _threshold(),
+            "label": str(memory.key or f"memory {memory.pk}"),
+        }
+    )
 
 
 def _threshold() -> float:
@@ -280,8 +350,12 @@ def memory_act(request, memory_id: int):
         # Four-eyes: the service recorded an approval or the first of two requests; it says which.
         messages.warning(request, f"Memory {memory_id}: {result.four_eyes_pending.message}")
     else:
-        messages.success(request, DONE_WORDS.get(name, "Done: {action} of memory {id}.").format(
-            id=memory_id, new=result.pk, action=name.replace("_", " ")))
+        messages.success(
+            request,
+            DONE_WORDS.get(name, "Done: {action} of memory {id}.").format(
+                id=memory_id, new=result.pk, action=name.replace("_", " ")
+            ),
+        )
     return redirect("dashboard:memory", memory_id=result.pk)
 
 
@@ -298,16 +372,24 @@ def apply_action(request, memory_id: int, name: str, reason: str):
         return memory_services.memory_reject(memory_id=memory_id, actor=actor, reason=reason)
     if name == "supersede":
         return memory_services.memory_supersede(
-            memory_id=memory_id, text=request.POST.get("text", ""), reason=reason,
-            source_kind=SourceKind.REVIEWER, source_ref=f"dashboard:{request.user.get_username()}", actor=actor,
+            memory_id=memory_id,
+            text=request.POST.get("text", ""),
+            reason=reason,
+            source_kind=SourceKind.REVIEWER,
+            source_ref=f"dashboard:{request.user.get_username()}",
+            actor=actor,
         )
     if name == "retire":
         return memory_services.memory_retire(memory_id=memory_id, actor=actor, reason=reason)
-    return memory_services.memory_forget(memory_id=memory_id, actor=actor, reason=reason, hard=name == "forget_hard")
+    return memory_services.memory_forget(
+        memory_id=memory_id, actor=actor, reason=reason, hard=name == "forget_hard"
+    )
 
 
-BULK_MATCHING_TOO_MANY = ("{n} memories match these filters; a bulk action takes at most {cap} at once. Narrow the "
-                          "filters (scope, status, kind, dates, key…) until at most {cap} match.")
+BULK_MATCHING_TOO_MANY = (
+    "{n} memories match these filters; a bulk action takes at most {cap} at once. Narrow the "
+    "filters (scope, status, kind, dates, key…) until at most {cap} match."
+)
 BULK_BAD_IDS = "Memory ids are whole numbers."
 BULK_IRREVERSIBLE = "Retiring or forgetting cannot be undone: tick the box that says so to go ahead."
 
@@ -338,19 +420,34 @@ def memory_bulk(request):
             hidden = [i for i in asked if i not in set(ids)]
         # With no readable id left the service still answers for the action, the reason and an empty
         # selection; it is only skipped when every id asked for was unreadable.
-        outcomes = [] if hidden and not ids else memory_bulk_act(
-            memory_ids=ids, action=action, reason=reason, actor=request.principal)
+        outcomes = (
+            []
+            if hidden and not ids
+            else memory_bulk_act(memory_ids=ids, action=action, reason=reason, actor=request.principal)
+        )
     except DomainError as exc:
         return render_error(request, exc)
-    rows = [{"id": o.memory_id, "outcome": o.outcome, "status": o.status, "message": o.message, "readable": True}
-            for o in outcomes]
-    rows += [{"id": i, "outcome": "refused", "status": "", "message": NotFound.message, "readable": False}
-             for i in hidden]
+    rows = [
+        {"id": o.memory_id, "outcome": o.outcome, "status": o.status, "message": o.message, "readable": True}
+        for o in outcomes
+    ]
+    rows += [
+        {"id": i, "outcome": "refused", "status": "", "message": NotFound.message, "readable": False}
+        for i in hidden
+    ]
     summary = {k: sum(1 for r in rows if r["outcome"] == k) for k in ("done", "requested", "refused")}
-    return page(request, "dashboard/memories/bulk_result.html", {
-        "rows": rows, "summary": summary, "action": BULK_ACTIONS.get(action, action), "reason": reason.strip(),
-        "back": reverse("dashboard:memories") + ("?" + query if query else ""), "nav": "memories",
-    })
+    return page(
+        request,
+        "dashboard/memories/bulk_result.html",
+        {
+            "rows": rows,
+            "summary": summary,
+            "action": BULK_ACTIONS.get(action, action),
+            "reason": reason.strip(),
+            "back": reverse("dashboard:memories") + ("?" + query if query else ""),
+            "nav": "memories",
+        },
+    )
 
 
 def _matching_ids(request, listed: QueryDict) -> list[int]:

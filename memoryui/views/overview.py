@@ -11,13 +11,17 @@ from memoryui.views.summary import summary_context
 
 @dashboard_view()
 def overview(request):
-    return page(request, "dashboard/overview.html", {
-        "counts": sel.overview_counts(request.principal, request.scope),
-        "health": sel.propagation_health(),
-        "recent": sel.recent_audit(request.principal, request.scope),
-        "nav": "overview",
-        **summary_context(request.principal, request.scope),
-    })
+    return page(
+        request,
+        "dashboard/overview.html",
+        {
+            "counts": sel.overview_counts(request.principal, request.scope),
+            "health": sel.propagation_health(),
+            "recent": sel.recent_audit(request.principal, request.scope),
+            "nav": "overview",
+            **summary_context(request.principal, request.scope),
+        },
+    )
 
 
 @dashboard_view(json=True)

@@ -25,7 +25,8 @@ def _context(request) -> dict:
     return {
         "exportable": [s for s in scopes if roles.can(s, Action.EXPORT)],
         "importable": [s for s in scopes if roles.can(s, Action.IMPORT)],
-        "grant_choices": (GRANTS_DROP, GRANTS_KEEP), "nav": "portability",
+        "grant_choices": (GRANTS_DROP, GRANTS_KEEP),
+        "nav": "portability",
     }
 
 
@@ -44,25 +45,49 @@ def scope_export_download(request, scope_id: int):
 @dashboard_view()
 def scope_import_upload(request):
     post = request.POST
-    form = {"target": post.get("target", ""), "name": post.get("name", "").strip(),
-            "grants": post.get("grants", GRANTS_DROP)}
+    form = {
+        "target": post.get("target", ""),
+        "name": post.get("name", "").strip(),
+        "grants": post.get("grants", GRANTS_DROP),
+    }
     preview = post.get("action") == "preview"
     try:
         upload = request.FILES.get("file")
         if upload is None:
             raise InvalidInput(NO_FILE, field="file")
-        target = scope_by_path(request.principal, form["target"], missing=InvalidInput(UNKNOWN_TARGET, field="target"))
-        result = import_upload(scope=target, upload=upload, name=form["name"] or None, grants=form["grants"],
-                               preview=preview, actor=request.principal)
+        target = scope_by_path(
+            request.principal, form["target"], missing=InvalidInput(UNKNOWN_TARGET, field="target")
+        )
+        result = import_upload(
+            scope=target,
+            upload=upload,
+            name=form["name"] or None,
+            grants=form["grants"],
+            preview=preview,
+            actor=request.principal,
+        )
     except DomainError as exc:
-        return page(request, "dashboard/portability.html", {**_context(request), "error": exc, "form": form},
-                    status=exc.status)
+        return page(
+            request,
+            "dashboard/portability.html",
+            {**_context(request), "error": exc, "form": form},
+            status=exc.status,
+        )
     if preview:
-        return page(request, "dashboard/portability.html",
-                    {**_context(request), "form": form, "preview": {"root": result.root.path,
-                                                                     "counts": dict(result.counts)}})
+        return page(
+            request,
+            "dashboard/portability.html",
+            {
+                **_context(request),
+                "form": form,
+                "preview": {"root": result.root.path, "counts": dict(result.counts)},
+            },
+        )
     counts = result.counts
-    messages.success(request, f"Imported into {result.root.path}: {counts['memories']} memories, "
-                              f"{counts['tombstones']} tombstones, {counts['relations']} relations, "
-                              f"{counts['audit']} source audit events kept with the import.")
+    messages.success(
+        request,
+        f"Imported into {result.root.path}: {counts['memories']} memories, "
+        f"{counts['tombstones']} tombstones, {counts['relations']} relations, "
+        f"{counts['audit']} source audit events kept with the import.",
+    )
     return redirect("/memories/" + scope_query(request, scope=result.root.path))

@@ -53,7 +53,9 @@ def _render(request, error: DomainError | None = None, status: int = 200):
         filters = QueueFilter.parse(request.GET)
     except DomainError as exc:
         filters, error, status = QueueFilter(), exc, exc.status
-    items = review_queue(principal=request.principal, scope=request.scope, limit=QUEUE_PAGE + 1, filters=filters)
+    items = review_queue(
+        principal=request.principal, scope=request.scope, limit=QUEUE_PAGE + 1, filters=filters
+    )
     more = len(items) > QUEUE_PAGE
     items = items[:QUEUE_PAGE]
     waiting = queue_queryset(principal=request.principal, scope=request.scope, filters=filters).count()
@@ -63,13 +65,26 @@ def _render(request, error: DomainError | None = None, status: int = 200):
         links["next"] = "?" + _qs({**params, "after": encode_cursor(items[-1].memory)})
     if filters.after is not None:
         links["first"] = "?" + _qs(params)
-    return page(request, "dashboard/review.html", {
-        "items": items, "count": len(items), "waiting": waiting, "can_act": any(i.can_confirm for i in items),
-        "error": error, "nav": "review", "filters": filters, "kinds": Kind.choices, "ages": list(AGES),
-        "proposers": queue_proposers(principal=request.principal, scope=request.scope), "links": links,
-        "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
-        "back": request.GET.urlencode(),
-    }, status=status)
+    return page(
+        request,
+        "dashboard/review.html",
+        {
+            "items": items,
+            "count": len(items),
+            "waiting": waiting,
+            "can_act": any(i.can_confirm for i in items),
+            "error": error,
+            "nav": "review",
+            "filters": filters,
+            "kinds": Kind.choices,
+            "ages": list(AGES),
+            "proposers": queue_proposers(principal=request.principal, scope=request.scope),
+            "links": links,
+            "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
+            "back": request.GET.urlencode(),
+        },
+        status=status,
+    )
 
 
 def _qs(params: dict) -> str:
@@ -139,8 +154,12 @@ def review_decide(request, memory_id: int):
             result = memory_repropose(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "edit":
             result = proposal_edit_confirm(
-                memory_id=memory_id, text=request.POST.get("text", ""), key=request.POST.get("key", ""),
-                kind=request.POST.get("kind", ""), reason=reason, actor=request.principal,
+                memory_id=memory_id,
+                text=request.POST.get("text", ""),
+                key=request.POST.get("key", ""),
+                kind=request.POST.get("kind", ""),
+                reason=reason,
+                actor=request.principal,
             )
         else:
             raise InvalidInput(BAD_ITEM_DECISION, field="decision")
@@ -153,11 +172,20 @@ def review_decide(request, memory_id: int):
         # What the item shows after the decision: its new state and text, the new memory (an edit), the
         # reason of a reject, and the queue's new count.
         waiting = _waiting_after(request)
-        return JsonResponse({"memory_id": memory_id, "result_id": result.pk, "status": result.status,
-                             "decision": decision, "message": text, "text": result.text,
-                             "result_url": reverse("dashboard:memory", args=[result.pk]),
-                             "result_label": f"{result.key} r{result.revision}" if result.key else f"#{result.pk}",
-                             "reason": reason, "waiting": waiting})
+        return JsonResponse(
+            {
+                "memory_id": memory_id,
+                "result_id": result.pk,
+                "status": result.status,
+                "decision": decision,
+                "message": text,
+                "text": result.text,
+                "result_url": reverse("dashboard:memory", args=[result.pk]),
+                "result_label": f"{result.key} r{result.revision}" if result.key else f"#{result.pk}",
+                "reason": reason,
+                "waiting": waiting,
+            }
+        )
     messages.success(request, text)
     return redirect(_back(request))
 
@@ -171,7 +199,9 @@ def _waiting_after(request: HttpRequest) -> int | None:
     params = QueryDict(request.POST.get("back", ""))
     try:
         scope = scope_for_path(request.principal, params.get("scope"))
-        return queue_queryset(principal=request.principal, scope=scope, filters=QueueFilter.parse(params)).count()
+        return queue_queryset(
+            principal=request.principal, scope=scope, filters=QueueFilter.parse(params)
+        ).count()
     except DomainError:
         return None
 
@@ -196,16 +226,33 @@ def review_similar(request, memory_id: int):
     memory = memory_for_reader(request.principal, memory_id)
     if memory.status == Status.FORGOTTEN:
         raise NotFound()
-    hits = recall_memories(principal=request.principal, scope=memory.scope, query=_as_query(memory.text),
-                           k=SIMILAR_ASKED)
-    similar = [h for h in hits if h["status"] == Status.ACTIVE and h["memory_id"] != memory.pk][:SIMILAR_SHOWN]
-    return JsonResponse({"memory_id": memory.pk, "key": memory.key, "kind": memory.kind, "similar": [
-        {"memory_id": h["memory_id"], "text": h["text"], "kind": h["kind"], "key": h["key"],
-         "revision": h["revision"], "status": h["status"], "score": h["score"],
-         "same_key": bool(memory.key) and h["key"] == memory.key,
-         "url": reverse("dashboard:memory", args=[h["memory_id"]])}
-        for h in similar
-    ]})
+    hits = recall_memories(
+        principal=request.principal, scope=memory.scope, query=_as_query(memory.text), k=SIMILAR_ASKED
+    )
+    similar = [h for h in hits if h["status"] == Status.ACTIVE and h["memory_id"] != memory.pk][
+        :SIMILAR_SHOWN
+    ]
+    return JsonResponse(
+        {
+            "memory_id": memory.pk,
+            "key": memory.key,
+            "kind": memory.kind,
+            "similar": [
+                {
+                    "memory_id": h["memory_id"],
+                    "text": h["text"],
+                    "kind": h["kind"],
+                    "key": h["key"],
+                    "revision": h["revision"],
+                    "status": h["status"],
+                    "score": h["score"],
+                    "same_key": bool(memory.key) and h["key"] == memory.key,
+                    "url": reverse("dashboard:memory", args=[h["memory_id"]]),
+                }
+                for h in similar
+            ],
+        }
+    )
 
 
 def _as_query(text: str) -> str:

@@ -21,8 +21,13 @@ def summary_context(principal, scope) -> dict:
     """The overview's summary panel: nothing until a scope is focused."""
     if scope is None:
         return {"summary_panel": {"scope": None}}
-    return {"summary_panel": {"scope": scope, "view": scope_summary(principal, scope),
-                              "can_rebuild": can(principal, scope, Action.READ)}}
+    return {
+        "summary_panel": {
+            "scope": scope,
+            "view": scope_summary(principal, scope),
+            "can_rebuild": can(principal, scope, Action.READ),
+        }
+    }
 
 
 @require_POST
@@ -33,7 +38,10 @@ def summary_rebuild(request):
     if not path:
         raise InvalidInput(SCOPE_REQUIRED, field="scope")
     scope = scope_by_path(request.principal, path)
-    summary_build(scope=scope, actor=request.principal, reason=request.POST.get("reason", "").strip()[:200]
-                  or "rebuilt from the dashboard")
+    summary_build(
+        scope=scope,
+        actor=request.principal,
+        reason=request.POST.get("reason", "").strip()[:200] or "rebuilt from the dashboard",
+    )
     messages.success(request, f"Summary of {scope.path} rebuilt.")
     return redirect(f"/?{urlencode({'scope': scope.path})}#summary")

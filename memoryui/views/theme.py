@@ -28,12 +28,15 @@ def theme_set(request: HttpRequest) -> HttpResponse:
     if theme not in THEMES:
         return render_error(request, InvalidInput(BAD_THEME, field="theme"))
     back = request.POST.get("next", "") or "/"
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         back = "/"
     response = redirect(back)
     if theme == "system":
         response.delete_cookie(THEME_COOKIE, samesite="Lax")
     else:
-        response.set_cookie(THEME_COOKIE, theme, max_age=ONE_YEAR, samesite="Lax", secure=request.is_secure(),
-                            httponly=True)
+        response.set_cookie(
+            THEME_COOKIE, theme, max_age=ONE_YEAR, samesite="Lax", secure=request.is_secure(), httponly=True
+        )
     return response

@@ -17,8 +17,13 @@ from governance.selectors import dashboard as sel
 from memoryui.views.base import chart_time, dashboard_view, page
 from memoryui.views.charts import activation_at, curve
 
-PERIODS = {"1": "the last day", "7": "the last 7 days", "30": "the last 30 days", "90": "the last 90 days",
-           "365": "the last year"}
+PERIODS = {
+    "1": "the last day",
+    "7": "the last 7 days",
+    "30": "the last 30 days",
+    "90": "the last 90 days",
+    "365": "the last year",
+}
 BAD_PERIOD = "days is one of 1, 7, 30, 90 or 365."
 BAD_TOP = "top is a whole number from 1 to 50."
 BAD_PICK = "m is a memory's number (a whole number); at most 50 of them."
@@ -61,19 +66,35 @@ def _series(request, days: int, top: int, picked: list[int]) -> dict:
     for m in memories:
         start = m.occurred_at or m.created_at
         history = events.get(m.pk, [])
-        data = curve(a0=m.activation_a0, decay=m.decay_rate, start=start, events=history, since=since, until=until)
+        data = curve(
+            a0=m.activation_a0, decay=m.decay_rate, start=start, events=history, since=since, until=until
+        )
         label = f"{m.key} r{m.revision}" if m.key else f"#{m.pk} {m.kind}"
-        series.append({
-            "id": m.pk, "label": label, "text": masked_text(m.status, m.text)[:140], "status": m.status,
-            "url": reverse("dashboard:memory", args=[m.pk]),
-            "x": [chart_time(t) for t in data["x"]], "y": data["y"],
-            "reinforcements": [{"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]],
-            "changes": [{"at": chart_time(e.at), "to": e.after_status} for e in changes.get(m.pk, [])],
-            "table": [activation_at(m.activation_a0, m.decay_rate, start, history, t) for t in columns],
-        })
-    return {"series": series, "threshold": settings.MEMORY_COLD_THRESHOLD, "since": chart_time(since),
-            "until": chart_time(until), "columns": [chart_time(t) for t in columns], "picked": bool(picked),
-            "column_times": columns}
+        series.append(
+            {
+                "id": m.pk,
+                "label": label,
+                "text": masked_text(m.status, m.text)[:140],
+                "status": m.status,
+                "url": reverse("dashboard:memory", args=[m.pk]),
+                "x": [chart_time(t) for t in data["x"]],
+                "y": data["y"],
+                "reinforcements": [
+                    {"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]
+                ],
+                "changes": [{"at": chart_time(e.at), "to": e.after_status} for e in changes.get(m.pk, [])],
+                "table": [activation_at(m.activation_a0, m.decay_rate, start, history, t) for t in columns],
+            }
+        )
+    return {
+        "series": series,
+        "threshold": settings.MEMORY_COLD_THRESHOLD,
+        "since": chart_time(since),
+        "until": chart_time(until),
+        "columns": [chart_time(t) for t in columns],
+        "picked": bool(picked),
+        "column_times": columns,
+    }
 
 
 @dashboard_view()
@@ -82,12 +103,23 @@ def timeline(request):
     q = request.GET.get("q", "").strip()[:200]
     data = _series(request, days, top, picked)
     chart = {k: v for k, v in data.items() if k != "column_times"}
-    return page(request, "dashboard/timeline.html", {
-        "periods": PERIODS, "days": str(days), "top": top, "nav": "timeline", "q": q, "picked": picked,
-        "choices": sel.timeline_choices(request.principal, request.scope, q) if q else [],
-        "chart": chart, "series": data["series"], "columns": data["column_times"],
-        "threshold": settings.MEMORY_COLD_THRESHOLD,
-    })
+    return page(
+        request,
+        "dashboard/timeline.html",
+        {
+            "periods": PERIODS,
+            "days": str(days),
+            "top": top,
+            "nav": "timeline",
+            "q": q,
+            "picked": picked,
+            "choices": sel.timeline_choices(request.principal, request.scope, q) if q else [],
+            "chart": chart,
+            "series": data["series"],
+            "columns": data["column_times"],
+            "threshold": settings.MEMORY_COLD_THRESHOLD,
+        },
+    )
 
 
 @dashboard_view(json=True)

@@ -8,12 +8,12 @@ from __future__ import annotations
 # One plain line per stage (the glossary's "packet" and "stage" entries say more).
 STAGE_WORDS = {
     "eligible": "decide where to look: this scope and the scopes above it that your grants reach; only memories "
-                "in force or usable now, valid now and meant for this kind of task",
+    "in force or usable now, valid now and meant for this kind of task",
     "lexical": "search by words (full text and trigrams)",
     "recent": "take the latest turns of this session",
     "keyed": "take the facts in force by key, the conventions and the preferences (pinned, not searched)",
     "pending": "count the memories written so recently that they have no vector yet (words, key and "
-               "recency still find them)",
+    "recency still find them)",
     "embed": "turn the query into a vector, the numbers that stand for its meaning",
     "embed_wait": "time this request waited for that vector after its other searches had finished",
     "vector": "search by meaning (the memories whose vectors are nearest the query's)",
@@ -27,9 +27,11 @@ STAGE_WORDS = {
 PATHS = ("lexical", "vector", "recent", "keyed")
 SIDE_BY_SIDE = (*PATHS, "pending", "embed", "embed_wait")
 # Stages whose counts are not memories: shown with their own words, no "came in → went out".
-UNIT_WORDS = {"scopes": "{in_} scope asked → {out} scopes searched",
-              "query": "the query",
-              "waiting": "{out} memories wait for their vector"}
+UNIT_WORDS = {
+    "scopes": "{in_} scope asked → {out} scopes searched",
+    "query": "the query",
+    "waiting": "{out} memories wait for their vector",
+}
 DEFAULT_UNIT = {"eligible": "scopes", "embed": "query", "embed_wait": "query", "pending": "waiting"}
 # The counted (unnamed) drops a stage records, in words.
 COUNTED = {
@@ -55,8 +57,11 @@ def stages(trace: dict) -> list[dict]:
     """The trace's stages, each with what its `counts` entry adds (`from`, `unit`, counted drops)."""
     counts = (trace or {}).get("counts") or {}
     counts = counts if isinstance(counts, dict) else {}
-    rows = [{**(counts.get(s.get("name")) if isinstance(counts.get(s.get("name")), dict) else {}), **s}
-            for s in (trace or {}).get("stages", []) if isinstance(s, dict)]
+    rows = [
+        {**(counts.get(s.get("name")) if isinstance(counts.get(s.get("name")), dict) else {}), **s}
+        for s in (trace or {}).get("stages", [])
+        if isinstance(s, dict)
+    ]
     longest = max((float(s.get("ms") or 0) for s in rows), default=0) or 1
     return [{**s, "pct": round(100 * float(s.get("ms") or 0) / longest, 1)} for s in rows]
 
@@ -69,9 +74,21 @@ def _row(s: dict, named: list[dict]) -> dict:
     name = str(s.get("name", ""))
     n_in, n_out = _int(s.get("in")), _int(s.get("out"))
     unit = s.get("unit") or DEFAULT_UNIT.get(name, "")
-    row = {"name": name, "words": STAGE_WORDS.get(name, ""), "in": n_in, "out": n_out, "ms": s.get("ms"),
-           "pct": s.get("pct", 0), "dropped": named, "counted": [], "from": [], "added": 0, "unit": unit,
-           "parallel": name in SIDE_BY_SIDE, "summary": ""}
+    row = {
+        "name": name,
+        "words": STAGE_WORDS.get(name, ""),
+        "in": n_in,
+        "out": n_out,
+        "ms": s.get("ms"),
+        "pct": s.get("pct", 0),
+        "dropped": named,
+        "counted": [],
+        "from": [],
+        "added": 0,
+        "unit": unit,
+        "parallel": name in SIDE_BY_SIDE,
+        "summary": "",
+    }
     if unit:
         row["summary"] = UNIT_WORDS.get(unit, "").format(in_=n_in, out=n_out)
         return row
@@ -93,8 +110,13 @@ def _row(s: dict, named: list[dict]) -> dict:
         # Whatever the stage dropped and neither named nor counted: still said, so in − out always adds up.
         missing = n_in + row["added"] - n_out - len(named) - sum(c["n"] for c in counted)
         if missing > 0:
-            counted.append({"n": missing, "why": "left out without a recorded reason (a turn stored before "
-                                                 "stages counted their drops)"})
+            counted.append(
+                {
+                    "n": missing,
+                    "why": "left out without a recorded reason (a turn stored before "
+                    "stages counted their drops)",
+                }
+            )
     row["counted"] = counted
     row["n_dropped"] = len(named) + sum(c["n"] for c in counted)
     return row
@@ -118,9 +140,25 @@ def funnel(trace: dict, skipped: list[dict]) -> list[dict]:
         else:
             rows.append(row)
     for name, items in by_stage.items():  # a stage not in the trace (or "earlier"): still say why
-        rows.append({"name": name, "words": "an earlier stage (not recorded in this turn)" if name == EARLIER
-                     else STAGE_WORDS.get(name, ""), "in": None, "out": None, "ms": None, "pct": 0, "dropped": items,
-                     "counted": [], "from": [], "added": 0, "unit": "", "summary": "", "n_dropped": len(items)})
+        rows.append(
+            {
+                "name": name,
+                "words": "an earlier stage (not recorded in this turn)"
+                if name == EARLIER
+                else STAGE_WORDS.get(name, ""),
+                "in": None,
+                "out": None,
+                "ms": None,
+                "pct": 0,
+                "dropped": items,
+                "counted": [],
+                "from": [],
+                "added": 0,
+                "unit": "",
+                "summary": "",
+                "n_dropped": len(items),
+            }
+        )
     return rows
 
 

@@ -32,15 +32,21 @@ def _number(raw: str, field: str, message: str) -> int | None:
 
 def _filters(request) -> sel.TurnFilters:
     g = request.GET
-    since, until = dates.day_range(dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to"))
+    since, until = dates.day_range(
+        dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to")
+    )
     used = g.get("used", "")
     if used not in sel.TURN_USED:
         raise InvalidInput(BAD_USED, field="used")
     return sel.TurnFilters(
-        q=g.get("q", "")[:200], agent=g.get("agent", "")[:150], session=g.get("session", "")[:200],
-        strategy=g.get("strategy", "")[:20], used=used,
+        q=g.get("q", "")[:200],
+        agent=g.get("agent", "")[:150],
+        session=g.get("session", "")[:200],
+        strategy=g.get("strategy", "")[:20],
+        used=used,
         memory_id=_number(g.get("memory", ""), "memory", BAD_MEMORY),
-        since=since, until=until,
+        since=since,
+        until=until,
     )
 
 
@@ -64,16 +70,33 @@ def turn_list(request):
     from memoryui.views.turns import TRY_DEFAULT_BUDGET, ask_scopes
 
     filters = _filters(request)
-    result = sel.turn_search(request.principal, request.scope, filters,
-                             before=sel.turn_cursor_id(request.GET.get("before", ""), "before"),
-                             after=sel.turn_cursor_id(request.GET.get("after", ""), "after"))
-    return page(request, "dashboard/turns/list.html", {
-        "page_obj": result, "links": _links(request, result), "filters": filters, "session": filters.session,
-        "from": request.GET.get("from", ""), "to": request.GET.get("to", ""),
-        "memory_raw": request.GET.get("memory", ""), "agents": sel.turn_agents(request.principal, request.scope),
-        "nav": "turns", "ask_scopes": ask_scopes(request), "turns_url": reverse("dashboard:turns"), "strategies": list(STRATEGIES),
-        "default_strategy": DEFAULT_STRATEGY, "default_budget": TRY_DEFAULT_BUDGET,
-    })
+    result = sel.turn_search(
+        request.principal,
+        request.scope,
+        filters,
+        before=sel.turn_cursor_id(request.GET.get("before", ""), "before"),
+        after=sel.turn_cursor_id(request.GET.get("after", ""), "after"),
+    )
+    return page(
+        request,
+        "dashboard/turns/list.html",
+        {
+            "page_obj": result,
+            "links": _links(request, result),
+            "filters": filters,
+            "session": filters.session,
+            "from": request.GET.get("from", ""),
+            "to": request.GET.get("to", ""),
+            "memory_raw": request.GET.get("memory", ""),
+            "agents": sel.turn_agents(request.principal, request.scope),
+            "nav": "turns",
+            "ask_scopes": ask_scopes(request),
+            "turns_url": reverse("dashboard:turns"),
+            "strategies": list(STRATEGIES),
+            "default_strategy": DEFAULT_STRATEGY,
+            "default_budget": TRY_DEFAULT_BUDGET,
+        },
+    )
 
 
 @dashboard_view()
@@ -110,6 +133,7 @@ def _choices(request, turn, q: str, mode: str) -> list:
         return sel.why_not_choices(request.principal, turn, q)
     from governance.recall.meaning import memory_meaning
 
-    found = memory_meaning(request.principal, None, sel.MemoryFilters(q=q, mode="meaning"),
-                           limit=2 * sel.WHY_NOT_CHOICES)
+    found = memory_meaning(
+        request.principal, None, sel.MemoryFilters(q=q, mode="meaning"), limit=2 * sel.WHY_NOT_CHOICES
+    )
     return [m for m in found if m.scope.workspace_id == turn.scope.workspace_id][: sel.WHY_NOT_CHOICES]

@@ -27,7 +27,9 @@ SLOTS = [
 TRY_BAD_BUDGET = "budget is a whole number of tokens."
 TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
 TRY_DEFAULT_BUDGET = 2000
-REPLAY_UNAVAILABLE = "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
+REPLAY_UNAVAILABLE = (
+    "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
+)
 __all__ = ["FORGOTTEN_TEXT", "annotate", "diff", "funnel"]
 
 
@@ -67,8 +69,15 @@ def diff(old: dict | None, new: dict) -> list[dict]:
         added = [after[k] for k in after if k not in before]
         removed = [before[k] for k in before if k not in after]
         if added or removed or before or after:
-            rows.append({"slot": slot, "label": label, "added": added, "removed": removed,
-                         "kept": len(set(after) & set(before))})
+            rows.append(
+                {
+                    "slot": slot,
+                    "label": label,
+                    "added": added,
+                    "removed": removed,
+                    "kept": len(set(after) & set(before)),
+                }
+            )
     return rows
 
 
@@ -93,8 +102,13 @@ def _try_input(request) -> dict:
         raise InvalidInput(TRY_BAD_BUDGET, field="budget") from exc
     # the browser's datetime-local field is naive: the viewer's own zone
     as_of = dates.parse_instant(data.get("as_of", ""), "as_of", TRY_BAD_AS_OF)
-    return {"scope": scope, "query": data.get("query", ""), "budget_tokens": budget,
-            "strategy": data.get("strategy", "") or "full", "as_of": as_of}
+    return {
+        "scope": scope,
+        "query": data.get("query", ""),
+        "budget_tokens": budget,
+        "strategy": data.get("strategy", "") or "full",
+        "as_of": as_of,
+    }
 
 
 @require_POST
@@ -112,19 +126,33 @@ def turn_try(request):
     packet = result.get("packet", {})
     annotated = annotate(packet)
     limit, used = result["budget"]["limit"], result["budget"]["used"]
-    return page(request, "dashboard/turns/_try.html", {
-        "asked": args, "slots": _slot_view(packet), "skipped": annotated["skipped"],
-        "funnel": funnel(result.get("trace", {}), annotated["skipped"]),
-        "budget": {"limit": limit, "used": used, "pct": round(100 * used / limit, 1) if limit else 0,
-                   "counter": result["budget"].get("counter", "")},
-    })
+    return page(
+        request,
+        "dashboard/turns/_try.html",
+        {
+            "asked": args,
+            "slots": _slot_view(packet),
+            "skipped": annotated["skipped"],
+            "funnel": funnel(result.get("trace", {}), annotated["skipped"]),
+            "budget": {
+                "limit": limit,
+                "used": used,
+                "pct": round(100 * used / limit, 1) if limit else 0,
+                "counter": result["budget"].get("counter", ""),
+            },
+        },
+    )
 
 
 def _budget(turn) -> dict:
     limit = turn.budget_limit or (turn.packet or {}).get("budget", {}).get("limit", 0) or 0
     used = turn.budget_used or (turn.packet or {}).get("budget", {}).get("used", 0) or 0
-    return {"limit": limit, "used": used, "pct": round(100 * used / limit, 1) if limit else 0,
-            "counter": turn.token_counter}
+    return {
+        "limit": limit,
+        "used": used,
+        "pct": round(100 * used / limit, 1) if limit else 0,
+        "counter": turn.token_counter,
+    }
 
 
 @dashboard_view()
@@ -133,15 +161,26 @@ def turn_detail(request, turn_id: int):
     previous = sel.previous_turn(turn)
     annotated = annotate(turn.packet)
     ids = cited_ids(turn.packet)
-    if ids:  # the query too, when it is the text of a memory forgotten since (governance.redaction.masking's rule)
+    if (
+        ids
+    ):  # the query too, when it is the text of a memory forgotten since (governance.redaction.masking's rule)
         turn.query, _ = masker(sel.memory_states(ids), ids).redact(turn.query)
-    return page(request, "dashboard/turns/detail.html", {
-        "turn": turn, "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
-        "skipped": annotated["skipped"], "budget": _budget(turn), "stages": _stages(turn.trace),
-        "funnel": (rows := funnel(turn.trace, annotated["skipped"])), "unnamed_drops": unnamed_drops(rows),
-        "previous": previous, "diff": diff(annotate(previous.packet), annotated) if previous else [],
-        "nav": "turns",
-    })
+    return page(
+        request,
+        "dashboard/turns/detail.html",
+        {
+            "turn": turn,
+            "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
+            "skipped": annotated["skipped"],
+            "budget": _budget(turn),
+            "stages": _stages(turn.trace),
+            "funnel": (rows := funnel(turn.trace, annotated["skipped"])),
+            "unnamed_drops": unnamed_drops(rows),
+            "previous": previous,
+            "diff": diff(annotate(previous.packet), annotated) if previous else [],
+            "nav": "turns",
+        },
+    )
 
 
 @require_POST
@@ -158,17 +197,26 @@ def turn_replay(request, turn_id: int):
     req = turn.request or {}
     try:
         result = assemble_context(
-            principal=request.principal, scope=turn.scope, query=turn.query,
+            principal=request.principal,
+            scope=turn.scope,
+            query=turn.query,
             budget_tokens=int(req.get("budget_tokens") or turn.budget_limit or 2000),
-            strategy=turn.strategy or "full", task=req.get("task"), session=turn.session, store=False,
+            strategy=turn.strategy or "full",
+            task=req.get("task"),
+            session=turn.session,
+            store=False,
         )
     except DomainError as exc:
         context["error"] = exc.message
         return page(request, "dashboard/turns/_replay.html", context, status=exc.status)
     packet = result.get("packet", {})
-    context.update({
-        "diff": diff(annotate(turn.packet), annotate(packet)), "slots": _slot_view(packet),
-        "budget": result.get("budget", {}), "trace": _stages(result.get("trace", {})),
-        "funnel": funnel(result.get("trace", {}), annotate(packet)["skipped"]),
-    })
+    context.update(
+        {
+            "diff": diff(annotate(turn.packet), annotate(packet)),
+            "slots": _slot_view(packet),
+            "budget": result.get("budget", {}),
+            "trace": _stages(result.get("trace", {})),
+            "funnel": funnel(result.get("trace", {}), annotate(packet)["skipped"]),
+        }
+    )
     return page(request, "dashboard/turns/_replay.html", context)

@@ -30,7 +30,9 @@ urlpatterns = [
     path("scopes.json", memories.scope_options, name="scope-options"),
     path("memories/bulk/", memories.memory_bulk, name="memory-bulk"),
     path("memories/<int:memory_id>/", memories.memory_detail, name="memory"),
-    path("memories/<int:memory_id>/activation.json", memories.memory_activation_json, name="memory-activation"),
+    path(
+        "memories/<int:memory_id>/activation.json", memories.memory_activation_json, name="memory-activation"
+    ),
     path("memories/<int:memory_id>/act/", memories.memory_act, name="memory-act"),
     path("memories/<int:memory_id>/link/", curation.memory_link, name="memory-link"),
     path("memories/<int:memory_id>/link/choices/", curation.memory_link_choices, name="memory-link-choices"),
@@ -69,13 +71,25 @@ urlpatterns = [
     path("workspaces/<str:slug>/rename/", administration.workspace_edit, name="workspace-rename"),
     path("workspaces/<str:slug>/members/add/", administration.member_add, name="member-add"),
     path("workspaces/<str:slug>/invitations/", administration.invitation_new, name="invitation-new"),
-    path("workspaces/<str:slug>/invitations/withdraw/", administration.invitation_withdraw, name="invitation-withdraw"),
+    path(
+        "workspaces/<str:slug>/invitations/withdraw/",
+        administration.invitation_withdraw,
+        name="invitation-withdraw",
+    ),
     path("workspaces/<str:slug>/teams/", administration.team_new, name="team-new"),
     path("workspaces/<str:slug>/teams/members/", administration.team_member_add, name="team-member-add"),
-    path("workspaces/<str:slug>/teams/members/remove/", administration.team_member_remove, name="team-member-remove"),
+    path(
+        "workspaces/<str:slug>/teams/members/remove/",
+        administration.team_member_remove,
+        name="team-member-remove",
+    ),
     path("workspaces/<str:slug>/scopes/", administration.scope_new, name="scope-new"),
     path("scopes/<int:scope_id>/settings/", administration.scope_settings, name="scope-settings"),
-    path("scopes/<int:scope_id>/settings/change/", administration.scope_settings_change, name="scope-settings-change"),
+    path(
+        "scopes/<int:scope_id>/settings/change/",
+        administration.scope_settings_change,
+        name="scope-settings-change",
+    ),
     path("invite/<str:token>/", administration.invite, name="invite"),
     path("evaluation/data.json", evaluation.evaluation_json, name="evaluation-data"),
     path("evaluation/upload/", evaluation.evaluation_upload, name="evaluation-upload"),
@@ -83,7 +97,11 @@ urlpatterns = [
     path("webhooks/", webhooks.webhooks, name="webhooks"),
     path("webhooks/add/", webhooks.webhook_create, name="webhook-create"),
     path("webhooks/<int:webhook_id>/act/", webhooks.webhook_act, name="webhook-act"),
-    path("webhooks/deliveries/<int:delivery_id>/redeliver/", webhooks.webhook_redeliver, name="webhook-redeliver"),
+    path(
+        "webhooks/deliveries/<int:delivery_id>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook-redeliver",
+    ),
     path("glossary/", glossary.glossary, name="glossary"),
     path("theme/", theme.theme_set, name="theme"),
 ]

@@ -41,16 +41,30 @@ def _url(workspace: Workspace | None, state: str = "") -> str:
     return "/webhooks/" + query + (f"&state={state}" if state and query else "")
 
 
-def _render(request, workspace: Workspace | None, *, error: DomainError | None = None, secret: dict | None = None,
-            status: int = 200, form: dict | None = None):
+def _render(
+    request,
+    workspace: Workspace | None,
+    *,
+    error: DomainError | None = None,
+    secret: dict | None = None,
+    status: int = 200,
+    form: dict | None = None,
+):
     state = request.GET.get("state", "")
     state = state if state in WebhookDelivery.State.values else ""
     subscriptions = list(sel.subscriptions_in([workspace])) if workspace else []
     context = {
-        "nav": "webhooks", "workspace": workspace, "workspaces": list(webhook_workspaces(request.principal)),
-        "subscriptions": subscriptions, "deliveries": sel.deliveries_of(subscriptions, state) if subscriptions else [],
-        "state": state, "event_types": EventType.choices, "error": error, "secret": secret,
-        "form": form or {"event_types": list(EventType.values)}, "none_managed": NONE_MANAGED,
+        "nav": "webhooks",
+        "workspace": workspace,
+        "workspaces": list(webhook_workspaces(request.principal)),
+        "subscriptions": subscriptions,
+        "deliveries": sel.deliveries_of(subscriptions, state) if subscriptions else [],
+        "state": state,
+        "event_types": EventType.choices,
+        "error": error,
+        "secret": secret,
+        "form": form or {"event_types": list(EventType.values)},
+        "none_managed": NONE_MANAGED,
     }
     return page(request, "dashboard/webhooks/index.html", context, status=status)
 
@@ -66,8 +80,11 @@ def webhook_create(request):
     workspace = _workspace(request, request.POST.get("workspace", ""))
     if workspace is None:
         raise NotFound()
-    form = {"url": request.POST.get("url", ""), "event_types": request.POST.getlist("event_types"),
-            "description": request.POST.get("description", "")}
+    form = {
+        "url": request.POST.get("url", ""),
+        "event_types": request.POST.getlist("event_types"),
+        "description": request.POST.get("description", ""),
+    }
     try:
         created = services.webhook_create(workspace=workspace, actor=request.principal, **form)
     except DomainError as exc:
@@ -82,7 +99,9 @@ def webhook_act(request, webhook_id: int):
     action = request.POST.get("action", "")
     if action == "rotate":
         created = services.webhook_rotate_secret(subscription_id=sub.pk, actor=request.principal)
-        return _render(request, sub.workspace, secret={"subscription": created.subscription, "value": created.secret})
+        return _render(
+            request, sub.workspace, secret={"subscription": created.subscription, "value": created.secret}
+        )
     if action in ("pause", "resume"):
         services.webhook_update(subscription_id=sub.pk, actor=request.principal, active=action == "resume")
         messages.success(request, f"Webhook to {sub.url} {'resumed' if action == 'resume' else 'paused'}.")

@@ -37,8 +37,9 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server):
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, timezone_id="Europe/Berlin",
-                                  base_url=live_server.url)
+    context = browser.new_context(
+        viewport={"width": 1440, "height": 900}, timezone_id="Europe/Berlin", base_url=live_server.url
+    )
     context.set_default_timeout(15_000)
     page = context.new_page()
     yield page

@@ -136,11 +136,15 @@ def test_a_site_admin_sets_up_a_workspace_from_nothing(page, celery_worker, tmp_
         project = Scope.objects.get(path="acme/slides")
         assert Scope.objects.get(path="acme/slides/export").parent_id == project.pk
         assert roles_at(colleague, project) == {Role.REVIEWER}
-        assert project.require_two_reviewers and requires_four_eyes(Scope.objects.get(path="acme/slides/export"))
+        assert project.require_two_reviewers and requires_four_eyes(
+            Scope.objects.get(path="acme/slides/export")
+        )
 
         # What the team's agent has written meanwhile; the admin links the two by hand.
         rule = remember(project, "Export the client deck as PPTX", kind="convention", key="export_format")
-        doc = remember(project, "The client's brand guide says decks must arrive as PPTX files", kind="external")
+        doc = remember(
+            project, "The client's brand guide says decks must arrive as PPTX files", kind="external"
+        )
         walk.link(doc.pk, rule.pk, "supports", "client deck", "the brand guide is why the rule exists")
         assert Relation.objects.get(source=doc, target=rule, kind="supports").by_hand
 
@@ -160,8 +164,21 @@ def test_a_site_admin_sets_up_a_workspace_from_nothing(page, celery_worker, tmp_
         assert WebhookReceiver.verify(granted, secret)
         see_webhook_delivery(page, "grant.changed")
     assert WebhookDelivery.objects.filter(state="delivered").exists()
-    actions = list(AuditEvent.objects.filter(actor_name=ADMIN).order_by("pk").values_list("action", flat=True))
+    actions = list(
+        AuditEvent.objects.filter(actor_name=ADMIN).order_by("pk").values_list("action", flat=True)
+    )
     # (the import opens beta/slides and beta/slides/export before it writes their memories)
-    steps = ["workspace.create", "scope.create", "scope.create", "grant.add", "scope.settings", "relation.link",
-             "workspace.create", "scope.export", "scope.create", "scope.create", "scope.import"]
+    steps = [
+        "workspace.create",
+        "scope.create",
+        "scope.create",
+        "grant.add",
+        "scope.settings",
+        "relation.link",
+        "workspace.create",
+        "scope.export",
+        "scope.create",
+        "scope.create",
+        "scope.import",
+    ]
     assert [a for a in actions if a in set(steps)] == steps

@@ -26,8 +26,17 @@ AXE_RUN = """() => axe.run(document, {resultTypes: ["violations"]}).then(r => r.
 
 
 def _propose(scope, text, **kw):
-    memory = memory_record(item=MemoryInput(scope=scope, kind=kw.pop("kind", "semantic"), text=text,
-                                            source_kind="model_inference", status="candidate", **kw), actor=None)
+    memory = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind=kw.pop("kind", "semantic"),
+            text=text,
+            source_kind="model_inference",
+            status="candidate",
+            **kw,
+        ),
+        actor=None,
+    )
     memory_propose(memory_id=memory.pk, actor=None, reason="seen in two sessions")
     return memory
 
@@ -41,13 +50,27 @@ def _demo():
     # the live worker sometimes embedded it before the turn was asked, and with so few memories the vector
     # path then placed it in the evidence: the turn used it and there was no "why not" to ask.
     brochure = Scope.objects.get(path="demo/brochure")
-    unused = memory_record(item=MemoryInput(scope=brochure, kind="semantic", source_kind="user",
-                                            text="The office plants are watered on Fridays", status="active"),
-                           actor=None)
-    asked = assemble_context(principal=demo, scope=slides, query="Which file format do we export the quarterly deck in?",
-                             budget_tokens=400, session="day-1")
-    proposals = [_propose(slides, t) for t in ("Decks use the 16:9 layout", "Speaker notes go in English",
-                                              "The client logo sits top left")]
+    unused = memory_record(
+        item=MemoryInput(
+            scope=brochure,
+            kind="semantic",
+            source_kind="user",
+            text="The office plants are watered on Fridays",
+            status="active",
+        ),
+        actor=None,
+    )
+    asked = assemble_context(
+        principal=demo,
+        scope=slides,
+        query="Which file format do we export the quarterly deck in?",
+        budget_tokens=400,
+        session="day-1",
+    )
+    proposals = [
+        _propose(slides, t)
+        for t in ("Decks use the 16:9 layout", "Speaker notes go in English", "The client logo sits top left")
+    ]
     return demo, slides, unused, Turn.objects.get(pk=asked["turn_id"]), proposals
 
 
@@ -73,7 +96,9 @@ def test_find_a_turn_ask_why_not_and_decide_three_items_by_keyboard(page, live_s
     expect(answer).to_be_visible()
     assert answer.get_attribute("data-stage") and answer.get_attribute("data-verdict") != "used"
     expect(answer.locator(".reason")).not_to_be_empty()
-    expect(answer.get_by_role("link", name=f"memory #{unused.pk}")).to_have_attribute("href", f"/memories/{unused.pk}/")
+    expect(answer.get_by_role("link", name=f"memory #{unused.pk}")).to_have_attribute(
+        "href", f"/memories/{unused.pk}/"
+    )
 
     # Three review items by keyboard alone: confirm, reject with a reason, edit then confirm.
     page.goto("/review/?scope=demo/slides")
@@ -81,7 +106,9 @@ def test_find_a_turn_ask_why_not_and_decide_three_items_by_keyboard(page, live_s
     items = page.locator(".review-item")
     first = page.locator(f"#item-{proposals[0].pk}")
     first.focus()
-    page.keyboard.press("Tab")  # one Tab stop per item: Tab goes to the next item, not into this one's controls
+    page.keyboard.press(
+        "Tab"
+    )  # one Tab stop per item: Tab goes to the next item, not into this one's controls
     assert page.evaluate("document.activeElement.classList.contains('review-item')")
     first.focus()
     page.keyboard.press("c")
@@ -108,22 +135,45 @@ def test_find_a_turn_ask_why_not_and_decide_three_items_by_keyboard(page, live_s
     new_id = Memory.objects.get(text="The client logo sits top right").pk
     expect(third.locator("a.result-link")).to_have_attribute("href", f"/memories/{new_id}/")
     expect(page.locator("#queue-count")).to_have_text(f"({waiting - 3})")
-    assert [Memory.objects.get(pk=p.pk).status for p in proposals] == [Status.ACTIVE, Status.REJECTED, Status.REJECTED]
+    assert [Memory.objects.get(pk=p.pk).status for p in proposals] == [
+        Status.ACTIVE,
+        Status.REJECTED,
+        Status.REJECTED,
+    ]
     assert items.count() >= 3
 
 
 def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_server):
     _demo_user, slides, unused, turn, _proposals = _demo()
     grant = Grant.objects.filter(scope__path="demo/slides").exclude(principal__name="demo").first()
-    fact = Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
+    fact = (
+        Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
+    )
     old = Memory.objects.filter(scope=slides, status="superseded").first()
     pages = [
-        "/", "/memories/?scope=demo", "/memories/?scope=demo&mode=meaning&q=export+format", f"/memories/{fact.pk}/",
-        f"/memories/{old.pk}/", "/timeline/?scope=demo", "/graph/?scope=demo", "/turns/", "/turns/?q=quarterly",
-        f"/turns/{turn.pk}/", f"/turns/{turn.pk}/why-not/?memory={unused.pk}", "/review/", "/governance/grants/",
-        "/governance/audit/", "/governance/propagation/", f"/governance/grants/revoke/?grant={grant.pk}",
-        "/glossary/", "/evaluation/", "/workspaces/", "/workspaces/demo/members/", f"/scopes/{slides.pk}/settings/",
-        "/webhooks/", "/portability/",
+        "/",
+        "/memories/?scope=demo",
+        "/memories/?scope=demo&mode=meaning&q=export+format",
+        f"/memories/{fact.pk}/",
+        f"/memories/{old.pk}/",
+        "/timeline/?scope=demo",
+        "/graph/?scope=demo",
+        "/turns/",
+        "/turns/?q=quarterly",
+        f"/turns/{turn.pk}/",
+        f"/turns/{turn.pk}/why-not/?memory={unused.pk}",
+        "/review/",
+        "/governance/grants/",
+        "/governance/audit/",
+        "/governance/propagation/",
+        f"/governance/grants/revoke/?grant={grant.pk}",
+        "/glossary/",
+        "/evaluation/",
+        "/workspaces/",
+        "/workspaces/demo/members/",
+        f"/scopes/{slides.pk}/settings/",
+        "/webhooks/",
+        "/portability/",
     ]
     sign_in(page, "demo", "demo")
     page.set_viewport_size(PHONE)
@@ -163,7 +213,11 @@ def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_serve
     # At 1440 px and 2,560 px too, the widest pages fit (meaning search was 1,474 px wide at 1440).
     for size in (DESKTOP, {"width": 2560, "height": 1440}):
         page.set_viewport_size(size)
-        for url in ("/memories/?scope=demo&mode=meaning&q=export+format", "/memories/?scope=demo", f"/turns/{turn.pk}/"):
+        for url in (
+            "/memories/?scope=demo&mode=meaning&q=export+format",
+            "/memories/?scope=demo",
+            f"/turns/{turn.pk}/",
+        ):
             page.goto(url)
             page.wait_for_load_state("networkidle")
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (size, url)

@@ -11,7 +11,9 @@ from tests.browser.conftest import nav, sign_in
 from tests.memoryui.conftest import remember
 
 
-def test_an_owner_exports_a_project_and_imports_it_elsewhere(page, owner, project_scope, sibling_scope, tmp_path):
+def test_an_owner_exports_a_project_and_imports_it_elsewhere(
+    page, owner, project_scope, sibling_scope, tmp_path
+):
     remember(project_scope, "Export slides as PPTX", kind="convention", key="export_format")
     remember(project_scope, "The client asked for PPTX in the kickoff call", kind="episodic")
     sign_in(page, "olivia", "pw-olivia")
@@ -37,6 +39,8 @@ def test_an_owner_exports_a_project_and_imports_it_elsewhere(page, owner, projec
     form = page.locator("#import form")
     form.get_by_label("Export file").set_input_files(str(saved))
     form.get_by_role("button", name="Import", exact=True).click()
-    expect(page.locator(".msg.success")).to_contain_text("Imported into acme/payments/slides-copy: 2 memories")
+    expect(page.locator(".msg.success")).to_contain_text(
+        "Imported into acme/payments/slides-copy: 2 memories"
+    )
     expect(page.get_by_text("Export slides as PPTX").first).to_be_visible()
     assert Memory.objects.filter(scope__path="acme/payments/slides-copy").count() == 2

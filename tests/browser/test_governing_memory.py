@@ -57,13 +57,17 @@ def test_curator_supersedes_and_sees_it_in_timeline_and_graph(page, curator, pro
     chart = page.locator("#timeline-chart")
     expect(chart).to_have_attribute("data-ready", "1")
     expect(chart.locator(".legendtext")).to_contain_text(["export_format r2"])
-    assert not any("r1" in t for t in chart.locator(".legendtext").all_text_contents())  # superseded: out of the top
+    assert not any(
+        "r1" in t for t in chart.locator(".legendtext").all_text_contents()
+    )  # superseded: out of the top
 
     nav(page, "Graph")
     expect(page.locator("#graph-chart")).to_have_attribute("data-ready", "1")
     expect(page.locator("#graph-summary")).to_contain_text("2 memories, 1 relations")
     links = page.locator("#graph-list a")
-    expect(links).to_contain_text(["export_format r2 (active)", "export_format r1 (superseded)"], ignore_case=False)
+    expect(links).to_contain_text(
+        ["export_format r2 (active)", "export_format r1 (superseded)"], ignore_case=False
+    )
     # The keyboard path: the graph's memories are also a list of links that shows itself on focus.
     page.locator(f"#graph-list a[data-memory='{fact.pk}']").focus()
     page.keyboard.press("Enter")
@@ -73,9 +77,16 @@ def test_curator_supersedes_and_sees_it_in_timeline_and_graph(page, curator, pro
 def test_curator_forgets_a_memory_and_the_replay_drops_it(page, curator, project_scope):
     keep = remember(project_scope, "Slides use the company template", kind="convention", key="template")
     drop = remember(project_scope, "Slides are exported as PDF files", kind="convention", key="export_format")
-    turn = assemble_context(principal=curator, scope=project_scope, query="how are slides exported and styled",
-                            budget_tokens=800, session="s1")
-    cited = {b.get("memory_id") for slot, blocks in turn["packet"].items() if slot != "skipped" for b in blocks}
+    turn = assemble_context(
+        principal=curator,
+        scope=project_scope,
+        query="how are slides exported and styled",
+        budget_tokens=800,
+        session="s1",
+    )
+    cited = {
+        b.get("memory_id") for slot, blocks in turn["packet"].items() if slot != "skipped" for b in blocks
+    }
     assert {keep.pk, drop.pk} <= cited, turn["packet"]
 
     sign_in(page, "cora", "pw-cora")

@@ -30,7 +30,10 @@ def test_curator_sorts_by_confidence_and_retires_two_memories_at_once(page, cura
     expect(page.locator(".summary")).to_contain_text("2 done")
     expect(page.locator("table.bulk-result")).to_contain_text("retired")
     assert {m.pk: m.status for m in Memory.objects.filter(pk__in=[low.pk, high.pk, keep.pk])} == {
-        low.pk: "retired", high.pk: "retired", keep.pk: "active"}
+        low.pk: "retired",
+        high.pk: "retired",
+        keep.pk: "active",
+    }
 
 
 def test_header_scope_field_offers_governed_scopes_as_one_types(page, owner, project_scope, sibling_scope):

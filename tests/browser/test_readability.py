@@ -52,8 +52,13 @@ def _luminance(css: str) -> float:
 @pytest.fixture
 def readable_world(project_scope, owner):
     first = remember(project_scope, "Export slides as PDF", kind="convention", key="export_format")
-    second = memory_supersede(memory_id=first.pk, text="Export slides as PPTX", reason="user changed it",
-                              source_kind="user", actor=None)
+    second = memory_supersede(
+        memory_id=first.pk,
+        text="Export slides as PPTX",
+        reason="user changed it",
+        source_kind="user",
+        actor=None,
+    )
     a = remember(project_scope, "Slides use the blue theme", key="theme")
     b = remember(project_scope, "Slides use the green theme", kind="semantic")
     relation_add(source_id=b.pk, target_id=a.pk, kind="contradicts", actor=None)
@@ -77,7 +82,8 @@ def _drawn_edge_curves(page) -> int:
 
 
 def test_the_graph_draws_parallel_relations_as_separate_curves_with_a_filter_and_search(
-        page, owner, readable_world):
+    page, owner, readable_world
+):
     sign_in(page, "olivia", "pw-olivia")
     page.goto("/graph/?scope=acme/slides")
     chart = page.locator("#graph-chart[data-ready]")
@@ -87,7 +93,9 @@ def test_the_graph_draws_parallel_relations_as_separate_curves_with_a_filter_and
                               .map(p => p.getAttribute('d'))""")
     assert len(set(paths)) == len(paths)  # no two edges share a drawing
     page.get_by_label("contradicts").uncheck()
-    page.wait_for_function("() => document.getElementById('graph-chart').data.some(t => t.visible === 'legendonly')")
+    page.wait_for_function(
+        "() => document.getElementById('graph-chart').data.some(t => t.visible === 'legendonly')"
+    )
     assert _drawn_edge_curves(page) == 2
     page.get_by_label("Find a memory").fill("green")
     expect(chart).to_have_attribute("data-found", "1")
@@ -95,7 +103,9 @@ def test_the_graph_draws_parallel_relations_as_separate_curves_with_a_filter_and
     # around one memory, from its page
     page.goto(f"/memories/{readable_world['a'].pk}/")
     page.get_by_role("link", name="See the graph around this memory").click()
-    expect(page.get_by_role("heading", name=re.compile(f"around memory #{readable_world['a'].pk}"))).to_be_visible()
+    expect(
+        page.get_by_role("heading", name=re.compile(f"around memory #{readable_world['a'].pk}"))
+    ).to_be_visible()
     expect(page.locator("#graph-chart[data-ready]")).to_have_attribute("data-edges", "2")
 
 
@@ -108,7 +118,9 @@ def test_the_dark_theme_follows_the_system_and_the_charts_follow_it(page, owner,
     page.emulate_media(color_scheme="dark")
     page.reload()
     expect(page.locator("#activation-histogram[data-ready]")).to_have_count(1)
-    body = page.evaluate("[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")
+    body = page.evaluate(
+        "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"
+    )
     assert _luminance(body[0]) < 0.05 and _luminance(body[1]) > 0.7
     card = page.evaluate("getComputedStyle(document.querySelector('.card')).backgroundColor")
     assert _luminance(card) < 0.05
@@ -121,8 +133,19 @@ def test_the_dark_theme_follows_the_system_and_the_charts_follow_it(page, owner,
     assert _luminance(page.evaluate("document.querySelector('#timeline-chart .bg').style.fill")) < 0.05
 
 
-PAGES = ["/", "/memories/", "/timeline/", "/graph/", "/turns/", "/review/", "/governance/grants/",
-         "/governance/audit/", "/governance/propagation/", "/evaluation/", "/glossary/"]
+PAGES = [
+    "/",
+    "/memories/",
+    "/timeline/",
+    "/graph/",
+    "/turns/",
+    "/review/",
+    "/governance/grants/",
+    "/governance/audit/",
+    "/governance/propagation/",
+    "/evaluation/",
+    "/glossary/",
+]
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -138,7 +161,17 @@ def test_every_text_on_the_main_pages_has_a_contrast_of_at_least_4_5(page, owner
         for item in page.evaluate(CONTRAST_JS):
             checked += 1
             if item["ratio"] < 4.5:
-                failures.append((url, round(item["ratio"], 2), item["text"], item["tag"], item["cls"], item["fg"], item["bg"]))
+                failures.append(
+                    (
+                        url,
+                        round(item["ratio"], 2),
+                        item["text"],
+                        item["tag"],
+                        item["cls"],
+                        item["fg"],
+                        item["bg"],
+                    )
+                )
     assert checked > 200
     assert failures == []
     assert errors == []  # and no script error on any of them

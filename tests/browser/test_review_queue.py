@@ -24,11 +24,20 @@ def plan(i: int) -> str:
 
 
 def test_reviewer_walks_a_queue_of_50_by_keyboard(page, reviewer, agent, project_scope):
-    proposals = memory_record_batch(items=[
-        MemoryInput(scope=project_scope, kind="preference", text=f"Proposal {i}: the client likes layout {i}",
-                    source_kind="user", status="proposed", session="s-review")
-        for i in range(N)
-    ], actor=agent)
+    proposals = memory_record_batch(
+        items=[
+            MemoryInput(
+                scope=project_scope,
+                kind="preference",
+                text=f"Proposal {i}: the client likes layout {i}",
+                source_kind="user",
+                status="proposed",
+                session="s-review",
+            )
+            for i in range(N)
+        ],
+        actor=agent,
+    )
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     sign_in(page, "rami", "pw-rami")
@@ -76,28 +85,48 @@ def test_reviewer_walks_a_queue_of_50_by_keyboard(page, reviewer, agent, project
     rows = {m.pk: m for m in Memory.objects.filter(pk__in=[p.pk for p in proposals])}
     for i, memory in enumerate(proposals):
         row, action = rows[memory.pk], plan(i)
-        expected = {"confirm": Status.ACTIVE, "reject": Status.REJECTED, "skip": Status.PROPOSED,
-                    "edit": Status.REJECTED}[action]
+        expected = {
+            "confirm": Status.ACTIVE,
+            "reject": Status.REJECTED,
+            "skip": Status.PROPOSED,
+            "edit": Status.REJECTED,
+        }[action]
         assert row.status == expected, (i, action, row.status)
         if action == "confirm":
             assert row.confirmed_by_id == reviewer.pk
         if action == "reject":
-            event = AuditEvent.objects.get(target_type="memory", target_id=str(memory.pk), action="memory.reject")
+            event = AuditEvent.objects.get(
+                target_type="memory", target_id=str(memory.pk), action="memory.reject"
+            )
             assert (event.actor_id, event.reason) == (reviewer.pk, f"Not what the client said (item {i})")
     edited = Memory.objects.get(meta__edited_from=proposals[EDIT].pk)
     assert (edited.text, edited.status, edited.created_by_id, edited.confirmed_by_id) == (
-        EDITED_TEXT, Status.ACTIVE, reviewer.pk, reviewer.pk)
+        EDITED_TEXT,
+        Status.ACTIVE,
+        reviewer.pk,
+        reviewer.pk,
+    )
     confirm = AuditEvent.objects.get(target_type="memory", target_id=str(edited.pk), action="memory.confirm")
     assert confirm.reason == "The user named the position"
-    assert Memory.objects.filter(pk__in=[p.pk for p in proposals], status=Status.PROPOSED).count() == len(SKIP)
+    assert Memory.objects.filter(pk__in=[p.pk for p in proposals], status=Status.PROPOSED).count() == len(
+        SKIP
+    )
 
 
 def test_review_queue_works_without_javascript(browser, live_server, reviewer, project_scope):
     """Progressive enhancement: with JavaScript off, each decision is a plain form post."""
     from governance.services.memory import memory_record
 
-    item = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="The user likes green",
-                                          source_kind="user", status="proposed"), actor=None)
+    item = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            text="The user likes green",
+            source_kind="user",
+            status="proposed",
+        ),
+        actor=None,
+    )
     context = browser.new_context(java_script_enabled=False, base_url=live_server.url)
     page = context.new_page()
     try:
@@ -113,11 +142,15 @@ def test_review_queue_works_without_javascript(browser, live_server, reviewer, p
         context.close()
 
 
-def test_similar_memories_load_inline_and_the_supersedes_shortcut_takes_the_key(page, reviewer, project_scope):
+def test_similar_memories_load_inline_and_the_supersedes_shortcut_takes_the_key(
+    page, reviewer, project_scope
+):
     from tests.memoryui.conftest import remember
 
     fact = remember(project_scope, "Export slides as PPTX", kind="convention", key="export_format")
-    item = remember(project_scope, "Export the slides as PDF from now on", kind="convention", status="proposed")
+    item = remember(
+        project_scope, "Export the slides as PDF from now on", kind="convention", status="proposed"
+    )
     sign_in(page, "rami", "pw-rami")
     page.goto("/review/?scope=acme/slides")
     entry = page.locator(f"#item-{item.pk}")
@@ -138,8 +171,10 @@ def test_similar_memories_load_inline_and_the_supersedes_shortcut_takes_the_key(
 def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
     from tests.memoryui.conftest import remember
 
-    items = [remember(project_scope, f"Bulk proposal {i} about fonts", kind="preference", status="proposed")
-             for i in range(3)]
+    items = [
+        remember(project_scope, f"Bulk proposal {i} about fonts", kind="preference", status="proposed")
+        for i in range(3)
+    ]
     sign_in(page, "rami", "pw-rami")
     page.goto("/review/?scope=acme/slides")
     page.keyboard.press("j")
@@ -159,7 +194,9 @@ def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
 def test_a_reject_is_undone_by_proposing_it_again(page, reviewer, project_scope):
     from tests.memoryui.conftest import remember
 
-    first = remember(project_scope, "The client wants a dark title slide", kind="preference", status="proposed")
+    first = remember(
+        project_scope, "The client wants a dark title slide", kind="preference", status="proposed"
+    )
     remember(project_scope, "The client wants a light appendix", kind="preference", status="proposed")
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))

@@ -26,12 +26,16 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
     demo = ensure_demo_user()
     slides = Scope.objects.get(path="demo/slides")
     for query in ("export the deck for the client", "export the deck again, final version"):
-        turn = assemble_context(principal=demo, scope=slides, query=query, budget_tokens=300, session="demo-s1")
+        turn = assemble_context(
+            principal=demo, scope=slides, query=query, budget_tokens=300, session="demo-s1"
+        )
     # The real worker carries every change to the derived stores, so the pages show a settled system.
     wait_for(lambda: not Outbox.objects.filter(state="pending").exists(), timeout=300)
     # A real (small) run of the evaluation suite, so the evaluation page shows what it is for.
     evaluate(suite="smoke", seed=0, strategy="all")
-    fact = Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
+    fact = (
+        Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
+    )
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     sign_in(page, "demo", "demo")
@@ -58,15 +62,19 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         page.wait_for_load_state("networkidle")
         for chart in page.locator(".chart[data-src], .chart[data-inline]").all():
             if chart.is_visible():
-                chart.page.wait_for_function("el => el.dataset.ready === '1' || el.hidden", arg=chart.element_handle())
+                chart.page.wait_for_function(
+                    "el => el.dataset.ready === '1' || el.hidden", arg=chart.element_handle()
+                )
         if name == "turn":
             page.get_by_role("button", name="Replay now").click()
             page.locator("#replay .replay-result").wait_for()
         if name == "review":
             # The first item current (j), its similar memories in force loaded inline.
             page.keyboard.press("j")
-            page.wait_for_function("(b => !b || !/Loading|Not loaded/.test(b.textContent))"
-                                   "(document.querySelector('.review-item.current .similar-body'))")
+            page.wait_for_function(
+                "(b => !b || !/Loading|Not loaded/.test(b.textContent))"
+                "(document.querySelector('.review-item.current .similar-body'))"
+            )
         page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
         assert (OUT / f"{name}.png").stat().st_size > 10_000
     # The same pages on a phone (390 px): cards instead of tables, the header folded into its menu.

@@ -30,8 +30,12 @@ def test_owner_filters_failed_deliveries_and_redelivers_one(page, celery_worker,
     sign_in(page, "olivia", "pw-olivia")
     with WebhookReceiver(statuses=[500, 500, 500]) as receiver:
         add_webhook(page, receiver.url)
-        grant_add(principal=user_ensure(username="wendy", password="pw-wendy", actor=None), scope=project_scope,
-                  role=Role.VIEWER, actor=owner)
+        grant_add(
+            principal=user_ensure(username="wendy", password="pw-wendy", actor=None),
+            scope=project_scope,
+            role=Role.VIEWER,
+            actor=owner,
+        )
         wait_for(lambda: WebhookDelivery.objects.filter(state="failed").exists())
         page.goto("/webhooks/")
         page.locator("#only-failed").click()

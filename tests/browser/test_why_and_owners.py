@@ -40,13 +40,40 @@ def test_from_a_turn_to_why_memory_x_was_not_used(page, reviewer, project_scope)
     used = remember(project_scope, "Export slides as PPTX", kind="convention", key="export_format")
     cold = remember(project_scope, "The client once asked for a PDF handout", kind="episodic")
     turn = Turn.objects.create(
-        scope=project_scope, session="s1", query="how do we export?", budget_limit=300, budget_used=40,
-        packet={"constraints": [{"memory_id": used.pk, "text": used.text, "status": "active", "score": 0.9,
-                                 "reason": "keyed fact in force"}],
-                "skipped": [{"memory_id": cold.pk, "text": cold.text, "status": "active", "slot": "evidence",
-                             "score": 0.1, "reason": "cold and not among the best matches", "stage": "rank"}]},
-        trace={"stages": [{"name": "eligible", "ms": 1, "in": 2, "out": 2}, {"name": "rank", "ms": 1, "in": 2, "out": 1},
-                          {"name": "pack", "ms": 1, "in": 1, "out": 1}]},
+        scope=project_scope,
+        session="s1",
+        query="how do we export?",
+        budget_limit=300,
+        budget_used=40,
+        packet={
+            "constraints": [
+                {
+                    "memory_id": used.pk,
+                    "text": used.text,
+                    "status": "active",
+                    "score": 0.9,
+                    "reason": "keyed fact in force",
+                }
+            ],
+            "skipped": [
+                {
+                    "memory_id": cold.pk,
+                    "text": cold.text,
+                    "status": "active",
+                    "slot": "evidence",
+                    "score": 0.1,
+                    "reason": "cold and not among the best matches",
+                    "stage": "rank",
+                }
+            ],
+        },
+        trace={
+            "stages": [
+                {"name": "eligible", "ms": 1, "in": 2, "out": 2},
+                {"name": "rank", "ms": 1, "in": 2, "out": 1},
+                {"name": "pack", "ms": 1, "in": 1, "out": 1},
+            ]
+        },
     )
     TurnMemory.objects.create(turn=turn, memory=used, slot="constraints", included=True)
     TurnMemory.objects.create(turn=turn, memory=cold, slot="evidence", included=False)

@@ -37,9 +37,17 @@ def cli(service):
 
 @pytest.fixture
 def rule_in_force(project_scope):
-    return memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          status="active", text="Export the slides as PPTX", source_kind="reviewer"),
-                         actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
 
 
 def test_an_agent_remembers_recalls_and_gets_its_packet(cli, agent_token, rule_in_force):
@@ -47,7 +55,9 @@ def test_an_agent_remembers_recalls_and_gets_its_packet(cli, agent_token, rule_i
     assert written.exit_code == 0, written.output
     assert "candidate in acme/slides (not in force until a person confirms it)" in written.output
 
-    as_json = cli(agent_token, "--json", "remember", "acme/slides", "Use the Inter font", "--kind", "preference")
+    as_json = cli(
+        agent_token, "--json", "remember", "acme/slides", "Use the Inter font", "--kind", "preference"
+    )
     memory = json.loads(as_json.output)
     assert memory["status"] == "candidate" and Memory.objects.get(pk=memory["id"]).status == Status.CANDIDATE
 
@@ -56,17 +66,24 @@ def test_an_agent_remembers_recalls_and_gets_its_packet(cli, agent_token, rule_i
     human = cli(agent_token, "recall", "acme/slides", "export format")
     assert f"{rule_in_force.pk:>6}  active" in human.output and "Export the slides as PPTX" in human.output
 
-    packet = cli(agent_token, "context", "acme/slides", "export the deck", "--budget", "500", "--task", "Deck 42")
+    packet = cli(
+        agent_token, "context", "acme/slides", "export the deck", "--budget", "500", "--task", "Deck 42"
+    )
     assert packet.exit_code == 0
     assert "## Constraints in force\n- Export the slides as PPTX [export_format r1]" in packet.output
     turn_id = int(packet.output.rsplit("-- turn ", 1)[1].split(":")[0])
     assert "/500 tokens" in packet.output
 
     shown = cli(agent_token, "--json", "turns", "show", str(turn_id))
-    assert json.loads(shown.output)["id"] == turn_id and "Export the slides as PPTX" in json.loads(shown.output)["text"]
+    assert (
+        json.loads(shown.output)["id"] == turn_id
+        and "Export the slides as PPTX" in json.loads(shown.output)["text"]
+    )
 
-    turns = [{"role": "user", "content": "Render deck 42", "ref": "u1"},
-             {"role": "assistant", "content": "Rendered 12 slides", "ref": "a1"}]
+    turns = [
+        {"role": "user", "content": "Render deck 42", "ref": "u1"},
+        {"role": "assistant", "content": "Rendered 12 slides", "ref": "a1"},
+    ]
     recorded = cli(agent_token, "--json", "turns", "record", "acme/slides", "s1", stdin=json.dumps(turns))
     assert [m["kind"] for m in json.loads(recorded.output)] == ["episodic", "episodic"]
     again = cli(agent_token, "turns", "record", "acme/slides", "s1", stdin=json.dumps(turns))
@@ -75,9 +92,22 @@ def test_an_agent_remembers_recalls_and_gets_its_packet(cli, agent_token, rule_i
 
 def test_a_reviewer_lists_confirms_and_rejects(cli, agent_token, reviewer, token_for):
     reviewer_token = token_for(reviewer)
-    proposals = [json.loads(cli(agent_token, "--json", "remember", "acme/slides", text, "--kind", "convention",
-                                "--status", "proposed").output)["id"]
-                 for text in ("Export the slides as PDF", "Never use slide transitions")]
+    proposals = [
+        json.loads(
+            cli(
+                agent_token,
+                "--json",
+                "remember",
+                "acme/slides",
+                text,
+                "--kind",
+                "convention",
+                "--status",
+                "proposed",
+            ).output
+        )["id"]
+        for text in ("Export the slides as PDF", "Never use slide transitions")
+    ]
     queue = json.loads(cli(reviewer_token, "--json", "review", "list", "--scope", "acme/slides").output)
     assert {item["memory"]["id"] for item in queue} == set(proposals)
     human = cli(reviewer_token, "review", "list")
@@ -93,8 +123,9 @@ def test_a_reviewer_lists_confirms_and_rejects(cli, agent_token, reviewer, token
     assert refused.exit_code == 4 and "permission_denied" in refused.output
 
 
-def test_exit_status_says_what_went_wrong(cli, service, agent, agent_token, sibling_scope, other_workspace_scope,
-                                          rule_in_force):
+def test_exit_status_says_what_went_wrong(
+    cli, service, agent, agent_token, sibling_scope, other_workspace_scope, rule_in_force
+):
     grant_add(principal=agent, scope=sibling_scope, role=Role.VIEWER, actor=None)
     cases = [
         ((None, "recall", "acme/slides", "x"), 2, "No API token"),
@@ -108,16 +139,24 @@ def test_exit_status_says_what_went_wrong(cli, service, agent, agent_token, sibl
     ]
     for args, code, said in cases:
         result = cli(*args)
-        assert (result.exit_code, said in result.output) == (code, True), (args, result.exit_code, result.output)
+        assert (result.exit_code, said in result.output) == (code, True), (
+            args,
+            result.exit_code,
+            result.output,
+        )
     as_json = cli(agent_token, "--json", "recall", "globex/slides", "x")
     assert json.loads(as_json.output.strip().splitlines()[-1])["error"] == "not_found"
-    unreachable = CliRunner().invoke(main, ["recall", "acme/slides", "x"],
-                                     env={"MEMGOV_URL": "http://127.0.0.1:9", "MEMGOV_TOKEN": agent_token})
+    unreachable = CliRunner().invoke(
+        main,
+        ["recall", "acme/slides", "x"],
+        env={"MEMGOV_URL": "http://127.0.0.1:9", "MEMGOV_TOKEN": agent_token},
+    )
     assert unreachable.exit_code == 10 and "connection_error" in unreachable.output
 
 
-def test_an_owner_exports_imports_and_manages_tokens(cli, owner, agent, token_for, project_scope, rule_in_force,
-                                                     tmp_path):
+def test_an_owner_exports_imports_and_manages_tokens(
+    cli, owner, agent, token_for, project_scope, rule_in_force, tmp_path
+):
     owner_token = token_for(owner)
     out = tmp_path / "slides.jsonl"
     exported = cli(owner_token, "export", "acme/slides", "-o", str(out))
@@ -139,7 +178,10 @@ def test_an_owner_exports_imports_and_manages_tokens(cli, owner, agent, token_fo
     listed = json.loads(cli(owner_token, "--json", "tokens", "list", "--active").output)
     mine = [t for t in listed if new_token[4:12] == t["prefix"]]  # the prefix follows "mem_"
     assert len(mine) == 1 and mine[0]["principal"] == agent.name
-    assert cli(owner_token, "tokens", "revoke", str(mine[0]["id"])).output.strip() == f"token {mine[0]['id']} revoked"
+    assert (
+        cli(owner_token, "tokens", "revoke", str(mine[0]["id"])).output.strip()
+        == f"token {mine[0]['id']} revoked"
+    )
     assert cli(new_token, "recall", "acme/slides", "export").exit_code == 3
     # An agent's token may not export: exit 4 or 5, never the file.
     agent_export = cli(token_for(agent), "export", "acme/slides")
@@ -148,22 +190,37 @@ def test_an_owner_exports_imports_and_manages_tokens(cli, owner, agent, token_fo
 
 def test_the_installed_command_and_its_shell_completion(service, agent_token, project_scope):
     env = {**os.environ, "MEMGOV_URL": service, "MEMGOV_TOKEN": agent_token}
-    done = subprocess.run([_script(), "--json", "recall", "acme/slides", "x"], env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [_script(), "--json", "recall", "acme/slides", "x"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and json.loads(done.stdout) == []
-    refused = subprocess.run([_script(), "recall", "globex/x", "x"], env=env, capture_output=True, text=True,
-                             timeout=60)
+    refused = subprocess.run(
+        [_script(), "recall", "globex/x", "x"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert refused.returncode == 5 and "not_found" in refused.stderr and refused.stdout == ""
 
     def complete(words: str, cword: int) -> list[str]:
-        answer = subprocess.run([_script()], env={**env, "_MEMGOV_COMPLETE": "bash_complete",
-                                                  "COMP_WORDS": words, "COMP_CWORD": str(cword)},
-                                capture_output=True, text=True, timeout=60)
+        answer = subprocess.run(
+            [_script()],
+            env={**env, "_MEMGOV_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return [line.split(",", 1)[1] for line in answer.stdout.splitlines()]
 
     assert complete("memgov rev", 1) == ["review"]
     assert set(complete("memgov review ", 2)) == {"list", "confirm", "reject"}
     assert complete("memgov recall acme/", 2) == ["acme/slides"]  # asked from the service, with the token
-    script = subprocess.run([_script()], env={**env, "_MEMGOV_COMPLETE": "bash_source"}, capture_output=True,
-                            text=True, timeout=60)
+    script = subprocess.run(
+        [_script()],
+        env={**env, "_MEMGOV_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert "_memgov_completion" in script.stdout

@@ -13,8 +13,21 @@ import pytest
 
 import memgov
 
-RECALL_OK = {"results": [{"memory_id": 1, "text": "t", "kind": "semantic", "key": None, "revision": 1,
-                          "status": "active", "source": {"kind": "user", "ref": ""}, "score": 1.0, "scores": {}}]}
+RECALL_OK = {
+    "results": [
+        {
+            "memory_id": 1,
+            "text": "t",
+            "kind": "semantic",
+            "key": None,
+            "revision": 1,
+            "status": "active",
+            "source": {"kind": "user", "ref": ""},
+            "score": 1.0,
+            "scores": {},
+        }
+    ]
+}
 
 
 class Scripted:

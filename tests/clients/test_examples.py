@@ -16,15 +16,28 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 @pytest.fixture
 def rule_in_force(project_scope):
-    return memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          status="active", text="Export the slides as PPTX", source_kind="reviewer"),
-                         actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
 
 
 def run_example(name: str, url: str, token: str) -> str:
     env = {**os.environ, "MEMGOV_URL": url, "MEMGOV_TOKEN": token, "MEMGOV_SCOPE": "acme/slides"}
-    done = subprocess.run([sys.executable, str(EXAMPLES / name), "acme/slides"], env=env, capture_output=True,
-                          text=True, timeout=90)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), "acme/slides"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
     print(f"$ python examples/{name}\n{done.stdout}")  # shown with pytest -rP
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
@@ -53,10 +66,20 @@ def test_langgraph_agent_example(service, agent_token, rule_in_force):
 
 
 def test_cli_session_example(service, agent_token, reviewer, token_for, rule_in_force):
-    env = {**os.environ, "MEMGOV_URL": service, "MEMGOV_TOKEN": agent_token,
-           "MEMGOV_REVIEWER_TOKEN": token_for(reviewer), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    done = subprocess.run(["bash", str(EXAMPLES / "cli_session.sh"), "acme/slides"], env=env, capture_output=True,
-                          text=True, timeout=180)
+    env = {
+        **os.environ,
+        "MEMGOV_URL": service,
+        "MEMGOV_TOKEN": agent_token,
+        "MEMGOV_REVIEWER_TOKEN": token_for(reviewer),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        ["bash", str(EXAMPLES / "cli_session.sh"), "acme/slides"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     out = done.stdout + done.stderr
     print(f"$ examples/cli_session.sh\n{done.stdout}")  # shown with pytest -rP
     assert done.returncode == 0, out[-3000:]

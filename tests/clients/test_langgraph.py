@@ -22,12 +22,22 @@ from tests.conftest import wait_for
 
 @pytest.fixture
 def rule_in_force(project_scope):
-    return memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          status="active", text="Export the slides as PPTX", source_kind="reviewer"),
-                         actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
 
 
-def test_store_put_is_a_governed_write_and_get_returns_what_is_in_force(service, agent_token, curator, token_for):
+def test_store_put_is_a_governed_write_and_get_returns_what_is_in_force(
+    service, agent_token, curator, token_for
+):
     store = MemgovStore(service, agent_token)
     ns = ("acme", "slides")
     store.put(ns, "deadline", {"text": "The deadline is Friday"})
@@ -41,15 +51,20 @@ def test_store_put_is_a_governed_write_and_get_returns_what_is_in_force(service,
     assert now.value["text"] == "The deadline is Friday" and now.value["_memgov"]["in_force"] is True
 
     store.put(ns, "profile", {"name": "Ada", "team": "slides"})  # any dict round-trips as JSON
-    assert {k: v for k, v in store.get(ns, "profile").value.items() if k != "_memgov"} == {"name": "Ada",
-                                                                                       "team": "slides"}
+    assert {k: v for k, v in store.get(ns, "profile").value.items() if k != "_memgov"} == {
+        "name": "Ada",
+        "team": "slides",
+    }
     assert store.get(ns, "never-written") is None
 
 
 def test_store_opens_namespaces_searches_lists_and_leaves_deleting_to_people(
-        service, agent_token, curator, token_for):
+    service, agent_token, curator, token_for
+):
     store = MemgovStore(service, agent_token)
-    store.put(("acme", "slides", "user-7"), "likes", {"text": "User 7 likes charts in blue", "kind": "preference"})
+    store.put(
+        ("acme", "slides", "user-7"), "likes", {"text": "User 7 likes charts in blue", "kind": "preference"}
+    )
     assert Scope.objects.filter(path="acme/slides/user-7").exists()
     assert ("acme", "slides", "user-7") in store.list_namespaces(prefix=("acme", "slides"))
     assert store.list_namespaces(prefix=("acme",), max_depth=2) == [("acme", "slides")]
@@ -84,13 +99,26 @@ def test_store_async_methods(service, agent_token, other_workspace_scope):
 
 
 def _graph(tools):
-    model = FakeMessagesListChatModel(responses=[
-        AIMessage(content="", tool_calls=[
-            {"name": "get_context", "args": {"query": "export the deck", "task_goal": "Export deck 42"}, "id": "c1"},
-            {"name": "remember", "args": {"text": "The user wants page numbers on every slide",
-                                          "kind": "preference"}, "id": "c2"}]),
-        AIMessage(content="Exported deck 42 as PPTX, with page numbers."),
-    ])
+    model = FakeMessagesListChatModel(
+        responses=[
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": "get_context",
+                        "args": {"query": "export the deck", "task_goal": "Export deck 42"},
+                        "id": "c1",
+                    },
+                    {
+                        "name": "remember",
+                        "args": {"text": "The user wants page numbers on every slide", "kind": "preference"},
+                        "id": "c2",
+                    },
+                ],
+            ),
+            AIMessage(content="Exported deck 42 as PPTX, with page numbers."),
+        ]
+    )
 
     def recall(state: MessagesState):
         hits = get_store().search(("acme", "slides"), query=state["messages"][-1].content, limit=3)
@@ -140,5 +168,6 @@ def test_the_same_graph_runs_async_through_the_async_client(service, agent_token
     result = asyncio.run(graph.ainvoke({"messages": [HumanMessage("Please export the slides")]}))
     tool_answers = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
     assert any("Export the slides as PPTX" in a for a in tool_answers)
-    assert Memory.objects.filter(scope__path="acme/slides/answers", key="last-answer",
-                                 status=Status.CANDIDATE).exists()
+    assert Memory.objects.filter(
+        scope__path="acme/slides/answers", key="last-answer", status=Status.CANDIDATE
+    ).exists()

@@ -23,27 +23,52 @@ from governance.services.memory import MemoryInput, memory_record
 from governance.services.principal import grant_add, principal_ensure, token_issue
 from tests.clients.test_mcp_server import _payload, _script
 
-INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "probe", "version": "0"}}}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @pytest.fixture
 def two_agents(project_scope, sibling_scope):
     """A slides agent and a payments agent, each with its own scope's rule in force and its own token."""
-    slides_rule = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                                 status="active", text="Export the slides as PPTX",
-                                                 source_kind="reviewer"), actor=None)
-    payments_rule = memory_record(item=MemoryInput(scope=sibling_scope, kind="convention", key="export_format",
-                                                   status="active", text="Export the payment runs as CSV",
-                                                   source_kind="reviewer"), actor=None)
+    slides_rule = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
+    payments_rule = memory_record(
+        item=MemoryInput(
+            scope=sibling_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the payment runs as CSV",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
     slides = principal_ensure(name="slides-agent", kind="agent", actor=None)
     grant_add(principal=slides, scope=project_scope, role=Role.AGENT, actor=None)
     payments = principal_ensure(name="payments-agent", kind="agent", actor=None)
     grant_add(principal=payments, scope=sibling_scope, role=Role.AGENT, actor=None)
-    return {"slides": (token_issue(principal=slides, actor=None), slides_rule),
-            "payments": (token_issue(principal=payments, actor=None), payments_rule)}
+    return {
+        "slides": (token_issue(principal=slides, actor=None), slides_rule),
+        "payments": (token_issue(principal=payments, actor=None), payments_rule),
+    }
 
 
 def _free_port() -> int:
@@ -70,8 +95,9 @@ async def _as_agent(url: str, token: str, scope: str, other_scope: str) -> dict:
         async with streamable_http_client(url, http_client=http) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                own = await session.call_tool("get_context", {"query": "export format", "scope": scope,
-                                                              "budget_tokens": 400})
+                own = await session.call_tool(
+                    "get_context", {"query": "export format", "scope": scope, "budget_tokens": 400}
+                )
                 recalled = await session.call_tool("recall", {"query": "export", "scope": scope})
                 other = await session.call_tool("recall", {"query": "export", "scope": other_scope})
                 return {"own": own, "recalled": recalled, "other": other}
@@ -82,8 +108,10 @@ def _check_two_agents(url: str, two_agents) -> None:
     payments_token, payments_rule = two_agents["payments"]
 
     async def both():  # at the same time, through the same endpoint
-        return await asyncio.gather(_as_agent(url, slides_token, "acme/slides", "acme/payments"),
-                                    _as_agent(url, payments_token, "acme/payments", "acme/slides"))
+        return await asyncio.gather(
+            _as_agent(url, slides_token, "acme/slides", "acme/payments"),
+            _as_agent(url, payments_token, "acme/payments", "acme/slides"),
+        )
 
     slides, payments = asyncio.run(asyncio.wait_for(both(), timeout=90))
     for seen, rule, other_text in ((slides, slides_rule, "CSV"), (payments, payments_rule, "PPTX")):
@@ -109,8 +137,9 @@ def test_one_http_endpoint_serves_two_agents_each_with_its_own_rights(service, t
     port = _free_port()
     env = {**os.environ, "MEMGOV_URL": service}
     env.pop("MEMGOV_TOKEN", None)  # the HTTP mode has no token of its own
-    server = subprocess.Popen([_script(), "--http", str(port)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [_script(), "--http", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
 
     def alive():
         assert server.poll() is None, server.stderr.read().decode()[-2000:]
@@ -135,12 +164,16 @@ def test_a_revoked_token_is_refused_by_the_service_on_the_next_call(service, two
     port = _free_port()
     env = {**os.environ, "MEMGOV_URL": service}
     env.pop("MEMGOV_TOKEN", None)
-    server = subprocess.Popen([_script(), "--http", str(port)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+    server = subprocess.Popen(
+        [_script(), "--http", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
 
     async def scenario():
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
-            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write):
+            async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (
+                read,
+                write,
+            ):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     before = await session.call_tool("recall", {"query": "export", "scope": "acme/slides"})
@@ -150,13 +183,17 @@ def test_a_revoked_token_is_refused_by_the_service_on_the_next_call(service, two
                     return before, after
 
     try:
-        _wait_listening(port, lambda: None if server.poll() is None else pytest.fail(server.stderr.read().decode()))
+        _wait_listening(
+            port, lambda: None if server.poll() is None else pytest.fail(server.stderr.read().decode())
+        )
         before, after = asyncio.run(asyncio.wait_for(scenario(), timeout=60))
     finally:
         server.terminate()
         server.wait(timeout=10)
     assert not before.is_error
-    assert after.is_error and "(401 " in after.content[0].text and "unknown or revoked" in after.content[0].text
+    assert (
+        after.is_error and "(401 " in after.content[0].text and "unknown or revoked" in after.content[0].text
+    )
 
 
 @pytest.fixture
@@ -169,8 +206,11 @@ def asgi_service(transactional_db, celery_worker):
     from memoryui.asgi import with_mcp
 
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(with_mcp(get_asgi_application()), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            with_mcp(get_asgi_application()), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     _wait_listening(port, lambda: None if thread.is_alive() else pytest.fail("uvicorn stopped"))
@@ -184,5 +224,7 @@ def test_the_endpoint_mounted_in_the_service_process_checks_tokens_the_same_way(
     _check_two_agents(f"{asgi_service}/mcp", two_agents)
     # The rest of the service is the same app: its API answers beside the endpoint.
     token, _rule = two_agents["slides"]
-    scopes = httpx.get(f"{asgi_service}/api/v1/scopes", headers={"Authorization": f"Token {token}"}, timeout=30)
+    scopes = httpx.get(
+        f"{asgi_service}/api/v1/scopes", headers={"Authorization": f"Token {token}"}, timeout=30
+    )
     assert scopes.status_code == 200 and [s["path"] for s in scopes.json()] == ["acme/slides"]

@@ -32,8 +32,9 @@ def _payload(result) -> dict:
 
 def run_session(url: str, token: str, scenario, scope: str = "acme/slides"):
     """Start memgov-mcp as a subprocess over stdio and run `scenario(session)` in an initialised session."""
-    params = StdioServerParameters(command=_script(), args=[],
-                                   env={"MEMGOV_URL": url, "MEMGOV_TOKEN": token, "MEMGOV_SCOPE": scope})
+    params = StdioServerParameters(
+        command=_script(), args=[], env={"MEMGOV_URL": url, "MEMGOV_TOKEN": token, "MEMGOV_SCOPE": scope}
+    )
 
     async def go():
         async with stdio_client(params) as (read, write):
@@ -46,19 +47,30 @@ def run_session(url: str, token: str, scenario, scope: str = "acme/slides"):
 
 @pytest.fixture
 def rule_in_force(project_scope):
-    return memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          status="active", text="Export the slides as PPTX", source_kind="reviewer"),
-                         actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
 
 
 def test_mcp_client_gets_the_packet_and_a_remembered_memory_is_only_a_candidate(
-        service, agent_token, rule_in_force, capsys):
+    service, agent_token, rule_in_force, capsys
+):
     async def scenario(session):
         tools = {t.name: t for t in (await session.list_tools()).tools}
-        context = await session.call_tool("get_context", {"query": "export the deck", "task_goal": "Export deck 42",
-                                                          "budget_tokens": 500})
-        remembered = await session.call_tool("remember", {"text": "The client likes dark slide backgrounds",
-                                                          "kind": "preference"})
+        context = await session.call_tool(
+            "get_context", {"query": "export the deck", "task_goal": "Export deck 42", "budget_tokens": 500}
+        )
+        remembered = await session.call_tool(
+            "remember", {"text": "The client likes dark slide backgrounds", "kind": "preference"}
+        )
         memory_id = _payload(remembered)["memory"]["id"]
         resource = await session.read_resource(f"memgov://memories/{memory_id}")
         turn = await session.read_resource(f"memgov://turns/{_payload(context)['turn_id']}")
@@ -84,8 +96,9 @@ def test_mcp_client_gets_the_packet_and_a_remembered_memory_is_only_a_candidate(
     assert "Export the slides as PPTX" in json.loads(turn.contents[0].text)["text"]
 
 
-def test_service_refusals_become_clear_tool_errors(service, agent, agent_token, rule_in_force, sibling_scope,
-                                                   other_workspace_scope):
+def test_service_refusals_become_clear_tool_errors(
+    service, agent, agent_token, rule_in_force, sibling_scope, other_workspace_scope
+):
     grant_add(principal=agent, scope=sibling_scope, role=Role.VIEWER, actor=None)
 
     async def scenario(session):
@@ -106,17 +119,33 @@ def test_service_refusals_become_clear_tool_errors(service, agent, agent_token, 
 def test_turns_scopes_and_a_correction_that_waits_for_review(service, agent_token, rule_in_force):
     async def scenario(session):
         opened = await session.call_tool("open_scope", {"name": "deck-42"})
-        recorded = await session.call_tool("record_turns", {"session": "s1", "scope": "acme/slides/deck-42", "turns": [
-            {"role": "user", "content": "Render deck 42 please", "ref": "u1"},
-            {"role": "tool_call", "content": "render(deck=42)", "call_id": "c1", "ref": "c1"},
-            {"role": "tool_result", "content": "rendered 12 slides", "call_id": "c1", "ref": "r1"}]})
-        corrected = await session.call_tool("propose_correction", {
-            "memory_id": rule_in_force.pk, "text": "Export the slides as PDF", "reason": "the user changed it"})
+        recorded = await session.call_tool(
+            "record_turns",
+            {
+                "session": "s1",
+                "scope": "acme/slides/deck-42",
+                "turns": [
+                    {"role": "user", "content": "Render deck 42 please", "ref": "u1"},
+                    {"role": "tool_call", "content": "render(deck=42)", "call_id": "c1", "ref": "c1"},
+                    {"role": "tool_result", "content": "rendered 12 slides", "call_id": "c1", "ref": "r1"},
+                ],
+            },
+        )
+        corrected = await session.call_tool(
+            "propose_correction",
+            {
+                "memory_id": rule_in_force.pk,
+                "text": "Export the slides as PDF",
+                "reason": "the user changed it",
+            },
+        )
         return opened, recorded, corrected
 
     opened, recorded, corrected = run_session(service, agent_token, scenario)
     assert _payload(opened)["path"] == "acme/slides/deck-42" and _payload(opened)["created"] is True
     assert [m["kind"] for m in _payload(recorded)["created"]][:3] == ["episodic"] * 3
     proposal = _payload(corrected)["proposal"]
-    assert proposal["status"] == "proposed" and proposal["key"] == "export_format" and not proposal["in_force"]
+    assert (
+        proposal["status"] == "proposed" and proposal["key"] == "export_format" and not proposal["in_force"]
+    )
     assert Memory.objects.get(pk=rule_in_force.pk).status == Status.ACTIVE

@@ -17,8 +17,10 @@ from governance.services.memory import MemoryInput, memory_record
 PACKAGE = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 NPM = shutil.which("npm")
 
-pytestmark = pytest.mark.skipif(NPM is None or not (PACKAGE / "node_modules").is_dir(),
-                                reason="Node/npm or clients/typescript/node_modules missing (make test runs npm ci)")
+pytestmark = pytest.mark.skipif(
+    NPM is None or not (PACKAGE / "node_modules").is_dir(),
+    reason="Node/npm or clients/typescript/node_modules missing (make test runs npm ci)",
+)
 
 
 def _npm(args: list[str], env: dict[str, str], timeout: int = 400) -> str:
@@ -30,9 +32,14 @@ def _npm(args: list[str], env: dict[str, str], timeout: int = 400) -> str:
 
 @pytest.fixture
 def ts_env(service, agent, reviewer, owner, other_workspace_scope, token_for) -> dict[str, str]:
-    return {**os.environ, "MEMGOV_URL": service, "MEMGOV_TOKEN": token_for(agent),
-            "MEMGOV_REVIEWER_TOKEN": token_for(reviewer), "MEMGOV_OWNER_TOKEN": token_for(owner),
-            "MEMGOV_SCOPE": "acme/slides"}
+    return {
+        **os.environ,
+        "MEMGOV_URL": service,
+        "MEMGOV_TOKEN": token_for(agent),
+        "MEMGOV_REVIEWER_TOKEN": token_for(reviewer),
+        "MEMGOV_OWNER_TOKEN": token_for(owner),
+        "MEMGOV_SCOPE": "acme/slides",
+    }
 
 
 def test_the_typescript_client_tests_pass_against_the_service(ts_env):
@@ -41,8 +48,17 @@ def test_the_typescript_client_tests_pass_against_the_service(ts_env):
 
 
 def test_the_typescript_examples_run_against_the_service(ts_env, project_scope):
-    memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format", status="active",
-                                   text="Export the slides as PPTX", source_kind="reviewer"), actor=None)
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
     _npm(["run", "build"], ts_env)
     ai = _npm(["run", "--silent", "example:ai", "--", "acme/slides"], ts_env)
     assert "tool call: getContext" in ai and "- Export the slides as PPTX [export_format r1]" in ai

@@ -13,7 +13,10 @@ GROWTH_ALLOWED = 3
 
 def run_pages(info) -> dict[tuple[str, str, str], tuple[int, int]]:
     command = Command()
-    clients = {"owner": command._client(info["owner"].user), "reviewer": command._client(info["reviewer"].user)}
+    clients = {
+        "owner": command._client(info["owner"].user),
+        "reviewer": command._client(info["reviewer"].user),
+    }
     out = {}
     for label, url, who, method in page_set(info["owner"]):
         _, _, queries, status = measure(clients[who], url, method, 1)
@@ -38,6 +41,11 @@ def test_bench_page_set_answers_with_bounded_queries_that_do_not_grow_with_the_w
     # 10 then 12), but a query per row would add hundreds here: 300 more memories, 40 more turns.
     by_label = {(label, who): q for (label, who, _), (q, _) in small.items()}
     for (label, who, _), (queries, _) in big.items():
-        assert queries <= by_label[(label, who)] + GROWTH_ALLOWED, (label, who, by_label[(label, who)], queries)
+        assert queries <= by_label[(label, who)] + GROWTH_ALLOWED, (
+            label,
+            who,
+            by_label[(label, who)],
+            queries,
+        )
         if label.startswith("memories"):  # one fewer where a page no longer spans the rows without a key
             assert queries <= by_label[(label, who)], (label, who)

@@ -34,13 +34,25 @@ def _keyed(path: str, key: str):
 
 
 def test_loading_twice_creates_nothing_the_second_time(loaded):
-    counts = (Memory.objects.count(), AuditEvent.objects.count(), Relation.objects.count(),
-              ReinforcementEvent.objects.count(), Outbox.objects.count(), Grant.objects.count())
+    counts = (
+        Memory.objects.count(),
+        AuditEvent.objects.count(),
+        Relation.objects.count(),
+        ReinforcementEvent.objects.count(),
+        Outbox.objects.count(),
+        Grant.objects.count(),
+    )
     again = demo.load_demo()
     assert loaded.created > 15 and loaded.existing == 0
     assert again.created == 0 and again.existing == loaded.created
-    assert counts == (Memory.objects.count(), AuditEvent.objects.count(), Relation.objects.count(),
-                      ReinforcementEvent.objects.count(), Outbox.objects.count(), Grant.objects.count())
+    assert counts == (
+        Memory.objects.count(),
+        AuditEvent.objects.count(),
+        Relation.objects.count(),
+        ReinforcementEvent.objects.count(),
+        Outbox.objects.count(),
+        Grant.objects.count(),
+    )
     assert audit_verify_chain().ok
 
 
@@ -68,8 +80,10 @@ def test_payment_rule_was_replaced_two_weeks_later_by_tests_first(loaded):
 
 def test_writing_preferences_differ_by_task_type(loaded):
     prefs = Memory.objects.filter(scope__path="demo/alex", kind="preference", status=Status.ACTIVE)
-    by_task = {task: list(prefs.filter(task_type=task).values_list("text", flat=True))
-               for task in ("daily_report", "long_article")}
+    by_task = {
+        task: list(prefs.filter(task_type=task).values_list("text", flat=True))
+        for task in ("daily_report", "long_article")
+    }
     assert any("bullet" in t for t in by_task["daily_report"])
     assert any("paragraphs" in t for t in by_task["long_article"])
     assert any("日报" in t for t in by_task["daily_report"])  # memories are in English and Chinese
@@ -99,7 +113,9 @@ def test_a_forgotten_preference_is_a_purged_tombstone(loaded):
 
 
 def test_candidates_and_proposals_wait_for_review(loaded):
-    waiting = Memory.objects.filter(scope__workspace__slug="demo", status__in=[Status.CANDIDATE, Status.PROPOSED])
+    waiting = Memory.objects.filter(
+        scope__workspace__slug="demo", status__in=[Status.CANDIDATE, Status.PROPOSED]
+    )
     assert waiting.filter(status=Status.PROPOSED).count() >= 2
     assert waiting.filter(status=Status.CANDIDATE).exists()
 
@@ -153,16 +169,24 @@ def test_the_users_old_pdf_message_is_flagged_outdated_not_live_evidence(loaded,
     agent = Principal.objects.get(name=demo.AGENT)
     pdf_turn = Memory.objects.get(scope__path="demo/slides", meta__demo="slides-t1")
     r1, r2 = _keyed("demo/slides", "export_format")
-    result = assemble_context(principal=agent, scope="demo/slides", query=query, budget_tokens=600,
-                              task={"goal": query, "type": "continue"}, session="slides-3")
+    result = assemble_context(
+        principal=agent,
+        scope="demo/slides",
+        query=query,
+        budget_tokens=600,
+        task={"goal": query, "type": "continue"},
+        session="slides-3",
+    )
     where = _blocks_of(result["packet"], pdf_turn.pk)
     assert set(where) == {"negative"}, f"the PDF message is presented in {sorted(where)}"
     block = where["negative"]
     assert block["outdated"]["memory_id"] == r1.pk
     assert block["outdated"]["replaced_by"]["memory_id"] == r2.pk
     assert block["reason"].startswith("outdated: ")
-    assert "OUTDATED: this user message asked: \"Please export the Q3 review deck as PDF when it is ready.\"" \
+    assert (
+        "OUTDATED: this user message asked: \"Please export the Q3 review deck as PDF when it is ready.\""
         in result["text"]
+    )
     assert "export_format r1" in result["text"] and "export_format r2" in result["text"]
     assert "now in force: Export the Q3 review deck as PPTX" in result["text"]
 
@@ -188,7 +212,12 @@ def test_a_memory_left_out_for_the_budget_is_listed_once(loaded):
     owner = demo.ensure_demo_user()
     for query in ("export the deck for the client", "export the deck again, final version"):
         for budget in (200, 300, 400):
-            result = assemble_context(principal=owner, scope="demo/slides", query=query, budget_tokens=budget,
-                                      session="demo-s1")
-            listed = [(s.get("memory_id"), s["slot"]) for s in result["packet"]["skipped"] if s.get("memory_id")]
-            assert len(listed) == len(set(listed)), f"{query!r} at {budget}: a skipped memory listed twice: {listed}"
+            result = assemble_context(
+                principal=owner, scope="demo/slides", query=query, budget_tokens=budget, session="demo-s1"
+            )
+            listed = [
+                (s.get("memory_id"), s["slot"]) for s in result["packet"]["skipped"] if s.get("memory_id")
+            ]
+            assert len(listed) == len(set(listed)), (
+                f"{query!r} at {budget}: a skipped memory listed twice: {listed}"
+            )

@@ -19,10 +19,19 @@ from tests.memoryui.conftest import remember
 @pytest.fixture
 def used(project_scope):
     now = timezone.now()
-    memory = remember(project_scope, "Decks go out as PPTX", kind="convention", key="deck_format",
-                      occurred_at=now - timedelta(days=10))
-    memory_reinforce(memory_ids=[memory.pk], weight=0.5, reason="recalled", actor=None, at=now - timedelta(days=7))
-    memory_reinforce(memory_ids=[memory.pk], weight=1.5, reason="recalled", actor=None, at=now - timedelta(days=2))
+    memory = remember(
+        project_scope,
+        "Decks go out as PPTX",
+        kind="convention",
+        key="deck_format",
+        occurred_at=now - timedelta(days=10),
+    )
+    memory_reinforce(
+        memory_ids=[memory.pk], weight=0.5, reason="recalled", actor=None, at=now - timedelta(days=7)
+    )
+    memory_reinforce(
+        memory_ids=[memory.pk], weight=1.5, reason="recalled", actor=None, at=now - timedelta(days=2)
+    )
     return Memory.objects.get(pk=memory.pk)
 
 
@@ -31,8 +40,9 @@ def test_the_chart_curve_at_now_is_the_stored_and_the_sql_activation(reviewer_cl
     events = [(e.at, e.weight) for e in sel.memory_reinforcements(used)]
     assert len(events) == 2
     start = used.occurred_at or used.created_at
-    drawn = curve(a0=used.activation_a0, decay=used.decay_rate, start=start, events=events,
-                  since=start, until=at)
+    drawn = curve(
+        a0=used.activation_a0, decay=used.decay_rate, start=start, events=events, since=start, until=at
+    )
     assert abs(drawn["x"][-1] - at) <= timedelta(milliseconds=1)
     stored = activation(used.activation_log_k, used.decay_rate, at)
     in_sql = Memory.objects.filter(pk=used.pk).with_activation(at).get().activation

@@ -67,30 +67,39 @@ def test_another_workspace_is_the_same_404_as_an_unknown_one(outsider_client, pr
     assert outsider_client.get("/workspaces/acme/members/").status_code == 404
     assert outsider_client.get("/workspaces/nope/members/").status_code == 404
     assert outsider_client.get(f"/scopes/{project_scope.pk}/settings/").status_code == 404
-    assert outsider_client.post("/workspaces/acme/members/add/", {"principal": "otto", "grant_scope": "acme",
-                                                                  "role": "owner"}).status_code == 404
+    assert (
+        outsider_client.post(
+            "/workspaces/acme/members/add/", {"principal": "otto", "grant_scope": "acme", "role": "owner"}
+        ).status_code
+        == 404
+    )
 
 
 def test_an_owner_adds_a_colleague_as_reviewer_with_the_picker(owner_client, project_scope):
     colleague = user_ensure(username="carl", actor=None)
     page = owner_client.get("/workspaces/acme/members/").content.decode()
     assert '<option value="carl">user</option>' in page
-    done = owner_client.post("/workspaces/acme/members/add/", {"principal": "carl", "grant_scope": "acme/slides",
-                                                               "role": "reviewer"})
+    done = owner_client.post(
+        "/workspaces/acme/members/add/",
+        {"principal": "carl", "grant_scope": "acme/slides", "role": "reviewer"},
+    )
     assert done.status_code == 302
     assert roles_at(colleague, project_scope) == {Role.REVIEWER}
 
 
 def test_a_reviewer_cannot_add_members(reviewer_client, project_scope):
     user_ensure(username="carl", actor=None)
-    refused = reviewer_client.post("/workspaces/acme/members/add/", {"principal": "carl",
-                                                                     "grant_scope": "acme/slides", "role": "viewer"})
+    refused = reviewer_client.post(
+        "/workspaces/acme/members/add/", {"principal": "carl", "grant_scope": "acme/slides", "role": "viewer"}
+    )
     assert refused.status_code == 403 and not Grant.objects.filter(principal__name="carl").exists()
 
 
 def test_an_invitation_link_is_shown_once_and_creates_the_account(owner_client, project_scope):
-    page = owner_client.post("/workspaces/acme/invitations/", {"invite_scope": "acme/slides", "role": "viewer",
-                                                               "note": "Pat", "days": "3"})
+    page = owner_client.post(
+        "/workspaces/acme/invitations/",
+        {"invite_scope": "acme/slides", "role": "viewer", "note": "Pat", "days": "3"},
+    )
     assert page.status_code == 200
     link = re.search(r'value="(http://testserver/invite/[^"]+/)"', page.content.decode()).group(1)
     assert link.rsplit("/", 2)[1] not in Invitation.objects.get().token_hash
@@ -106,14 +115,22 @@ def test_an_owner_opens_a_scope_and_creates_a_team(owner_client, owner):
     assert owner_client.post("/workspaces/acme/scopes/", {"parent": "acme", "name": "web"}).status_code == 302
     assert Scope.objects.filter(path="acme/web").exists()
     assert owner_client.post("/workspaces/acme/teams/", {"team": "web-team"}).status_code == 302
-    assert owner_client.post("/workspaces/acme/teams/members/", {"team": "web-team", "member": "olivia"}).status_code == 302
+    assert (
+        owner_client.post(
+            "/workspaces/acme/teams/members/", {"team": "web-team", "member": "olivia"}
+        ).status_code
+        == 302
+    )
     assert principal_ensure(name="web-team", kind="group", actor=None).members.filter(pk=owner.pk).exists()
 
 
 def test_scope_settings_by_role(owner_client, reviewer_client, four_eyes_scope):
     url = f"/scopes/{four_eyes_scope.pk}/settings/"
     assert b'id="settings"' not in reviewer_client.get(url).content
-    assert reviewer_client.post(url + "change/", {"action": "settings", "agent_write": "none"}).status_code == 403
+    assert (
+        reviewer_client.post(url + "change/", {"action": "settings", "agent_write": "none"}).status_code
+        == 403
+    )
     page = owner_client.get(url)
     assert page.status_code == 200 and b'id="settings"' in page.content and b'id="retention"' in page.content
     silent = owner_client.post(url + "change/", {"action": "settings", "agent_write": "propose"})
@@ -124,16 +141,27 @@ def test_scope_settings_by_role(owner_client, reviewer_client, four_eyes_scope):
 
 def test_scope_settings_page_saves_retention_rename_and_archive(owner_client, owner, project_scope):
     url = f"/scopes/{project_scope.pk}/settings/change/"
-    assert owner_client.post(url, {"action": "retention", "enabled": "on", "retire_unused_days": "30",
-                                   "kinds": ["semantic"]}).status_code == 302
+    assert (
+        owner_client.post(
+            url, {"action": "retention", "enabled": "on", "retire_unused_days": "30", "kinds": ["semantic"]}
+        ).status_code
+        == 302
+    )
     assert project_scope.retention_policy.retire_unused_days == 30
-    assert owner_client.post(url, {"action": "retention", "enabled": "on", "turns_max_age_days": "90",
-                                   "turns_max_count": "2000"}).status_code == 302
+    assert (
+        owner_client.post(
+            url,
+            {"action": "retention", "enabled": "on", "turns_max_age_days": "90", "turns_max_count": "2000"},
+        ).status_code
+        == 302
+    )
     project_scope.retention_policy.refresh_from_db()
     policy = project_scope.retention_policy
     assert (policy.turns_max_age_days, policy.turns_max_count, policy.archive_turns) == (90, 2000, False)
-    assert b'name="turns_max_count" type="number" min="1" value="2000"' in owner_client.get(
-        f"/scopes/{project_scope.pk}/settings/").content
+    assert (
+        b'name="turns_max_count" type="number" min="1" value="2000"'
+        in owner_client.get(f"/scopes/{project_scope.pk}/settings/").content
+    )
     assert owner_client.post(url, {"action": "retention", "turns_max_count": "many"}).status_code == 400
     assert owner_client.post(url, {"action": "rename", "name": "decks"}).status_code == 302
     assert owner_client.post(url, {"action": "archive", "reason": "done"}).status_code == 302
@@ -159,8 +187,12 @@ def test_members_selector_query_count_does_not_grow_with_people(owner, project_s
     few = count()
     for i in range(12):
         person = user_ensure(username=f"p{i}", actor=None)
-        grant_add(principal=person, scope=scope_ensure(path=f"acme/slides/t{i}", actor=None), role=Role.VIEWER,
-                  actor=None)
+        grant_add(
+            principal=person,
+            scope=scope_ensure(path=f"acme/slides/t{i}", actor=None),
+            role=Role.VIEWER,
+            actor=None,
+        )
         group_member_add(group=team, member=person, actor=owner)
     many = count()
     assert many == few <= 10
@@ -171,8 +203,9 @@ def test_djangos_admin_site_is_switched_off(admin_client):
     assert admin_client.get("/admin/").status_code == 404
 
 
-def test_a_team_member_is_removed_from_the_members_page_and_a_reviewer_cannot(owner_client, reviewer_client, owner,
-                                                                             project_scope):
+def test_a_team_member_is_removed_from_the_members_page_and_a_reviewer_cannot(
+    owner_client, reviewer_client, owner, project_scope
+):
     team = team_create(name="designers", actor=owner)
     grant_add(principal=team, scope=project_scope, role=Role.CURATOR, actor=owner)
     nina = user_ensure(username="nina", actor=None)

@@ -21,8 +21,9 @@ def test_timeline_rejects_bad_parameters_with_a_sentence(reviewer_client, histor
     assert reviewer_client.get(reverse("dashboard:timeline"), {"top": "500"}).status_code == 400
 
 
-def test_graph_has_nodes_edges_and_positions_for_readable_memories(reviewer_client, owner_client, history,
-                                                                   project_scope, sibling_scope):
+def test_graph_has_nodes_edges_and_positions_for_readable_memories(
+    reviewer_client, owner_client, history, project_scope, sibling_scope
+):
     evidence = remember(project_scope, "The client said PPTX on the call", kind="episodic")
     relation_add(source_id=evidence.pk, target_id=history["second"].pk, kind="supports", actor=None)
     relation_add(source_id=history["secret"].pk, target_id=history["second"].pk, kind="supports", actor=None)
@@ -59,6 +60,10 @@ def test_graph_of_a_narrow_scope_finds_its_relations_past_the_newest_foreign_one
 
     monkeypatch.setattr(graph_module, "GRAPH_CHUNK", 2)
     graph = sel.relation_graph(reviewer, None)
-    assert [(s, t, k) for s, t, k in graph["edges"]] == [(history["second"].pk, history["first"].pk, "supersedes")]
+    assert [(s, t, k) for s, t, k in graph["edges"]] == [
+        (history["second"].pk, history["first"].pk, "supersedes")
+    ]
     focused = sel.relation_graph(reviewer, project_scope)
-    assert [(s, t, k) for s, t, k in focused["edges"]] == [(history["second"].pk, history["first"].pk, "supersedes")]
+    assert [(s, t, k) for s, t, k in focused["edges"]] == [
+        (history["second"].pk, history["first"].pk, "supersedes")
+    ]

@@ -20,8 +20,10 @@ from tests.memoryui.conftest import remember
 
 @pytest.fixture
 def pair(project_scope):
-    return (remember(project_scope, "The launch is on March 3"),
-            remember(project_scope, "Marketing plans the launch for March 10"))
+    return (
+        remember(project_scope, "The launch is on March 3"),
+        remember(project_scope, "Marketing plans the launch for March 10"),
+    )
 
 
 def _link(client, a, b, kind="contradicts", reason="two dates", **extra):
@@ -47,19 +49,26 @@ def test_a_curator_links_from_the_memory_page_and_sees_the_link(curator_client, 
 
 def test_the_id_box_works_when_nothing_was_picked(curator_client, pair):
     a, b = pair
-    response = curator_client.post(f"/memories/{a.pk}/link/", {"kind": "supports", "target_id": f"#{b.pk}",
-                                                                 "reason": "same launch"})
-    assert response.status_code == 302 and Relation.objects.filter(source=a, target=b, kind="supports").exists()
+    response = curator_client.post(
+        f"/memories/{a.pk}/link/", {"kind": "supports", "target_id": f"#{b.pk}", "reason": "same launch"}
+    )
+    assert (
+        response.status_code == 302 and Relation.objects.filter(source=a, target=b, kind="supports").exists()
+    )
 
 
-@pytest.mark.parametrize("post, status, message", [
-    ({"kind": "supports", "reason": "x"}, 400, TARGET_REQUIRED),
-    ({"kind": "supports", "target": "self", "reason": "x"}, 400, RELATION_SELF),
-    ({"kind": "supports", "target": "other", "reason": ""}, 400, "Say why these memories are linked"),
-    ({"kind": "supersedes", "target": "other", "reason": "x"}, 400, "A link made by hand is one of"),
-])
-def test_a_refused_link_re_renders_the_page_with_the_reason_and_changes_nothing(curator_client, pair, post, status,
-                                                                                 message):
+@pytest.mark.parametrize(
+    "post, status, message",
+    [
+        ({"kind": "supports", "reason": "x"}, 400, TARGET_REQUIRED),
+        ({"kind": "supports", "target": "self", "reason": "x"}, 400, RELATION_SELF),
+        ({"kind": "supports", "target": "other", "reason": ""}, 400, "Say why these memories are linked"),
+        ({"kind": "supersedes", "target": "other", "reason": "x"}, 400, "A link made by hand is one of"),
+    ],
+)
+def test_a_refused_link_re_renders_the_page_with_the_reason_and_changes_nothing(
+    curator_client, pair, post, status, message
+):
     a, b = pair
     data = {**post}
     if data.get("target") == "self":
@@ -88,7 +97,14 @@ def test_reviewer_outsider_and_anonymous_cannot_link(reviewer_client, outsider_c
 
 
 def test_the_picker_finds_readable_memories_by_keyword_or_id_never_another_workspace(
-    curator_client, curator, outsider, pair, project_scope, workspace_scope, sibling_scope, other_workspace_scope,
+    curator_client,
+    curator,
+    outsider,
+    pair,
+    project_scope,
+    workspace_scope,
+    sibling_scope,
+    other_workspace_scope,
 ):
     a, b = pair
     above = remember(workspace_scope, "The launch party is in Berlin")
@@ -105,7 +121,9 @@ def test_the_picker_finds_readable_memories_by_keyword_or_id_never_another_works
     assert Client().get(f"/memories/{a.pk}/link/choices/", {"q": "launch"}).status_code == 302
 
 
-def test_the_picker_runs_one_query_whatever_it_finds(curator, pair, project_scope, django_assert_max_num_queries):
+def test_the_picker_runs_one_query_whatever_it_finds(
+    curator, pair, project_scope, django_assert_max_num_queries
+):
     a, _ = pair
     for i in range(15):
         remember(project_scope, f"launch checklist item {i}")
@@ -116,21 +134,31 @@ def test_the_picker_runs_one_query_whatever_it_finds(curator, pair, project_scop
 
 def test_a_curator_removes_a_link_with_a_reason_from_the_page(curator_client, curator, reviewer_client, pair):
     a, b = pair
-    relation = relation_link(source_id=a.pk, target_id=b.pk, kind="supports", reason="same launch", actor=curator)
+    relation = relation_link(
+        source_id=a.pk, target_id=b.pk, kind="supports", reason="same launch", actor=curator
+    )
     page = curator_client.get(f"/memories/{b.pk}/").content.decode()
     assert 'data-action="unlink"' in page  # offered on the other end too
     assert b'data-action="unlink"' not in reviewer_client.get(f"/memories/{a.pk}/").content
-    assert reviewer_client.post(f"/memories/{a.pk}/unlink/", {"relation": relation.pk, "reason": "x"}).status_code == 403
+    assert (
+        reviewer_client.post(
+            f"/memories/{a.pk}/unlink/", {"relation": relation.pk, "reason": "x"}
+        ).status_code
+        == 403
+    )
     no_reason = curator_client.post(f"/memories/{a.pk}/unlink/", {"relation": relation.pk, "reason": ""})
     assert no_reason.status_code == 400 and Relation.objects.filter(pk=relation.pk).exists()
-    done = curator_client.post(f"/memories/{a.pk}/unlink/", {"relation": relation.pk, "reason": "not the same"})
+    done = curator_client.post(
+        f"/memories/{a.pk}/unlink/", {"relation": relation.pk, "reason": "not the same"}
+    )
     assert done.status_code == 302 and not Relation.objects.filter(pk=relation.pk).exists()
 
 
 def test_a_revision_link_is_never_offered_for_removal(curator_client, project_scope):
     first = remember(project_scope, "Export as PDF", kind="convention", key="export_format")
-    second = memory_supersede(memory_id=first.pk, text="Export as PPTX", reason="changed", source_kind="user",
-                              actor=None)
+    second = memory_supersede(
+        memory_id=first.pk, text="Export as PPTX", reason="changed", source_kind="user", actor=None
+    )
     assert b'data-action="unlink"' not in curator_client.get(f"/memories/{second.pk}/").content
 
 
@@ -140,12 +168,31 @@ def test_a_revision_link_is_never_offered_for_removal(curator_client, project_sc
 @pytest.fixture
 def promotable(project_scope, settings):
     settings.PROMOTION_MIN_EPISODES = 2
-    episodes = [memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text=f"User wants PDF ({s})",
-                                               source_kind="user", session=s, task_type="slides"), actor=None)
-                for s in ("s1", "s2")]
-    candidate = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="Exports slides as PDF",
-                                               source_kind="model_inference", session="s1", task_type="slides"),
-                              actor=None)
+    episodes = [
+        memory_record(
+            item=MemoryInput(
+                scope=project_scope,
+                kind="episodic",
+                text=f"User wants PDF ({s})",
+                source_kind="user",
+                session=s,
+                task_type="slides",
+            ),
+            actor=None,
+        )
+        for s in ("s1", "s2")
+    ]
+    candidate = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            text="Exports slides as PDF",
+            source_kind="model_inference",
+            session="s1",
+            task_type="slides",
+        ),
+        actor=None,
+    )
     return candidate, episodes
 
 
@@ -160,23 +207,30 @@ def test_the_promotion_form_lists_the_episodes_it_may_cite(reviewer_client, prom
 
 def test_a_reviewer_requests_promotion_and_it_waits_for_review(reviewer_client, reviewer, promotable):
     candidate, episodes = promotable
-    response = reviewer_client.post(f"/memories/{candidate.pk}/promote/",
-                                    {"episodes": [e.pk for e in episodes], "reason": "seen twice"})
+    response = reviewer_client.post(
+        f"/memories/{candidate.pk}/promote/", {"episodes": [e.pk for e in episodes], "reason": "seen twice"}
+    )
     assert response.status_code == 302
     proposal = Memory.objects.get(status=Status.PROPOSED, meta__promotion__requested_by=reviewer.name)
     assert response["Location"] == f"/memories/{proposal.pk}/" and proposal.confirmed_at is None
     assert [i.memory.pk for i in review_queue(principal=reviewer)] == [proposal.pk]
 
 
-def test_a_promotion_request_without_episodes_or_support_is_refused(reviewer_client, outsider_client, promotable):
+def test_a_promotion_request_without_episodes_or_support_is_refused(
+    reviewer_client, outsider_client, promotable
+):
     candidate, episodes = promotable
     none = reviewer_client.post(f"/memories/{candidate.pk}/promote/", {"reason": "x"})
     assert none.status_code == 400 and EPISODES_REQUIRED in none.content.decode()
     one = reviewer_client.post(f"/memories/{candidate.pk}/promote/", {"episodes": [episodes[0].pk]})
     assert one.status_code == 409
-    foreign = outsider_client.post(f"/memories/{candidate.pk}/promote/", {"episodes": [e.pk for e in episodes]})
+    foreign = outsider_client.post(
+        f"/memories/{candidate.pk}/promote/", {"episodes": [e.pk for e in episodes]}
+    )
     assert foreign.status_code == 404
-    assert Client().post(f"/memories/{candidate.pk}/promote/", {"episodes": [episodes[0].pk]}).status_code == 302
+    assert (
+        Client().post(f"/memories/{candidate.pk}/promote/", {"episodes": [episodes[0].pk]}).status_code == 302
+    )
     assert not Memory.objects.filter(status=Status.PROPOSED).exists()
 
 
@@ -205,7 +259,9 @@ def test_the_overview_shows_the_focused_scopes_summary_with_its_cited_memories(r
 
 def test_a_cited_memory_superseded_or_forgotten_since_is_shown_as_such(reviewer, reviewer_client, summarised):
     goal, rule, done = summarised
-    memory_supersede(memory_id=goal.pk, text="Ship the Q4 deck", reason="moved", source_kind="user", actor=None)
+    memory_supersede(
+        memory_id=goal.pk, text="Ship the Q4 deck", reason="moved", source_kind="user", actor=None
+    )
     memory_forget(memory_id=done.pk, actor=None, reason="user asked", hard=False)
     view = scope_summary(reviewer, goal.scope)
     statuses = {c.id: c.status for line in view.lines for c in line.cited}
@@ -216,8 +272,9 @@ def test_a_cited_memory_superseded_or_forgotten_since_is_shown_as_such(reviewer,
     assert Summary.objects.get(scope=goal.scope).text  # the page made no write: still the stored build
 
 
-def test_the_summary_panel_reads_in_constant_queries(reviewer, project_scope, summarised,
-                                                     django_assert_max_num_queries):
+def test_the_summary_panel_reads_in_constant_queries(
+    reviewer, project_scope, summarised, django_assert_max_num_queries
+):
     for i in range(12):
         remember(project_scope, f"User: step {i}", kind="episodic")
     summary_build(scope=project_scope, actor=None)
@@ -226,8 +283,9 @@ def test_the_summary_panel_reads_in_constant_queries(reviewer, project_scope, su
     assert sum(len(line.cited) for line in view.lines) > 10
 
 
-def test_rebuild_is_offered_to_readers_and_refused_outside_their_scopes(reviewer_client, outsider_client, reviewer,
-                                                                        summarised, project_scope):
+def test_rebuild_is_offered_to_readers_and_refused_outside_their_scopes(
+    reviewer_client, outsider_client, reviewer, summarised, project_scope
+):
     goal, _, _ = summarised
     page = reviewer_client.get("/", {"scope": "acme/slides"}).content.decode()
     assert 'data-action="rebuild-summary"' in page
@@ -243,8 +301,9 @@ def test_rebuild_is_offered_to_readers_and_refused_outside_their_scopes(reviewer
     assert outsider_client.get("/", {"scope": "acme/slides"}).status_code == 404
 
 
-def test_the_memory_pages_curation_forms_read_in_constant_queries(curator, project_scope, promotable,
-                                                                  django_assert_max_num_queries):
+def test_the_memory_pages_curation_forms_read_in_constant_queries(
+    curator, project_scope, promotable, django_assert_max_num_queries
+):
     from governance.permissions import RoleMap
     from memoryui.views.curation import curation_context
 

@@ -13,7 +13,9 @@ from tests.memoryui.conftest import remember
 def many(project_scope, history):
     made = [remember(project_scope, f"fact {i}", kind="semantic", key=f"k{i}") for i in range(30)]
     for m in made[:10]:
-        memory_supersede(memory_id=m.pk, text=m.text + " (v2)", reason="update", source_kind="user", actor=None)
+        memory_supersede(
+            memory_id=m.pk, text=m.text + " (v2)", reason="update", source_kind="user", actor=None
+        )
     for a, b in zip(made[10:20], made[20:30], strict=True):
         relation_add(source_id=a.pk, target_id=b.pk, kind="supports", actor=None)
     memory_reinforce(memory_ids=[m.pk for m in made[10:]], weight=0.5, reason="recall", actor=None)
@@ -22,7 +24,9 @@ def many(project_scope, history):
     return made
 
 
-def test_memory_page_queries_do_not_grow_with_rows(reviewer, project_scope, many, django_assert_max_num_queries):
+def test_memory_page_queries_do_not_grow_with_rows(
+    reviewer, project_scope, many, django_assert_max_num_queries
+):
     with django_assert_max_num_queries(6):
         page = sel.memory_list_page(reviewer, None, sel.MemoryFilters(q="fact"))
         rows = [(m.scope.path, m.activation) for m in page.object_list]
@@ -34,7 +38,9 @@ def test_every_sort_of_the_memory_list_is_constant_query(reviewer, many, sort, d
     """Scope set, count, and at most two page queries (a page spanning the end of the rows with a value)."""
     for direction in ("asc", "desc"):
         with django_assert_max_num_queries(5):
-            page = sel.memory_list_page(reviewer, None, sel.MemoryFilters(sort=sort, dir=direction), per_page=7)
+            page = sel.memory_list_page(
+                reviewer, None, sel.MemoryFilters(sort=sort, dir=direction), per_page=7
+            )
             rows = [(m.scope.path, m.activation) for m in page.object_list]
         assert len(rows) == 7
 

@@ -39,8 +39,9 @@ def admin(db):
     return principal
 
 
-def test_only_owners_and_site_admins_may_start_an_evaluation(owner, reviewer, curator, outsider, admin,
-                                                             workspace_scope):
+def test_only_owners_and_site_admins_may_start_an_evaluation(
+    owner, reviewer, curator, outsider, admin, workspace_scope
+):
     acme = Workspace.objects.get(slug="acme")
     content = json.dumps(LOCOMO).encode()
     for refused, error in ((reviewer, PermissionDenied), (curator, PermissionDenied), (outsider, NotFound)):
@@ -49,7 +50,12 @@ def test_only_owners_and_site_admins_may_start_an_evaluation(owner, reviewer, cu
     assert not EvaluationRun.objects.exists()
     for allowed in (owner, admin):
         run = evaluation_request(workspace=acme, name="f.json", content=content, fmt=None, actor=allowed)
-        assert (run.state, run.suite, run.task_count, run.upload_format) == ("queued", "retrieval:f.json", 4, "locomo")
+        assert (run.state, run.suite, run.task_count, run.upload_format) == (
+            "queued",
+            "retrieval:f.json",
+            4,
+            "locomo",
+        )
     assert AuditEvent.objects.filter(action="evaluation.request", actor=owner).exists()
 
 
@@ -59,17 +65,30 @@ def test_the_upload_form_is_offered_only_to_whom_may_start(owner_client, reviewe
     assert b'id="evaluation-upload"' in signed_in(admin, "pw-sam").get("/evaluation/").content
 
 
-def test_bad_uploads_are_refused_with_a_reason_and_store_nothing(owner_client, reviewer_client, outsider_client,
-                                                                 settings, workspace_scope):
+def test_bad_uploads_are_refused_with_a_reason_and_store_nothing(
+    owner_client, reviewer_client, outsider_client, settings, workspace_scope
+):
     settings.EVALUATION_UPLOAD_MAX_BYTES = 200
     too_big = _upload(owner_client)
     assert too_big.status_code == 413 and "at most 200 bytes" in too_big.content.decode()
     settings.EVALUATION_UPLOAD_MAX_BYTES = 1_000_000
     not_json = _upload(owner_client, b"this is not json")
     assert not_json.status_code == 400 and UPLOAD_NOT_JSON in not_json.content.decode()
-    no_questions = _upload(owner_client, [{"sample_id": "x", "qa": [], "conversation": {
-        "speaker_a": "A", "speaker_b": "B", "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]}}])
+    no_questions = _upload(
+        owner_client,
+        [
+            {
+                "sample_id": "x",
+                "qa": [],
+                "conversation": {
+                    "speaker_a": "A",
+                    "speaker_b": "B",
+                    "session_1_date_time": "1:56 pm on 8 May, 2023",
+                    "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}],
+                },
+            }
+        ],
+    )
     assert no_questions.status_code == 400 and UPLOAD_NO_QUESTIONS in no_questions.content.decode()
     broken = _upload(owner_client, [{"sample_id": "x"}])
     assert broken.status_code == 400 and "`conversation` must be an object" in broken.content.decode()
@@ -84,16 +103,27 @@ def test_bad_uploads_are_refused_with_a_reason_and_store_nothing(owner_client, r
 
 
 def test_an_uploaded_locomo_file_is_evaluated_by_the_worker_into_its_own_workspace(
-    celery_worker, owner, reviewer, outsider, project_scope,
+    celery_worker,
+    owner,
+    reviewer,
+    outsider,
+    project_scope,
 ):
     owner_client = signed_in(owner, "pw-olivia")
     before = Memory.objects.filter(scope__workspace__slug="acme").count()
     response = _upload(owner_client)
     run = EvaluationRun.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/evaluation/runs/{run.pk}/"
-    run = wait_for(lambda: EvaluationRun.objects.filter(pk=run.pk, state__in=("done", "failed")).first(), timeout=180)
+    run = wait_for(
+        lambda: EvaluationRun.objects.filter(pk=run.pk, state__in=("done", "failed")).first(), timeout=180
+    )
     assert run.state == "done", run.error
-    assert (run.upload, run.sandbox, run.workspace.slug, run.started_by_id) == ("", f"eval-run-{run.pk}", "acme", owner.pk)
+    assert (run.upload, run.sandbox, run.workspace.slug, run.started_by_id) == (
+        "",
+        f"eval-run-{run.pk}",
+        "acme",
+        owner.pk,
+    )
     # Imported into the run's own workspace, nothing into the team's scopes; that workspace is thrown
     # away once measured (the drill-down keeps the texts it needs).
     assert Memory.objects.filter(scope__workspace__slug="acme").count() == before
@@ -101,11 +131,17 @@ def test_an_uploaded_locomo_file_is_evaluated_by_the_worker_into_its_own_workspa
     assert not Memory.objects.filter(scope__path__startswith=f"eval-run-{run.pk}/").exists()
     assert AuditEvent.objects.filter(action="evaluation.sandbox_drop", target_id=str(run.pk)).exists()
     full = run.results["strategies"]["full"]
-    assert full["all"]["questions"] == 4 and set(full["categories"]) == {"1 multi-hop", "2 temporal", "4 single-hop"}
+    assert full["all"]["questions"] == 4 and set(full["categories"]) == {
+        "1 multi-hop",
+        "2 temporal",
+        "4 single-hop",
+    }
     assert all(0.0 <= full["all"][f"recall@{k}"] <= 1.0 for k in (1, 5, 10)) and full["latency_ms_p50"] > 0
     assert set(run.results["strategies"]) == {"full", "vector", "keyword", "bm25"}
     tasks = run.results["tasks"]
-    assert len(tasks) == 4 and all(set(t["expected"]) <= {"D1:3", "D1:5", "D2:1", "D2:2", "D2:3"} for t in tasks)
+    assert len(tasks) == 4 and all(
+        set(t["expected"]) <= {"D1:3", "D1:5", "D2:1", "D2:2", "D2:3"} for t in tasks
+    )
     for task in tasks:  # a failing question kept the texts of its evidence before the workspace went
         assert task["passed"] or all(e["text"] for e in task["expected_texts"])
     assert run.environment.get("postgres") and run.finished_at is not None
@@ -121,38 +157,96 @@ def test_an_uploaded_locomo_file_is_evaluated_by_the_worker_into_its_own_workspa
     listing = owner_client.get("/evaluation/").content.decode()
     assert f'data-run="{run.pk}"' in listing and 'id="retrieval-chart"' in listing
     data = owner_client.get("/evaluation/data.json", {"run": run.pk}).json()
-    assert data["kind"] == "retrieval" and [r["name"] for r in data["rows"]] == ["full", "vector", "keyword", "bm25"]
+    assert data["kind"] == "retrieval" and [r["name"] for r in data["rows"]] == [
+        "full",
+        "vector",
+        "keyword",
+        "bm25",
+    ]
 
 
 def test_a_failing_question_shows_what_was_expected_and_what_was_ranked(owner_client, workspace_scope):
     acme = Workspace.objects.get(slug="acme")
-    run = EvaluationRun.objects.create(suite="retrieval:x.json", seed=0, workspace=acme, state="done", task_count=2,
-                                       strategies=["full"], results={"strategies": {"full": {"all": {
-                                           "questions": 2, "recall@1": 0.0, "recall@5": 0.5, "recall@10": 0.5},
-                                           "categories": {}}}, "tasks": [
-        {"id": "q1", "scope": "s", "question": "What did Melanie paint?", "category": "single-hop",
-         "expected": ["D1:5"], "ranked": ["D1:4"], "recall@1": 0.0, "recall@5": 0.0, "recall@10": 0.0,
-         "passed": False, "expected_texts": [{"ref": "D1:5", "text": "Melanie: a painting of a sunset"}],
-         "ranked_texts": [{"ref": "D1:4", "text": "Melanie: Wow, a support group!", "evidence": False}]},
-        {"id": "q2", "scope": "s", "question": "Where did Caroline go?", "category": "temporal",
-         "expected": ["D1:3"], "ranked": ["D1:3"], "recall@1": 1.0, "recall@5": 1.0, "recall@10": 1.0,
-         "passed": True},
-    ]})
+    run = EvaluationRun.objects.create(
+        suite="retrieval:x.json",
+        seed=0,
+        workspace=acme,
+        state="done",
+        task_count=2,
+        strategies=["full"],
+        results={
+            "strategies": {
+                "full": {
+                    "all": {"questions": 2, "recall@1": 0.0, "recall@5": 0.5, "recall@10": 0.5},
+                    "categories": {},
+                }
+            },
+            "tasks": [
+                {
+                    "id": "q1",
+                    "scope": "s",
+                    "question": "What did Melanie paint?",
+                    "category": "single-hop",
+                    "expected": ["D1:5"],
+                    "ranked": ["D1:4"],
+                    "recall@1": 0.0,
+                    "recall@5": 0.0,
+                    "recall@10": 0.0,
+                    "passed": False,
+                    "expected_texts": [{"ref": "D1:5", "text": "Melanie: a painting of a sunset"}],
+                    "ranked_texts": [
+                        {"ref": "D1:4", "text": "Melanie: Wow, a support group!", "evidence": False}
+                    ],
+                },
+                {
+                    "id": "q2",
+                    "scope": "s",
+                    "question": "Where did Caroline go?",
+                    "category": "temporal",
+                    "expected": ["D1:3"],
+                    "ranked": ["D1:3"],
+                    "recall@1": 1.0,
+                    "recall@5": 1.0,
+                    "recall@10": 1.0,
+                    "passed": True,
+                },
+            ],
+        },
+    )
     page = owner_client.get(f"/evaluation/runs/{run.pk}/").content.decode()
-    assert "What did Melanie paint?" in page and "a painting of a sunset" in page and "Wow, a support group!" in page
+    assert (
+        "What did Melanie paint?" in page
+        and "a painting of a sunset" in page
+        and "Wow, a support group!" in page
+    )
     assert "Where did Caroline go?" not in page  # passing questions only on ?show=all
-    assert "Where did Caroline go?" in owner_client.get(f"/evaluation/runs/{run.pk}/", {"show": "all"}).content.decode()
+    assert (
+        "Where did Caroline go?"
+        in owner_client.get(f"/evaluation/runs/{run.pk}/", {"show": "all"}).content.decode()
+    )
 
 
 def test_a_replay_run_lists_its_tasks_and_a_failure_shows_what_the_packet_held(reviewer_client, history):
-    run = EvaluationRun.objects.create(suite="standard", seed=3, strategies=["full"], task_count=2, results={
-        "strategies": {"full": {"overall": 0.5, "categories": {"keyed": 0.5}, "metrics": {}}},
-        "failures": [{"task": "keyed-007", "category": "keyed", "strategy": "full",
-                      "failures": ["expected memory `fmt_v2` in constraints; it was not in the packet"],
-                      "held": [{"slot": "evidence", "memory_id": 41, "text": "Export slides as PDF"}]}],
-        "failure_count": 1,
-        "outcomes": [["keyed-007", "keyed", "full", False], ["keyed-008", "keyed", "full", True]],
-    })
+    run = EvaluationRun.objects.create(
+        suite="standard",
+        seed=3,
+        strategies=["full"],
+        task_count=2,
+        results={
+            "strategies": {"full": {"overall": 0.5, "categories": {"keyed": 0.5}, "metrics": {}}},
+            "failures": [
+                {
+                    "task": "keyed-007",
+                    "category": "keyed",
+                    "strategy": "full",
+                    "failures": ["expected memory `fmt_v2` in constraints; it was not in the packet"],
+                    "held": [{"slot": "evidence", "memory_id": 41, "text": "Export slides as PDF"}],
+                }
+            ],
+            "failure_count": 1,
+            "outcomes": [["keyed-007", "keyed", "full", False], ["keyed-008", "keyed", "full", True]],
+        },
+    )
     page = reviewer_client.get(f"/evaluation/runs/{run.pk}/").content.decode()
     assert "keyed-007" in page and "expected memory `fmt_v2` in constraints" in page
     assert "Export slides as PDF" in page and 'data-task="keyed-008"' not in page
@@ -161,10 +255,13 @@ def test_a_replay_run_lists_its_tasks_and_a_failure_shows_what_the_packet_held(r
     assert Client().get(f"/evaluation/runs/{run.pk}/").status_code == 302
 
 
-def test_the_history_lists_every_run_paged_in_constant_queries(reviewer, reviewer_client, history,
-                                                                django_assert_max_num_queries):
+def test_the_history_lists_every_run_paged_in_constant_queries(
+    reviewer, reviewer_client, history, django_assert_max_num_queries
+):
     for i in range(30):
-        EvaluationRun.objects.create(suite=f"standard-{i}", seed=i, results={"strategies": {"full": {"overall": 0.5}}})
+        EvaluationRun.objects.create(
+            suite=f"standard-{i}", seed=i, results={"strategies": {"full": {"overall": 0.5}}}
+        )
     first = reviewer_client.get("/evaluation/").content.decode()
     assert first.count('data-run="') == 25 and "standard-29" in first and "standard-0<" not in first
     second = reviewer_client.get("/evaluation/", {"page": 2}).content.decode()

@@ -6,7 +6,8 @@ from memoryui.views.governance import REVOKE_REASON_REQUIRED, UNKNOWN_PRINCIPAL
 
 
 def test_owner_sees_every_grant_of_the_workspace_and_may_revoke_all_but_its_last_owner_grant(
-        owner_client, reviewer, curator, history):
+    owner_client, reviewer, curator, history
+):
     rows = owner_client.get(reverse("dashboard:governance")).context["grants"]
     names = {(r["grant"].principal.name, r["grant"].role) for r in rows}
     assert {("olivia", "owner"), ("rami", "reviewer"), ("cora", "curator")} <= names
@@ -24,15 +25,18 @@ def test_reviewer_sees_grants_of_its_scope_but_no_edit_controls(reviewer_client,
 
 def test_owner_adds_and_revokes_a_grant(owner_client, history):
     user_ensure(username="nina", password="pw-nina", actor=None)
-    added = owner_client.post(reverse("dashboard:grant-add"),
-                              {"principal": "nina", "role": "viewer", "grant_scope": "acme/slides"})
+    added = owner_client.post(
+        reverse("dashboard:grant-add"), {"principal": "nina", "role": "viewer", "grant_scope": "acme/slides"}
+    )
     assert added.status_code == 302
     grant = Grant.objects.get(principal__name="nina")
     assert grant.role == Role.VIEWER
     confirm = owner_client.get(reverse("dashboard:grant-revoke"), {"grant": grant.pk})
     assert confirm.status_code == 200 and b'name="reason"' in confirm.content
     assert Grant.objects.filter(pk=grant.pk).exists()  # asking to revoke is not revoking
-    revoked = owner_client.post(reverse("dashboard:grant-revoke"), {"grant": grant.pk, "reason": "left the project"})
+    revoked = owner_client.post(
+        reverse("dashboard:grant-revoke"), {"grant": grant.pk, "reason": "left the project"}
+    )
     assert revoked.status_code == 302 and not Grant.objects.filter(principal__name="nina").exists()
     event = AuditEvent.objects.filter(action="grant.revoke").latest("pk")
     assert event.reason == "left the project"
@@ -49,25 +53,30 @@ def test_the_grant_form_offers_known_principals_and_hides_others(owner_client, r
     user_ensure(username="nina", password="pw-nina", actor=None)
     names = {n for n, _ in owner_client.get(reverse("dashboard:governance")).context["known_principals"]}
     assert {"olivia", "rami", "nina"} <= names and "otto" not in names
-    response = owner_client.post(reverse("dashboard:grant-add"),
-                                 {"principal": "otto", "role": "viewer", "grant_scope": "acme"})
+    response = owner_client.post(
+        reverse("dashboard:grant-add"), {"principal": "otto", "role": "viewer", "grant_scope": "acme"}
+    )
     assert response.status_code == 400 and UNKNOWN_PRINCIPAL.encode() in response.content
 
 
 def test_grant_edits_by_a_non_owner_are_refused_and_change_nothing(reviewer_client, owner, history):
     user_ensure(username="nina", password="pw-nina", actor=None)
-    response = reviewer_client.post(reverse("dashboard:grant-add"),
-                                    {"principal": "nina", "role": "viewer", "grant_scope": "acme/slides"})
+    response = reviewer_client.post(
+        reverse("dashboard:grant-add"), {"principal": "nina", "role": "viewer", "grant_scope": "acme/slides"}
+    )
     assert response.status_code == 403
     owner_grant = Grant.objects.get(principal=owner)
-    assert reviewer_client.post(reverse("dashboard:grant-revoke"), {"grant": owner_grant.pk}).status_code == 404
+    assert (
+        reviewer_client.post(reverse("dashboard:grant-revoke"), {"grant": owner_grant.pk}).status_code == 404
+    )
     assert Grant.objects.filter(pk=owner_grant.pk).exists()
     assert not Grant.objects.filter(principal__name="nina").exists()
 
 
 def test_unknown_principal_is_a_400_with_a_sentence(owner_client, history):
-    response = owner_client.post(reverse("dashboard:grant-add"),
-                                 {"principal": "nobody", "role": "viewer", "grant_scope": "acme"})
+    response = owner_client.post(
+        reverse("dashboard:grant-add"), {"principal": "nobody", "role": "viewer", "grant_scope": "acme"}
+    )
     assert response.status_code == 400 and UNKNOWN_PRINCIPAL.encode() in response.content
 
 

@@ -77,7 +77,9 @@ def test_around_a_memory_shows_its_neighbours_to_the_depth_asked(reviewer_client
     assert page.status_code == 200 and b"around memory" in page.content
 
 
-def test_around_a_memory_hides_neighbours_the_reader_may_not_read(reviewer_client, owner_client, pair, history):
+def test_around_a_memory_hides_neighbours_the_reader_may_not_read(
+    reviewer_client, owner_client, pair, history
+):
     relation_add(source_id=history["secret"].pk, target_id=pair["a"].pk, kind="supports", actor=None)
     mine = reviewer_client.get(reverse("dashboard:graph-data"), {"memory": pair["a"].pk}).json()
     assert history["secret"].pk not in {n["id"] for n in mine["nodes"]}
@@ -87,20 +89,35 @@ def test_around_a_memory_hides_neighbours_the_reader_may_not_read(reviewer_clien
 
 
 def test_around_a_memory_outside_the_grants_or_of_another_workspace_is_a_404(
-        reviewer_client, outsider_client, outsider, other_workspace_scope, pair, history):
+    reviewer_client, outsider_client, outsider, other_workspace_scope, pair, history
+):
     foreign = remember(other_workspace_scope, "Globex invoices in CHF")
-    for client, memory in ((reviewer_client, history["secret"]), (reviewer_client, foreign),
-                           (outsider_client, pair["a"]), (reviewer_client, None)):
+    for client, memory in (
+        (reviewer_client, history["secret"]),
+        (reviewer_client, foreign),
+        (outsider_client, pair["a"]),
+        (reviewer_client, None),
+    ):
         memory_id = memory.pk if memory else 999_999
         data = client.get(reverse("dashboard:graph-data"), {"memory": memory_id})
         assert data.status_code == 404 and data.json()["error"] == "not_found"
         assert client.get(reverse("dashboard:graph"), {"memory": memory_id}).status_code == 404
-    assert b"Payments" not in reviewer_client.get(reverse("dashboard:graph-data"), {"memory": history["secret"].pk}).content
+    assert (
+        b"Payments"
+        not in reviewer_client.get(reverse("dashboard:graph-data"), {"memory": history["secret"].pk}).content
+    )
 
 
 def test_graph_parameters_are_checked_and_nobody_signed_out_gets_in(client, reviewer_client, agent, pair):
-    assert reviewer_client.get(reverse("dashboard:graph-data"), {"memory": "x"}).json()["message"] == BAD_MEMORY
-    assert reviewer_client.get(reverse("dashboard:graph-data"), {"memory": pair["a"].pk, "depth": 3}).json()["message"] == BAD_DEPTH
+    assert (
+        reviewer_client.get(reverse("dashboard:graph-data"), {"memory": "x"}).json()["message"] == BAD_MEMORY
+    )
+    assert (
+        reviewer_client.get(reverse("dashboard:graph-data"), {"memory": pair["a"].pk, "depth": 3}).json()[
+            "message"
+        ]
+        == BAD_DEPTH
+    )
     for anonymous in (client, token_client(agent)):
         response = anonymous.get(reverse("dashboard:graph-data"), {"memory": pair["a"].pk})
         assert response.status_code == 302 and "/accounts/login/" in response["Location"]
@@ -111,7 +128,9 @@ def test_the_memory_page_links_to_the_graph_around_it(reviewer_client, pair):
     assert f'/graph/?memory={pair["a"].pk}&amp;depth=1' in body
 
 
-def test_neighbourhood_selector_is_constant_query(reviewer, pair, project_scope, django_assert_max_num_queries):
+def test_neighbourhood_selector_is_constant_query(
+    reviewer, pair, project_scope, django_assert_max_num_queries
+):
     from governance.selectors import dashboard as sel
 
     for i in range(20):
@@ -130,7 +149,9 @@ def test_the_timeline_picker_finds_memories_by_words_and_shows_the_picked_ones(r
     found = reviewer_client.get(reverse("dashboard:timeline"), {"q": "PPTX"})
     assert [m.pk for m in found.context["choices"]] == [history["second"].pk]
     assert b'name="m" value="%d"' % history["second"].pk in found.content
-    picked = reviewer_client.get(reverse("dashboard:timeline-data"), {"m": [history["episode"].pk, history["second"].pk]})
+    picked = reviewer_client.get(
+        reverse("dashboard:timeline-data"), {"m": [history["episode"].pk, history["second"].pk]}
+    )
     assert [s["id"] for s in picked.json()["series"]] == [history["episode"].pk, history["second"].pk]
     assert picked.json()["picked"] is True
     secret = reviewer_client.get(reverse("dashboard:timeline"), {"q": "Payments"})
@@ -138,12 +159,19 @@ def test_the_timeline_picker_finds_memories_by_words_and_shows_the_picked_ones(r
 
 
 def test_picking_a_memory_outside_the_grants_is_a_404_and_a_bad_pick_a_400(
-        reviewer_client, outsider_client, history):
-    assert reviewer_client.get(reverse("dashboard:timeline-data"), {"m": history["secret"].pk}).status_code == 404
+    reviewer_client, outsider_client, history
+):
+    assert (
+        reviewer_client.get(reverse("dashboard:timeline-data"), {"m": history["secret"].pk}).status_code
+        == 404
+    )
     assert outsider_client.get(reverse("dashboard:timeline"), {"m": history["second"].pk}).status_code == 404
     bad = reviewer_client.get(reverse("dashboard:timeline-data"), {"m": "two"})
     assert bad.status_code == 400 and bad.json()["message"] == BAD_PICK
-    assert reviewer_client.get(reverse("dashboard:timeline"), {"m": [str(i) for i in range(51)]}).status_code == 400
+    assert (
+        reviewer_client.get(reverse("dashboard:timeline"), {"m": [str(i) for i in range(51)]}).status_code
+        == 400
+    )
 
 
 def test_the_timeline_page_holds_the_chart_data_and_the_same_data_as_a_table(reviewer_client, history):
@@ -158,7 +186,9 @@ def test_the_timeline_page_holds_the_chart_data_and_the_same_data_as_a_table(rev
     assert history["secret"].text not in body
 
 
-def test_the_overview_histogram_bins_span_the_data_and_the_threshold_with_labels(reviewer_client, history, settings):
+def test_the_overview_histogram_bins_span_the_data_and_the_threshold_with_labels(
+    reviewer_client, history, settings
+):
     data = reviewer_client.get(reverse("dashboard:activation-histogram")).json()
     lo, hi = data["range"]
     threshold = math.log10(settings.MEMORY_COLD_THRESHOLD)
@@ -166,10 +196,14 @@ def test_the_overview_histogram_bins_span_the_data_and_the_threshold_with_labels
     assert sum(data["counts"]) == 3 and len(data["labels"]) == len(data["counts"])
     assert all("–" in label for label in data["labels"])
     fresh = math.log10(1.0)  # fresh memories start near A0 = 1
-    assert any(n for n, c in zip(data["counts"], data["centers"], strict=True) if abs(math.log10(c) - fresh) < 0.5)
+    assert any(
+        n for n, c in zip(data["counts"], data["centers"], strict=True) if abs(math.log10(c) - fresh) < 0.5
+    )
 
 
-def test_the_glossary_explains_each_word_and_is_linked_from_every_page(reviewer_client, client, history, settings):
+def test_the_glossary_explains_each_word_and_is_linked_from_every_page(
+    reviewer_client, client, history, settings
+):
     page = reviewer_client.get(reverse("dashboard:glossary"))
     body = page.content.decode()
     for slug in ("candidate", "proposed", "tier", "activation", "in-force", "four-eyes", "cold"):

@@ -45,8 +45,12 @@ def test_pagination_is_server_side_and_keeps_filters(reviewer_client, project_sc
 
 
 def test_htmx_filter_request_returns_only_the_table(reviewer_client, history):
-    response = reviewer_client.get(reverse("dashboard:memories"), {"kind": "episodic"},
-                                   HTTP_HX_REQUEST="true", HTTP_HX_TARGET="memory-table")
+    response = reviewer_client.get(
+        reverse("dashboard:memories"),
+        {"kind": "episodic"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="memory-table",
+    )
     body = response.content.decode()
     assert "<html" not in body and "User: make the deck shorter" in body
 
@@ -63,13 +67,18 @@ def test_memory_page_shows_revision_chain_relations_and_audit(reviewer_client, h
 def test_memory_in_a_scope_the_reader_cannot_see_is_not_found(reviewer_client, outsider_client, history):
     assert reviewer_client.get(reverse("dashboard:memory", args=[history["secret"].pk])).status_code == 404
     assert outsider_client.get(reverse("dashboard:memory", args=[history["second"].pk])).status_code == 404
-    assert outsider_client.get(reverse("dashboard:memory-activation", args=[history["second"].pk])).status_code == 404
+    assert (
+        outsider_client.get(reverse("dashboard:memory-activation", args=[history["second"].pk])).status_code
+        == 404
+    )
     assert reviewer_client.get(reverse("dashboard:memory", args=[999999])).status_code == 404
 
 
 def test_actions_offered_follow_the_grants(reviewer_client, curator_client, owner_client, history):
     def offered(client, memory):
-        return {a["name"] for a in client.get(reverse("dashboard:memory", args=[memory.pk])).context["actions"]}
+        return {
+            a["name"] for a in client.get(reverse("dashboard:memory", args=[memory.pk])).context["actions"]
+        }
 
     assert offered(reviewer_client, history["proposal"]) == {"confirm", "reject"}
     assert offered(reviewer_client, history["second"]) == set()
@@ -78,8 +87,10 @@ def test_actions_offered_follow_the_grants(reviewer_client, curator_client, owne
 
 
 def test_reviewer_cannot_supersede_even_by_posting_the_form(reviewer_client, history):
-    response = reviewer_client.post(reverse("dashboard:memory-act", args=[history["second"].pk]), {
-        "action": "supersede", "text": "Export as Keynote", "reason": "x", "irreversible": "yes"})
+    response = reviewer_client.post(
+        reverse("dashboard:memory-act", args=[history["second"].pk]),
+        {"action": "supersede", "text": "Export as Keynote", "reason": "x", "irreversible": "yes"},
+    )
     assert response.status_code == 403
     assert b"curator or owner" in response.content
     assert Memory.objects.get(pk=history["second"].pk).status == Status.ACTIVE
@@ -95,31 +106,45 @@ def test_irreversible_action_needs_the_confirmation_box_and_a_reason(curator_cli
 
 
 def test_curator_supersedes_from_the_memory_page(curator_client, history):
-    response = curator_client.post(reverse("dashboard:memory-act", args=[history["second"].pk]), {
-        "action": "supersede", "text": "Export slides as Keynote", "reason": "new client", "irreversible": "yes"})
+    response = curator_client.post(
+        reverse("dashboard:memory-act", args=[history["second"].pk]),
+        {
+            "action": "supersede",
+            "text": "Export slides as Keynote",
+            "reason": "new client",
+            "irreversible": "yes",
+        },
+    )
     assert response.status_code == 302
     newest = Memory.objects.get(key="export_format", status=Status.ACTIVE)
     assert newest.revision == 3 and newest.text == "Export slides as Keynote"
     assert response["Location"] == reverse("dashboard:memory", args=[newest.pk])
-    assert AuditEvent.objects.filter(action="memory.supersede", target_id=str(newest.pk), actor_name="cora").exists()
+    assert AuditEvent.objects.filter(
+        action="memory.supersede", target_id=str(newest.pk), actor_name="cora"
+    ).exists()
 
 
 def test_reviewer_confirms_a_proposal(reviewer_client, history):
-    response = reviewer_client.post(reverse("dashboard:memory-act", args=[history["proposal"].pk]),
-                                    {"action": "confirm"})
+    response = reviewer_client.post(
+        reverse("dashboard:memory-act", args=[history["proposal"].pk]), {"action": "confirm"}
+    )
     assert response.status_code == 302
     assert Memory.objects.get(pk=history["proposal"].pk).status == Status.ACTIVE
 
 
 def test_invalid_transition_is_a_409_with_the_reason(curator_client, history):
-    response = curator_client.post(reverse("dashboard:memory-act", args=[history["first"].pk]), {
-        "action": "supersede", "text": "x", "reason": "y", "irreversible": "yes"})
+    response = curator_client.post(
+        reverse("dashboard:memory-act", args=[history["first"].pk]),
+        {"action": "supersede", "text": "x", "reason": "y", "irreversible": "yes"},
+    )
     assert response.status_code == 409 and b"Only an active memory can be superseded" in response.content
 
 
 def test_forgotten_text_is_shown_to_owners_only(curator_client, owner_client, history):
-    curator_client.post(reverse("dashboard:memory-act", args=[history["episode"].pk]),
-                        {"action": "forget", "reason": "asked to", "irreversible": "yes"})
+    curator_client.post(
+        reverse("dashboard:memory-act", args=[history["episode"].pk]),
+        {"action": "forget", "reason": "asked to", "irreversible": "yes"},
+    )
     url = reverse("dashboard:memory", args=[history["episode"].pk])
     assert b"make the deck shorter" not in curator_client.get(url).content
     assert b"make the deck shorter" in owner_client.get(url).content
@@ -139,8 +164,12 @@ def test_hot_and_cold_filters_split_by_the_threshold(reviewer_client, project_sc
 
     from django.utils import timezone
 
-    old = remember(project_scope, "User: that was last year", kind="working",
-                   occurred_at=timezone.now() - timedelta(days=30))  # working memory fades within days
+    old = remember(
+        project_scope,
+        "User: that was last year",
+        kind="working",
+        occurred_at=timezone.now() - timedelta(days=30),
+    )  # working memory fades within days
     url = reverse("dashboard:memories")
     cold = ids_on(reviewer_client.get(url, {"cold": "cold"}))
     hot = ids_on(reviewer_client.get(url, {"cold": "hot"}))

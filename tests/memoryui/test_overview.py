@@ -22,7 +22,9 @@ def test_outsider_sees_an_empty_overview_with_explanations(outsider_client, hist
     assert b"No memories here yet" in response.content
 
 
-def test_activation_histogram_counts_recallable_memories_and_gives_the_threshold(reviewer_client, history, settings):
+def test_activation_histogram_counts_recallable_memories_and_gives_the_threshold(
+    reviewer_client, history, settings
+):
     data = reviewer_client.get(reverse("dashboard:activation-histogram")).json()
     # Recallable: the active PPTX fact, the proposal, the episode (the superseded one is not).
     assert sum(data["counts"]) == 3

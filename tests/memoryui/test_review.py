@@ -23,16 +23,21 @@ def test_queue_lists_proposals_of_readable_scopes(reviewer_client, outsider_clie
 
 def test_bulk_confirm_activates_every_selected_item(reviewer_client, project_scope, history):
     other = proposal(project_scope, "short decks")
-    response = reviewer_client.post(reverse("dashboard:review-act"),
-                                    {"memory": [history["proposal"].pk, other.pk], "decision": "confirm"})
+    response = reviewer_client.post(
+        reverse("dashboard:review-act"), {"memory": [history["proposal"].pk, other.pk], "decision": "confirm"}
+    )
     assert response.status_code == 302
-    assert set(Memory.objects.filter(pk__in=[history["proposal"].pk, other.pk]).values_list("status", flat=True)) == {"active"}
+    assert set(
+        Memory.objects.filter(pk__in=[history["proposal"].pk, other.pk]).values_list("status", flat=True)
+    ) == {"active"}
 
 
 def test_bulk_decision_is_all_or_nothing(reviewer_client, project_scope, history, sibling_scope):
     hidden = proposal(sibling_scope, "payments prefer cents")
-    response = reviewer_client.post(reverse("dashboard:review-act"),
-                                    {"memory": [history["proposal"].pk, hidden.pk], "decision": "confirm"})
+    response = reviewer_client.post(
+        reverse("dashboard:review-act"),
+        {"memory": [history["proposal"].pk, hidden.pk], "decision": "confirm"},
+    )
     assert response.status_code == 404
     assert b"Nothing was changed" in response.content
     assert Memory.objects.get(pk=history["proposal"].pk).status == Status.PROPOSED
@@ -40,11 +45,20 @@ def test_bulk_decision_is_all_or_nothing(reviewer_client, project_scope, history
 
 def test_bulk_reject_needs_reason_and_confirmation(reviewer_client, history):
     url = reverse("dashboard:review-act")
-    assert reviewer_client.post(url, {"memory": [history["proposal"].pk], "decision": "reject"}).status_code == 400
-    assert reviewer_client.post(url, {"memory": [history["proposal"].pk], "decision": "reject",
-                                      "reason": "wrong"}).status_code == 400
-    ok = reviewer_client.post(url, {"memory": [history["proposal"].pk], "decision": "reject", "reason": "wrong",
-                                    "irreversible": "yes"})
+    assert (
+        reviewer_client.post(url, {"memory": [history["proposal"].pk], "decision": "reject"}).status_code
+        == 400
+    )
+    assert (
+        reviewer_client.post(
+            url, {"memory": [history["proposal"].pk], "decision": "reject", "reason": "wrong"}
+        ).status_code
+        == 400
+    )
+    ok = reviewer_client.post(
+        url,
+        {"memory": [history["proposal"].pk], "decision": "reject", "reason": "wrong", "irreversible": "yes"},
+    )
     assert ok.status_code == 302
     assert Memory.objects.get(pk=history["proposal"].pk).status == Status.REJECTED
 
@@ -66,7 +80,10 @@ def test_four_eyes_state_is_shown_and_one_reviewer_only_records_an_approval(
     assert "Four-eyes: 0 of 2 approvals" in body
     reviewer_client.post(reverse("dashboard:review-act"), {"memory": [commitment.pk], "decision": "confirm"})
     assert Memory.objects.get(pk=commitment.pk).status == Status.PROPOSED
-    assert "Four-eyes: 1 of 2 approvals (rami)" in reviewer_client.get(reverse("dashboard:review")).content.decode()
+    assert (
+        "Four-eyes: 1 of 2 approvals (rami)"
+        in reviewer_client.get(reverse("dashboard:review")).content.decode()
+    )
 
 
 def test_a_viewer_sees_the_queue_without_decision_controls(client, project_scope, history):
@@ -84,14 +101,25 @@ def test_a_viewer_sees_the_queue_without_decision_controls(client, project_scope
 # --- Provenance, filters, paging, query count --------------------------------------------------------------
 
 
-def test_each_item_shows_proposer_reason_source_and_the_turn_it_was_seen_in(reviewer_client, project_scope, agent):
+def test_each_item_shows_proposer_reason_source_and_the_turn_it_was_seen_in(
+    reviewer_client, project_scope, agent
+):
     from governance.models import Turn
     from governance.services.memory import MemoryInput, memory_record
 
     seen_in = Turn.objects.create(scope=project_scope, principal=agent, session="s-9", query="make it dark")
-    item = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="The user likes dark decks",
-                                          source_kind="user", source_ref="turn-ref-42", session="s-9",
-                                          status="candidate"), actor=agent)
+    item = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            text="The user likes dark decks",
+            source_kind="user",
+            source_ref="turn-ref-42",
+            session="s-9",
+            status="candidate",
+        ),
+        actor=agent,
+    )
     memory_propose(memory_id=item.pk, actor=agent, reason="The user said so twice in this session")
     response = reviewer_client.get(reverse("dashboard:review"))
     [listed] = [i for i in response.context["items"] if i.memory.pk == item.pk]
@@ -103,7 +131,9 @@ def test_each_item_shows_proposer_reason_source_and_the_turn_it_was_seen_in(revi
 
 
 def test_promotions_are_in_the_same_queue_labelled(reviewer_client, project_scope):
-    promo = proposal(project_scope, "Decks use the corporate template", meta={"promotion": {"sessions": ["a", "b"]}})
+    promo = proposal(
+        project_scope, "Decks use the corporate template", meta={"promotion": {"sessions": ["a", "b"]}}
+    )
     response = reviewer_client.get(reverse("dashboard:review"))
     [item] = [i for i in response.context["items"] if i.memory.pk == promo.pk]
     assert item.kind == "promotion" and 'class="badge kind-promotion">Promotion<' in response.content.decode()
@@ -118,8 +148,12 @@ def test_filters_by_kind_proposer_and_age(reviewer_client, project_scope, agent)
 
     old = proposal(project_scope, "Old convention", kind="convention")
     Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=3))
-    by_agent = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="Agent's idea",
-                                              source_kind="user", status="proposed"), actor=agent)
+    by_agent = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="preference", text="Agent's idea", source_kind="user", status="proposed"
+        ),
+        actor=agent,
+    )
     url = reverse("dashboard:review")
 
     def listed(**params):
@@ -134,14 +168,27 @@ def test_filters_by_kind_proposer_and_age(reviewer_client, project_scope, agent)
     assert reviewer_client.get(url, {"older": "forever"}).status_code == 400
     assert reviewer_client.get(url, {"kind": "gossip"}).status_code == 400
     assert reviewer_client.get(url, {"after": "not-a-cursor"}).status_code == 400
-    assert reviewer_client.get(url, {"after": "2026-13-01T00:00:00+00:00~1"}).status_code == 400  # no such day
+    assert (
+        reviewer_client.get(url, {"after": "2026-13-01T00:00:00+00:00~1"}).status_code == 400
+    )  # no such day
 
 
 def test_keyset_paging_goes_past_the_first_60(reviewer_client, project_scope):
     from governance.services.memory import MemoryInput, memory_record_batch
 
-    made = memory_record_batch(items=[MemoryInput(scope=project_scope, kind="preference", text=f"Preference {i}",
-                                                  source_kind="user", status="proposed") for i in range(65)], actor=None)
+    made = memory_record_batch(
+        items=[
+            MemoryInput(
+                scope=project_scope,
+                kind="preference",
+                text=f"Preference {i}",
+                source_kind="user",
+                status="proposed",
+            )
+            for i in range(65)
+        ],
+        actor=None,
+    )
     first = reviewer_client.get(reverse("dashboard:review"))
     assert first.context["count"] == 60 and first.context["waiting"] == 65
     second = reviewer_client.get(reverse("dashboard:review") + first.context["links"]["next"])
@@ -159,8 +206,17 @@ def test_review_page_query_count_does_not_grow_with_the_queue(reviewer_client, p
 
     def add(n):
         for i in range(n):
-            item = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text=f"Idea {i} {n}",
-                                                  source_kind="user", session="s", status="candidate"), actor=agent)
+            item = memory_record(
+                item=MemoryInput(
+                    scope=project_scope,
+                    kind="preference",
+                    text=f"Idea {i} {n}",
+                    source_kind="user",
+                    session="s",
+                    status="candidate",
+                ),
+                actor=agent,
+            )
             memory_propose(memory_id=item.pk, actor=agent, reason=f"reason {i}")
         Turn.objects.create(scope=project_scope, principal=agent, session="s", query="q")
 

@@ -22,8 +22,13 @@ from tests.memoryui.conftest import remember, signed_in
 ACTIONS = {
     "confirm": {"decision": "confirm", "reason": "matches what the user said"},
     "reject": {"decision": "reject", "reason": "the user never said that"},
-    "edit": {"decision": "edit", "reason": "tightened the wording", "text": "The user prefers dark slide themes",
-             "key": "", "kind": "preference"},
+    "edit": {
+        "decision": "edit",
+        "reason": "tightened the wording",
+        "text": "The user prefers dark slide themes",
+        "key": "",
+        "kind": "preference",
+    },
 }
 
 
@@ -65,12 +70,18 @@ def test_people_with_the_confirm_right_decide_one_item(action, who, request, pro
         assert item.status == Status.ACTIVE and item.confirmed_by.name == request.getfixturevalue(who).name
     elif action == "reject":
         assert item.status == Status.REJECTED
-        assert AuditEvent.objects.get(target_id=str(item.pk), action="memory.reject").reason == ACTIONS["reject"]["reason"]
+        assert (
+            AuditEvent.objects.get(target_id=str(item.pk), action="memory.reject").reason
+            == ACTIONS["reject"]["reason"]
+        )
     else:
         assert item.status == Status.REJECTED
         edited = Memory.objects.get(meta__edited_from=item.pk)
         assert (edited.status, edited.text, edited.created_by.name) == (
-            Status.ACTIVE, ACTIONS["edit"]["text"], request.getfixturevalue(who).name)
+            Status.ACTIVE,
+            ACTIONS["edit"]["text"],
+            request.getfixturevalue(who).name,
+        )
 
 
 @pytest.mark.parametrize("action", ACTIONS)
@@ -129,13 +140,34 @@ def test_reject_without_a_reason_is_a_400_and_changes_nothing(reviewer_client, p
     assert item.status == Status.PROPOSED and audit_count(item) == before
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"decision": "edit", "text": "Dark themes", "kind": "preference", "reason": ""}, EDIT_REASON_REQUIRED),
-    ({"decision": "edit", "text": "   ", "kind": "preference", "reason": "fix"}, "A memory needs a non-empty text."),
-    ({"decision": "edit", "text": "Dark themes", "kind": "gossip", "reason": "fix"}, "kind must be one of"),
-    ({"decision": "edit", "text": "Dark themes", "kind": "preference", "key": "k" * 201, "reason": "fix"}, "key is"),
-    ({"decision": "approve"}, BAD_ITEM_DECISION),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            {"decision": "edit", "text": "Dark themes", "kind": "preference", "reason": ""},
+            EDIT_REASON_REQUIRED,
+        ),
+        (
+            {"decision": "edit", "text": "   ", "kind": "preference", "reason": "fix"},
+            "A memory needs a non-empty text.",
+        ),
+        (
+            {"decision": "edit", "text": "Dark themes", "kind": "gossip", "reason": "fix"},
+            "kind must be one of",
+        ),
+        (
+            {
+                "decision": "edit",
+                "text": "Dark themes",
+                "kind": "preference",
+                "key": "k" * 201,
+                "reason": "fix",
+            },
+            "key is",
+        ),
+        ({"decision": "approve"}, BAD_ITEM_DECISION),
+    ],
+)
 def test_a_bad_edit_or_decision_is_a_400_and_changes_nothing(data, message, reviewer_client, project_scope):
     item = proposal(project_scope)
     count, before = Memory.objects.count(), audit_count(item)
@@ -154,18 +186,30 @@ def test_deciding_an_item_twice_is_a_409_not_a_500(reviewer_client, project_scop
 
 
 def test_an_unknown_memory_is_a_404(reviewer_client, project_scope):
-    response = reviewer_client.post(reverse("dashboard:review-decide", args=[999_999]), ACTIONS["confirm"],
-                                    HTTP_ACCEPT="application/json")
+    response = reviewer_client.post(
+        reverse("dashboard:review-decide", args=[999_999]), ACTIONS["confirm"], HTTP_ACCEPT="application/json"
+    )
     assert response.status_code == 404
 
 
 # --- Edit then confirm -----------------------------------------------------------------------------------
 
 
-def test_edit_then_confirm_keeps_provenance_and_audits_both_steps(reviewer, reviewer_client, agent, project_scope):
+def test_edit_then_confirm_keeps_provenance_and_audits_both_steps(
+    reviewer, reviewer_client, agent, project_scope
+):
     episode = remember(project_scope, "User: I like dark themes", kind="episodic", source_ref="t-7")
-    item = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="User likes dark",
-                                          source_kind="user", source_ref="t-7", status="proposed"), actor=agent)
+    item = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            text="User likes dark",
+            source_kind="user",
+            source_ref="t-7",
+            status="proposed",
+        ),
+        actor=agent,
+    )
     Relation.objects.create(source=item, target=episode, kind=RelationKind.DERIVED_FROM, reason="extracted")
     response = decide(reviewer_client, item, ACTIONS["edit"], json_reply=True)
     assert response.status_code == 200
@@ -173,19 +217,38 @@ def test_edit_then_confirm_keeps_provenance_and_audits_both_steps(reviewer, revi
     edited = Memory.objects.get(pk=body["result_id"])
     assert body["status"] == Status.ACTIVE and edited.pk != item.pk
     assert (edited.source_kind, edited.source_ref, edited.confirmed_by_id, edited.meta["proposed_by"]) == (
-        SourceKind.REVIEWER, "t-7", reviewer.pk, agent.pk)
-    assert set(Relation.objects.filter(source=edited, kind=RelationKind.DERIVED_FROM).values_list("target_id", flat=True)) == {
-        item.pk, episode.pk}
+        SourceKind.REVIEWER,
+        "t-7",
+        reviewer.pk,
+        agent.pk,
+    )
+    assert set(
+        Relation.objects.filter(source=edited, kind=RelationKind.DERIVED_FROM).values_list(
+            "target_id", flat=True
+        )
+    ) == {item.pk, episode.pk}
     rejected = AuditEvent.objects.get(target_id=str(item.pk), action="memory.reject")
     assert rejected.reason == EDITED_INTO.format(new_id=edited.pk, reason=ACTIONS["edit"]["reason"])
-    assert AuditEvent.objects.get(target_id=str(edited.pk), action="memory.confirm").reason == ACTIONS["edit"]["reason"]
+    assert (
+        AuditEvent.objects.get(target_id=str(edited.pk), action="memory.confirm").reason
+        == ACTIONS["edit"]["reason"]
+    )
 
 
 def test_edit_that_takes_a_key_supersedes_the_fact_in_force(reviewer_client, project_scope, history):
     item = proposal(project_scope, "The user wants PDF exports now", kind="convention")
-    response = decide(reviewer_client, item, {"decision": "edit", "text": "Export slides as PDF",
-                                              "key": "export_format", "kind": "convention",
-                                              "reason": "it corrects the export format"}, json_reply=True)
+    response = decide(
+        reviewer_client,
+        item,
+        {
+            "decision": "edit",
+            "text": "Export slides as PDF",
+            "key": "export_format",
+            "kind": "convention",
+            "reason": "it corrects the export format",
+        },
+        json_reply=True,
+    )
     assert response.status_code == 200
     edited = Memory.objects.get(pk=response.json()["result_id"])
     assert (edited.key, edited.revision, edited.status) == ("export_format", 3, Status.ACTIVE)
@@ -194,8 +257,12 @@ def test_edit_that_takes_a_key_supersedes_the_fact_in_force(reviewer_client, pro
 
 def test_an_unchanged_edit_is_a_plain_confirm(reviewer_client, project_scope):
     item = proposal(project_scope)
-    response = decide(reviewer_client, item, {"decision": "edit", "text": item.text, "key": "", "kind": item.kind,
-                                              "reason": "fine as it is"}, json_reply=True)
+    response = decide(
+        reviewer_client,
+        item,
+        {"decision": "edit", "text": item.text, "key": "", "kind": item.kind, "reason": "fine as it is"},
+        json_reply=True,
+    )
     assert response.json()["result_id"] == item.pk and Memory.objects.get(pk=item.pk).status == Status.ACTIVE
 
 
@@ -205,8 +272,17 @@ def test_an_unchanged_edit_is_a_plain_confirm(reviewer_client, project_scope):
 def test_four_eyes_the_proposer_cannot_confirm_their_own_proposal_alone(
     four_eyes_scope, reviewer, reviewer_client, second_reviewer
 ):
-    own = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", text="Never send drafts on Friday",
-                                         source_kind="user", status="proposed", tier="long"), actor=reviewer)
+    own = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            text="Never send drafts on Friday",
+            source_kind="user",
+            status="proposed",
+            tier="long",
+        ),
+        actor=reviewer,
+    )
     first = decide(reviewer_client, own, ACTIONS["confirm"], json_reply=True)
     assert first.status_code == 200 and first.json()["status"] == Status.PROPOSED
     again = decide(reviewer_client, own, ACTIONS["confirm"], json_reply=True)
@@ -224,8 +300,17 @@ def test_four_eyes_an_edited_text_needs_a_second_person_who_has_seen_it(
     # The second reviewer approved the original text; the edit is another text, so that approval is not carried.
     sana = signed_in(second_reviewer, "pw-sana")
     assert decide(sana, item, ACTIONS["confirm"], json_reply=True).json()["status"] == Status.PROPOSED
-    response = decide(reviewer_client, item, {"decision": "edit", "text": "Never email the client at weekends",
-                                              "kind": "convention", "reason": "the user said weekends"}, json_reply=True)
+    response = decide(
+        reviewer_client,
+        item,
+        {
+            "decision": "edit",
+            "text": "Never email the client at weekends",
+            "kind": "convention",
+            "reason": "the user said weekends",
+        },
+        json_reply=True,
+    )
     edited = Memory.objects.get(pk=response.json()["result_id"])
     assert edited.status == Status.PROPOSED and edited.meta["approvals"] == [reviewer.pk]
     assert Memory.objects.get(pk=item.pk).status == Status.REJECTED
@@ -272,5 +357,8 @@ def test_a_forgotten_memory_is_never_offered_as_similar_nor_its_text_shown(
     assert secret.pk in [s["memory_id"] for s in reviewer_client.get(url).json()["similar"]]
     memory_forget(memory_id=secret.pk, actor=curator, reason="private")
     body = reviewer_client.get(url).content.decode()
-    assert secret.pk not in [s["memory_id"] for s in json.loads(body)["similar"]] and "private watermark" not in body
+    assert (
+        secret.pk not in [s["memory_id"] for s in json.loads(body)["similar"]]
+        and "private watermark" not in body
+    )
     assert "private watermark" not in reviewer_client.get(reverse("dashboard:review")).content.decode()

@@ -24,7 +24,10 @@ def test_undo_after_a_reject_shows_the_new_proposal(reviewer_client, project_sco
     new = Memory.objects.get(pk=body["result_id"])
     assert new.pk != item.pk and new.status == Status.PROPOSED and new.text == item.text
     assert (body["status"], body["decision"], body["result_url"]) == (
-        Status.PROPOSED, "repropose", reverse("dashboard:memory", args=[new.pk]))
+        Status.PROPOSED,
+        "repropose",
+        reverse("dashboard:memory", args=[new.pk]),
+    )
     assert f"#{new.pk}" in body["message"] and body["waiting"] == 1  # back in the queue, as a new item
     assert Relation.objects.filter(source=new, target=item, kind=RelationKind.DERIVED_FROM).exists()
     assert AuditEvent.objects.get(action="memory.repropose").reason == UNDO["reason"]

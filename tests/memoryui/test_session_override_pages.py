@@ -16,18 +16,32 @@ CORRECTION = "Actually, change it: export the Q3 deck as PPTX instead of PDF fro
 
 
 def _scenario(project_scope, agent):
-    rule = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          text="Export the Q3 deck as PDF.", source_kind="user", status="active"),
-                         actor=None)
-    created = event_ingest(scope=project_scope, session="s1", at=None, actor=agent,
-                           turns=[{"role": "user", "content": CORRECTION, "ref": "t5"}])
+    rule = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            text="Export the Q3 deck as PDF.",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
+    created = event_ingest(
+        scope=project_scope,
+        session="s1",
+        at=None,
+        actor=agent,
+        turns=[{"role": "user", "content": CORRECTION, "ref": "t5"}],
+    )
     embed_memories(list(Memory.objects.values_list("pk", flat=True)))
     proposal = next(m for m in created if m.kind != "episodic")
     return rule, proposal
 
 
-def test_the_review_queue_says_the_proposal_is_in_force_in_its_session(reviewer_client, outsider_client,
-                                                                       project_scope, agent):
+def test_the_review_queue_says_the_proposal_is_in_force_in_its_session(
+    reviewer_client, outsider_client, project_scope, agent
+):
     _rule, proposal = _scenario(project_scope, agent)
     response = reviewer_client.get(reverse("dashboard:review"))
     item = next(i for i in response.context["items"] if i.memory.pk == proposal.pk)
@@ -46,13 +60,18 @@ def test_a_binding_rule_shows_as_waiting_for_the_reviewer(reviewer_client, proje
     assert b"export_format is binding in this scope: not in force until you decide" in response.content
 
 
-def test_the_turn_page_shows_the_override_and_the_rule_it_set_aside(reviewer_client, outsider_client,
-                                                                    project_scope, agent):
+def test_the_turn_page_shows_the_override_and_the_rule_it_set_aside(
+    reviewer_client, outsider_client, project_scope, agent
+):
     rule, proposal = _scenario(project_scope, agent)
-    turn_id = assemble_context(principal=agent, scope=project_scope, query="export the Q3 deck now",
-                               budget_tokens=1500, session="s1")["turn_id"]
+    turn_id = assemble_context(
+        principal=agent, scope=project_scope, query="export the Q3 deck now", budget_tokens=1500, session="s1"
+    )["turn_id"]
     page = reviewer_client.get(reverse("dashboard:turn", args=[turn_id]))
     assert page.status_code == 200
-    assert b"In force in session s1 since turn t5, awaiting confirmation; sets aside export_format r1" in page.content
+    assert (
+        b"In force in session s1 since turn t5, awaiting confirmation; sets aside export_format r1"
+        in page.content
+    )
     assert f"Set aside in session s1 by #{proposal.pk}".encode() in page.content
     assert outsider_client.get(reverse("dashboard:turn", args=[turn_id])).status_code == 404

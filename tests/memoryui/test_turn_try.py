@@ -14,7 +14,12 @@ from tests.memoryui.conftest import signed_in
 
 
 def _try(client, **fields):
-    data = {"query": "how do we export the slides?", "try_scope": "acme/slides", "strategy": "full", "budget": "800"}
+    data = {
+        "query": "how do we export the slides?",
+        "try_scope": "acme/slides",
+        "strategy": "full",
+        "budget": "800",
+    }
     return client.post(reverse("dashboard:turn-try"), {**data, **fields}, HTTP_HX_REQUEST="true")
 
 
@@ -29,8 +34,12 @@ def test_try_a_query_shows_the_packet_and_why_without_storing_a_turn(reviewer_cl
     assert Turn.objects.count() == turns and ReinforcementEvent.objects.count() == reinforcements
 
 
-def test_the_panel_is_offered_only_where_the_viewer_may_ask_for_context(reviewer_client, project_scope, history):
-    assert [s.path for s in reviewer_client.get(reverse("dashboard:turns")).context["ask_scopes"]] == ["acme/slides"]
+def test_the_panel_is_offered_only_where_the_viewer_may_ask_for_context(
+    reviewer_client, project_scope, history
+):
+    assert [s.path for s in reviewer_client.get(reverse("dashboard:turns")).context["ask_scopes"]] == [
+        "acme/slides"
+    ]
     viewer = user_ensure(username="vera", password="pw-vera", actor=None)
     grant_add(principal=viewer, scope=project_scope, role=Role.VIEWER, actor=None)
     client = signed_in(viewer, "pw-vera")

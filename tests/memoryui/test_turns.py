@@ -32,9 +32,15 @@ def test_turn_page_withholds_text_of_memories_forgotten_since(reviewer_client, t
 
 def test_diff_with_the_previous_turn_of_the_session(reviewer_client, turn, history, project_scope):
     later = Turn.objects.create(
-        scope=project_scope, session="s1", query="again", budget_limit=500, budget_used=50,
-        packet={"constraints": turn.packet["constraints"],
-                "evidence": [{"memory_id": history["proposal"].pk, "text": "dark", "status": "proposed"}]},
+        scope=project_scope,
+        session="s1",
+        query="again",
+        budget_limit=500,
+        budget_used=50,
+        packet={
+            "constraints": turn.packet["constraints"],
+            "evidence": [{"memory_id": history["proposal"].pk, "text": "dark", "status": "proposed"}],
+        },
     )
     response = reviewer_client.get(reverse("dashboard:turn", args=[later.pk]))
     assert response.context["previous"].pk == turn.pk
@@ -71,13 +77,16 @@ def test_replay_says_so_when_the_recall_pipeline_is_missing(reviewer_client, tur
 
     from memoryui.views.turns import REPLAY_UNAVAILABLE
 
-    monkeypatch.setitem(sys.modules, "governance.recall", None)  # makes `from governance.recall import …` fail
+    monkeypatch.setitem(
+        sys.modules, "governance.recall", None
+    )  # makes `from governance.recall import …` fail
     response = reviewer_client.post(reverse("dashboard:turn-replay", args=[turn.pk]), HTTP_HX_REQUEST="true")
     assert response.status_code == 503 and REPLAY_UNAVAILABLE.encode() in response.content
 
 
-def test_turn_page_shows_an_outdated_episode_under_negative_with_its_reason(reviewer_client, agent, curator,
-                                                                            project_scope):
+def test_turn_page_shows_an_outdated_episode_under_negative_with_its_reason(
+    reviewer_client, agent, curator, project_scope
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -86,19 +95,44 @@ def test_turn_page_shows_an_outdated_episode_under_negative_with_its_reason(revi
     from governance.recall import assemble_context
     from governance.services.memory import MemoryInput, memory_record, memory_supersede
 
-    turn_memory = memory_record(item=MemoryInput(
-        scope=project_scope, kind="episodic", text="Please export the deck as PDF.", source_kind="user",
-        source_ref="s1#t1", occurred_at=timezone.now() - timedelta(days=3)), actor=None)
-    rule = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          text="Export the deck as PDF.", source_kind="user",
-                                          source_ref="s1#t1", status="active"), actor=None)
-    new = memory_supersede(memory_id=rule.pk, text="Export the deck as PPTX.", reason="changed", source_kind="user",
-                           actor=curator)
+    turn_memory = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="episodic",
+            text="Please export the deck as PDF.",
+            source_kind="user",
+            source_ref="s1#t1",
+            occurred_at=timezone.now() - timedelta(days=3),
+        ),
+        actor=None,
+    )
+    rule = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            text="Export the deck as PDF.",
+            source_kind="user",
+            source_ref="s1#t1",
+            status="active",
+        ),
+        actor=None,
+    )
+    new = memory_supersede(
+        memory_id=rule.pk,
+        text="Export the deck as PPTX.",
+        reason="changed",
+        source_kind="user",
+        actor=curator,
+    )
     embed_memories([turn_memory.pk, rule.pk, new.pk])
-    result = assemble_context(principal=agent, scope=project_scope, query="export the deck as PDF",
-                              budget_tokens=800)
+    result = assemble_context(
+        principal=agent, scope=project_scope, query="export the deck as PDF", budget_tokens=800
+    )
     response = reviewer_client.get(reverse("dashboard:turn", args=[result["turn_id"]]))
     slots = {s["slot"]: s["blocks"] for s in response.context["slots"]}
     assert turn_memory.pk in [b["memory_id"] for b in slots["negative"]]
-    assert "outdated: what it asked for (export_format r1) was superseded; replaced by export_format r2" \
+    assert (
+        "outdated: what it asked for (export_format r1) was superseded; replaced by export_format r2"
         in response.content.decode()
+    )

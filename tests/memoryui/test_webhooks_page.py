@@ -24,8 +24,10 @@ def _deliveries(project_scope, owner, n: int, start: int = 0):
 
 
 def test_an_owner_adds_a_webhook_and_sees_its_secret_once(owner_client, workspace_scope):
-    answer = owner_client.post("/webhooks/add/", {"workspace": "acme", "url": URL,
-                                                  "event_types": ["memory.forgotten", "grant.changed"]})
+    answer = owner_client.post(
+        "/webhooks/add/",
+        {"workspace": "acme", "url": URL, "event_types": ["memory.forgotten", "grant.changed"]},
+    )
     assert answer.status_code == 200
     sub = WebhookSubscription.objects.get()
     secret = sub.secret()
@@ -37,24 +39,33 @@ def test_an_owner_adds_a_webhook_and_sees_its_secret_once(owner_client, workspac
 
 
 def test_a_bad_url_is_shown_back_with_the_reason_and_nothing_is_added(owner_client, workspace_scope):
-    answer = owner_client.post("/webhooks/add/", {"workspace": "acme", "url": "file:///etc/passwd",
-                                                  "event_types": ["memory.forgotten"]})
+    answer = owner_client.post(
+        "/webhooks/add/",
+        {"workspace": "acme", "url": "file:///etc/passwd", "event_types": ["memory.forgotten"]},
+    )
     assert answer.status_code == 400 and b"http:// or https://" in answer.content
     assert not WebhookSubscription.objects.exists()
 
 
-def test_the_delivery_log_shows_state_code_and_attempts_and_filters_failed(owner, owner_client, project_scope):
+def test_the_delivery_log_shows_state_code_and_attempts_and_filters_failed(
+    owner, owner_client, project_scope
+):
     subscribe(project_scope, URL, owner, ["memory.confirmed"])
     _deliveries(project_scope, owner, 2)
     failed, delivered = WebhookDelivery.objects.order_by("pk")
-    WebhookDelivery.objects.filter(pk=failed.pk).update(state="failed", attempts=3, last_status_code=503,
-                                                        last_error="The receiver answered HTTP 503.")
-    WebhookDelivery.objects.filter(pk=delivered.pk).update(state="delivered", attempts=1, last_status_code=200)
+    WebhookDelivery.objects.filter(pk=failed.pk).update(
+        state="failed", attempts=3, last_status_code=503, last_error="The receiver answered HTTP 503."
+    )
+    WebhookDelivery.objects.filter(pk=delivered.pk).update(
+        state="delivered", attempts=1, last_status_code=200
+    )
     everything = owner_client.get("/webhooks/?workspace=acme").content.decode()
     assert f'data-delivery="{failed.pk}"' in everything and f'data-delivery="{delivered.pk}"' in everything
     assert "HTTP 503" in everything and "Page rule" not in everything
     only_failed = owner_client.get("/webhooks/?workspace=acme&state=failed").content.decode()
-    assert f'data-delivery="{failed.pk}"' in only_failed and f'data-delivery="{delivered.pk}"' not in only_failed
+    assert (
+        f'data-delivery="{failed.pk}"' in only_failed and f'data-delivery="{delivered.pk}"' not in only_failed
+    )
     redo = owner_client.post(f"/webhooks/deliveries/{failed.pk}/redeliver/", {"state": "failed"})
     assert redo.status_code == 302 and redo["Location"] == "/webhooks/?workspace=acme&state=failed"
     failed.refresh_from_db()
@@ -81,9 +92,16 @@ def test_other_roles_of_the_workspace_see_no_webhooks_and_are_refused(request, o
     _deliveries(workspace_scope, owner, 1)
     delivery = WebhookDelivery.objects.get()
     page = client.get("/webhooks/")
-    assert page.status_code == 200 and NONE_MANAGED.encode() in page.content and URL.encode() not in page.content
+    assert (
+        page.status_code == 200 and NONE_MANAGED.encode() in page.content and URL.encode() not in page.content
+    )
     assert client.get("/webhooks/?workspace=acme").status_code == 403
-    assert client.post("/webhooks/add/", {"workspace": "acme", "url": URL, "event_types": ["grant.changed"]}).status_code == 403
+    assert (
+        client.post(
+            "/webhooks/add/", {"workspace": "acme", "url": URL, "event_types": ["grant.changed"]}
+        ).status_code
+        == 403
+    )
     assert client.post(f"/webhooks/{sub.pk}/act/", {"action": "delete"}).status_code == 403
     assert client.post(f"/webhooks/deliveries/{delivery.pk}/redeliver/").status_code == 403
     assert WebhookSubscription.objects.count() == 1 and WebhookSubscription.objects.get().active
@@ -106,7 +124,9 @@ def test_signed_out_visitors_are_sent_to_sign_in(owner, workspace_scope):
     assert WebhookSubscription.objects.filter(pk=sub.pk).exists()
 
 
-def test_the_subscription_and_delivery_lists_are_constant_query(owner, project_scope, django_assert_max_num_queries):
+def test_the_subscription_and_delivery_lists_are_constant_query(
+    owner, project_scope, django_assert_max_num_queries
+):
     for n in range(3):
         subscribe(project_scope, f"{URL}/{n}", owner, ["memory.confirmed"])
     _deliveries(project_scope, owner, 5)

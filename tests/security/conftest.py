@@ -17,7 +17,11 @@ def client_with(raw: str) -> APIClient:
 @pytest.fixture
 def remember():
     def write(scope, text, *, kind="semantic", key=None, status="active", **kw):
-        return memory_record(item=MemoryInput(scope=scope, kind=kind, key=key, text=text, source_kind="user",
-                                              status=status, **kw), actor=None)
+        return memory_record(
+            item=MemoryInput(
+                scope=scope, kind=kind, key=key, text=text, source_kind="user", status=status, **kw
+            ),
+            actor=None,
+        )
 
     return write

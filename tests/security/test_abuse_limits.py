@@ -15,15 +15,21 @@ from django.urls import reverse
 from governance.api.limits import BODY_TOO_LARGE, NESTING_TOO_DEEP, json_depth_exceeds
 from tests.conftest import token_client
 
-MEMORY = {"scope": "acme/slides", "kind": "semantic", "text": "Slides use the 16:9 layout.",
-          "source": {"kind": "user"}}
+MEMORY = {
+    "scope": "acme/slides",
+    "kind": "semantic",
+    "text": "Slides use the 16:9 layout.",
+    "source": {"kind": "user"},
+}
 
 
 def rates(**overrides) -> dict:
     from django.conf import settings
 
-    return {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **overrides}}
+    return {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], **overrides},
+    }
 
 
 # --- Sign-in lock-out (django-axes) -----------------------------------------------------------------
@@ -78,8 +84,9 @@ def test_the_lockout_counts_the_address_the_trusted_proxy_saw_not_one_the_client
 
     from memoryui.auth_backends import client_ip
 
-    request = RequestFactory().post("/accounts/login/", REMOTE_ADDR="10.0.0.1",
-                                    HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7")
+    request = RequestFactory().post(
+        "/accounts/login/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.7"
+    )
     assert client_ip(request) == "10.0.0.1"  # no proxy configured: the header is the client's word
     with override_settings(REST_FRAMEWORK=rates() | {"NUM_PROXIES": 1}):
         assert client_ip(request) == "203.0.113.7"  # the proxy appended what it saw; 6.6.6.6 was claimed
@@ -118,8 +125,12 @@ def test_context_and_governance_calls_have_their_own_rates(owner, project_scope)
     body = {"scope": "acme/slides", "query": "which layout?", "budget_tokens": 500}
     with override_settings(REST_FRAMEWORK=rates(context="2/min", governance="1/min")):
         assert client.post("/api/v1/context", body, format="json").status_code == 200
-        assert client.post("/api/v1/recall", {"scope": "acme/slides", "query": "layout"},
-                           format="json").status_code == 200
+        assert (
+            client.post(
+                "/api/v1/recall", {"scope": "acme/slides", "query": "layout"}, format="json"
+            ).status_code
+            == 200
+        )
         assert client.post("/api/v1/context", body, format="json").status_code == 429
         assert client.get("/api/v1/review").status_code == 200
         assert client.get("/api/v1/review").status_code == 429
@@ -157,7 +168,9 @@ def test_nesting_inside_a_valid_body_is_counted_and_brackets_in_strings_are_not(
     body = {**MEMORY, "source": {"kind": "user", "ref": "[[[[" * 100}, "extra": nested}
     response = client.post("/api/v1/memories", body, format="json")
     assert response.status_code == 400 and response.json()["error"] == "nesting_too_deep"
-    ok = client.post("/api/v1/memories", {**MEMORY, "source": {"kind": "user", "ref": "[{" * 200}}, format="json")
+    ok = client.post(
+        "/api/v1/memories", {**MEMORY, "source": {"kind": "user", "ref": "[{" * 200}}, format="json"
+    )
     assert ok.status_code == 201
     assert not json_depth_exceeds(json.dumps({"t": "]" * 100 + '\\"[' * 100}), 2)
 
@@ -200,7 +213,9 @@ def test_a_body_that_is_not_json_is_a_400(agent):
     client = token_client(agent)
     response = client.generic("POST", "/api/v1/memories", b"\xff\xfe{", content_type="application/json")
     assert response.status_code == 400 and response.json()["error"] == "parse_error"
-    form = client.generic("POST", "/api/v1/memories", "scope=acme", content_type="application/x-www-form-urlencoded")
+    form = client.generic(
+        "POST", "/api/v1/memories", "scope=acme", content_type="application/x-www-form-urlencoded"
+    )
     assert form.status_code == 415
 
 
@@ -218,12 +233,19 @@ def test_an_api_url_that_matches_no_route_answers_json_in_the_error_shape(agent)
 def _remember(scope, texts, actor):
     from governance.services.memory import MemoryInput, memory_record
 
-    return [memory_record(item=MemoryInput(scope=scope, kind="semantic", text=t, source_kind="user",
-                                           status="active"), actor=actor) for t in texts]
+    return [
+        memory_record(
+            item=MemoryInput(scope=scope, kind="semantic", text=t, source_kind="user", status="active"),
+            actor=actor,
+        )
+        for t in texts
+    ]
 
 
 @pytest.mark.django_db
-def test_the_memory_list_search_is_answered_by_the_keyword_index_not_a_scan_of_every_text(owner, project_scope):
+def test_the_memory_list_search_is_answered_by_the_keyword_index_not_a_scan_of_every_text(
+    owner, project_scope
+):
     from django.db import connection, transaction
 
     from governance.models import Memory

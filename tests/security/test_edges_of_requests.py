@@ -37,8 +37,11 @@ def test_invitation_tokens_are_not_in_the_log_lines_of_4xx_answers(owner, worksp
     _, raw = invitation_create(scope=workspace_scope, role="viewer", actor=owner)
     page = Client().post(f"/invite/{raw}/", {"username": "x", "password": "short"})  # a 400: weak password
     assert page.status_code == 400
-    accept = Client().post("/api/v1/invitations/accept", {"token": bogus, "username": "y", "password": "p"},
-                           content_type="application/json")
+    accept = Client().post(
+        "/api/v1/invitations/accept",
+        {"token": bogus, "username": "y", "password": "p"},
+        content_type="application/json",
+    )
     assert accept.status_code in (400, 404, 410)
     logged = log_lines.getvalue()
     assert "/invite/[redacted]/" in logged  # the lines are there, without the credential
@@ -58,7 +61,9 @@ def test_an_evaluation_upload_of_three_megabytes_is_taken_as_documented(owner):
     client = Client()
     client.force_login(owner.user)
     body = _locomo_padded(3 * 1024 * 1024)
-    answer = client.post("/evaluation/upload/", {"file": SimpleUploadedFile("big.json", body), "workspace": "acme"})
+    answer = client.post(
+        "/evaluation/upload/", {"file": SimpleUploadedFile("big.json", body), "workspace": "acme"}
+    )
     assert answer.status_code == 302, answer.content[:300]  # queued; before: 413 at the 2 MB body limit
 
 
@@ -67,7 +72,9 @@ def test_a_deeply_nested_evaluation_upload_is_a_400_not_a_500(owner, depth):
     client = Client()
     client.force_login(owner.user)
     body = ("[" * depth + "]" * depth).encode()
-    answer = client.post("/evaluation/upload/", {"file": SimpleUploadedFile("deep.json", body), "workspace": "acme"})
+    answer = client.post(
+        "/evaluation/upload/", {"file": SimpleUploadedFile("deep.json", body), "workspace": "acme"}
+    )
     assert answer.status_code == 400
     if depth > 1000:
         assert UPLOAD_TOO_DEEP in answer.content.decode()

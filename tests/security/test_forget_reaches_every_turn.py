@@ -18,22 +18,30 @@ from tests.conftest import token_client
 
 
 def _ask(client, scope: str, query: str) -> int:
-    response = client.post("/api/v1/context", {"scope": scope, "query": query, "budget_tokens": 400}, format="json")
+    response = client.post(
+        "/api/v1/context", {"scope": scope, "query": query, "budget_tokens": 400}, format="json"
+    )
     assert response.status_code == 200, response.content
     return response.json()["turn_id"]
 
 
 @pytest.mark.parametrize("asked", ["{phrase}", "what did we say about {phrase} last week?"])
 def test_a_hard_forget_redacts_the_query_and_request_of_earlier_turns_that_did_not_cite_it(
-        project_scope, owner, agent, asked):
+    project_scope, owner, agent, asked
+):
     phrase = f"vault passphrase amber-{uuid.uuid4().hex[:10]}"
     turn_id = _ask(token_client(agent), "acme/slides", asked.format(phrase=phrase))
     assert phrase in Turn.objects.get(pk=turn_id).query  # stored as sent
 
-    secret = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", text=phrase, source_kind="user",
-                                            status="active"), actor=None)
-    forgot = token_client(owner).post(f"/api/v1/memories/{secret.pk}/forget",
-                                      {"mode": "hard", "reason": "user asked"}, format="json")
+    secret = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="semantic", text=phrase, source_kind="user", status="active"
+        ),
+        actor=None,
+    )
+    forgot = token_client(owner).post(
+        f"/api/v1/memories/{secret.pk}/forget", {"mode": "hard", "reason": "user asked"}, format="json"
+    )
     assert forgot.status_code == 202, forgot.content
 
     for who in (owner, agent):
@@ -53,9 +61,15 @@ def test_a_hard_forget_redacts_the_query_and_request_of_earlier_turns_that_did_n
 def test_a_short_text_is_redacted_only_where_it_is_the_whole_query(project_scope, owner):
     turn_whole = _ask(token_client(owner), "acme/slides", "PIN 4471")
     turn_part = _ask(token_client(owner), "acme/slides", "is PIN 4471 wrong")
-    secret = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", text="PIN 4471", source_kind="user",
-                                            status="active"), actor=None)
-    token_client(owner).post(f"/api/v1/memories/{secret.pk}/forget", {"mode": "hard", "reason": "x"}, format="json")
+    secret = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="semantic", text="PIN 4471", source_kind="user", status="active"
+        ),
+        actor=None,
+    )
+    token_client(owner).post(
+        f"/api/v1/memories/{secret.pk}/forget", {"mode": "hard", "reason": "x"}, format="json"
+    )
     assert Turn.objects.get(pk=turn_whole).query == REDACTED
     assert Turn.objects.get(pk=turn_whole).request["query"] == REDACTED
     # A text this short could be part of other words; only an exact repeat is taken out.
@@ -65,15 +79,23 @@ def test_a_short_text_is_redacted_only_where_it_is_the_whole_query(project_scope
 def test_another_workspaces_turns_are_not_touched(project_scope, other_workspace_scope, owner, outsider):
     phrase = f"vault passphrase amber-{uuid.uuid4().hex[:10]}"
     theirs = _ask(token_client(outsider), "globex/slides", phrase)
-    secret = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", text=phrase, source_kind="user",
-                                            status="active"), actor=None)
-    token_client(owner).post(f"/api/v1/memories/{secret.pk}/forget", {"mode": "hard", "reason": "x"}, format="json")
+    secret = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="semantic", text=phrase, source_kind="user", status="active"
+        ),
+        actor=None,
+    )
+    token_client(owner).post(
+        f"/api/v1/memories/{secret.pk}/forget", {"mode": "hard", "reason": "x"}, format="json"
+    )
     assert Turn.objects.get(pk=theirs).query == phrase
     # Not yours answers as unknown: the owner of acme cannot read globex's turn either way.
     assert token_client(owner).get(f"/api/v1/turns/{theirs}").status_code == 404
 
 
-def test_a_hard_forget_redacts_archived_turns_that_did_not_cite_it(project_scope, workspace_scope, owner, agent):
+def test_a_hard_forget_redacts_archived_turns_that_did_not_cite_it(
+    project_scope, workspace_scope, owner, agent
+):
     """Turn retention moves old turns into the archive; an archived turn is a stored turn too, so a
     later hard forget reaches its query and request as it reaches the live ones."""
     from datetime import timedelta
@@ -91,10 +113,15 @@ def test_a_hard_forget_redacts_archived_turns_that_did_not_cite_it(project_scope
     assert turns_prune(policy=policy)["archived"] >= 1
     assert phrase in TurnArchive.objects.get(turn_id=turn_id).query  # archived as sent
 
-    secret = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", text=phrase, source_kind="user",
-                                            status="active"), actor=None)
-    forgot = token_client(owner).post(f"/api/v1/memories/{secret.pk}/forget",
-                                      {"mode": "hard", "reason": "user asked"}, format="json")
+    secret = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="semantic", text=phrase, source_kind="user", status="active"
+        ),
+        actor=None,
+    )
+    forgot = token_client(owner).post(
+        f"/api/v1/memories/{secret.pk}/forget", {"mode": "hard", "reason": "user asked"}, format="json"
+    )
     assert forgot.status_code == 202, forgot.content
     archived = TurnArchive.objects.get(turn_id=turn_id)
     assert phrase not in archived.query and phrase not in json.dumps(archived.request)

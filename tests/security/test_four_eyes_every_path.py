@@ -46,20 +46,42 @@ def second_owner(workspace_scope):
 
 def long_rule(scope, key="export_format", text="Export format: PDF, signed off by legal."):
     """A long-term commitment in force (the system writes it, as the demo and imports do)."""
-    return memory_record(item=MemoryInput(scope=scope, kind="convention", key=key, text=text, source_kind="user",
-                                          status="active", tier="long"), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="convention",
+            key=key,
+            text=text,
+            source_kind="user",
+            status="active",
+            tier="long",
+        ),
+        actor=None,
+    )
 
 
 def revision(scope, actor, *, tier="mid", key="export_format", text="Export format: PPTX."):
-    return memory_record(item=MemoryInput(scope=scope, kind="convention", key=key, text=text, source_kind="user",
-                                          status="proposed", tier=tier), actor=actor)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="convention",
+            key=key,
+            text=text,
+            source_kind="user",
+            status="proposed",
+            tier=tier,
+        ),
+        actor=actor,
+    )
 
 
 def status_of(memory) -> str:
     return Memory.objects.get(pk=memory.pk).status
 
 
-def test_a_mid_tier_revision_of_a_long_term_rule_needs_two_reviewers(four_eyes_scope, reviewer, second_reviewer):
+def test_a_mid_tier_revision_of_a_long_term_rule_needs_two_reviewers(
+    four_eyes_scope, reviewer, second_reviewer
+):
     rule = long_rule(four_eyes_scope)
     new = revision(four_eyes_scope, reviewer)
 
@@ -76,7 +98,10 @@ def test_a_mid_tier_revision_of_a_long_term_rule_needs_two_reviewers(four_eyes_s
 
 
 def test_overriding_a_four_eyes_long_term_rule_in_a_sub_scope_needs_two_reviewers(
-    workspace_scope, project_scope, reviewer, second_reviewer,
+    workspace_scope,
+    project_scope,
+    reviewer,
+    second_reviewer,
 ):
     workspace_scope.require_two_reviewers = True
     workspace_scope.save(update_fields=["require_two_reviewers"])
@@ -84,15 +109,24 @@ def test_overriding_a_four_eyes_long_term_rule_in_a_sub_scope_needs_two_reviewer
     override = revision(project_scope, reviewer, tier="short")
     assert memory_confirm(memory_id=override.pk, actor=reviewer, reason="x").status == Status.PROPOSED
     assert memory_confirm(memory_id=override.pk, actor=second_reviewer, reason="y").status == Status.ACTIVE
-    assert status_of(rule) == Status.ACTIVE, "an override in a sub-scope leaves the parent's rule in force there"
+    assert status_of(rule) == Status.ACTIVE, (
+        "an override in a sub-scope leaves the parent's rule in force there"
+    )
 
 
-def test_a_correction_of_a_long_term_fact_needs_two_reviewers(four_eyes_scope, agent, reviewer, second_reviewer):
+def test_a_correction_of_a_long_term_fact_needs_two_reviewers(
+    four_eyes_scope, agent, reviewer, second_reviewer
+):
     from governance.services.events import event_ingest
 
     rule = long_rule(four_eyes_scope, text="Export format: PPTX")
-    created = event_ingest(scope=four_eyes_scope, session="s1", at=timezone.now(), actor=agent,
-                           turns=[{"role": "user", "content": "Change the export format to PDF instead.", "ref": "u1"}])
+    created = event_ingest(
+        scope=four_eyes_scope,
+        session="s1",
+        at=timezone.now(),
+        actor=agent,
+        turns=[{"role": "user", "content": "Change the export format to PDF instead.", "ref": "u1"}],
+    )
     fix = next(m for m in created if m.kind != "episodic")
     assert fix.key == "export_format"
     assert memory_confirm(memory_id=fix.pk, actor=reviewer, reason="x").status != Status.ACTIVE
@@ -102,13 +136,31 @@ def test_a_correction_of_a_long_term_fact_needs_two_reviewers(four_eyes_scope, a
 
 
 def test_confirming_a_statement_that_contradicts_a_long_term_commitment_needs_two_reviewers(
-    four_eyes_scope, reviewer, second_reviewer,
+    four_eyes_scope,
+    reviewer,
+    second_reviewer,
 ):
-    rule = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", source_kind="user",
-                                          text="Always export the client deck as PDF.", status="active",
-                                          tier="long"), actor=None)
-    rival = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", source_kind="user",
-                                           text="Never export the client deck as PDF.", tier="mid"), actor=reviewer)
+    rule = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            source_kind="user",
+            text="Always export the client deck as PDF.",
+            status="active",
+            tier="long",
+        ),
+        actor=None,
+    )
+    rival = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            source_kind="user",
+            text="Never export the client deck as PDF.",
+            tier="mid",
+        ),
+        actor=reviewer,
+    )
     assert rival.status == Status.PROPOSED, "conflict detection queued it next to the rule it contradicts"
     assert memory_confirm(memory_id=rival.pk, actor=reviewer, reason="x").status == Status.PROPOSED
     assert memory_confirm(memory_id=rival.pk, actor=second_reviewer, reason="y").status == Status.ACTIVE
@@ -118,18 +170,26 @@ def test_confirming_a_statement_that_contradicts_a_long_term_commitment_needs_tw
 def test_supersede_of_a_long_term_commitment_is_refused_with_how_to_do_it(four_eyes_scope, curator):
     rule = long_rule(four_eyes_scope)
     with pytest.raises(FourEyesRequired) as refused:
-        memory_supersede(memory_id=rule.pk, text="Export format: PPTX.", reason="changed", source_kind="user",
-                         actor=curator)
+        memory_supersede(
+            memory_id=rule.pk,
+            text="Export format: PPTX.",
+            reason="changed",
+            source_kind="user",
+            actor=curator,
+        )
     assert refused.value.message == FOUR_EYES_SUPERSEDE
     assert status_of(rule) == Status.ACTIVE
 
 
-def test_retiring_a_long_term_commitment_takes_two_different_curators(four_eyes_scope, curator, second_curator):
+def test_retiring_a_long_term_commitment_takes_two_different_curators(
+    four_eyes_scope, curator, second_curator
+):
     rule = long_rule(four_eyes_scope)
     first = memory_retire(memory_id=rule.pk, actor=curator, reason="obsolete")
     assert first.status == Status.ACTIVE and status_of(rule) == Status.ACTIVE
-    assert AuditEvent.objects.filter(action="memory.retire_request", target_id=str(rule.pk),
-                                     actor=curator).exists()
+    assert AuditEvent.objects.filter(
+        action="memory.retire_request", target_id=str(rule.pk), actor=curator
+    ).exists()
     with pytest.raises(FourEyesRequired) as same:
         memory_retire(memory_id=rule.pk, actor=curator, reason="obsolete, really")
     assert same.value.message == FOUR_EYES_SAME_PERSON
@@ -140,7 +200,9 @@ def test_retiring_a_long_term_commitment_takes_two_different_curators(four_eyes_
 
 
 @pytest.mark.parametrize("hard", [False, True])
-def test_forgetting_a_long_term_commitment_takes_two_different_people(four_eyes_scope, owner, second_owner, hard):
+def test_forgetting_a_long_term_commitment_takes_two_different_people(
+    four_eyes_scope, owner, second_owner, hard
+):
     rule = long_rule(four_eyes_scope)
     first = memory_forget(memory_id=rule.pk, actor=owner, reason="asked to", hard=hard)
     stored = Memory.objects.get(pk=rule.pk)
@@ -151,35 +213,62 @@ def test_forgetting_a_long_term_commitment_takes_two_different_people(four_eyes_
 
 
 def test_one_curator_still_retires_a_mid_term_memory_alone(four_eyes_scope, curator):
-    mid = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", text="Use the blue theme.",
-                                         source_kind="user", status="active", tier="mid"), actor=None)
+    mid = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            text="Use the blue theme.",
+            source_kind="user",
+            status="active",
+            tier="mid",
+        ),
+        actor=None,
+    )
     assert memory_retire(memory_id=mid.pk, actor=curator, reason="old").status == Status.RETIRED
 
 
 def test_api_retire_and_forget_say_that_a_second_person_is_needed(four_eyes_scope, curator, second_curator):
     rule = long_rule(four_eyes_scope)
-    retire = token_client(curator).post(f"/api/v1/memories/{rule.pk}/retire", {"reason": "obsolete"},
-                                        format="json")
+    retire = token_client(curator).post(
+        f"/api/v1/memories/{rule.pk}/retire", {"reason": "obsolete"}, format="json"
+    )
     assert retire.status_code == 202, retire.json()
     body = retire.json()
     assert body["status"] == Status.ACTIVE
-    assert body["four_eyes_pending"] == {"action": "retire", "requested_by": "cora", "approvals": 1, "needed": 2,
-                                         "message": FOUR_EYES_REQUESTED.format(action="retire")}
-    forget = token_client(curator).post(f"/api/v1/memories/{rule.pk}/forget",
-                                        {"reason": "asked", "mode": "soft"}, format="json")
+    assert body["four_eyes_pending"] == {
+        "action": "retire",
+        "requested_by": "cora",
+        "approvals": 1,
+        "needed": 2,
+        "message": FOUR_EYES_REQUESTED.format(action="retire"),
+    }
+    forget = token_client(curator).post(
+        f"/api/v1/memories/{rule.pk}/forget", {"reason": "asked", "mode": "soft"}, format="json"
+    )
     assert forget.status_code == 202 and forget.json()["four_eyes_pending"]["action"] == "forget"
-    again = token_client(curator).post(f"/api/v1/memories/{rule.pk}/retire", {"reason": "obsolete"},
-                                       format="json")
+    again = token_client(curator).post(
+        f"/api/v1/memories/{rule.pk}/retire", {"reason": "obsolete"}, format="json"
+    )
     assert again.status_code == 409 and again.json()["error"] == "four_eyes_required"
-    second = token_client(second_curator).post(f"/api/v1/memories/{rule.pk}/retire", {"reason": "agreed"},
-                                               format="json")
+    second = token_client(second_curator).post(
+        f"/api/v1/memories/{rule.pk}/retire", {"reason": "agreed"}, format="json"
+    )
     assert second.status_code == 200 and second.json()["status"] == Status.RETIRED
 
 
 def test_retention_never_retires_a_long_term_commitment_of_a_four_eyes_scope(four_eyes_scope, owner):
     rule = long_rule(four_eyes_scope)
-    mid = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", text="Use the blue theme.",
-                                         source_kind="user", status="active", tier="mid"), actor=None)
+    mid = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            text="Use the blue theme.",
+            source_kind="user",
+            status="active",
+            tier="mid",
+        ),
+        actor=None,
+    )
     policy = RetentionPolicy.objects.create(scope=four_eyes_scope, retire_unused_days=1, updated_by=owner)
     result = retention_apply(policy=policy, now=timezone.now() + timedelta(days=30))
     assert result["retired"] == 1
@@ -195,8 +284,9 @@ def _dashboard(principal, password):
 def test_dashboard_bulk_confirm_by_one_reviewer_only_records_an_approval(four_eyes_scope, reviewer):
     rule = long_rule(four_eyes_scope)
     new = revision(four_eyes_scope, None)
-    response = _dashboard(reviewer, "pw-rami").post("/review/act/", {"decision": "confirm", "memory": [str(new.pk)]},
-                                                    follow=True)
+    response = _dashboard(reviewer, "pw-rami").post(
+        "/review/act/", {"decision": "confirm", "memory": [str(new.pk)]}, follow=True
+    )
     assert response.status_code == 200
     assert f"a second reviewer is needed for: {new.pk}" in response.content.decode()
     assert (status_of(new), status_of(rule)) == (Status.PROPOSED, Status.ACTIVE)
@@ -205,9 +295,14 @@ def test_dashboard_bulk_confirm_by_one_reviewer_only_records_an_approval(four_ey
 def test_dashboard_retire_of_a_long_term_commitment_says_a_second_person_must_ask(four_eyes_scope, curator):
     rule = long_rule(four_eyes_scope)
     response = _dashboard(curator, "pw-cora").post(
-        f"/memories/{rule.pk}/act/", {"action": "retire", "reason": "obsolete", "irreversible": "yes"}, follow=True)
+        f"/memories/{rule.pk}/act/",
+        {"action": "retire", "reason": "obsolete", "irreversible": "yes"},
+        follow=True,
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert "needs a second, different curator or owner" in page
-    assert "retire requested by cora" in page, "the memory page shows the pending request to whoever comes next"
+    assert "retire requested by cora" in page, (
+        "the memory page shows the pending request to whoever comes next"
+    )
     assert status_of(rule) == Status.ACTIVE

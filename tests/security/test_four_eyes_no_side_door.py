@@ -29,8 +29,18 @@ def rule(workspace_scope, project_scope):
     """acme asks for two reviewers and holds a long-term keyed rule, in force (written by the system)."""
     workspace_scope.require_two_reviewers = True
     workspace_scope.save(update_fields=["require_two_reviewers"])
-    return memory_record(item=MemoryInput(scope=workspace_scope, kind="convention", key="export_format", text=RULE,
-                                          source_kind="user", status="active", tier=Tier.LONG), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=workspace_scope,
+            kind="convention",
+            key="export_format",
+            text=RULE,
+            source_kind="user",
+            status="active",
+            tier=Tier.LONG,
+        ),
+        actor=None,
+    )
 
 
 @pytest.fixture
@@ -48,8 +58,15 @@ def second_reviewer(project_scope):
 
 
 def _override(scope="acme/slides", **over):
-    body = {"scope": scope, "kind": "convention", "key": "export_format", "text": "Export format: PPTX.",
-            "source": {"kind": "user"}, "status": "active", "tier": "mid"}
+    body = {
+        "scope": scope,
+        "kind": "convention",
+        "key": "export_format",
+        "text": "Export format: PPTX.",
+        "source": {"kind": "user"},
+        "status": "active",
+        "tier": "mid",
+    }
     return {**body, **over}
 
 
@@ -58,11 +75,20 @@ def _needed(pk: int) -> int:
     return Memory.objects.get(pk=pk).meta.get("approvals_needed", 1)
 
 
-@pytest.mark.parametrize("who, expected", [
-    ("reviewer", 409), ("curator", 409), ("owner", 409), ("agent", 201), ("viewer", 403), ("outsider", 404),
-])
+@pytest.mark.parametrize(
+    "who, expected",
+    [
+        ("reviewer", 409),
+        ("curator", 409),
+        ("owner", 409),
+        ("agent", 201),
+        ("viewer", 403),
+        ("outsider", 404),
+    ],
+)
 def test_an_active_write_of_the_same_key_in_a_child_scope_is_not_in_force_on_one_persons_word(
-        rule, request, who, expected):
+    rule, request, who, expected
+):
     principal = request.getfixturevalue(who)
     response = token_client(principal).post("/api/v1/memories", _override(), format="json")
     assert response.status_code == expected, response.content
@@ -79,79 +105,159 @@ def test_an_active_write_of_the_same_key_in_a_child_scope_is_not_in_force_on_one
     assert Memory.objects.get(pk=rule.pk).status == Status.ACTIVE
     # The long-term rule is still what the child scope's packet pins.
     ctx = token_client(request.getfixturevalue("owner")).post(
-        "/api/v1/context", {"scope": "acme/slides", "query": "export format", "budget_tokens": 800}, format="json")
+        "/api/v1/context",
+        {"scope": "acme/slides", "query": "export format", "budget_tokens": 800},
+        format="json",
+    )
     assert ctx.status_code == 200, ctx.content
     assert "PPTX" not in json.dumps(ctx.json()["packet"].get("constraints", []))
 
 
 @pytest.mark.parametrize("tier", ["short", "mid"])
-def test_a_proposal_overriding_the_rule_in_a_child_scope_needs_two_reviewers(rule, reviewer, second_reviewer, tier):
-    response = token_client(reviewer).post("/api/v1/memories", _override(status="proposed", tier=tier), format="json")
+def test_a_proposal_overriding_the_rule_in_a_child_scope_needs_two_reviewers(
+    rule, reviewer, second_reviewer, tier
+):
+    response = token_client(reviewer).post(
+        "/api/v1/memories", _override(status="proposed", tier=tier), format="json"
+    )
     assert response.status_code == 201 and _needed(response.json()["id"]) == 2
     pk = response.json()["id"]
     first = token_client(reviewer).post(f"/api/v1/memories/{pk}/confirm", {"reason": "asked"}, format="json")
     assert (first.status_code, first.json()["status"]) == (200, Status.PROPOSED)
-    done = token_client(second_reviewer).post(f"/api/v1/memories/{pk}/confirm", {"reason": "ok"}, format="json")
+    done = token_client(second_reviewer).post(
+        f"/api/v1/memories/{pk}/confirm", {"reason": "ok"}, format="json"
+    )
     assert (done.status_code, done.json()["status"]) == (200, Status.ACTIVE)
 
 
 @pytest.mark.parametrize("scope", ["acme", "acme/slides"])
-def test_an_unkeyed_contradicting_rule_written_active_needs_two_reviewers(workspace_scope, project_scope, owner,
-                                                                        scope):
+def test_an_unkeyed_contradicting_rule_written_active_needs_two_reviewers(
+    workspace_scope, project_scope, owner, scope
+):
     workspace_scope.require_two_reviewers = True
     workspace_scope.save(update_fields=["require_two_reviewers"])
-    memory_record(item=MemoryInput(scope=workspace_scope, kind="convention", text="Always export the client deck as PDF.",
-                                   source_kind="user", status="active", tier=Tier.LONG), actor=None)
-    response = token_client(owner).post("/api/v1/memories", {
-        "scope": scope, "kind": "convention", "text": "Never export the client deck as PDF.",
-        "source": {"kind": "user"}, "status": "active", "tier": "mid"}, format="json")
+    memory_record(
+        item=MemoryInput(
+            scope=workspace_scope,
+            kind="convention",
+            text="Always export the client deck as PDF.",
+            source_kind="user",
+            status="active",
+            tier=Tier.LONG,
+        ),
+        actor=None,
+    )
+    response = token_client(owner).post(
+        "/api/v1/memories",
+        {
+            "scope": scope,
+            "kind": "convention",
+            "text": "Never export the client deck as PDF.",
+            "source": {"kind": "user"},
+            "status": "active",
+            "tier": "mid",
+        },
+        format="json",
+    )
     assert (response.status_code, response.json()["error"]) == (409, "four_eyes_required")
     assert not Memory.objects.filter(text__startswith="Never export").exists()
     # An unrelated rule is still written in force by one reviewer.
-    fine = token_client(owner).post("/api/v1/memories", {
-        "scope": scope, "kind": "convention", "text": "Slides use the 16:9 format.", "source": {"kind": "user"},
-        "status": "active", "tier": "mid"}, format="json")
+    fine = token_client(owner).post(
+        "/api/v1/memories",
+        {
+            "scope": scope,
+            "kind": "convention",
+            "text": "Slides use the 16:9 format.",
+            "source": {"kind": "user"},
+            "status": "active",
+            "tier": "mid",
+        },
+        format="json",
+    )
     assert (fine.status_code, fine.json()["status"]) == (201, Status.ACTIVE)
 
 
 def test_deleting_the_systems_contradicts_link_does_not_lower_the_count(
-        four_eyes_scope, reviewer, second_reviewer, curator):
-    memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", text="Always export the client deck as PDF.",
-                                   source_kind="user", status="active", tier=Tier.LONG), actor=None)
-    proposed = token_client(reviewer).post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "text": "Never export the client deck as PDF.",
-        "source": {"kind": "user"}, "status": "proposed", "tier": "mid"}, format="json")
+    four_eyes_scope, reviewer, second_reviewer, curator
+):
+    memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            text="Always export the client deck as PDF.",
+            source_kind="user",
+            status="active",
+            tier=Tier.LONG,
+        ),
+        actor=None,
+    )
+    proposed = token_client(reviewer).post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "text": "Never export the client deck as PDF.",
+            "source": {"kind": "user"},
+            "status": "proposed",
+            "tier": "mid",
+        },
+        format="json",
+    )
     assert proposed.status_code == 201 and _needed(proposed.json()["id"]) == 2
     pk = proposed.json()["id"]
     link = Relation.objects.get(source_id=pk, kind=RelationKind.CONTRADICTS)
-    unlinked = token_client(curator).delete(f"/api/v1/relations/{link.pk}", {"reason": "not related"}, format="json")
+    unlinked = token_client(curator).delete(
+        f"/api/v1/relations/{link.pk}", {"reason": "not related"}, format="json"
+    )
     assert unlinked.status_code == 200, unlinked.content
     first = token_client(reviewer).post(f"/api/v1/memories/{pk}/confirm", {"reason": "x"}, format="json")
     assert (first.json()["status"], first.json()["approvals"], first.json()["approvals_needed"]) == (
-        Status.PROPOSED, 1, 2)
-    done = token_client(second_reviewer).post(f"/api/v1/memories/{pk}/confirm", {"reason": "y"}, format="json")
+        Status.PROPOSED,
+        1,
+        2,
+    )
+    done = token_client(second_reviewer).post(
+        f"/api/v1/memories/{pk}/confirm", {"reason": "y"}, format="json"
+    )
     assert done.json()["status"] == Status.ACTIVE
 
 
 def test_the_count_is_fixed_when_proposed_turning_four_eyes_off_later_does_not_lower_it(
-        rule, owner, reviewer, second_reviewer):
+    rule, owner, reviewer, second_reviewer
+):
     proposed = token_client(reviewer).post("/api/v1/memories", _override(status="proposed"), format="json")
     pk = proposed.json()["id"]
-    scope_settings_set(scope=Scope.objects.get(path="acme"), actor=owner, require_two_reviewers=False,
-                       reason="trial")
+    scope_settings_set(
+        scope=Scope.objects.get(path="acme"), actor=owner, require_two_reviewers=False, reason="trial"
+    )
     first = token_client(reviewer).post(f"/api/v1/memories/{pk}/confirm", {"reason": "x"}, format="json")
     assert (first.json()["status"], first.json()["approvals_needed"]) == (Status.PROPOSED, 2)
-    assert token_client(second_reviewer).post(f"/api/v1/memories/{pk}/confirm", {"reason": "y"},
-                                              format="json").json()["status"] == Status.ACTIVE
+    assert (
+        token_client(second_reviewer)
+        .post(f"/api/v1/memories/{pk}/confirm", {"reason": "y"}, format="json")
+        .json()["status"]
+        == Status.ACTIVE
+    )
 
 
 def test_an_import_into_a_sub_scope_does_not_put_an_override_in_force(rule, owner, sibling_scope):
-    memory_record(item=MemoryInput(scope=sibling_scope, kind="convention", key="export_format",
-                                   text="Export format: PPTX.", source_kind="user", status="active"), actor=None)
+    memory_record(
+        item=MemoryInput(
+            scope=sibling_scope,
+            kind="convention",
+            key="export_format",
+            text="Export format: PPTX.",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
     lines = "".join(json.dumps(r) + "\n" for r in export_records("acme/payments")).encode()
     response = token_client(owner).post(
         f"/api/v1/scopes/{Scope.objects.get(path='acme/slides').pk}/import",
-        {"file": SimpleUploadedFile("export.jsonl", lines), "name": "imported"}, format="multipart")
+        {"file": SimpleUploadedFile("export.jsonl", lines), "name": "imported"},
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     imported = Memory.objects.get(scope__path="acme/slides/imported", key="export_format")
     assert imported.status == Status.PROPOSED and imported.confirmed_at is None
@@ -168,17 +274,26 @@ def test_moving_a_sub_scope_keeps_the_rules_it_was_under(workspace_scope, owner,
     scope_archive(scope=closed, actor=owner, reason="done")
     scope_ensure(path="acme/elsewhere", actor=None)
 
-    moved = token_client(owner).patch(f"/api/v1/scopes/{task.pk}", {"parent": "acme/elsewhere"}, format="json")
+    moved = token_client(owner).patch(
+        f"/api/v1/scopes/{task.pk}", {"parent": "acme/elsewhere"}, format="json"
+    )
     assert moved.status_code == 200, moved.content
     task.refresh_from_db()
     assert task.path == "acme/elsewhere/task"
     assert requires_four_eyes(task) and agent_write_policy(task) == "none"
-    assert token_client(owner).patch(f"/api/v1/scopes/{old_task.pk}", {"parent": "acme/elsewhere"},
-                                     format="json").status_code == 200
+    assert (
+        token_client(owner)
+        .patch(f"/api/v1/scopes/{old_task.pk}", {"parent": "acme/elsewhere"}, format="json")
+        .status_code
+        == 200
+    )
     old_task.refresh_from_db()
     assert archived_scope(old_task) is not None
-    writes = token_client(owner).post("/api/v1/memories", {"scope": old_task.path, "kind": "episodic", "text": "x",
-                                                           "source": {"kind": "user"}}, format="json")
+    writes = token_client(owner).post(
+        "/api/v1/memories",
+        {"scope": old_task.path, "kind": "episodic", "text": "x", "source": {"kind": "user"}},
+        format="json",
+    )
     assert (writes.status_code, writes.json()["error"]) == (409, "scope_archived")
     kept = AuditEvent.objects.filter(action="scope.move", target_id=str(task.pk)).get().data["kept"]
     assert kept == {"require_two_reviewers": True, "agent_write": "none"}
@@ -191,15 +306,35 @@ def test_an_agent_principal_cannot_use_the_child_scope_to_get_around_four_eyes(r
     assert response.status_code == 201 and response.json()["status"] == Status.PROPOSED
 
 
-def test_moving_a_scope_with_an_override_under_a_four_eyes_rule_is_refused(workspace_scope, project_scope, owner,
-                                                                           sibling_scope):
+def test_moving_a_scope_with_an_override_under_a_four_eyes_rule_is_refused(
+    workspace_scope, project_scope, owner, sibling_scope
+):
     workspace_scope.require_two_reviewers = True
     workspace_scope.save(update_fields=["require_two_reviewers"])
-    rule = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format", text=RULE,
-                                          source_kind="user", status="active", tier=Tier.LONG), actor=None)
+    rule = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            text=RULE,
+            source_kind="user",
+            status="active",
+            tier=Tier.LONG,
+        ),
+        actor=None,
+    )
     task = scope_ensure(path="acme/payments/task", actor=None)
-    memory_record(item=MemoryInput(scope=task, kind="convention", key="export_format", text="Export format: PPTX.",
-                                   source_kind="user", status="active"), actor=None)
+    memory_record(
+        item=MemoryInput(
+            scope=task,
+            kind="convention",
+            key="export_format",
+            text="Export format: PPTX.",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
     refused = token_client(owner).patch(f"/api/v1/scopes/{task.pk}", {"parent": "acme/slides"}, format="json")
     assert (refused.status_code, refused.json()["error"]) == (409, "four_eyes_required")
     assert refused.json()["message"] == MOVE_WOULD_OVERRIDE
@@ -207,7 +342,10 @@ def test_moving_a_scope_with_an_override_under_a_four_eyes_rule_is_refused(works
     assert task.path == "acme/payments/task"
     # A scope without such an override moves.
     other = scope_ensure(path="acme/payments/other", actor=None)
-    assert token_client(owner).patch(f"/api/v1/scopes/{other.pk}", {"parent": "acme/slides"},
-                                     format="json").status_code == 200
+    assert (
+        token_client(owner)
+        .patch(f"/api/v1/scopes/{other.pk}", {"parent": "acme/slides"}, format="json")
+        .status_code
+        == 200
+    )
     assert Memory.objects.get(pk=rule.pk).status == Status.ACTIVE
-

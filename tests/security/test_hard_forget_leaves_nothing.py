@@ -36,12 +36,16 @@ def contradiction_turn(scope, owner, loser_text):
     winner = remember(scope, "The launch date is March 3")
     loser = remember(scope, f"The launch date is March 10 {loser_text}", status="candidate")
     relation_add(source_id=loser.pk, target_id=winner.pk, kind="contradicts", reason="two dates", actor=owner)
-    result = assemble_context(principal=owner, scope=scope, query="when is the launch date?", budget_tokens=800)
+    result = assemble_context(
+        principal=owner, scope=scope, query="when is the launch date?", budget_tokens=800
+    )
     assert [b["memory_id"] for b in result["packet"]["relations"]] == [winner.pk]
     return winner, loser, result
 
 
-def test_contradiction_block_carries_each_memory_so_a_hard_forget_of_the_loser_redacts_it(project_scope, owner):
+def test_contradiction_block_carries_each_memory_so_a_hard_forget_of_the_loser_redacts_it(
+    project_scope, owner
+):
     marker = unique_marker()
     winner, loser, result = contradiction_turn(project_scope, owner, marker)
     block = result["packet"]["relations"][0]
@@ -73,7 +77,9 @@ def test_an_old_one_string_contradiction_block_is_redacted_whole(project_scope, 
     assert turns_still_holding_purged() == []
 
 
-def test_turn_read_masks_a_hard_forgotten_loser_before_the_worker_has_redacted(project_scope, owner, reviewer):
+def test_turn_read_masks_a_hard_forgotten_loser_before_the_worker_has_redacted(
+    project_scope, owner, reviewer
+):
     marker = unique_marker()
     winner, loser, result = contradiction_turn(project_scope, owner, marker)
     memory_forget(memory_id=loser.pk, actor=owner, reason="user asked", hard=True)  # no worker runs here
@@ -86,12 +92,32 @@ def test_turn_read_masks_a_hard_forgotten_loser_before_the_worker_has_redacted(p
 def promotable(scope, text, sessions=3):
     episodes, candidates = [], []
     for i in range(sessions):
-        episodes.append(memory_record(item=MemoryInput(scope=scope, kind="episodic", source_kind="user",
-                                                       session=f"s{i}", text=f"User said it in session {i}"),
-                                      actor=None))
-        candidates.append(memory_record(item=MemoryInput(
-            scope=scope, kind="preference", source_kind="user", session=f"s{i}", status="candidate", text=text,
-            meta={"episode_ids": [episodes[-1].pk]}), actor=None))
+        episodes.append(
+            memory_record(
+                item=MemoryInput(
+                    scope=scope,
+                    kind="episodic",
+                    source_kind="user",
+                    session=f"s{i}",
+                    text=f"User said it in session {i}",
+                ),
+                actor=None,
+            )
+        )
+        candidates.append(
+            memory_record(
+                item=MemoryInput(
+                    scope=scope,
+                    kind="preference",
+                    source_kind="user",
+                    session=f"s{i}",
+                    status="candidate",
+                    text=text,
+                    meta={"episode_ids": [episodes[-1].pk]},
+                ),
+                actor=None,
+            )
+        )
     return episodes, candidates
 
 
@@ -116,13 +142,23 @@ def test_promotion_scan_never_re_proposes_a_hard_forgotten_proposal(project_scop
 def test_extraction_does_not_extract_a_sentence_forgotten_in_the_scope(project_scope, owner):
     marker = unique_marker()
     sentence = f"From now on always put {marker} in the footer."
-    first = event_ingest(scope=project_scope, session="s1", at=None, actor=None,
-                         turns=[{"role": "user", "content": sentence, "ref": "t1"}])
+    first = event_ingest(
+        scope=project_scope,
+        session="s1",
+        at=None,
+        actor=None,
+        turns=[{"role": "user", "content": sentence, "ref": "t1"}],
+    )
     [candidate] = [m for m in first if m.status == Status.CANDIDATE]
     memory_forget(memory_id=candidate.pk, actor=owner, reason="user asked", hard=True)
 
-    again = event_ingest(scope=project_scope, session="s2", at=None, actor=None,
-                         turns=[{"role": "user", "content": f"{sentence} I prefer short slides.", "ref": "t2"}])
+    again = event_ingest(
+        scope=project_scope,
+        session="s2",
+        at=None,
+        actor=None,
+        turns=[{"role": "user", "content": f"{sentence} I prefer short slides.", "ref": "t2"}],
+    )
     extracted = [m.text for m in again if m.status == Status.CANDIDATE]
     assert extracted == ["I prefer short slides."]
 
@@ -134,7 +170,9 @@ def test_tombstone_hash_is_keyed_so_it_cannot_confirm_a_guessed_pin(project_scop
     tomb = Memory.objects.get(pk=secret.pk)
     guesses = {hashlib.sha256(f"{n:04d}".encode()).hexdigest() for n in range(10_000)}
     assert tomb.text == "" and tomb.content_hash not in guesses
-    events = [json.dumps(e.data) for e in AuditEvent.objects.filter(target_type="memory", target_id=str(secret.pk))]
+    events = [
+        json.dumps(e.data) for e in AuditEvent.objects.filter(target_type="memory", target_id=str(secret.pk))
+    ]
     assert len(events) == 2 and not any(g in e for e in events for g in guesses)
     assert tomb.content_hash == content_hash(pin)  # keyed, still the same for the same text (dedup)
 
@@ -151,21 +189,35 @@ def test_server_log_holds_no_text_of_a_failed_write_on_the_409_path(project_scop
     remember(project_scope, "The door PIN is 0000", key="door_pin", kind="convention")
     with pytest.raises(ActiveKeyExists):
         remember(project_scope, f"The door PIN is {marker}", key="door_pin", kind="convention", revision=2)
-    response = token_client(owner).post("/api/v1/memories", {
-        "scope": project_scope.path, "kind": "convention", "key": "door_pin", "text": f"PIN {marker} again",
-        "source": {"kind": "user"}, "status": "active", "revision": 2}, format="json")
+    response = token_client(owner).post(
+        "/api/v1/memories",
+        {
+            "scope": project_scope.path,
+            "kind": "convention",
+            "key": "door_pin",
+            "text": f"PIN {marker} again",
+            "source": {"kind": "user"},
+            "status": "active",
+            "revision": 2,
+        },
+        format="json",
+    )
     assert response.status_code == 409
     log = server_log()
     assert "memory_one_active_per_key" in log  # the error itself is still logged
     assert marker not in log  # but not the statement, whose literals are the text
     with connection.cursor() as cur:
-        cur.execute("SELECT current_setting('log_min_error_statement'),"
-                    " current_setting('log_parameter_max_length_on_error'), current_setting('log_parameter_max_length'),"
-                    " current_setting('log_error_verbosity')")
+        cur.execute(
+            "SELECT current_setting('log_min_error_statement'),"
+            " current_setting('log_parameter_max_length_on_error'), current_setting('log_parameter_max_length'),"
+            " current_setting('log_error_verbosity')"
+        )
         assert cur.fetchone() == ("panic", "0", "0", "terse")
 
 
-def test_a_query_repeating_a_hard_forgotten_text_is_stored_redacted(project_scope, other_workspace_scope, owner):
+def test_a_query_repeating_a_hard_forgotten_text_is_stored_redacted(
+    project_scope, other_workspace_scope, owner
+):
     """The forget removed the text; a later context request that sends it again must not store it back in
     the turn log (found by bench_load's data checks). Only an exact repeat in the same workspace counts:
     another workspace's forget says nothing here, and would be an oracle if it did."""
@@ -177,15 +229,20 @@ def test_a_query_repeating_a_hard_forgotten_text_is_stored_redacted(project_scop
     result = assemble_context(principal=owner, scope=project_scope, query=text, budget_tokens=400)
     turn = Turn.objects.get(pk=result["turn_id"])
     assert turn.query == REDACTED and turn.request["query"] == REDACTED
-    assert marker not in json.dumps(turn.request) and marker not in json.dumps(turn.packet) and marker not in turn.text
+    assert (
+        marker not in json.dumps(turn.request)
+        and marker not in json.dumps(turn.packet)
+        and marker not in turn.text
+    )
 
     # A query that is not an exact repeat is stored as sent.
     other = assemble_context(principal=owner, scope=project_scope, query=f"{text}?", budget_tokens=400)
     assert Turn.objects.get(pk=other["turn_id"]).query == f"{text}?"
 
 
-def test_a_forget_in_another_workspace_does_not_redact_this_workspaces_queries(project_scope, other_workspace_scope,
-                                                                               owner):
+def test_a_forget_in_another_workspace_does_not_redact_this_workspaces_queries(
+    project_scope, other_workspace_scope, owner
+):
     from governance.models import Role
     from governance.services.principal import grant_add
 

@@ -18,9 +18,28 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["governance/api", "memoryui/views", "governance/management/commands", "governance/services/portability"]
-LOOKUP_MODELS = {"Scope", "Principal", "Memory", "Turn", "Workspace", "Grant", "ApiToken", "Invitation",
-                 "Outbox", "EvaluationRun", "WebhookSubscription", "WebhookDelivery", "Relation", "User"}
+PACKAGES = [
+    "governance/api",
+    "memoryui/views",
+    "governance/management/commands",
+    "governance/services/portability",
+]
+LOOKUP_MODELS = {
+    "Scope",
+    "Principal",
+    "Memory",
+    "Turn",
+    "Workspace",
+    "Grant",
+    "ApiToken",
+    "Invitation",
+    "Outbox",
+    "EvaluationRun",
+    "WebhookSubscription",
+    "WebhookDelivery",
+    "Relation",
+    "User",
+}
 IDENTITY = {"pk", "id", "path", "name", "slug", "username", "key_hash", "prefix"}
 METHODS = {"get", "filter", "exclude", "get_or_create"}
 
@@ -62,9 +81,11 @@ def hand_written_lookups(source: str, filename: str = "<source>") -> list[str]:
             continue
         if not isinstance(func, ast.Attribute) or func.attr not in METHODS:
             continue
-        model = _model_of(func.value) if not (isinstance(func.value, ast.Attribute)
-                                               and func.value.attr == "objects") else (
-            func.value.value.id if isinstance(func.value.value, ast.Name) else None)
+        model = (
+            _model_of(func.value)
+            if not (isinstance(func.value, ast.Attribute) and func.value.attr == "objects")
+            else (func.value.value.id if isinstance(func.value.value, ast.Name) else None)
+        )
         if model not in LOOKUP_MODELS:
             continue
         for kw in node.keywords:
@@ -77,9 +98,11 @@ def test_views_serializers_and_commands_resolve_request_input_through_the_resolv
     offenders = []
     for path in _files():
         offenders += hand_written_lookups(path.read_text(), str(path.relative_to(ROOT)))
-    assert offenders == [], ("Use governance.permissions.resolve (scope_by_path, scope_by_id, principal_by_name, "
-                             "team_by_name, memory_for_reader, turn_for_reader, grant_for_reader, "
-                             "workspace_by_slug) instead of:\n" + "\n".join(offenders))
+    assert offenders == [], (
+        "Use governance.permissions.resolve (scope_by_path, scope_by_id, principal_by_name, "
+        "team_by_name, memory_for_reader, turn_for_reader, grant_for_reader, "
+        "workspace_by_slug) instead of:\n" + "\n".join(offenders)
+    )
 
 
 def test_the_check_catches_a_hand_written_lookup():

@@ -17,8 +17,15 @@ OTHER = "From now on, always export slides as PNG."
 
 
 def _post(client, content: str, ref: str):
-    response = client.post("/api/v1/events", {"scope": "acme/slides", "session": f"s-{ref}", "turns": [
-        {"role": "user", "content": content, "ref": ref}]}, format="json")
+    response = client.post(
+        "/api/v1/events",
+        {
+            "scope": "acme/slides",
+            "session": f"s-{ref}",
+            "turns": [{"role": "user", "content": content, "ref": ref}],
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
@@ -48,6 +55,9 @@ def extracted_text(memory: Memory) -> str:
     """The purged candidate's text as the extractor makes it from SAID (its tombstone keeps only the hash)."""
     from governance.services.extraction import get_extractor
 
-    [found] = [e for e in get_extractor().extract([{"role": "user", "content": SAID, "ref": "x"}])
-               if content_hash(e.text) == memory.content_hash]
+    [found] = [
+        e
+        for e in get_extractor().extract([{"role": "user", "content": SAID, "ref": "x"}])
+        if content_hash(e.text) == memory.content_hash
+    ]
     return found.text

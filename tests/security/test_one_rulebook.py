@@ -32,10 +32,16 @@ def test_the_dashboard_offers_the_audit_check_only_to_whom_the_api_allows(owner,
 
 
 def test_api_and_dashboard_agree_that_a_turn_above_the_callers_grant_is_not_its_to_read(
-    owner, reviewer, workspace_scope, project_scope,
+    owner,
+    reviewer,
+    workspace_scope,
+    project_scope,
 ):
-    asked = token_client(owner).post("/api/v1/context", {"scope": workspace_scope.path, "query": "plans for Q3",
-                                                         "budget_tokens": 200}, format="json")
+    asked = token_client(owner).post(
+        "/api/v1/context",
+        {"scope": workspace_scope.path, "query": "plans for Q3", "budget_tokens": 200},
+        format="json",
+    )
     assert asked.status_code == 200
     turn_id = asked.json()["turn_id"]
     api = token_client(reviewer).get(f"/api/v1/turns/{turn_id}")
@@ -46,8 +52,9 @@ def test_api_and_dashboard_agree_that_a_turn_above_the_callers_grant_is_not_its_
     assert _browser(owner, "pw-olivia").get(f"/turns/{turn_id}/").status_code == 200
 
 
-def test_an_outbox_row_about_no_single_scope_is_not_readable_by_another_workspaces_owner(owner, outsider,
-                                                                                           project_scope):
+def test_an_outbox_row_about_no_single_scope_is_not_readable_by_another_workspaces_owner(
+    owner, outsider, project_scope
+):
     team = principal_ensure(name="slides-team", kind="group", actor=None)
     grant_add(principal=team, scope=project_scope, role=Role.REVIEWER, actor=None)
     # A person: an agent may not join a team that holds a role above the agent role (issue 20).
@@ -60,12 +67,18 @@ def test_an_outbox_row_about_no_single_scope_is_not_readable_by_another_workspac
     assert foreign.json() == unknown.json()
 
 
-def test_an_outbox_row_of_a_batch_is_read_within_the_scopes_of_its_memories(reviewer, outsider, agent,
-                                                                              project_scope):
-    events = token_client(agent).post("/api/v1/events", {
-        "scope": project_scope.path, "session": "s1",
-        "turns": [{"role": "user", "content": "Please always export the deck as PDF"}],
-    }, format="json")
+def test_an_outbox_row_of_a_batch_is_read_within_the_scopes_of_its_memories(
+    reviewer, outsider, agent, project_scope
+):
+    events = token_client(agent).post(
+        "/api/v1/events",
+        {
+            "scope": project_scope.path,
+            "session": "s1",
+            "turns": [{"role": "user", "content": "Please always export the deck as PDF"}],
+        },
+        format="json",
+    )
     assert events.status_code == 201
     row = Outbox.objects.filter(topic="memory.created", memory__isnull=True).latest("pk")
     assert token_client(reviewer).get(f"/api/v1/outbox/{row.pk}").status_code == 200
@@ -97,24 +110,33 @@ def test_unknown_and_foreign_tokens_are_the_same_404(owner, outsider, agent, pro
 
 def test_the_dashboards_grant_form_answers_unknown_and_foreign_scopes_alike(outsider, project_scope, agent):
     browser = _browser(outsider, "pw-otto")
-    foreign = browser.post("/governance/grants/add/", {"principal": agent.name, "grant_scope": project_scope.path,
-                                                       "role": "viewer"})
-    unknown = browser.post("/governance/grants/add/", {"principal": agent.name, "grant_scope": "acme/nothing-here",
-                                                       "role": "viewer"})
+    foreign = browser.post(
+        "/governance/grants/add/",
+        {"principal": agent.name, "grant_scope": project_scope.path, "role": "viewer"},
+    )
+    unknown = browser.post(
+        "/governance/grants/add/",
+        {"principal": agent.name, "grant_scope": "acme/nothing-here", "role": "viewer"},
+    )
     assert foreign.status_code == unknown.status_code == 400
     assert foreign.context["error"].message == unknown.context["error"].message
 
 
-RULES = re.compile(r"ROLE_RANK|principal_ids\(\)|require_two_reviewers=True|meta\.get\(\"approvals\"|"
-                   r"Grant\.objects\.filter\(principal")
+RULES = re.compile(
+    r"ROLE_RANK|principal_ids\(\)|require_two_reviewers=True|meta\.get\(\"approvals\"|"
+    r"Grant\.objects\.filter\(principal"
+)
 
 
 def test_access_rules_are_written_only_in_the_permission_module():
     """Grant rank, role lookup, four-eyes counting and the scope sets are asked of governance.permissions;
     nobody else reads grants or ranks roles themselves."""
     root = Path(__file__).resolve().parents[2]
-    allowed = {*(root / "governance" / "permissions").glob("*.py"), root / "governance" / "models" / "principal.py",
-               root / "governance" / "models" / "__init__.py"}
+    allowed = {
+        *(root / "governance" / "permissions").glob("*.py"),
+        root / "governance" / "models" / "principal.py",
+        root / "governance" / "models" / "__init__.py",
+    }
     offenders = [
         f"{path.relative_to(root)}:{n}"
         for package in ("governance", "memoryui")
@@ -126,8 +148,9 @@ def test_access_rules_are_written_only_in_the_permission_module():
     assert offenders == []
 
 
-def test_api_and_dashboard_agree_on_a_memory_of_the_scope_above_the_readers_grant(reviewer, outsider,
-                                                                                   workspace_scope, remember):
+def test_api_and_dashboard_agree_on_a_memory_of_the_scope_above_the_readers_grant(
+    reviewer, outsider, workspace_scope, remember
+):
     above = remember(workspace_scope, "The company font is Inter")
     assert token_client(reviewer).get(f"/api/v1/memories/{above.pk}").status_code == 200
     assert _browser(reviewer, "pw-rami").get(f"/memories/{above.pk}/").status_code == 200

@@ -31,10 +31,15 @@ def external() -> dict[str, str]:
 
 
 def test_manage_py_check_deploy_passes_with_the_production_settings():
-    result = run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], {
-        **external(), "DJANGO_SETTINGS_MODULE": "memoryui.settings.production",
-        "SECRET_KEY": secrets.token_urlsafe(64), "ALLOWED_HOSTS": "memory.example.com",
-    })
+    result = run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        {
+            **external(),
+            "DJANGO_SETTINGS_MODULE": "memoryui.settings.production",
+            "SECRET_KEY": secrets.token_urlsafe(64),
+            "ALLOWED_HOSTS": "memory.example.com",
+        },
+    )
     security = re.findall(r"\(security\.(W\d+)\)", result.stdout + result.stderr)
     # W021 is only "not submitted to the browsers' preload list", a one-way decision left to the deployer
     # (SECURE_HSTS_PRELOAD=true); every other deployment warning must be gone.
@@ -42,26 +47,37 @@ def test_manage_py_check_deploy_passes_with_the_production_settings():
 
 
 def test_production_settings_are_https_only_by_default_and_configurable():
-    code = ("import django, json; django.setup(); from django.conf import settings as s; print(json.dumps("
-            "[s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE,"
-            " s.SESSION_COOKIE_AGE, s.DEBUG, len(s.AUTH_PASSWORD_VALIDATORS)]))")
+    code = (
+        "import django, json; django.setup(); from django.conf import settings as s; print(json.dumps("
+        "[s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE,"
+        " s.SESSION_COOKIE_AGE, s.DEBUG, len(s.AUTH_PASSWORD_VALIDATORS)]))"
+    )
     base = {**external(), "DJANGO_SETTINGS_MODULE": "memoryui.settings.production", "SECRET_KEY": "k" * 60}
     default = run(code, base)
     assert default.returncode == 0, default.stderr
     assert default.stdout.strip().splitlines()[-1] == "[true, 31536000, true, true, 43200, false, 4]"
-    changed = run(code, {**base, "SECURE_SSL_REDIRECT": "false", "SECURE_HSTS_SECONDS": "0",
-                         "SESSION_COOKIE_AGE": "3600"})
+    changed = run(
+        code,
+        {**base, "SECURE_SSL_REDIRECT": "false", "SECURE_HSTS_SECONDS": "0", "SESSION_COOKIE_AGE": "3600"},
+    )
     assert changed.stdout.strip().splitlines()[-1] == "[false, 0, true, true, 3600, false, 4]"
     bad = run(code, {**base, "SECURE_SSL_REDIRECT": "perhaps"})
     assert bad.returncode != 0 and "SECURE_SSL_REDIRECT" in bad.stderr
 
 
-@pytest.mark.parametrize("what, argv, settings_module", [
-    ("the WSGI app", "import memoryui.wsgi", None),
-    ("the production settings", "import django; django.setup()", "memoryui.settings.production"),
-    ("manage.py on external servers", [sys.executable, "manage.py", "check"], None),
-    ("the Celery app on external servers", "from memoryui.celery import app; print(app.conf.broker_url)", None),
-])
+@pytest.mark.parametrize(
+    "what, argv, settings_module",
+    [
+        ("the WSGI app", "import memoryui.wsgi", None),
+        ("the production settings", "import django; django.setup()", "memoryui.settings.production"),
+        ("manage.py on external servers", [sys.executable, "manage.py", "check"], None),
+        (
+            "the Celery app on external servers",
+            "from memoryui.celery import app; print(app.conf.broker_url)",
+            None,
+        ),
+    ],
+)
 def test_nothing_outside_the_embedded_stack_starts_without_secret_key(what, argv, settings_module):
     extra = external()
     if settings_module:

@@ -28,11 +28,15 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 @pytest.fixture
 def seeded(owner, project_scope, sibling_scope):
     """A few memories of each sort an operation may meet, in the owner's workspace."""
-    for scope, text, status in ((project_scope, "Decks are exported as PPTX.", "active"),
-                                (project_scope, "The client prefers a dark theme.", "candidate"),
-                                (sibling_scope, "Refunds are approved by finance.", "active")):
-        memory_record(item=MemoryInput(scope=scope, kind="semantic", text=text, source_kind="user", status=status),
-                      actor=None)
+    for scope, text, status in (
+        (project_scope, "Decks are exported as PPTX.", "active"),
+        (project_scope, "The client prefers a dark theme.", "candidate"),
+        (sibling_scope, "Refunds are approved by finance.", "active"),
+    ):
+        memory_record(
+            item=MemoryInput(scope=scope, kind="semantic", text=text, source_kind="user", status=status),
+            actor=None,
+        )
     return owner
 
 
@@ -57,8 +61,14 @@ def fuzz(operation, auth: dict, calls: list, answered: dict, failures: list) -> 
     """Send EXAMPLES generated requests to one operation; record its answers and its first failure."""
 
     @given(case=operation.as_strategy())
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     def exercise(case):
         # Half the bodies name a scope that exists, so the generated requests reach past the 404.
         if isinstance(case.body, dict) and "scope" in case.body and len(calls) % 2 == 0:

@@ -25,8 +25,9 @@ def remember(scope, text, **kw):
     return memory_record(item=MemoryInput(scope=scope, text=text, source_kind="user", **kw), actor=None)
 
 
-def test_turn_read_masks_a_memory_soft_forgotten_since_the_turn_for_every_role(project_scope, owner, reviewer,
-                                                                               curator, agent):
+def test_turn_read_masks_a_memory_soft_forgotten_since_the_turn_for_every_role(
+    project_scope, owner, reviewer, curator, agent
+):
     marker = unique_marker()
     secret = remember(project_scope, f"The door PIN is {marker}", key="door_pin")
     kept = remember(project_scope, "Slides use the company template", key="slide_template")
@@ -52,12 +53,16 @@ def test_dashboard_and_api_mask_a_turn_with_the_same_function(project_scope, own
     result = assemble_context(principal=owner, scope=project_scope, query="door pin", budget_tokens=800)
     memory_forget(memory_id=secret.pk, actor=curator, reason="user asked")
     dashboard = {b["memory_id"]: b["text"] for b in annotate(result["packet"])["constraints"]}
-    api = {b["memory_id"]: b["text"] for b in
-           token_client(owner).get(f"/api/v1/turns/{result['turn_id']}").json()["packet"]["constraints"]}
+    api = {
+        b["memory_id"]: b["text"]
+        for b in token_client(owner).get(f"/api/v1/turns/{result['turn_id']}").json()["packet"]["constraints"]
+    }
     assert dashboard == api and dashboard[secret.pk] == FORGOTTEN_TEXT
 
 
-def test_search_never_matches_a_forgotten_memory_so_its_count_confirms_no_guess(project_scope, owner, curator):
+def test_search_never_matches_a_forgotten_memory_so_its_count_confirms_no_guess(
+    project_scope, owner, curator
+):
     marker = unique_marker()
     secret = remember(project_scope, f"The door PIN is {marker}", key="door_pin")
     memory_forget(memory_id=secret.pk, actor=curator, reason="user asked")
@@ -74,11 +79,22 @@ def test_search_never_matches_a_forgotten_memory_so_its_count_confirms_no_guess(
 
 def test_review_brief_masks_a_supporting_episode_forgotten_since(project_scope, owner, reviewer, curator):
     marker = unique_marker()
-    episodes = [memory_record(item=MemoryInput(scope=project_scope, kind="episodic", source_kind="user",
-                                               session=f"s{i}",
-                                               text=f"User: my PIN is {marker}" if i == 0 else f"User: hello {i}"),
-                              actor=None) for i in range(3)]
-    candidate = remember(project_scope, "Always greet the client by name", status="candidate", kind="preference")
+    episodes = [
+        memory_record(
+            item=MemoryInput(
+                scope=project_scope,
+                kind="episodic",
+                source_kind="user",
+                session=f"s{i}",
+                text=f"User: my PIN is {marker}" if i == 0 else f"User: hello {i}",
+            ),
+            actor=None,
+        )
+        for i in range(3)
+    ]
+    candidate = remember(
+        project_scope, "Always greet the client by name", status="candidate", kind="preference"
+    )
     proposal = promotion_propose(memory_id=candidate.pk, episode_ids=[e.pk for e in episodes], actor=None)
     memory_forget(memory_id=episodes[0].pk, actor=curator, reason="user asked")
 
@@ -95,8 +111,13 @@ def test_review_brief_masks_a_supporting_episode_forgotten_since(project_scope, 
 def test_summary_replaced_by_line_masks_a_soft_forgotten_successor(project_scope, owner, curator):
     marker = unique_marker()
     old = remember(project_scope, "The launch code name is Bluebird", kind="semantic", key="codename")
-    new = memory_supersede(memory_id=old.pk, text=f"The launch code name is {marker}", reason="renamed",
-                           source_kind="user", actor=curator)
+    new = memory_supersede(
+        memory_id=old.pk,
+        text=f"The launch code name is {marker}",
+        reason="renamed",
+        source_kind="user",
+        actor=curator,
+    )
     memory_forget(memory_id=new.pk, actor=curator, reason="user asked")
     response = token_client(owner).get("/api/v1/summary", {"scope": project_scope.path})
     assert response.status_code == 200
@@ -107,8 +128,13 @@ def test_summary_replaced_by_line_masks_a_soft_forgotten_successor(project_scope
 def test_summary_built_before_the_forget_is_not_served_with_the_text(project_scope, owner, curator):
     marker = unique_marker()
     old = remember(project_scope, "The launch code name is Bluebird", kind="semantic", key="codename")
-    new = memory_supersede(memory_id=old.pk, text=f"The launch code name is {marker}", reason="renamed",
-                           source_kind="user", actor=curator)
+    new = memory_supersede(
+        memory_id=old.pk,
+        text=f"The launch code name is {marker}",
+        reason="renamed",
+        source_kind="user",
+        actor=curator,
+    )
     client = token_client(owner)
     assert marker in client.get("/api/v1/summary", {"scope": project_scope.path}).json()["text"]
     # No worker runs here: the summary is not marked stale, the read itself must not serve the text.

@@ -63,8 +63,11 @@ def _oracle(grants: list[tuple[str, str]], bound: tuple[str, str]) -> dict:
 grant = st.tuples(st.sampled_from(PATHS), st.sampled_from(ROLES))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                    HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     before=st.lists(grant, max_size=3),
     after=st.lists(grant, max_size=2),  # given to the principal after its token was issued
@@ -73,8 +76,9 @@ grant = st.tuples(st.sampled_from(PATHS), st.sampled_from(ROLES))
     bound=grant,
     write_at=st.sampled_from(PATHS),
 )
-def test_no_token_acts_outside_its_bound_and_its_principals_grants(db, before, after, team, in_team, bound,
-                                                                    write_at):
+def test_no_token_acts_outside_its_bound_and_its_principals_grants(
+    db, before, after, team, in_team, bound, write_at
+):
     scopes = {p: scope_ensure(path=p, actor=None) for p in PATHS}
     n = next(_names)
     # A person's token (an agent holds at most the agent role, issue 20); a team holds roles in its home
@@ -103,8 +107,13 @@ def test_no_token_acts_outside_its_bound_and_its_principals_grants(db, before, a
         access = scope_access(acting, path)
         assert set(access.roles) == expected["roles"][path], path
         assert access.visible == (path in expected["readable"]), path
-        for action in (Action.READ, Action.WRITE_CANDIDATE, Action.CONFIRM, Action.FORGET_HARD,
-                       Action.MANAGE_GRANTS):
+        for action in (
+            Action.READ,
+            Action.WRITE_CANDIDATE,
+            Action.CONFIRM,
+            Action.FORGET_HARD,
+            Action.MANAGE_GRANTS,
+        ):
             assert can(acting, scope, action) == bool(expected["roles"][path] & ACTION_ROLES[action])
     assert set(governed_scopes(acting).values_list("path", flat=True)) == expected["governed"]
     assert set(memory_readable_scopes(acting).values_list("path", flat=True)) == expected["readable"]
@@ -112,13 +121,20 @@ def test_no_token_acts_outside_its_bound_and_its_principals_grants(db, before, a
     # Through the API: a write lands only where both allow it, and a list never shows another scope's memory.
     client = client_with(raw)
     marker = f"prop note {n}"
-    response = client.post("/api/v1/memories", {"scope": write_at, "kind": "semantic", "text": marker,
-                                                "source": {"kind": "user"}}, format="json")
+    response = client.post(
+        "/api/v1/memories",
+        {"scope": write_at, "kind": "semantic", "text": marker, "source": {"kind": "user"}},
+        format="json",
+    )
     may_write = bool(expected["roles"][write_at] & ACTION_ROLES[Action.WRITE_CANDIDATE])
     assert (response.status_code == 201) == may_write, (response.status_code, response.content)
     assert Memory.objects.filter(text=marker).exists() == may_write
-    memory_record(item=MemoryInput(scope=scopes[write_at], kind="semantic", text=f"seen? {n}", source_kind="user",
-                                   status="active"), actor=None)
+    memory_record(
+        item=MemoryInput(
+            scope=scopes[write_at], kind="semantic", text=f"seen? {n}", source_kind="user", status="active"
+        ),
+        actor=None,
+    )
     listed = client.get("/api/v1/memories", {"q": f"seen? {n}"})
     assert listed.status_code == 200
     shown = {m["scope"] for m in listed.json()["results"]}

@@ -20,11 +20,14 @@ from tests.security.conftest import client_with
 
 
 def _issue(issuer, agent, scope, role, **extra):
-    return token_client(issuer).post("/api/v1/tokens", {"principal": agent.name, "scope": scope.path, "role": role,
-                                                        **extra}, format="json")
+    return token_client(issuer).post(
+        "/api/v1/tokens", {"principal": agent.name, "scope": scope.path, "role": role, **extra}, format="json"
+    )
 
 
-def test_a_grant_added_after_issue_never_widens_the_token(owner, agent, project_scope, sibling_scope, remember):
+def test_a_grant_added_after_issue_never_widens_the_token(
+    owner, agent, project_scope, sibling_scope, remember
+):
     issued = _issue(owner, agent, project_scope, Role.AGENT)
     assert issued.status_code == 201
     as_agent = client_with(issued.json()["token"])
@@ -39,7 +42,10 @@ def test_a_grant_added_after_issue_never_widens_the_token(owner, agent, project_
     confirm = as_agent.post(f"/api/v1/memories/{proposal.pk}/confirm", {"reason": "ok"}, format="json")
     assert confirm.status_code == 403
     assert as_agent.get(f"/api/v1/memories/{elsewhere.pk}").status_code == 404
-    assert as_agent.post(f"/api/v1/memories/{elsewhere.pk}/retire", {"reason": "x"}, format="json").status_code == 404
+    assert (
+        as_agent.post(f"/api/v1/memories/{elsewhere.pk}/retire", {"reason": "x"}, format="json").status_code
+        == 404
+    )
     assert Memory.objects.get(pk=proposal.pk).status == Status.PROPOSED
     assert Memory.objects.get(pk=elsewhere.pk).status == Status.ACTIVE
     # What the bound allows still works.
@@ -77,8 +83,9 @@ def test_the_issue_check_counts_the_agents_group_grants(project_scope, workspace
     issued = _issue(project_owner, agent, project_scope, Role.AGENT)
     assert issued.status_code == 201
     above = remember(workspace_scope, "The company font is Inter")
-    response = client_with(issued.json()["token"]).post(f"/api/v1/memories/{above.pk}/retire", {"reason": "x"},
-                                                         format="json")
+    response = client_with(issued.json()["token"]).post(
+        f"/api/v1/memories/{above.pk}/retire", {"reason": "x"}, format="json"
+    )
     assert response.status_code in (403, 404)
     assert Memory.objects.get(pk=above.pk).status == Status.ACTIVE
 
@@ -108,7 +115,9 @@ def test_an_expired_token_is_refused_with_a_clear_401(owner, agent, project_scop
 
 
 def test_an_expiry_in_the_past_is_refused_at_issue(owner, agent, project_scope):
-    response = _issue(owner, agent, project_scope, Role.AGENT, expires_at=(timezone.now() - timedelta(days=1)).isoformat())
+    response = _issue(
+        owner, agent, project_scope, Role.AGENT, expires_at=(timezone.now() - timedelta(days=1)).isoformat()
+    )
     assert response.status_code == 400 and response.json()["field"] == "expires_at"
     assert not ApiToken.objects.filter(principal=agent).exists()
 
@@ -128,8 +137,16 @@ def test_create_token_refuses_a_name_held_by_a_principal_of_another_kind(reviewe
     from governance.services.principal import PRINCIPAL_KIND_TAKEN
 
     with pytest.raises(CommandError) as exc:
-        call_command("create_token", reviewer.name, "--scope", "acme/slides", "--role", "owner",
-                     stdout=StringIO(), stderr=StringIO())
+        call_command(
+            "create_token",
+            reviewer.name,
+            "--scope",
+            "acme/slides",
+            "--role",
+            "owner",
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
     assert str(exc.value) == PRINCIPAL_KIND_TAKEN.format(name=reviewer.name, kind="user")
     assert not ApiToken.objects.filter(principal=reviewer).exists()
     assert set(Grant.objects.filter(principal=reviewer).values_list("role", flat=True)) == {Role.REVIEWER}
@@ -138,16 +155,31 @@ def test_create_token_refuses_a_name_held_by_a_principal_of_another_kind(reviewe
 
 def test_create_token_binds_the_token_to_its_scope_and_role(db):
     out = StringIO()
-    call_command("create_token", "bot", "--kind", "user", "--scope", "neo/alpha", "--role", "reviewer",
-                 "--expires-in-days", "3",
-                 stdout=out, stderr=StringIO())
+    call_command(
+        "create_token",
+        "bot",
+        "--kind",
+        "user",
+        "--scope",
+        "neo/alpha",
+        "--role",
+        "reviewer",
+        "--expires-in-days",
+        "3",
+        stdout=out,
+        stderr=StringIO(),
+    )
     token = ApiToken.objects.select_related("scope").get(principal__name="bot")
     assert (token.scope.path, token.max_role) == ("neo/alpha", "reviewer")
     assert timedelta(days=2, hours=23) < token.expires_at - timezone.now() <= timedelta(days=3)
 
 
 def test_tokens_are_listed_and_revoked_by_their_principal_or_an_owner_of_their_scope(
-    owner, reviewer, outsider, agent, project_scope,
+    owner,
+    reviewer,
+    outsider,
+    agent,
+    project_scope,
 ):
     first = _issue(owner, agent, project_scope, Role.AGENT).json()["token"]
     second = _issue(owner, agent, project_scope, Role.AGENT).json()["token"]
@@ -183,7 +215,9 @@ def test_the_dashboard_lists_and_revokes_tokens_its_user_owns(owner, agent, proj
     assert client_with(raw).get("/api/v1/memories").status_code == 401
 
 
-def test_authenticating_a_bound_token_is_still_one_query(owner, agent, project_scope, django_assert_num_queries):
+def test_authenticating_a_bound_token_is_still_one_query(
+    owner, agent, project_scope, django_assert_num_queries
+):
     from rest_framework.test import APIRequestFactory
 
     from governance.api.auth import TokenAuthentication

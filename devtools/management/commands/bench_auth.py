@@ -38,8 +38,10 @@ class Command(BaseCommand):
         task = scope_ensure(path="bench-auth/project/task", actor=None)
         agent = principal_ensure(name="bench-auth-agent", kind="agent", actor=None)
         grant_add(principal=agent, scope=root, role=Role.AGENT, actor=None)
-        raws = {"unbound": token_issue(principal=agent, actor=None),
-                "bound": token_issue(principal=agent, scope=root, max_role=Role.AGENT, actor=None)}
+        raws = {
+            "unbound": token_issue(principal=agent, actor=None),
+            "bound": token_issue(principal=agent, scope=root, max_role=Role.AGENT, actor=None),
+        }
         # Recorded use in the future: no `last_used_at` write, so only the reads are timed.
         ApiToken.objects.filter(principal=agent).update(last_used_at=timezone.now() + timedelta(hours=1))
         factory, auth = APIRequestFactory(), TokenAuthentication()
@@ -53,9 +55,13 @@ class Command(BaseCommand):
                 times[kind].append((time.perf_counter() - start) * 1000)
                 assert access is not None and access.roles == {Role.AGENT}
         ApiToken.objects.filter(principal=agent).update(revoked_at=timezone.now())
-        self.stdout.write(f"load average {os.getloadavg()[0]:.1f}; {rounds} rounds after {WARMUP} warm-up, "
-                          "bound and unbound interleaved")
+        self.stdout.write(
+            f"load average {os.getloadavg()[0]:.1f}; {rounds} rounds after {WARMUP} warm-up, "
+            "bound and unbound interleaved"
+        )
         for kind, values in times.items():
             measured = values[WARMUP:]
-            self.stdout.write(f"{kind:8s} auth + scope_access  p50 {percentile(measured, 0.5):.3f} ms"
-                              f"  p95 {percentile(measured, 0.95):.3f} ms")
+            self.stdout.write(
+                f"{kind:8s} auth + scope_access  p50 {percentile(measured, 0.5):.3f} ms"
+                f"  p95 {percentile(measured, 0.95):.3f} ms"
+            )

@@ -49,15 +49,27 @@ class Command(BaseCommand):
         parser.add_argument("--drop", action="store_true", help="drop the bench database at the end")
         parser.add_argument("--tuning", action="store_true", help="also measure the retrieval tuning set")
         parser.add_argument("--seed", type=int, default=11)
-        parser.add_argument("--model-vectors", action="store_true",
-                            help="search with the model's own query vectors (outside the synthetic clusters) "
-                                 "instead of vectors from the data's distribution; the model runs either way")
-        parser.add_argument("--cold", action="store_true",
-                            help="do not load the table and indexes into shared buffers first (pg_prewarm)")
-        parser.add_argument("--warmup", type=int, default=20,
-                            help="unmeasured queries first, from other task scopes (a server in use has its "
-                                 "indexes in shared buffers; a freshly started one reads them from disk)")
-        parser.add_argument("--load-only", action="store_true", help="load the sizes and stop (measure later)")
+        parser.add_argument(
+            "--model-vectors",
+            action="store_true",
+            help="search with the model's own query vectors (outside the synthetic clusters) "
+            "instead of vectors from the data's distribution; the model runs either way",
+        )
+        parser.add_argument(
+            "--cold",
+            action="store_true",
+            help="do not load the table and indexes into shared buffers first (pg_prewarm)",
+        )
+        parser.add_argument(
+            "--warmup",
+            type=int,
+            default=20,
+            help="unmeasured queries first, from other task scopes (a server in use has its "
+            "indexes in shared buffers; a freshly started one reads them from disk)",
+        )
+        parser.add_argument(
+            "--load-only", action="store_true", help="load the sizes and stop (measure later)"
+        )
 
     def handle(self, *args, **o):
         try:
@@ -66,8 +78,10 @@ class Command(BaseCommand):
             raise CommandError(f"--sizes takes {', '.join(SIZES)}") from exc
         main_db = connection.settings_dict["NAME"]
         use_database(o["database"])
-        self.log(f"database {o['database']} on the server of {main_db!r}; load average "
-                 f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        self.log(
+            f"database {o['database']} on the server of {main_db!r}; load average "
+            f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
         scopes = data.ensure_scopes()
         client = self.agent_client()
         report = {}
@@ -80,16 +94,25 @@ class Command(BaseCommand):
             elif have == size:
                 timings = data.ensure_indexes(self.log)
             else:  # measuring here would report a bigger workspace under this size's name
-                self.log(f"skipped {size:,}: database {o['database']} already holds {have:,} bench memories "
-                         f"(use --drop, or another --database, to measure {size:,})")
+                self.log(
+                    f"skipped {size:,}: database {o['database']} already holds {have:,} bench memories "
+                    f"(use --drop, or another --database, to measure {size:,})"
+                )
                 continue
             if o["load_only"]:
                 report[size] = {"load": timings}
                 continue
             if not o["cold"]:
                 timings.update(data.prewarm(self.log))
-            report[size] = self.measure(size, client, o["queries"], o["seed"], timings, o["warmup"],
-                                        data_vectors=not o["model_vectors"])
+            report[size] = self.measure(
+                size,
+                client,
+                o["queries"],
+                o["seed"],
+                timings,
+                o["warmup"],
+                data_vectors=not o["model_vectors"],
+            )
         if o["tuning"]:
             self.tuning()
         self.stdout.write(json.dumps({str(k): v for k, v in report.items()}, indent=1))
@@ -120,59 +143,108 @@ class Command(BaseCommand):
         client.credentials(HTTP_AUTHORIZATION=f"Token {raw}")
         return client
 
-    def measure(self, size: int, client: APIClient, n: int, seed: int, timings: dict, warmup: int, *,
-                data_vectors: bool) -> dict:
+    def measure(
+        self,
+        size: int,
+        client: APIClient,
+        n: int,
+        seed: int,
+        timings: dict,
+        warmup: int,
+        *,
+        data_vectors: bool,
+    ) -> dict:
         scopes = bench.task_scopes(n, seed)
         # Warm up (model, tokenizer, shared buffers) with other queries in other scopes than those measured.
-        bench.e2e(client, bench.task_scopes(max(warmup, 1), seed + 1000), "auto", seed + 1000,
-                  data_vectors=data_vectors)
+        bench.e2e(
+            client,
+            bench.task_scopes(max(warmup, 1), seed + 1000),
+            "auto",
+            seed + 1000,
+            data_vectors=data_vectors,
+        )
         freeze_startup_objects()  # as the web server's wsgi.py does after start-up
         out: dict = {"load": timings}
-        self.log(f"\n== {size:,} memories, {n} queries, each in a random task scope (after {warmup} warm-up "
-                 f"queries elsewhere; load average {os.getloadavg()[0]:.1f}; searched vectors: "
-                 f"{'from the data' if data_vectors else 'the model'}'s) ==")
+        self.log(
+            f"\n== {size:,} memories, {n} queries, each in a random task scope (after {warmup} warm-up "
+            f"queries elsewhere; load average {os.getloadavg()[0]:.1f}; searched vectors: "
+            f"{'from the data' if data_vectors else 'the model'}'s) =="
+        )
         for mode in ("auto", "exact"):
             t = time.perf_counter()
             res = bench.e2e(client, scopes, mode, seed, data_vectors=data_vectors)
             out[mode] = {
-                "context_ms": {"p50": round(bench.pct(res["context"], 50), 1),
-                               "p95": round(bench.pct(res["context"], 95), 1)},
-                "recall_ms": {"p50": round(bench.pct(res["recall"], 50), 1),
-                              "p95": round(bench.pct(res["recall"], 95), 1)},
-                "stages_ms": {name: {"p50": round(bench.pct(v, 50), 2), "p95": round(bench.pct(v, 95), 2)}
-                              for name, v in res["stages"].items()},
+                "context_ms": {
+                    "p50": round(bench.pct(res["context"], 50), 1),
+                    "p95": round(bench.pct(res["context"], 95), 1),
+                },
+                "recall_ms": {
+                    "p50": round(bench.pct(res["recall"], 50), 1),
+                    "p95": round(bench.pct(res["recall"], 95), 1),
+                },
+                "stages_ms": {
+                    name: {"p50": round(bench.pct(v, 50), 2), "p95": round(bench.pct(v, 95), 2)}
+                    for name, v in res["stages"].items()
+                },
             }
-            self.log(f"  {mode:5} /context {bench.summary(res['context'])} ms   /recall {bench.summary(res['recall'])} ms"
-                     f"   ({time.perf_counter() - t:.0f} s)")
-            self.log("        stages: " + ", ".join(
-                f"{name} {bench.pct(v, 50):.1f}/{bench.pct(v, 95):.1f}" for name, v in res["stages"].items()))
+            self.log(
+                f"  {mode:5} /context {bench.summary(res['context'])} ms   /recall {bench.summary(res['recall'])} ms"
+                f"   ({time.perf_counter() - t:.0f} s)"
+            )
+            self.log(
+                "        stages: "
+                + ", ".join(
+                    f"{name} {bench.pct(v, 50):.1f}/{bench.pct(v, 95):.1f}"
+                    for name, v in res["stages"].items()
+                )
+            )
             # The request waits for the embedding only after its SQL stages (embed_wait), not for all of it.
-            no_embed = [c - e for c, e in zip(res["context"], res["stages"].get("embed_wait", [0] * n), strict=False)]
-            out[mode]["context_without_embed_wait_ms"] = {"p50": round(bench.pct(no_embed, 50), 1),
-                                                     "p95": round(bench.pct(no_embed, 95), 1)}
+            no_embed = [
+                c - e for c, e in zip(res["context"], res["stages"].get("embed_wait", [0] * n), strict=False)
+            ]
+            out[mode]["context_without_embed_wait_ms"] = {
+                "p50": round(bench.pct(no_embed, 50), 1),
+                "p95": round(bench.pct(no_embed, 95), 1),
+            }
         rec = bench.hnsw_recall(scopes, seed)
         out["recall_at_10_vs_exact"] = {
-            "served_path": round(bench.mean(rec["auto"]), 4), "served_path_min": round(min(rec["auto"]), 2),
+            "served_path": round(bench.mean(rec["auto"]), 4),
+            "served_path_min": round(min(rec["auto"]), 2),
             "hnsw_index_alone": round(bench.mean(rec["hnsw_alone"]), 4) if rec["hnsw_alone"] else None,
             "hnsw_index_alone_min": round(min(rec["hnsw_alone"]), 2) if rec["hnsw_alone"] else None,
-            "hnsw_index_alone_any_query": round(bench.mean(rec["hnsw_alone_any"]), 4) if rec["hnsw_alone_any"] else None,
+            "hnsw_index_alone_any_query": round(bench.mean(rec["hnsw_alone_any"]), 4)
+            if rec["hnsw_alone_any"]
+            else None,
         }
-        out["vector_query_ms"] = {m: {"p50": round(bench.pct(rec[f"ms_{m}"], 50), 2),
-                                      "p95": round(bench.pct(rec[f"ms_{m}"], 95), 2)} for m in ("exact", "auto")}
+        out["vector_query_ms"] = {
+            m: {
+                "p50": round(bench.pct(rec[f"ms_{m}"], 50), 2),
+                "p95": round(bench.pct(rec[f"ms_{m}"], 95), 2),
+            }
+            for m in ("exact", "auto")
+        }
         out["eligible_rows_mean"] = round(bench.mean(rec["eligible"]))
-        out["scopes_per_query"] = {"hnsw": round(bench.mean(rec["hnsw_scopes"]), 2),
-                                   "exact": round(bench.mean(rec["exact_scopes"]), 2)}
+        out["scopes_per_query"] = {
+            "hnsw": round(bench.mean(rec["hnsw_scopes"]), 2),
+            "exact": round(bench.mean(rec["exact_scopes"]), 2),
+        }
         r = out["recall_at_10_vs_exact"]
-        self.log(f"  recall@10 vs exact under the scope filter: served path {r['served_path']} (min "
-                 f"{r['served_path_min']}); each scope's HNSW index alone {r['hnsw_index_alone']} (min "
-                 f"{r['hnsw_index_alone_min']}, {len(rec['hnsw_alone'])} index searches, queries near each scope's "
-                 f"own data; {r['hnsw_index_alone_any_query']} with the served query, which may be far from "
-                 "everything in that scope)")
-        self.log(f"  per query: ≈ {out['eligible_rows_mean']:,} eligible rows; scopes searched by HNSW "
-                 f"{out['scopes_per_query']['hnsw']}, exactly {out['scopes_per_query']['exact']}; "
-                 f"ef_search {settings.RECALL_HNSW_EF_SEARCH}, index threshold {settings.RECALL_VECTOR_INDEX_MIN_ROWS} rows")
-        self.log("  vector query alone: " + ", ".join(
-            f"{m} {bench.summary(rec[f'ms_{m}'])} ms" for m in ("exact", "auto")))
+        self.log(
+            f"  recall@10 vs exact under the scope filter: served path {r['served_path']} (min "
+            f"{r['served_path_min']}); each scope's HNSW index alone {r['hnsw_index_alone']} (min "
+            f"{r['hnsw_index_alone_min']}, {len(rec['hnsw_alone'])} index searches, queries near each scope's "
+            f"own data; {r['hnsw_index_alone_any_query']} with the served query, which may be far from "
+            "everything in that scope)"
+        )
+        self.log(
+            f"  per query: ≈ {out['eligible_rows_mean']:,} eligible rows; scopes searched by HNSW "
+            f"{out['scopes_per_query']['hnsw']}, exactly {out['scopes_per_query']['exact']}; "
+            f"ef_search {settings.RECALL_HNSW_EF_SEARCH}, index threshold {settings.RECALL_VECTOR_INDEX_MIN_ROWS} rows"
+        )
+        self.log(
+            "  vector query alone: "
+            + ", ".join(f"{m} {bench.summary(rec[f'ms_{m}'])} ms" for m in ("exact", "auto"))
+        )
         return out
 
     def tuning(self) -> None:

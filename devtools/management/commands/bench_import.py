@@ -40,9 +40,28 @@ from governance.embedding import get_embedder
 from governance.models import Memory, Outbox, Scope
 from governance.propagation import embedding_batches
 
-NAMES = ["Caroline", "Melanie", "Jon", "Gina", "Audrey", "Andrew", "Nate", "Joanna", "Tim", "John", "Maria", "Dave"]
-OPENERS = ["Hey {other}!", "Hi {other}, good to hear from you.", "Oh wow, {other}, that sounds amazing.",
-           "Thanks for asking, {other}.", "Ha, that's so you, {other}.", "Long time no see, {other}!"]
+NAMES = [
+    "Caroline",
+    "Melanie",
+    "Jon",
+    "Gina",
+    "Audrey",
+    "Andrew",
+    "Nate",
+    "Joanna",
+    "Tim",
+    "John",
+    "Maria",
+    "Dave",
+]
+OPENERS = [
+    "Hey {other}!",
+    "Hi {other}, good to hear from you.",
+    "Oh wow, {other}, that sounds amazing.",
+    "Thanks for asking, {other}.",
+    "Ha, that's so you, {other}.",
+    "Long time no see, {other}!",
+]
 EVENTS = [
     "I went to a pottery class last weekend and made a lopsided bowl that I secretly love",
     "we finally took the kids camping by the lake, and it rained on the second night",
@@ -57,9 +76,14 @@ EVENTS = [
     "I got back from a conference in Lisbon where I gave my first talk",
     "work has been hectic because we are moving the whole team to a new office",
 ]
-FEELINGS = ["It honestly made my week.", "I'm still a bit nervous about it, to be fair.",
-            "It reminded me how much I need time outdoors.", "I didn't expect it to mean so much to me.",
-            "It was exhausting but totally worth it.", "I can't stop thinking about it."]
+FEELINGS = [
+    "It honestly made my week.",
+    "I'm still a bit nervous about it, to be fair.",
+    "It reminded me how much I need time outdoors.",
+    "I didn't expect it to mean so much to me.",
+    "It was exhausting but totally worth it.",
+    "I can't stop thinking about it.",
+]
 DETAILS = [
     "The instructor said the trick is to keep your hands wet and to go slower than feels natural.",
     "We cooked on a tiny stove, played cards by torchlight and watched the stars when the clouds cleared.",
@@ -74,8 +98,13 @@ DETAILS = [
     "I practised in the hotel room the night before, and people asked good questions at the end.",
     "Half of my desk is in boxes and the other half is covered in cables nobody can identify.",
 ]
-QUESTIONS = ["How was your week?", "Have you tried anything new lately?", "What are you up to this weekend?",
-             "Did you ever finish that project you told me about?", "How are the kids doing?"]
+QUESTIONS = [
+    "How was your week?",
+    "Have you tried anything new lately?",
+    "What are you up to this weekend?",
+    "Did you ever finish that project you told me about?",
+    "How are the kids doing?",
+]
 
 
 def short_turn(rng: random.Random, speaker: str, other: str) -> str:
@@ -102,10 +131,17 @@ def conversation(kind: str, n: int, scope: str, seed: int) -> list[dict]:
     lines = []
     for i in range(n):
         speaker, other = (a, b) if i % 2 == 0 else (b, a)
-        lines.append({"scope": scope, "session": f"session-{i // 40 + 1}",
-                      "at": f"2026-0{1 + i // 4000}-{1 + (i // 150) % 28:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z",
-                      "role": "user" if i % 2 == 0 else "assistant", "speaker": speaker,
-                      "content": f"{make(rng, speaker, other)} (turn {i})", "ref": f"t{i}"})
+        lines.append(
+            {
+                "scope": scope,
+                "session": f"session-{i // 40 + 1}",
+                "at": f"2026-0{1 + i // 4000}-{1 + (i // 150) % 28:02d}T{(i // 60) % 24:02d}:{i % 60:02d}:00Z",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "speaker": speaker,
+                "content": f"{make(rng, speaker, other)} (turn {i})",
+                "ref": f"t{i}",
+            }
+        )
     return lines
 
 
@@ -126,9 +162,13 @@ class Command(BaseCommand):
         run = f"bench-import/r{int(time.time())}"
         self._started = timezone.now()
         worker = None
-        results = {"embedder": embedder.name, "batch_size": settings.EMBEDDING_BATCH_SIZE,
-                   "batch_chars": settings.EMBEDDING_BATCH_CHARS, "worker": not opts["no_worker"],
-                   "cpus": os.cpu_count()}
+        results = {
+            "embedder": embedder.name,
+            "batch_size": settings.EMBEDDING_BATCH_SIZE,
+            "batch_chars": settings.EMBEDDING_BATCH_CHARS,
+            "worker": not opts["no_worker"],
+            "cpus": os.cpu_count(),
+        }
         try:
             worker = None if opts["no_worker"] else self._start_worker(run)
             for kind in ("short", "long"):
@@ -150,8 +190,9 @@ class Command(BaseCommand):
 
     def _standalone(self, embedder, texts: list[str]) -> float:
         """The embedder alone, in the batches the pipeline makes of these texts (embedding_batches)."""
-        batches = embedding_batches(list(enumerate(map(len, texts))), settings.EMBEDDING_BATCH_SIZE,
-                                    settings.EMBEDDING_BATCH_CHARS)
+        batches = embedding_batches(
+            list(enumerate(map(len, texts))), settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_BATCH_CHARS
+        )
         started = time.perf_counter()
         for batch in batches:
             embedder.embed_memories([texts[i] for i in batch])
@@ -200,28 +241,48 @@ class Command(BaseCommand):
             time.sleep(0.2)
         by_worker = memories.exclude(embedding_hash="").count() - sum(seen.values())
         reference = (before + after) / 2
-        out = {"turns": n, "avg_chars": round(chars), "memories": stored, "import_s": round(seconds, 2),
-               "import_turns_per_s": round(n / seconds, 2), "embedder_texts_per_s_before": round(before, 2),
-               "embedder_texts_per_s_after": round(after, 2), "ratio": round(n / seconds / reference, 3),
-               "embedder_busy_s": round(busy[0], 2), "embedder_busy_share": round(busy[0] / seconds, 3),
-               "texts_embedded_by_import": sum(seen.values()), "texts_embedded_by_worker": max(by_worker, 0),
-               "cpu_s": cpu,
-               "load_avg_1m_before": load_before, "load_avg_1m_after": os.getloadavg()[0]}
+        out = {
+            "turns": n,
+            "avg_chars": round(chars),
+            "memories": stored,
+            "import_s": round(seconds, 2),
+            "import_turns_per_s": round(n / seconds, 2),
+            "embedder_texts_per_s_before": round(before, 2),
+            "embedder_texts_per_s_after": round(after, 2),
+            "ratio": round(n / seconds / reference, 3),
+            "embedder_busy_s": round(busy[0], 2),
+            "embedder_busy_share": round(busy[0] / seconds, 3),
+            "texts_embedded_by_import": sum(seen.values()),
+            "texts_embedded_by_worker": max(by_worker, 0),
+            "cpu_s": cpu,
+            "load_avg_1m_before": load_before,
+            "load_avg_1m_after": os.getloadavg()[0],
+        }
         w = self.stdout.write
         w(f"{kind} turns (n={n}, ~{out['avg_chars']} chars, {stored} memories incl. candidates):")
-        w(f"  embedder alone:  {before:.1f} / {after:.1f} texts/s (before / after the import; "
-          f"{embedder.name}, batches of ≤ {settings.EMBEDDING_BATCH_SIZE} texts / "
-          f"{settings.EMBEDDING_BATCH_CHARS} chars)")
-        w(f"  import:          {out['import_turns_per_s']:.1f} turns/s ({seconds:.1f} s, worker "
-          f"{'running' if self._worker_running else 'not running'})")
-        w(f"  ratio:           {out['ratio']:.2f} of the embedder's own throughput (goal ≥ 0.90); the embedder "
-          f"was busy {busy[0]:.1f} s of the import's {seconds:.1f} s ({100 * out['embedder_busy_share']:.0f}%)")
-        w(f"  CPU during it:   {cpu['import']:.1f} s this process (the embedder's {busy[0]:.1f} s of wall time on "
-          f"{os.cpu_count()} cores included), {cpu.get('worker', 0.0):.1f} s the worker, {cpu['database']:.1f} s the "
-          f"database server's processes on this machine; {os.cpu_count()} cores × {seconds:.1f} s = "
-          f"{os.cpu_count() * seconds:.1f} s available")
-        w(f"  texts embedded:  {out['texts_embedded_by_import']} by the import, {out['texts_embedded_by_worker']} "
-          f"by the worker, for {stored} memories; 1-min load average {load_before:.1f} → {out['load_avg_1m_after']:.1f}")
+        w(
+            f"  embedder alone:  {before:.1f} / {after:.1f} texts/s (before / after the import; "
+            f"{embedder.name}, batches of ≤ {settings.EMBEDDING_BATCH_SIZE} texts / "
+            f"{settings.EMBEDDING_BATCH_CHARS} chars)"
+        )
+        w(
+            f"  import:          {out['import_turns_per_s']:.1f} turns/s ({seconds:.1f} s, worker "
+            f"{'running' if self._worker_running else 'not running'})"
+        )
+        w(
+            f"  ratio:           {out['ratio']:.2f} of the embedder's own throughput (goal ≥ 0.90); the embedder "
+            f"was busy {busy[0]:.1f} s of the import's {seconds:.1f} s ({100 * out['embedder_busy_share']:.0f}%)"
+        )
+        w(
+            f"  CPU during it:   {cpu['import']:.1f} s this process (the embedder's {busy[0]:.1f} s of wall time on "
+            f"{os.cpu_count()} cores included), {cpu.get('worker', 0.0):.1f} s the worker, {cpu['database']:.1f} s the "
+            f"database server's processes on this machine; {os.cpu_count()} cores × {seconds:.1f} s = "
+            f"{os.cpu_count() * seconds:.1f} s available"
+        )
+        w(
+            f"  texts embedded:  {out['texts_embedded_by_import']} by the import, {out['texts_embedded_by_worker']} "
+            f"by the worker, for {stored} memories; 1-min load average {load_before:.1f} → {out['load_avg_1m_after']:.1f}"
+        )
         return out
 
     def _cpu(self) -> dict[str, float]:
@@ -249,24 +310,47 @@ class Command(BaseCommand):
         from governance.services.scope import scope_ensure
 
         env = os.environ.copy()
-        env.update(DATABASE_URL=settings.DATABASE_URL, REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
-                   DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"))
+        env.update(
+            DATABASE_URL=settings.DATABASE_URL,
+            REDIS_URL=settings.REDIS_URL,
+            PYTHONUNBUFFERED="1",
+            DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"),
+        )
         queues = ",".join(q.name for q in settings.CELERY_TASK_QUEUES)
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", "--concurrency=2",
-             f"--queues={queues}", "--loglevel=WARNING", "--hostname=bench-import@%h", "--without-mingle",
-             "--without-gossip"],
-            cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryui",
+                "worker",
+                "--pool=threads",
+                "--concurrency=2",
+                f"--queues={queues}",
+                "--loglevel=WARNING",
+                "--hostname=bench-import@%h",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         self.stdout.write(f"starting a Celery worker on the queues {queues} and waiting for its first vector")
         try:
             scope = scope_ensure(path=f"{run}/warm", actor=None)
-            warm = memory_record_batch(items=[MemoryInput(scope=scope, kind="episodic", text="warm-up",
-                                                          source_kind="user")], actor=None)
+            warm = memory_record_batch(
+                items=[MemoryInput(scope=scope, kind="episodic", text="warm-up", source_kind="user")],
+                actor=None,
+            )
             deadline = time.monotonic() + 180
             while not Memory.objects.filter(pk=warm[0].pk, embedding__isnull=False).exists():
                 if time.monotonic() > deadline or worker.poll() is not None:
-                    raise CommandError("the benchmark's Celery worker did not embed a warm-up memory within 180 s")
+                    raise CommandError(
+                        "the benchmark's Celery worker did not embed a warm-up memory within 180 s"
+                    )
                 time.sleep(0.2)
         except BaseException:  # never leave the worker behind (e.g. an unmigrated database, Ctrl-C)
             worker.kill()
@@ -279,8 +363,13 @@ class Command(BaseCommand):
     def _cleanup(self, run: str) -> None:
         scopes = Scope.objects.filter(path__startswith=run)
         ids = set(Memory.objects.filter(scope__in=scopes).values_list("pk", flat=True))
-        ours = [pk for pk, payload in Outbox.objects.filter(created_at__gte=self._started, topic="memory.created")
-                .values_list("pk", "payload") if set(payload.get("memory_ids") or []) & ids]
+        ours = [
+            pk
+            for pk, payload in Outbox.objects.filter(
+                created_at__gte=self._started, topic="memory.created"
+            ).values_list("pk", "payload")
+            if set(payload.get("memory_ids") or []) & ids
+        ]
         with transaction.atomic():
             Outbox.objects.filter(pk__in=ours).delete()
             Outbox.objects.filter(memory_id__in=ids).delete()

@@ -49,7 +49,11 @@ FAULTS = ("worker-kill", "web-kill", "redis-restart", "db-drop")
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "benchmarks" / "locustfile.py"
 DRAIN_TIMEOUT = 240.0
 # Operators keep 30 s (docs/operations.md); shorter here so a fault's backlog drains within the run.
-RECOVERY_ENV = {"RECONCILE_EVERY_SECONDS": "5", "RECONCILE_STALE_AFTER_SECONDS": "10", "OUTBOX_LEASE_SECONDS": "20"}
+RECOVERY_ENV = {
+    "RECONCILE_EVERY_SECONDS": "5",
+    "RECONCILE_STALE_AFTER_SECONDS": "10",
+    "OUTBOX_LEASE_SECONDS": "20",
+}
 
 SETUP = """
 import json
@@ -106,7 +110,8 @@ class Drain(threading.Thread):
                         other, embedding = db.execute(
                             "SELECT count(*) FILTER (WHERE d.store <> 'embedding'), count(*) FILTER (WHERE d.store = "
                             "'embedding') FROM governance_outboxdelivery d WHERE d.outbox_id <= %s AND d.state <> 'done'",
-                            [self.max_id]).fetchone()
+                            [self.max_id],
+                        ).fetchone()
                         now = time.time() - self.at
                         if other == 0 and self.propagation_s is None:
                             self.propagation_s = now
@@ -124,12 +129,21 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--users", type=int, default=2)
         parser.add_argument("--seconds", type=int, default=60)
-        parser.add_argument("--fault", action="append", choices=[*FAULTS, "all"], default=[],
-                            help="inject this fault during the run (repeatable; `all`: each once, spread out)")
+        parser.add_argument(
+            "--fault",
+            action="append",
+            choices=[*FAULTS, "all"],
+            default=[],
+            help="inject this fault during the run (repeatable; `all`: each once, spread out)",
+        )
         parser.add_argument("--web-workers", type=int, default=3)
         parser.add_argument("--keep", action="store_true", help="keep the topology's folder (logs, data)")
-        parser.add_argument("--tarpit", type=int, default=0,
-                            help="subscribe this many one-byte-at-a-time webhook receivers to every event")
+        parser.add_argument(
+            "--tarpit",
+            type=int,
+            default=0,
+            help="subscribe this many one-byte-at-a-time webhook receivers to every event",
+        )
 
     def handle(self, *args, users, seconds, fault, web_workers, keep, tarpit=0, **options):
         if users < 1 or seconds < 5:
@@ -144,7 +158,9 @@ class Command(BaseCommand):
         # The tarpits listen on loopback, which production settings refuse unless told.
         extra = {**RECOVERY_ENV, **({"WEBHOOK_ALLOW_PRIVATE": "1"} if tarpit else {})}
         topology = Topology(root, web_workers=web_workers, extra_env=extra)
-        self.stdout.write(f"· starting the topology under {root} (gunicorn {web_workers} workers, three Celery workers, beat)")
+        self.stdout.write(
+            f"· starting the topology under {root} (gunicorn {web_workers} workers, three Celery workers, beat)"
+        )
         started = time.monotonic()
         topology.start()
         ok = False
@@ -154,8 +170,10 @@ class Command(BaseCommand):
                 self.tarpits = [stack.enter_context(Tarpit(interval=0.5)) for _ in range(max(tarpit, 0))]
                 ok = self._run(topology, root, users=users, seconds=seconds, faults=faults)
                 if self.tarpits:
-                    self.stdout.write(f"  tarpits: {len(self.tarpits)} receivers got "
-                                      f"{sum(t.requests for t in self.tarpits)} requests")
+                    self.stdout.write(
+                        f"  tarpits: {len(self.tarpits)} receivers got "
+                        f"{sum(t.requests for t in self.tarpits)} requests"
+                    )
         finally:
             topology.stop()
             if not keep:
@@ -166,24 +184,58 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------------------------------------------
     def _run(self, topology, root: Path, *, users: int, seconds: int, faults: list[str]) -> bool:
         run = uuid.uuid4().hex[:10]
-        out = topology.manage("shell", "-c", SETUP.format(n=max(users, 1), password=secrets.token_urlsafe(16),
-                                                           tarpits=[t.url for t in getattr(self, "tarpits", [])]))
+        out = topology.manage(
+            "shell",
+            "-c",
+            SETUP.format(
+                n=max(users, 1),
+                password=secrets.token_urlsafe(16),
+                tarpits=[t.url for t in getattr(self, "tarpits", [])],
+            ),
+        )
         config = json.loads(out.split("BENCH-SETUP ", 1)[1])
         config["run"] = run
         (root / "bench-config.json").write_text(json.dumps(config))
-        env = {**os.environ, "BENCH_CONFIG": str(root / "bench-config.json"),
-               "BENCH_RECORD": str(root / "bench-record.json")}
-        argv = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "-u", str(users),
-                "-r", str(users), "-t", f"{seconds}s", "--host", topology.base_url, "--csv", str(root / "stats"),
-                "--only-summary", "--stop-timeout", "10", "--loglevel", "WARNING"]
-        self.stdout.write(f"· load: {users} users for {seconds} s (run {run}); faults: {', '.join(faults) or 'none'}")
+        env = {
+            **os.environ,
+            "BENCH_CONFIG": str(root / "bench-config.json"),
+            "BENCH_RECORD": str(root / "bench-record.json"),
+        }
+        argv = [
+            sys.executable,
+            "-m",
+            "locust",
+            "-f",
+            str(LOCUSTFILE),
+            "--headless",
+            "-u",
+            str(users),
+            "-r",
+            str(users),
+            "-t",
+            f"{seconds}s",
+            "--host",
+            topology.base_url,
+            "--csv",
+            str(root / "stats"),
+            "--only-summary",
+            "--stop-timeout",
+            "10",
+            "--loglevel",
+            "WARNING",
+        ]
+        self.stdout.write(
+            f"· load: {users} users for {seconds} s (run {run}); faults: {', '.join(faults) or 'none'}"
+        )
         t0 = time.time()
         with open(root / "locust.log", "w") as log:
             locust = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
             drains = self._inject(topology, faults, t0, seconds)
             locust.wait(seconds + 120)
         if not (root / "bench-record.json").exists():
-            raise CommandError(f"locust ended without its record:\n{(root / 'locust.log').read_text()[-3000:]}")
+            raise CommandError(
+                f"locust ended without its record:\n{(root / 'locust.log').read_text()[-3000:]}"
+            )
         for drain in drains:
             drain.join(DRAIN_TIMEOUT)
         record = json.loads((root / "bench-record.json").read_text())
@@ -198,14 +250,18 @@ class Command(BaseCommand):
         requests = int(total["Request Count"])
         crashed = (root / "locust.log").read_text(errors="replace").count("Traceback")
         if not requests or crashed:
-            problems.append(f"the load itself failed: {requests} requests, {crashed} tracebacks in {root / 'locust.log'}")
+            problems.append(
+                f"the load itself failed: {requests} requests, {crashed} tracebacks in {root / 'locust.log'}"
+            )
             self.stdout.write(f"  FAIL  {problems[-1]}")
         failures = int(total["Failure Count"])
         rate = float(total["Requests/s"])
         error_rate = failures / requests if requests else 0.0
         verdict = "every data check held" if not problems else f"DATA CHECKS FAILED ({len(problems)})"
-        self.stdout.write(f"users={users} seconds={seconds} faults={','.join(faults) or 'none'}: "
-                          f"{rate:.1f} requests/s, error rate {error_rate:.2%}, {verdict}")
+        self.stdout.write(
+            f"users={users} seconds={seconds} faults={','.join(faults) or 'none'}: "
+            f"{rate:.1f} requests/s, error rate {error_rate:.2%}, {verdict}"
+        )
         return not problems
 
     def _inject(self, topology, faults: list[str], t0: float, seconds: int) -> list[Drain]:
@@ -230,12 +286,18 @@ class Command(BaseCommand):
 
     def _print_stats(self, kinds: list[dict], total: dict, seconds: int) -> None:
         self.stdout.write("")
-        self.stdout.write(f"{'request kind':<22}{'count':>7}{'errors':>7}{'req/s':>8}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}")
+        self.stdout.write(
+            f"{'request kind':<22}{'count':>7}{'errors':>7}{'req/s':>8}{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}"
+        )
         for row in sorted(kinds, key=lambda r: -int(r["Request Count"])):
-            self.stdout.write(f"{row['Name']:<22}{row['Request Count']:>7}{row['Failure Count']:>7}"
-                              f"{float(row['Requests/s']):>8.1f}{row['50%']:>8}{row['95%']:>8}{row['99%']:>8}")
-        self.stdout.write(f"{'all':<22}{total['Request Count']:>7}{total['Failure Count']:>7}"
-                          f"{float(total['Requests/s']):>8.1f}{total['50%']:>8}{total['95%']:>8}{total['99%']:>8}")
+            self.stdout.write(
+                f"{row['Name']:<22}{row['Request Count']:>7}{row['Failure Count']:>7}"
+                f"{float(row['Requests/s']):>8.1f}{row['50%']:>8}{row['95%']:>8}{row['99%']:>8}"
+            )
+        self.stdout.write(
+            f"{'all':<22}{total['Request Count']:>7}{total['Failure Count']:>7}"
+            f"{float(total['Requests/s']):>8.1f}{total['50%']:>8}{total['95%']:>8}{total['99%']:>8}"
+        )
 
     def _print_failures(self, record: dict, topology) -> None:
         """Which requests failed and how, and the exceptions behind the server's 5xx (from the JSON logs of
@@ -261,7 +323,9 @@ class Command(BaseCommand):
             cause = trace[-1].split(":", 1)[0] if trace else "?"
             causes[cause] = causes.get(cause, 0) + 1
         if causes:
-            self.stdout.write("server exceptions: " + ", ".join(f"{k} ×{v}" for k, v in sorted(causes.items())))
+            self.stdout.write(
+                "server exceptions: " + ", ".join(f"{k} ×{v}" for k, v in sorted(causes.items()))
+            )
         self._print_database_errors(topology)
 
     def _print_database_errors(self, topology) -> None:
@@ -277,7 +341,9 @@ class Command(BaseCommand):
                 message = line.split("ERROR:", 1)[1].strip()[:80]
                 errors[message] = errors.get(message, 0) + 1
         if errors:
-            self.stdout.write("PostgreSQL errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(errors.items())))
+            self.stdout.write(
+                "PostgreSQL errors: " + ", ".join(f"{k} ×{v}" for k, v in sorted(errors.items()))
+            )
 
     def _print_faults(self, drains: list[Drain], record: dict) -> None:
         if not drains:
@@ -291,10 +357,16 @@ class Command(BaseCommand):
             for _, name, status in near:
                 by_status[f"{name} {status}"] = by_status.get(f"{name} {status}", 0) + 1
             failed = ", ".join(f"{k}: {v}" for k, v in sorted(by_status.items())) or "none"
-            prop = f"{drain.propagation_s:.1f} s" if drain.propagation_s is not None else f"not within {DRAIN_TIMEOUT:.0f} s"
+            prop = (
+                f"{drain.propagation_s:.1f} s"
+                if drain.propagation_s is not None
+                else f"not within {DRAIN_TIMEOUT:.0f} s"
+            )
             every = f"{drain.all_s:.1f} s" if drain.all_s is not None else f"not within {DRAIN_TIMEOUT:.0f} s"
-            self.stdout.write(f"fault {drain.fault}: backlog at the fault drained in {prop} (all stores but "
-                              f"embedding), {every} (with embedding); failed requests until {until - drain.at:.0f} s after: {failed}")
+            self.stdout.write(
+                f"fault {drain.fault}: backlog at the fault drained in {prop} (all stores but "
+                f"embedding), {every} (with embedding); failed requests until {until - drain.at:.0f} s after: {failed}"
+            )
 
     # --- the data checks ---------------------------------------------------------------------------------
     def _check(self, topology, run: str, record: dict) -> list[str]:
@@ -318,35 +390,52 @@ class Command(BaseCommand):
             forgotten_ids = {f[0] for f in record["forgotten"]}
             writes = record["writes"]
             missing = [i for i, _ in writes["accepted"] if i not in by_id]
-            doubled = [t for i, t in writes["accepted"] if i not in forgotten_ids and len(stored.get(t, [])) != 1]
+            doubled = [
+                t for i, t in writes["accepted"] if i not in forgotten_ids and len(stored.get(t, [])) != 1
+            ]
             ambiguous_twice = [t for (t,) in writes["ambiguous"] if len(stored.get(t, [])) > 1]
             refused_stored = [t for (t,) in writes["rejected"] if stored.get(t)]
             ambiguous_landed = sum(1 for (t,) in writes["ambiguous"] if stored.get(t))
-            self._report(problems, not (missing or doubled or ambiguous_twice or refused_stored),
-                         f"writes: {len(writes['accepted'])} accepted, each stored once; {len(writes['ambiguous'])} "
-                         f"without an answer ({ambiguous_landed} of them stored, none twice); "
-                         f"{len(writes['rejected'])} refused, none stored",
-                         f"writes: missing {missing[:5]}, not exactly once {len(doubled)}, ambiguous twice "
-                         f"{len(ambiguous_twice)}, refused but stored {len(refused_stored)}")
+            self._report(
+                problems,
+                not (missing or doubled or ambiguous_twice or refused_stored),
+                f"writes: {len(writes['accepted'])} accepted, each stored once; {len(writes['ambiguous'])} "
+                f"without an answer ({ambiguous_landed} of them stored, none twice); "
+                f"{len(writes['rejected'])} refused, none stored",
+                f"writes: missing {missing[:5]}, not exactly once {len(doubled)}, ambiguous twice "
+                f"{len(ambiguous_twice)}, refused but stored {len(refused_stored)}",
+            )
             ev = record["events"]
             ev_missing = [ids for ids, _ in ev["accepted"] if any(i not in by_id for i in ids)]
             # One episode per user turn (the extractor may add a candidate rule with the same text: by design).
-            ev_doubled = [(said[:40], ids, episodes.get(said, [])) for ids, said in ev["accepted"]
-                          if len(episodes.get(said, [])) != 1 and not set(ids) & forgotten_ids]
-            self._report(problems, not (ev_missing or ev_doubled),
-                         f"events: {len(ev['accepted'])} accepted, every memory they created stored, each user turn one episode",
-                         f"events: {len(ev_missing)} with a created memory missing, {len(ev_doubled)} user turns not "
-                         f"stored once (text, ids answered, ids stored: {ev_doubled[:3]})")
+            ev_doubled = [
+                (said[:40], ids, episodes.get(said, []))
+                for ids, said in ev["accepted"]
+                if len(episodes.get(said, [])) != 1 and not set(ids) & forgotten_ids
+            ]
+            self._report(
+                problems,
+                not (ev_missing or ev_doubled),
+                f"events: {len(ev['accepted'])} accepted, every memory they created stored, each user turn one episode",
+                f"events: {len(ev_missing)} with a created memory missing, {len(ev_doubled)} user turns not "
+                f"stored once (text, ids answered, ids stored: {ev_doubled[:3]})",
+            )
             # Per key, the latest confirmed revision is in force and every earlier one superseded by it.
             latest: dict[str, int] = {}
             for memory_id, key in record["confirmed"]:
                 latest[key] = max(latest.get(key, 0), memory_id)
-            wrong = [(i, by_id.get(i, (None, None))[1]) for i, key in record["confirmed"]
-                     if by_id.get(i, (None, None))[1] != ("active" if latest[key] == i else "superseded")]
-            self._report(problems, not wrong,
-                         f"confirms: {len(record['confirmed'])} over {len(latest)} keys, the latest of each key "
-                         "active and every earlier one superseded",
-                         f"confirms: {len(wrong)} confirmed memories in the wrong state, e.g. {wrong[:3]}")
+            wrong = [
+                (i, by_id.get(i, (None, None))[1])
+                for i, key in record["confirmed"]
+                if by_id.get(i, (None, None))[1] != ("active" if latest[key] == i else "superseded")
+            ]
+            self._report(
+                problems,
+                not wrong,
+                f"confirms: {len(record['confirmed'])} over {len(latest)} keys, the latest of each key "
+                "active and every earlier one superseded",
+                f"confirms: {len(wrong)} confirmed memories in the wrong state, e.g. {wrong[:3]}",
+            )
             self._check_forgets(db, topology, record, by_id, problems)
             self._check_reads(db, record, problems)
         try:
@@ -360,9 +449,13 @@ class Command(BaseCommand):
         started = time.time()
         while time.time() - started < DRAIN_TIMEOUT:
             with topology.connect() as db:
-                pending = db.execute("SELECT count(*) FROM governance_outboxdelivery WHERE state <> 'done'").fetchone()[0]
-                unembedded = db.execute("SELECT count(*) FROM governance_memory WHERE embedding IS NULL AND "
-                                        "purged_at IS NULL AND status NOT IN ('forgotten', 'rejected')").fetchone()[0]
+                pending = db.execute(
+                    "SELECT count(*) FROM governance_outboxdelivery WHERE state <> 'done'"
+                ).fetchone()[0]
+                unembedded = db.execute(
+                    "SELECT count(*) FROM governance_memory WHERE embedding IS NULL AND "
+                    "purged_at IS NULL AND status NOT IN ('forgotten', 'rejected')"
+                ).fetchone()[0]
             if pending == 0 and unembedded == 0:
                 return f"{time.time() - started:.1f} s"
             time.sleep(1)
@@ -377,13 +470,16 @@ class Command(BaseCommand):
             rows = db.execute(
                 "SELECT extract(epoch FROM max(d.done_at) - o.created_at) * 1000 FROM governance_outbox o"
                 " JOIN governance_outboxdelivery d ON d.outbox_id = o.id AND d.store <> 'embedding'"
-                " WHERE o.topic = 'memory.forgotten' GROUP BY o.id HAVING bool_and(d.state = 'done')").fetchall()
+                " WHERE o.topic = 'memory.forgotten' GROUP BY o.id HAVING bool_and(d.state = 'done')"
+            ).fetchall()
         values = sorted(float(r[0]) for r in rows)
         if not values:
             self.stdout.write("  forget propagation: no hard forget in this run")
             return
-        self.stdout.write(f"  forget propagation: {len(values)} forgets, p50 {percentile(values, 0.5):.0f} ms, "
-                          f"p95 {percentile(values, 0.95):.0f} ms, max {values[-1]:.0f} ms")
+        self.stdout.write(
+            f"  forget propagation: {len(values)} forgets, p50 {percentile(values, 0.5):.0f} ms, "
+            f"p95 {percentile(values, 0.95):.0f} ms, max {values[-1]:.0f} ms"
+        )
 
     def _check_forgets(self, db, topology, record: dict, by_id: dict, problems: list[str]) -> None:
         import redis
@@ -396,33 +492,59 @@ class Command(BaseCommand):
                 values.append(client.get(key) or b"")
         bad = []
         for memory_id, text, _at in forgotten:
-            row = db.execute("SELECT status, text, lexical, embedding IS NULL, purged_at IS NOT NULL FROM governance_memory "
-                             "WHERE id = %s", [memory_id]).fetchone()
-            pending = db.execute("SELECT count(*) FROM governance_outboxdelivery d JOIN governance_outbox o ON "
-                                 "o.id = d.outbox_id WHERE o.memory_id = %s AND d.state <> 'done'", [memory_id]).fetchone()[0]
-            in_turns = db.execute("SELECT count(*) FROM governance_turn t WHERE CAST(t.* AS text) LIKE %s",
-                                  [f"%{text}%"]).fetchone()[0]
+            row = db.execute(
+                "SELECT status, text, lexical, embedding IS NULL, purged_at IS NOT NULL FROM governance_memory "
+                "WHERE id = %s",
+                [memory_id],
+            ).fetchone()
+            pending = db.execute(
+                "SELECT count(*) FROM governance_outboxdelivery d JOIN governance_outbox o ON "
+                "o.id = d.outbox_id WHERE o.memory_id = %s AND d.state <> 'done'",
+                [memory_id],
+            ).fetchone()[0]
+            in_turns = db.execute(
+                "SELECT count(*) FROM governance_turn t WHERE CAST(t.* AS text) LIKE %s", [f"%{text}%"]
+            ).fetchone()[0]
             in_redis = sum(1 for v in values if text.encode() in v)
             if row != ("forgotten", "", "", True, True) or pending or in_turns or in_redis:
                 bad.append((memory_id, row, pending, in_turns, in_redis))
-        self._report(problems, not bad,
-                     f"forgets: {len(forgotten)} hard forgets, each purged from the row, vector, keyword terms, stored "
-                     "turns and Redis, every delivery done",
-                     f"forgets: {len(bad)} not propagated everywhere, e.g. {bad[:3]}")
+        self._report(
+            problems,
+            not bad,
+            f"forgets: {len(forgotten)} hard forgets, each purged from the row, vector, keyword terms, stored "
+            "turns and Redis, every delivery done",
+            f"forgets: {len(bad)} not propagated everywhere, e.g. {bad[:3]}",
+        )
 
     def _check_reads(self, db, record: dict, problems: list[str]) -> None:
         readable = {"a": {"acme", "acme/team-a"}, "b": {"acme", "acme/team-b"}}
         ids = sorted({i for _, _, found in record["reads"] for i in found})
-        scope_of = dict(db.execute("SELECT m.id, s.path FROM governance_memory m JOIN governance_scope s ON "
-                                   "s.id = m.scope_id WHERE m.id = ANY(%s)", [ids]).fetchall()) if ids else {}
-        outside = [(team, kind, i, scope_of.get(i)) for team, kind, found in record["reads"] for i in found
-                   if scope_of.get(i) not in readable[team]]
+        scope_of = (
+            dict(
+                db.execute(
+                    "SELECT m.id, s.path FROM governance_memory m JOIN governance_scope s ON "
+                    "s.id = m.scope_id WHERE m.id = ANY(%s)",
+                    [ids],
+                ).fetchall()
+            )
+            if ids
+            else {}
+        )
+        outside = [
+            (team, kind, i, scope_of.get(i))
+            for team, kind, found in record["reads"]
+            for i in found
+            if scope_of.get(i) not in readable[team]
+        ]
         leaks = record["leaks"]
-        self._report(problems, not outside and not leaks,
-                     f"reads: {len(record['reads'])} packets and recall answers, none held another team's memory or "
-                     "a forgotten text",
-                     f"reads: {len(outside)} memories outside the caller's scopes (e.g. {outside[:3]}), "
-                     f"{len(leaks)} forgotten texts returned (e.g. {leaks[:3]})")
+        self._report(
+            problems,
+            not outside and not leaks,
+            f"reads: {len(record['reads'])} packets and recall answers, none held another team's memory or "
+            "a forgotten text",
+            f"reads: {len(outside)} memories outside the caller's scopes (e.g. {outside[:3]}), "
+            f"{len(leaks)} forgotten texts returned (e.g. {leaks[:3]})",
+        )
 
     def _report(self, problems: list[str], ok: bool, good: str, bad: str) -> None:
         if ok:

@@ -36,13 +36,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--memories", type=int, default=100_000)
-        parser.add_argument("--vectors", type=int, default=10_000,
-                            help="how many of the memories get a (random) embedding; pages never read them")
-        parser.add_argument("--turns", type=int, default=10_000, help="stored turns written with the memories")
+        parser.add_argument(
+            "--vectors",
+            type=int,
+            default=10_000,
+            help="how many of the memories get a (random) embedding; pages never read them",
+        )
+        parser.add_argument(
+            "--turns", type=int, default=10_000, help="stored turns written with the memories"
+        )
         parser.add_argument("--repeat", type=int, default=20)
         parser.add_argument("--seed", type=int, default=7)
-        parser.add_argument("--reuse", action="store_true",
-                            help="use the bench workspace as it is (fail if there is none), never add to it")
+        parser.add_argument(
+            "--reuse",
+            action="store_true",
+            help="use the bench workspace as it is (fail if there is none), never add to it",
+        )
         parser.add_argument("--only", default="", help="time only the pages whose label contains this")
 
     def handle(self, *args, memories, vectors, turns, repeat, seed, reuse, only, **options):
@@ -50,15 +59,21 @@ class Command(BaseCommand):
         if reuse:
             info = existing_bench()
         else:
-            info = ensure_bench(memories=memories, vectors=vectors, seed=seed, log=self.stdout.write, turns=turns)
-        self.stdout.write(f"data ready in {time.perf_counter() - started:.1f} s "
-                          f"({Memory.objects.filter(scope__workspace__slug=WORKSPACE).count()} memories and "
-                          f"{Turn.objects.filter(scope__workspace__slug=WORKSPACE).count()} turns in '{WORKSPACE}'; "
-                          "embeddings are random unit vectors written directly, not the embedder's)")
+            info = ensure_bench(
+                memories=memories, vectors=vectors, seed=seed, log=self.stdout.write, turns=turns
+            )
+        self.stdout.write(
+            f"data ready in {time.perf_counter() - started:.1f} s "
+            f"({Memory.objects.filter(scope__workspace__slug=WORKSPACE).count()} memories and "
+            f"{Turn.objects.filter(scope__workspace__slug=WORKSPACE).count()} turns in '{WORKSPACE}'; "
+            "embeddings are random unit vectors written directly, not the embedder's)"
+        )
         owner = self._client(info["owner"].user)
         reviewer = self._client(info["reviewer"].user)
         pages = [p for p in page_set(info["owner"]) if only in p[0]]
-        self.stdout.write(f"\n{'page':<34} {'who':<9} {'first':>8} {'p50':>8} {'p95':>8} {'max':>8} {'queries':>8}")
+        self.stdout.write(
+            f"\n{'page':<34} {'who':<9} {'first':>8} {'p50':>8} {'p95':>8} {'max':>8} {'queries':>8}"
+        )
         worst = 0.0
         for label, url, who, method in pages:
             client = owner if who == "owner" else reviewer
@@ -70,8 +85,10 @@ class Command(BaseCommand):
                 f"{percentile(times, 0.95):8.1f} {max(times):8.1f} {queries:8d}{flag}"
             )
         verdict = "meets" if worst < GOAL_MS else "MISSES"
-        self.stdout.write(f"\nworst p95: {worst:.1f} ms — {verdict} the {GOAL_MS:.0f} ms goal (times in ms, "
-                          f"{repeat} requests per page after the first)")
+        self.stdout.write(
+            f"\nworst p95: {worst:.1f} ms — {verdict} the {GOAL_MS:.0f} ms goal (times in ms, "
+            f"{repeat} requests per page after the first)"
+        )
 
     def _client(self, user) -> Client:
         client = Client(HTTP_HOST="localhost")
@@ -92,7 +109,11 @@ def existing_bench() -> dict:
 
     owner = Principal.objects.filter(name=OWNER).first()
     reviewer = Principal.objects.filter(name=REVIEWER).first()
-    if owner is None or reviewer is None or not Memory.objects.filter(scope__workspace__slug=WORKSPACE).exists():
+    if (
+        owner is None
+        or reviewer is None
+        or not Memory.objects.filter(scope__workspace__slug=WORKSPACE).exists()
+    ):
         raise CommandError("No bench workspace to reuse: run bench_pages once without --reuse.")
     return {"owner": owner, "reviewer": reviewer}
 
@@ -117,12 +138,20 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
 
     ws = f"scope={WORKSPACE}"
     recent = (timezone.localdate() - timedelta(days=30)).isoformat()
-    keyed = Memory.objects.filter(scope__workspace__slug=WORKSPACE, key__isnull=False, status="active").order_by("-pk").first()
+    keyed = (
+        Memory.objects.filter(scope__workspace__slug=WORKSPACE, key__isnull=False, status="active")
+        .order_by("-pk")
+        .first()
+    )
     turn = Turn.objects.filter(scope__workspace__slug=WORKSPACE).order_by("-pk").first()
     today = timezone.localdate()
     week_ago = today - timedelta(days=7)
     # a keyset cursor halfway down the workspace's audit log: a deep page costs what the first does
-    ids = AuditEvent.objects.filter(scope_path__startswith=WORKSPACE).order_by("pk").values_list("pk", flat=True)
+    ids = (
+        AuditEvent.objects.filter(scope_path__startswith=WORKSPACE)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     deep_audit = sel.audit_cursor(ids[ids.count() // 2] if ids.exists() else 1)
     pages = [
         ("overview", f"/?{ws}", "owner", "get"),
@@ -131,14 +160,26 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
         ("memories: filtered", f"/memories/?{ws}&status=active&kind=semantic&tier=long", "owner", "get"),
         ("memories: text search", f"/memories/?{ws}&q=invoice+refund", "owner", "get"),
         ("memories: page 21 (cursor)", f"/memories/?{ws}&after={quote(deep_cursor(owner))}", "owner", "get"),
-        *[(f"memories: by {sort} {d}", f"/memories/?{ws}&sort={sort}&dir={d}", "owner", "get")
-          for sort in SORTS for d in ("desc", "asc")],
+        *[
+            (f"memories: by {sort} {d}", f"/memories/?{ws}&sort={sort}&dir={d}", "owner", "get")
+            for sort in SORTS
+            for d in ("desc", "asc")
+        ],
         ("memories: written in 30 days", f"/memories/?{ws}&from={recent}", "owner", "get"),
-        ("memories: key prefix", f"/memories/?{ws}&key=fact_&key_match=prefix&sort=key&dir=asc", "owner", "get"),
+        (
+            "memories: key prefix",
+            f"/memories/?{ws}&key=fact_&key_match=prefix&sort=key&dir=asc",
+            "owner",
+            "get",
+        ),
         ("memories: session", f"/memories/?{ws}&session=s42", "owner", "get"),
         ("memories: source ref prefix", f"/memories/?{ws}&ref=bench:1*", "owner", "get"),
-        ("memories: filters combined", f"/memories/?{ws}&status=active&kind=semantic&from={recent}"
-         f"&sort=confidence&dir=desc", "owner", "get"),
+        (
+            "memories: filters combined",
+            f"/memories/?{ws}&status=active&kind=semantic&from={recent}&sort=confidence&dir=desc",
+            "owner",
+            "get",
+        ),
         ("memories: by meaning", f"/memories/?{ws}&mode=meaning&q=invoice+refund+deadline", "owner", "get"),
         ("memories: by meaning", "/memories/?mode=meaning&q=invoice+refund+deadline", "reviewer", "get"),
         ("scope picker", "/scopes.json?q=bench/p1", "owner", "get"),
@@ -161,10 +202,18 @@ def page_set(owner) -> list[tuple[str, str, str, str]]:
         ("governance: grants", f"/governance/grants/?{ws}", "owner", "get"),
         ("governance: audit", f"/governance/audit/?{ws}", "owner", "get"),
         ("governance: propagation", f"/governance/propagation/?{ws}", "owner", "get"),
-        ("governance: audit filtered, a week", f"/governance/audit/?{ws}&action=memory.record&from={week_ago}"
-         f"&to={today}", "owner", "get"),
-        ("governance: audit by actor, deep page", f"/governance/audit/?{ws}&actor=system&before={quote(deep_audit)}",
-         "owner", "get"),
+        (
+            "governance: audit filtered, a week",
+            f"/governance/audit/?{ws}&action=memory.record&from={week_ago}&to={today}",
+            "owner",
+            "get",
+        ),
+        (
+            "governance: audit by actor, deep page",
+            f"/governance/audit/?{ws}&actor=system&before={quote(deep_audit)}",
+            "owner",
+            "get",
+        ),
         ("governance: chain verification", "/governance/verify/", "owner", "get"),
         ("evaluation", "/evaluation/", "owner", "get"),
     ]
@@ -184,21 +233,38 @@ def turn_search_pages(ws: str, turn) -> list[tuple[str, str, str, str]]:
     cited = TurnMemory.objects.filter(turn=turn).order_by("slot").values_list("memory_id", "included")
     used = next((m for m, included in cited if included), None)
     skipped = next((m for m, included in cited if not included), used)
-    other = Memory.objects.filter(scope_id=turn.scope_id, status="active").exclude(
-        pk__in=[m for m, _ in cited]).order_by("-pk").values_list("pk", flat=True).first()
+    other = (
+        Memory.objects.filter(scope_id=turn.scope_id, status="active")
+        .exclude(pk__in=[m for m, _ in cited])
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
     middle = turns.order_by("pk").values_list("pk", flat=True)[turns.count() // 2] if turns.exists() else 1
     since = (timezone.localdate() - timedelta(days=3)).isoformat()
     pages = [
         ("turns: search by a word", f"/turns/?{ws}&q={word}", "owner", "get"),
         ("turns: search by a word", f"/turns/?q={word}", "reviewer", "get"),
         ("turns: a memory used", f"/turns/?{ws}&memory={used}&used=used", "owner", "get"),
-        ("turns: words, session, dates", f"/turns/?{ws}&q={word}&session=s7&from={since}&strategy=full", "owner", "get"),
-        ("turns: deep page (keyset)", f"/turns/?{ws}&before={quote(sel.turn_cursor(middle))}", "owner", "get"),
+        (
+            "turns: words, session, dates",
+            f"/turns/?{ws}&q={word}&session=s7&from={since}&strategy=full",
+            "owner",
+            "get",
+        ),
+        (
+            "turns: deep page (keyset)",
+            f"/turns/?{ws}&before={quote(sel.turn_cursor(middle))}",
+            "owner",
+            "get",
+        ),
         ("turn: why not (stored packet)", f"/turns/{turn.pk}/why-not/?memory={skipped}", "owner", "get"),
         ("turn: why not (picker, words)", f"/turns/{turn.pk}/why-not/?q={word}", "owner", "get"),
     ]
     if other is not None:
-        pages.append(("turn: why not (replayed)", f"/turns/{turn.pk}/why-not/?memory={other}", "owner", "get"))
+        pages.append(
+            ("turn: why not (replayed)", f"/turns/{turn.pk}/why-not/?memory={other}", "owner", "get")
+        )
     return pages
 
 
@@ -209,16 +275,26 @@ def review_pages(ws: str) -> list[tuple[str, str, str, str]]:
 
     from governance.selectors.review import encode_cursor
 
-    proposed = Memory.objects.filter(scope__workspace__slug=WORKSPACE, status="proposed").order_by("created_at", "pk")
+    proposed = Memory.objects.filter(scope__workspace__slug=WORKSPACE, status="proposed").order_by(
+        "created_at", "pk"
+    )
     page_end = proposed[59:60].first()
     if page_end is None:
         return []
-    return [("review queue: page 2 (keyset)", f"/review/?{ws}&after={quote(encode_cursor(page_end))}", "owner", "get"),
-            ("review: similar in force (JSON)", f"/review/{page_end.pk}/similar.json", "owner", "get")]
+    return [
+        (
+            "review queue: page 2 (keyset)",
+            f"/review/?{ws}&after={quote(encode_cursor(page_end))}",
+            "owner",
+            "get",
+        ),
+        ("review: similar in force (JSON)", f"/review/{page_end.pk}/similar.json", "owner", "get"),
+    ]
 
 
 def measure(client: Client, url: str, method: str, repeat: int):
     """(first request's ms, the next `repeat` requests' ms, queries of one warm request, HTTP status)."""
+
     def once():
         start = time.perf_counter()
         response = getattr(client, method)(url)

@@ -62,9 +62,16 @@ def _ensure_data() -> str:
     grant_add(principal=agent, scope=scope, role=Role.AGENT, actor=None)
     have = Memory.objects.filter(scope=scope).count()
     for i in range(have, 40):
-        memory_record(item=MemoryInput(scope=scope, kind="semantic", status="active", source_kind="user",
-                                       text=f"Deck fact {i}: slides of deck {i} are exported as PPTX, numbered"),
-                      actor=None)
+        memory_record(
+            item=MemoryInput(
+                scope=scope,
+                kind="semantic",
+                status="active",
+                source_kind="user",
+                text=f"Deck fact {i}: slides of deck {i} are exported as PPTX, numbered",
+            ),
+            actor=None,
+        )
     return token_issue(principal=agent, actor=None)
 
 
@@ -77,7 +84,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, rounds, block, **options):
         if tracing.wanted():
-            self.stderr.write("unset OTEL_EXPORTER_OTLP_ENDPOINT first: this command turns tracing on and off itself")
+            self.stderr.write(
+                "unset OTEL_EXPORTER_OTLP_ENDPOINT first: this command turns tracing on and off itself"
+            )
             return
         token = _ensure_data()
         receiver = _Receiver()
@@ -91,7 +100,9 @@ class Command(BaseCommand):
                 if mode == "on":
                     os.environ.update(env)
                     tracing.setup()
-                client = APIClient(HTTP_HOST="127.0.0.1")  # a new handler: it loads the middleware as configured now
+                client = APIClient(
+                    HTTP_HOST="127.0.0.1"
+                )  # a new handler: it loads the middleware as configured now
                 client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
                 assert client.post("/api/v1/context", BODY, format="json").status_code == 200  # warm-up
                 for _ in range(block):
@@ -104,14 +115,20 @@ class Command(BaseCommand):
                     for name in env:
                         os.environ.pop(name, None)
         load = os.getloadavg()[0]
-        self.stdout.write(f"/api/v1/context in process, {rounds} rounds x {block} requests per mode, "
-                          f"load average {load:.1f} (shared machine: compare the ratio)")
+        self.stdout.write(
+            f"/api/v1/context in process, {rounds} rounds x {block} requests per mode, "
+            f"load average {load:.1f} (shared machine: compare the ratio)"
+        )
         for mode, values in times.items():
-            self.stdout.write(f"tracing {mode:<3}  p50 {statistics.median(values):7.1f} ms   "
-                              f"p95 {percentile(values, 0.95):7.1f} ms   (n={len(values)})")
+            self.stdout.write(
+                f"tracing {mode:<3}  p50 {statistics.median(values):7.1f} ms   "
+                f"p95 {percentile(values, 0.95):7.1f} ms   (n={len(values)})"
+            )
         p50 = statistics.median(times["on"]) / statistics.median(times["off"])
         p95 = percentile(times["on"], 0.95) / percentile(times["off"], 0.95)
         requests_on = rounds * (block + 1)
-        self.stdout.write(f"on/off: p50 x{p50:.2f}, p95 x{p95:.2f}; spans exported: {receiver.spans} "
-                          f"(≈ {receiver.spans / requests_on:.0f} per request)")
+        self.stdout.write(
+            f"on/off: p50 x{p50:.2f}, p95 x{p95:.2f}; spans exported: {receiver.spans} "
+            f"(≈ {receiver.spans / requests_on:.0f} per request)"
+        )
         receiver.server.shutdown()

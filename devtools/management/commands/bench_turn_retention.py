@@ -25,9 +25,14 @@ from governance.services.scope import scope_ensure
 from governance.services.turn_retention import turns_prune
 
 PATH = "bench/turns"
-FACTS = ["The Q3 deck is exported as PPTX", "Invoices are sent on the first working day",
-         "The report template uses the grey theme", "Refunds above 500 EUR need a second approval",
-         "The client reviews drafts on Thursdays", "Charts use the company palette"]
+FACTS = [
+    "The Q3 deck is exported as PPTX",
+    "Invoices are sent on the first working day",
+    "The report template uses the grey theme",
+    "Refunds above 500 EUR need a second approval",
+    "The client reviews drafts on Thursdays",
+    "Charts use the company palette",
+]
 
 
 class Command(BaseCommand):
@@ -60,8 +65,10 @@ class Command(BaseCommand):
             if done["archived"] != done["pruned"] or not done["pruned"]:
                 raise CommandError(f"expected every pruned turn archived: {done}")
             sizes.append(self._archive_bytes())
-            self.stdout.write(f"  round {i + 1}: nothing due {idle[-1]:.1f} ms; pruned {done['pruned']} "
-                              f"in {prune[-1][0]:.0f} ms")
+            self.stdout.write(
+                f"  round {i + 1}: nothing due {idle[-1]:.1f} ms; pruned {done['pruned']} "
+                f"in {prune[-1][0]:.0f} ms"
+            )
             self._clear(scope)
         ms = statistics.median(p[0] for p in prune)
         n = statistics.median(p[1] for p in prune)
@@ -79,32 +86,68 @@ class Command(BaseCommand):
 
         if not Memory.objects.filter(scope=scope).exists():
             for i in range(30):
-                memory_record(item=MemoryInput(scope=scope, kind="semantic", status="active", source_kind="user",
-                                               text=f"{FACTS[i % len(FACTS)]} (note {i})"), actor=owner)
-        result = assemble_context(principal=owner, scope=scope, query="how is the Q3 deck exported?",
-                                  budget_tokens=1500, store=True)
+                memory_record(
+                    item=MemoryInput(
+                        scope=scope,
+                        kind="semantic",
+                        status="active",
+                        source_kind="user",
+                        text=f"{FACTS[i % len(FACTS)]} (note {i})",
+                    ),
+                    actor=owner,
+                )
+        result = assemble_context(
+            principal=owner, scope=scope, query="how is the Q3 deck exported?", budget_tokens=1500, store=True
+        )
         turn = Turn.objects.get(pk=result["turn_id"])
         cited = list(TurnMemory.objects.filter(turn=turn).values_list("memory_id", "slot", "included"))
         others = Memory.objects.filter(scope=scope).exclude(pk__in=[c[0] for c in cited]).order_by("pk")
-        cited += [(pk, "evidence", False) for pk in others.values_list("pk", flat=True)[: max(0, 30 - len(cited))]]
-        template = {"query": turn.query, "request": turn.request, "packet": turn.packet, "text": turn.text,
-                    "trace": turn.trace, "cited": cited}
+        cited += [
+            (pk, "evidence", False) for pk in others.values_list("pk", flat=True)[: max(0, 30 - len(cited))]
+        ]
+        template = {
+            "query": turn.query,
+            "request": turn.request,
+            "packet": turn.packet,
+            "text": turn.text,
+            "trace": turn.trace,
+            "cited": cited,
+        }
         turn.delete()
         return template
 
     def _seed(self, scope, template: dict, n: int) -> None:
         now = timezone.now()
-        rows = Turn.objects.bulk_create([
-            Turn(scope=scope, session=f"s{i % 50}", query=template["query"], request=template["request"],
-                 packet=template["packet"], text=template["text"], trace=template["trace"]) for i in range(n)
-        ], batch_size=1000)
+        rows = Turn.objects.bulk_create(
+            [
+                Turn(
+                    scope=scope,
+                    session=f"s{i % 50}",
+                    query=template["query"],
+                    request=template["request"],
+                    packet=template["packet"],
+                    text=template["text"],
+                    trace=template["trace"],
+                )
+                for i in range(n)
+            ],
+            batch_size=1000,
+        )
         with connection.cursor() as cur:
             # Spread over a year, oldest first.
-            cur.execute("UPDATE governance_turn SET created_at = %s - (interval '1 day' * 365 * (1 - (id - %s)::float / %s))"
-                        " WHERE id BETWEEN %s AND %s", [now, rows[0].pk, n, rows[0].pk, rows[-1].pk])
-        TurnMemory.objects.bulk_create([
-            TurnMemory(turn=t, memory_id=m, slot=slot, included=inc) for t in rows for m, slot, inc in template["cited"]
-        ], batch_size=5000)
+            cur.execute(
+                "UPDATE governance_turn SET created_at = %s - (interval '1 day' * 365 * (1 - (id - %s)::float / %s))"
+                " WHERE id BETWEEN %s AND %s",
+                [now, rows[0].pk, n, rows[0].pk, rows[-1].pk],
+            )
+        TurnMemory.objects.bulk_create(
+            [
+                TurnMemory(turn=t, memory_id=m, slot=slot, included=inc)
+                for t in rows
+                for m, slot, inc in template["cited"]
+            ],
+            batch_size=5000,
+        )
 
     def _archive_bytes(self) -> int:
         with connection.cursor() as cur:

@@ -33,7 +33,9 @@ class Command(BaseCommand):
     help = "Measure the cost of outbound events: the write path with and without a subscription, and sending."
 
     def add_arguments(self, parser):
-        parser.add_argument("--events", type=int, default=200, help="memories written per phase (default 200)")
+        parser.add_argument(
+            "--events", type=int, default=200, help="memories written per phase (default 200)"
+        )
 
     def handle(self, *args, **opts):
         from memoryui.celery import app
@@ -46,8 +48,9 @@ class Command(BaseCommand):
         try:
             with override_settings(WEBHOOK_ALLOW_PRIVATE=True), WebhookReceiver() as receiver:
                 without = self._writes(scope, n, "a")
-                webhook_create(workspace=scope.workspace, url=receiver.url, event_types=["memory.confirmed"],
-                               actor=None)
+                webhook_create(
+                    workspace=scope.workspace, url=receiver.url, event_types=["memory.confirmed"], actor=None
+                )
                 with_sub = self._writes(scope, n, "b")
                 app.conf.task_always_eager = True  # only now: the writes above must not propagate inline
                 sends = self._sends(scope, n)
@@ -56,34 +59,51 @@ class Command(BaseCommand):
             app.conf.task_always_eager = eager
             self._cleanup(scope)
         load = os.getloadavg()[0]
-        self.stdout.write(f"write path (memory_record, keyed, confirmed), {n} writes each, load average {load:.1f}:")
-        self.stdout.write(f"  no subscription:  median {statistics.median(without):.2f} ms, "
-                          f"p95 {percentile(without, 95):.2f} ms")
-        self.stdout.write(f"  one subscription: median {statistics.median(with_sub):.2f} ms, "
-                          f"p95 {percentile(with_sub, 95):.2f} ms")
-        self.stdout.write(f"sending ({n} events, fan-out + signed POST to a loopback receiver + log update): "
-                          f"median {statistics.median(sends):.2f} ms, p95 {percentile(sends, 95):.2f} ms, "
-                          f"{n / (sum(sends) / 1000):.0f} events/s on one thread; received {received}")
+        self.stdout.write(
+            f"write path (memory_record, keyed, confirmed), {n} writes each, load average {load:.1f}:"
+        )
+        self.stdout.write(
+            f"  no subscription:  median {statistics.median(without):.2f} ms, "
+            f"p95 {percentile(without, 95):.2f} ms"
+        )
+        self.stdout.write(
+            f"  one subscription: median {statistics.median(with_sub):.2f} ms, "
+            f"p95 {percentile(with_sub, 95):.2f} ms"
+        )
+        self.stdout.write(
+            f"sending ({n} events, fan-out + signed POST to a loopback receiver + log update): "
+            f"median {statistics.median(sends):.2f} ms, p95 {percentile(sends, 95):.2f} ms, "
+            f"{n / (sum(sends) / 1000):.0f} events/s on one thread; received {received}"
+        )
 
     def _writes(self, scope: Scope, n: int, tag: str) -> list[float]:
         times = []
         for i in range(n):
-            item = MemoryInput(scope=scope, kind="convention", key=f"bench_{tag}_{i}", text=f"Bench rule {tag} {i}",
-                               source_kind="user", status="active")
+            item = MemoryInput(
+                scope=scope,
+                kind="convention",
+                key=f"bench_{tag}_{i}",
+                text=f"Bench rule {tag} {i}",
+                source_kind="user",
+                status="active",
+            )
             started = time.perf_counter()
             memory_record(item=item, actor=None)
             times.append((time.perf_counter() - started) * 1000)
         return times
 
     def _sends(self, scope: Scope, n: int) -> list[float]:
-        rows = Outbox.objects.filter(memory__scope=scope, topic="memory.created",
-                                     payload__has_key="webhook_events").order_by("pk")[:n]
+        rows = Outbox.objects.filter(
+            memory__scope=scope, topic="memory.created", payload__has_key="webhook_events"
+        ).order_by("pk")[:n]
         times = []
         for outbox in rows:
             started = time.perf_counter()
             HANDLERS["webhooks"](outbox)  # not in a transaction: its on_commit sends at once (eager)
             times.append((time.perf_counter() - started) * 1000)
-        delivered = WebhookDelivery.objects.filter(subscription__workspace=scope.workspace, state="delivered").count()
+        delivered = WebhookDelivery.objects.filter(
+            subscription__workspace=scope.workspace, state="delivered"
+        ).count()
         if delivered != len(times):
             self.stderr.write(f"only {delivered} of {len(times)} deliveries were delivered")
         return times

@@ -33,32 +33,62 @@ from governance.services.memory import MemoryInput, memory_record_batch
 from governance.services.principal import grant_add, principal_ensure
 from governance.services.scope import scope_ensure
 
-SUBJECTS = ["the Q3 deck", "the payment module", "the daily report", "the brochure", "the export job",
-            "the release notes", "the refunds service", "the onboarding guide"]
-ACTIONS = ["exported", "reviewed", "asked to change", "approved", "rejected", "updated", "summarised", "tested"]
-DETAILS = ["as PPTX", "without touching the original", "after legal review", "with tests first",
-           "in plain language", "with crop marks", "before Friday", "for the client"]
-ZH = ["把季度汇报导出为 PPTX，不要覆盖原文件。", "支付模块可以重构，但要先写测试。", "日报最多五条要点，语言简洁。",
-      "宣传册需要带裁切标记的 PDF。", "在法务审核前不要发布。"]
+SUBJECTS = [
+    "the Q3 deck",
+    "the payment module",
+    "the daily report",
+    "the brochure",
+    "the export job",
+    "the release notes",
+    "the refunds service",
+    "the onboarding guide",
+]
+ACTIONS = [
+    "exported",
+    "reviewed",
+    "asked to change",
+    "approved",
+    "rejected",
+    "updated",
+    "summarised",
+    "tested",
+]
+DETAILS = [
+    "as PPTX",
+    "without touching the original",
+    "after legal review",
+    "with tests first",
+    "in plain language",
+    "with crop marks",
+    "before Friday",
+    "for the client",
+]
+ZH = [
+    "把季度汇报导出为 PPTX，不要覆盖原文件。",
+    "支付模块可以重构，但要先写测试。",
+    "日报最多五条要点，语言简洁。",
+    "宣传册需要带裁切标记的 PDF。",
+    "在法务审核前不要发布。",
+]
 
 
 # A small question → memory set of our own (English and Chinese, paraphrased, cross-lingual, with
 # near-miss distractors): which memory should come first for each question.
 PASSAGES = [
-    "Export the Q3 review deck as PPTX (the client edits it in PowerPoint).",                 # 0
-    "Do not overwrite the original file: save every export as a new file next to it.",        # 1
-    "Do not publish the deck yet: it waits for legal review.",                               # 2
-    "Refactoring the payment module is allowed, but tests first.",                            # 3
-    "Daily reports: at most five bullet points, plain language, no headings.",                # 4
+    "Export the Q3 review deck as PPTX (the client edits it in PowerPoint).",  # 0
+    "Do not overwrite the original file: save every export as a new file next to it.",  # 1
+    "Do not publish the deck yet: it waits for legal review.",  # 2
+    "Refactoring the payment module is allowed, but tests first.",  # 3
+    "Daily reports: at most five bullet points, plain language, no headings.",  # 4
     "Long articles: full paragraphs with section headings, and the sources listed at the end.",  # 5
-    "日报用中文写，英文技术术语保留原文。",                                                       # 6
-    "Export the product brochure as print-ready PDF with crop marks.",                        # 7
-    "The payment module lives in services/payments and is covered by 212 tests.",            # 8
-    "Refunds go through the refunds service API; never edit payment rows by hand.",           # 9
-    "The client seems to prefer dark slide backgrounds.",                                     # 10
-    "客户希望所有幻灯片使用公司的蓝色模板。",                                                    # 11
-    "The team meets on Tuesdays at ten to plan the sprint.",                                  # 12
-    "The staging server is rebuilt every night at 2 am.",                                     # 13
+    "日报用中文写，英文技术术语保留原文。",  # 6
+    "Export the product brochure as print-ready PDF with crop marks.",  # 7
+    "The payment module lives in services/payments and is covered by 212 tests.",  # 8
+    "Refunds go through the refunds service API; never edit payment rows by hand.",  # 9
+    "The client seems to prefer dark slide backgrounds.",  # 10
+    "客户希望所有幻灯片使用公司的蓝色模板。",  # 11
+    "The team meets on Tuesdays at ten to plan the sprint.",  # 12
+    "The staging server is rebuilt every night at 2 am.",  # 13
 ]
 QUESTIONS = [
     ("In which file format should I send the slides?", 0),
@@ -90,7 +120,11 @@ def retrieval_scores(embedder) -> dict:
         order = np.argsort(-(passages @ np.asarray(embedder.embed_query(question))))
         hits1 += int(order[0] == expected)
         hits3 += int(expected in order[:3])
-    return {"recall_at_1": hits1 / len(QUESTIONS), "recall_at_3": hits3 / len(QUESTIONS), "questions": len(QUESTIONS)}
+    return {
+        "recall_at_1": hits1 / len(QUESTIONS),
+        "recall_at_3": hits3 / len(QUESTIONS),
+        "questions": len(QUESTIONS),
+    }
 
 
 def make_texts(n: int, seed: int) -> list[str]:
@@ -101,8 +135,10 @@ def make_texts(n: int, seed: int) -> list[str]:
         if i % 7 == 0:
             out.append(f"{rng.choice(ZH)}（第 {seed}-{i} 条）")
         else:
-            out.append(f"Turn {seed}-{i}: the user {rng.choice(ACTIONS)} {rng.choice(SUBJECTS)} "
-                       f"{rng.choice(DETAILS)}; note {rng.randrange(10**6)}.")
+            out.append(
+                f"Turn {seed}-{i}: the user {rng.choice(ACTIONS)} {rng.choice(SUBJECTS)} "
+                f"{rng.choice(DETAILS)}; note {rng.randrange(10**6)}."
+            )
     return out
 
 
@@ -154,12 +190,22 @@ class Command(BaseCommand):
     # --- 1. bulk writes ---------------------------------------------------------------------------------
 
     def _bench_writes(self, scope: Scope, agent, batch: int, runs: int) -> dict:
-        self.stdout.write(f"bulk write: {runs} runs of memory_record_batch × {batch} episodic traces "
-                          "(embedding deferred)")
+        self.stdout.write(
+            f"bulk write: {runs} runs of memory_record_batch × {batch} episodic traces (embedding deferred)"
+        )
         rates, cpu_rates = [], []
         for run in range(runs + 1):  # run 0 warms caches and connections; not counted
-            items = [MemoryInput(scope=scope, kind="episodic", text=t, source_kind="user", session=f"bench-{run}",
-                                 speaker="user") for t in make_texts(batch, seed=run)]
+            items = [
+                MemoryInput(
+                    scope=scope,
+                    kind="episodic",
+                    text=t,
+                    source_kind="user",
+                    session=f"bench-{run}",
+                    speaker="user",
+                )
+                for t in make_texts(batch, seed=run)
+            ]
             db_cpu = db_backend_cpu()
             cpu = time.process_time()
             started = time.perf_counter()
@@ -177,28 +223,56 @@ class Command(BaseCommand):
                 cpu_rates.append(batch / (cpu + db_cpu))
                 line += f" + PostgreSQL {db_cpu:.2f} s"
             self.stdout.write(line)
-        out = {"median_per_s": statistics.median(rates), "min_per_s": min(rates), "max_per_s": max(rates),
-               "runs": len(rates), "load_avg_1m": os.getloadavg()[0]}
-        self.stdout.write(f"  → median {out['median_per_s']:.0f} memories/s committed "
-                          f"(min {out['min_per_s']:.0f}, max {out['max_per_s']:.0f}; 1-min load average "
-                          f"{out['load_avg_1m']:.1f} on {os.cpu_count()} CPUs)")
+        out = {
+            "median_per_s": statistics.median(rates),
+            "min_per_s": min(rates),
+            "max_per_s": max(rates),
+            "runs": len(rates),
+            "load_avg_1m": os.getloadavg()[0],
+        }
+        self.stdout.write(
+            f"  → median {out['median_per_s']:.0f} memories/s committed "
+            f"(min {out['min_per_s']:.0f}, max {out['max_per_s']:.0f}; 1-min load average "
+            f"{out['load_avg_1m']:.1f} on {os.cpu_count()} CPUs)"
+        )
         if cpu_rates:
             out["per_cpu_second"] = statistics.median(cpu_rates)
-            self.stdout.write(f"  → {out['per_cpu_second']:.0f} memories per CPU-second (client + PostgreSQL), "
-                              "the rate of one writer on an otherwise idle core")
+            self.stdout.write(
+                f"  → {out['per_cpu_second']:.0f} memories per CPU-second (client + PostgreSQL), "
+                "the rate of one writer on an otherwise idle core"
+            )
         return out
 
     # --- 2. embedding by a real worker ------------------------------------------------------------------
 
     def _start_worker(self) -> subprocess.Popen:
         env = os.environ.copy()
-        env.update(DATABASE_URL=settings.DATABASE_URL, REDIS_URL=settings.REDIS_URL, PYTHONUNBUFFERED="1",
-                   SECRET_KEY=settings.SECRET_KEY,
-                   DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"))
+        env.update(
+            DATABASE_URL=settings.DATABASE_URL,
+            REDIS_URL=settings.REDIS_URL,
+            PYTHONUNBUFFERED="1",
+            SECRET_KEY=settings.SECRET_KEY,
+            DJANGO_SETTINGS_MODULE=os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev"),
+        )
         return subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memoryui", "worker", "--pool=threads", "--concurrency=2",
-             "--loglevel=WARNING", "--hostname=bench@%h", "--without-mingle", "--without-gossip"],
-            cwd=settings.BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryui",
+                "worker",
+                "--pool=threads",
+                "--concurrency=2",
+                "--loglevel=WARNING",
+                "--hostname=bench@%h",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     def _wait_embedded(self, ids: list[int], timeout: float) -> float:
@@ -213,11 +287,15 @@ class Command(BaseCommand):
         self.stdout.write("worker: starting a Celery worker (threads pool, 2 threads) and warming its model")
         worker = self._start_worker()
         try:
-            warm = memory_record_batch(items=[MemoryInput(scope=scope, kind="episodic", text="warm-up",
-                                                          source_kind="user")], actor=agent)
+            warm = memory_record_batch(
+                items=[MemoryInput(scope=scope, kind="episodic", text="warm-up", source_kind="user")],
+                actor=agent,
+            )
             warmup = self._wait_embedded([warm[0].pk], timeout=180)
-            items = [MemoryInput(scope=scope, kind="episodic", text=t, source_kind="user", session="bench-embed")
-                     for t in make_texts(batch, seed=999)]
+            items = [
+                MemoryInput(scope=scope, kind="episodic", text=t, source_kind="user", session="bench-embed")
+                for t in make_texts(batch, seed=999)
+            ]
             started = time.perf_counter()
             ids = [m.pk for m in memory_record_batch(items=items, actor=agent)]
             committed = time.perf_counter() - started
@@ -228,11 +306,17 @@ class Command(BaseCommand):
                 worker.wait(60)
             except subprocess.TimeoutExpired:
                 worker.kill()
-        out = {"warmup_s": warmup, "seconds": seconds, "texts_per_s": batch / seconds,
-               "backend": settings.EMBEDDING_BACKEND}
+        out = {
+            "warmup_s": warmup,
+            "seconds": seconds,
+            "texts_per_s": batch / seconds,
+            "backend": settings.EMBEDDING_BACKEND,
+        }
         self.stdout.write(f"  worker start + model load + first vector: {warmup:.1f} s")
-        self.stdout.write(f"  → {batch} memories committed and embedded in {seconds:.1f} s "
-                          f"({out['texts_per_s']:.1f} texts/s, {settings.EMBEDDING_BACKEND})")
+        self.stdout.write(
+            f"  → {batch} memories committed and embedded in {seconds:.1f} s "
+            f"({out['texts_per_s']:.1f} texts/s, {settings.EMBEDDING_BACKEND})"
+        )
         return out
 
     # --- 3. each embedder on its own --------------------------------------------------------------------
@@ -251,19 +335,34 @@ class Command(BaseCommand):
             embedder.embed_memories(texts[start : start + settings.EMBEDDING_BATCH_SIZE])
         per_s = n / (time.perf_counter() - started)
         query_ms = []
-        for q in ["Which export format does the client want?", "能不能重构支付模块？", "How long may a daily report be?"] * 7:
+        for q in [
+            "Which export format does the client want?",
+            "能不能重构支付模块？",
+            "How long may a daily report be?",
+        ] * 7:
             t = time.perf_counter()
             embedder.embed_query(q)
             query_ms.append((time.perf_counter() - t) * 1000)
-        out = {"model": cls.name, "dimensions": cls.dimensions, "load_s": load_s, "texts_per_s": per_s,
-               "query_ms_median": statistics.median(query_ms), "query_ms_p95": percentile(query_ms, 0.95),
-               "load_avg_1m": os.getloadavg()[0], **retrieval_scores(embedder)}
-        self.stdout.write(f"embedder {backend} ({cls.name}, {cls.dimensions}-d): {per_s:.1f} texts/s "
-                          f"(n={n}, batches of {settings.EMBEDDING_BATCH_SIZE}); query median "
-                          f"{out['query_ms_median']:.1f} ms, p95 {out['query_ms_p95']:.1f} ms; load {load_s:.1f} s; "
-                          f"1-min load average {out['load_avg_1m']:.1f}")
-        self.stdout.write(f"  question → memory (EN/ZH, {out['questions']} questions, {len(PASSAGES)} memories): "
-                          f"recall@1 {out['recall_at_1']:.2f}, recall@3 {out['recall_at_3']:.2f}")
+        out = {
+            "model": cls.name,
+            "dimensions": cls.dimensions,
+            "load_s": load_s,
+            "texts_per_s": per_s,
+            "query_ms_median": statistics.median(query_ms),
+            "query_ms_p95": percentile(query_ms, 0.95),
+            "load_avg_1m": os.getloadavg()[0],
+            **retrieval_scores(embedder),
+        }
+        self.stdout.write(
+            f"embedder {backend} ({cls.name}, {cls.dimensions}-d): {per_s:.1f} texts/s "
+            f"(n={n}, batches of {settings.EMBEDDING_BATCH_SIZE}); query median "
+            f"{out['query_ms_median']:.1f} ms, p95 {out['query_ms_p95']:.1f} ms; load {load_s:.1f} s; "
+            f"1-min load average {out['load_avg_1m']:.1f}"
+        )
+        self.stdout.write(
+            f"  question → memory (EN/ZH, {out['questions']} questions, {len(PASSAGES)} memories): "
+            f"recall@1 {out['recall_at_1']:.2f}, recall@3 {out['recall_at_3']:.2f}"
+        )
         return out
 
     # --- cleanup ----------------------------------------------------------------------------------------

@@ -17,18 +17,29 @@ class Command(BaseCommand):
     help = "Run the replay suite (every strategy by default) and print the ablation table."
 
     def add_arguments(self, parser):
-        parser.add_argument("--suite", default="standard", help=f"one of: {', '.join(SUITES)} (default standard)")
+        parser.add_argument(
+            "--suite", default="standard", help=f"one of: {', '.join(SUITES)} (default standard)"
+        )
         parser.add_argument("--strategy", default="all", help="a strategy name, or all (default)")
         parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-        parser.add_argument("--per-cell", type=int, default=None,
-                            help="tasks per category and language (overrides the suite's size)")
+        parser.add_argument(
+            "--per-cell",
+            type=int,
+            default=None,
+            help="tasks per category and language (overrides the suite's size)",
+        )
         parser.add_argument("--categories", default="", help="comma-separated categories (default: all)")
         parser.add_argument("--json", dest="json_out", default=None, help="write the results to this file")
-        parser.add_argument("--keep", action="store_true",
-                            help="commit the tasks' memories and turns (to inspect them in the dashboard)")
+        parser.add_argument(
+            "--keep",
+            action="store_true",
+            help="commit the tasks' memories and turns (to inspect them in the dashboard)",
+        )
         parser.add_argument("--show-failures", type=int, default=10, help="print up to N failed checks")
 
-    def handle(self, *args, suite, strategy, seed, per_cell, categories, json_out, keep, show_failures, **options):
+    def handle(
+        self, *args, suite, strategy, seed, per_cell, categories, json_out, keep, show_failures, **options
+    ):
         if suite not in SUITES:
             raise CommandError(f"Unknown suite {suite!r}; choose one of: {', '.join(SUITES)}.")
         if per_cell is not None and per_cell < 1:
@@ -41,8 +52,15 @@ class Command(BaseCommand):
 
         try:
             chosen = tuple(c.strip() for c in categories.split(",") if c.strip()) or None
-            run = evaluate(suite=suite, seed=seed, strategy=strategy, keep=keep, per_cell=per_cell,
-                           categories=chosen, progress=progress)
+            run = evaluate(
+                suite=suite,
+                seed=seed,
+                strategy=strategy,
+                keep=keep,
+                per_cell=per_cell,
+                categories=chosen,
+                progress=progress,
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         results = run.results
@@ -53,10 +71,13 @@ class Command(BaseCommand):
         )
         self.stdout.write(ablation_table(results))
         if show_failures and results.get("failures"):
-            self.stdout.write(f"\nfailed checks ({results['failure_count']} task×strategy; first {show_failures}):")
+            self.stdout.write(
+                f"\nfailed checks ({results['failure_count']} task×strategy; first {show_failures}):"
+            )
             for f in results["failures"][:show_failures]:
                 self.stdout.write(f"  [{f['strategy']}] {f['task']}: {'; '.join(f['failures'])}")
         if json_out:
-            Path(json_out).write_text(json.dumps({**results, "run": run.pk, "environment": env}, indent=2,
-                                                 ensure_ascii=False))
+            Path(json_out).write_text(
+                json.dumps({**results, "run": run.pk, "environment": env}, indent=2, ensure_ascii=False)
+            )
             self.stdout.write(f"\nwrote {json_out}")

@@ -58,34 +58,49 @@ class Command(BaseCommand):
         distinct = self._nearest_turns(scopes)
         if not dup or not distinct:
             raise CommandError("no embedded pairs: embed the imported memories first")
-        self.stdout.write(f"{len(scopes)} scopes under {scope_prefix}: {len(dup)} candidate/source-turn pairs, "
-                          f"{len(distinct)} turns with their nearest other turn")
-        self.stdout.write(f"\n{'':<34} {'min':>6} {'p1':>6} {'p5':>6} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}")
+        self.stdout.write(
+            f"{len(scopes)} scopes under {scope_prefix}: {len(dup)} candidate/source-turn pairs, "
+            f"{len(distinct)} turns with their nearest other turn"
+        )
+        self.stdout.write(
+            f"\n{'':<34} {'min':>6} {'p1':>6} {'p5':>6} {'p50':>6} {'p95':>6} {'p99':>6} {'max':>6}"
+        )
         for name, pairs in (("near-duplicates", dup), ("distinct (nearest other)", distinct)):
             for what, values in (("cosine", [c for c, _ in pairs]), ("word overlap", [o for _, o in pairs])):
                 cells = [min(values), *(_pct(values, q) for q in (1, 5, 50, 95, 99)), max(values)]
                 self.stdout.write(f"{name + ' ' + what:<34} " + " ".join(f"{v:6.3f}" for v in cells))
-        self.stdout.write(f"\n{'cosine >=':>9} {'near-dups':>10} {'distinct':>9}   share at or above, alone and with a word "
-                          "overlap of at least " + ", ".join(f"{o:.1f}" for o in OVERLAPS) + " (near-dups/distinct)")
+        self.stdout.write(
+            f"\n{'cosine >=':>9} {'near-dups':>10} {'distinct':>9}   share at or above, alone and with a word "
+            "overlap of at least " + ", ".join(f"{o:.1f}" for o in OVERLAPS) + " (near-dups/distinct)"
+        )
         for t in THRESHOLDS:
             both = "  ".join(f"{_share(dup, t, o):.3f}/{_share(distinct, t, o):.3f}" for o in OVERLAPS)
             self.stdout.write(f"{t:9.2f} {_share(dup, t, 0):10.3f} {_share(distinct, t, 0):9.3f}   {both}")
 
     def _derived_pairs(self, scope_ids: list[int]) -> list[tuple[float, float]]:
-        links = list(Relation.objects.filter(kind=RelationKind.DERIVED_FROM, source__scope_id__in=scope_ids,
-                                             source__embedding__isnull=False, target__embedding__isnull=False)
-                     .values_list("source__embedding", "target__embedding", "source__text", "target__text"))
-        return [(float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), overlap(ta, tb))
-                for a, b, ta, tb in links]
+        links = list(
+            Relation.objects.filter(
+                kind=RelationKind.DERIVED_FROM,
+                source__scope_id__in=scope_ids,
+                source__embedding__isnull=False,
+                target__embedding__isnull=False,
+            ).values_list("source__embedding", "target__embedding", "source__text", "target__text")
+        )
+        return [
+            (float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))), overlap(ta, tb))
+            for a, b, ta, tb in links
+        ]
 
     def _nearest_turns(self, scopes: list[Scope]) -> list[tuple[float, float]]:
         out = []
         now = timezone.now()
         for scope in scopes:
             eligibility = Eligibility(scope_ids=(scope.pk,), statuses=WITHOUT_SUPERSEDED, at=now)
-            turns = list(Memory.objects.filter(scope=scope, kind=Kind.EPISODIC, embedding__isnull=False)
-                         .exclude(status__in=[Status.FORGOTTEN, Status.REJECTED])
-                         .values_list("pk", "embedding", "content_hash", "text"))
+            turns = list(
+                Memory.objects.filter(scope=scope, kind=Kind.EPISODIC, embedding__isnull=False)
+                .exclude(status__in=[Status.FORGOTTEN, Status.REJECTED])
+                .values_list("pk", "embedding", "content_hash", "text")
+            )
             hashes = {pk: h for pk, _, h, _ in turns}
             texts = {pk: t for pk, _, _, t in turns}
             for pk, vector, digest, text in turns:

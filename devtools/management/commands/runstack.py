@@ -104,9 +104,15 @@ class Child:
 
 def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[str]]:
     """The Celery workers runstack starts (devtools.workers: the queue split and command lines)."""
-    return workers.worker_commands(py, concurrency=concurrency, hostnames={
-        "worker": f"runstack-{port}@%h", "embedder": f"runstack-embed-{port}@%h",
-        "webhooks": f"runstack-webhooks-{port}@%h"})
+    return workers.worker_commands(
+        py,
+        concurrency=concurrency,
+        hostnames={
+            "worker": f"runstack-{port}@%h",
+            "embedder": f"runstack-embed-{port}@%h",
+            "webhooks": f"runstack-webhooks-{port}@%h",
+        },
+    )
 
 
 class Command(BaseCommand):
@@ -115,10 +121,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
         parser.add_argument("--port", type=int, default=8000)
-        parser.add_argument("--no-demo", action="store_true", help="Do not load the demo workspace and sign-in.")
+        parser.add_argument(
+            "--no-demo", action="store_true", help="Do not load the demo workspace and sign-in."
+        )
         parser.add_argument("--concurrency", type=int, default=2, help="Celery worker threads.")
         parser.add_argument(
-            "--keep-services", action="store_true",
+            "--keep-services",
+            action="store_true",
             help="On exit, leave the embedded PostgreSQL and Redis running (stop them with `make stop`).",
         )
 
@@ -190,7 +199,9 @@ class Command(BaseCommand):
             try:
                 demo.store_demo_turns()
             except Exception as exc:  # the read path is someone else's moving part: say so, keep going
-                self.stderr.write(f"  (the demo's example turns could not be stored: {type(exc).__name__}: {exc})")
+                self.stderr.write(
+                    f"  (the demo's example turns could not be stored: {type(exc).__name__}: {exc})"
+                )
         # Big scopes get their own vector index in the background (an upgraded or imported database may
         # have none yet; search is exact, and slower, until they exist).
         from governance.tasks import maintain_vector_indexes
@@ -218,20 +229,49 @@ class Command(BaseCommand):
         logs = embedded.var_dir() / "logs"
         logs.mkdir(exist_ok=True)
         py = sys.executable
-        self._step("starting the Celery workers (threads pool; one for the default queue, one for embeddings, one for "
-                   "webhooks) and beat")
+        self._step(
+            "starting the Celery workers (threads pool; one for the default queue, one for embeddings, one for "
+            "webhooks) and beat"
+        )
         for name, argv in worker_commands(py, port=port, concurrency=concurrency).items():
             self.children.append(Child(name, argv, env, logs))
-        self.children.append(Child("beat", [
-            py, "-m", "celery", "-A", "memoryui", "beat", "--loglevel=INFO",
-            f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}",
-        ], env, logs))
+        self.children.append(
+            Child(
+                "beat",
+                [
+                    py,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "memoryui",
+                    "beat",
+                    "--loglevel=INFO",
+                    f"--schedule={embedded.var_dir() / 'celerybeat-schedule'}",
+                ],
+                env,
+                logs,
+            )
+        )
         self._step(f"starting the web server on {host}:{port}")
         # No --preload: the app (and any embedder) is created in the worker process, never before a fork.
-        self.children.append(Child("web", [
-            py, "-m", "gunicorn", "memoryui.wsgi:application", f"--bind={host}:{port}", "--workers=1",
-            "--threads=4", "--graceful-timeout=10", "--access-logfile=-",
-        ], env, logs))
+        self.children.append(
+            Child(
+                "web",
+                [
+                    py,
+                    "-m",
+                    "gunicorn",
+                    "memoryui.wsgi:application",
+                    f"--bind={host}:{port}",
+                    "--workers=1",
+                    "--threads=4",
+                    "--graceful-timeout=10",
+                    "--access-logfile=-",
+                ],
+                env,
+                logs,
+            )
+        )
 
     def _check_children(self) -> None:
         for child in self.children:
@@ -254,8 +294,10 @@ class Command(BaseCommand):
                 return  # the server answers; what the page says is the dashboard's business
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 time.sleep(0.2)
-        raise CommandError(f"The web server did not answer on {url} within {START_TIMEOUT:.0f}s.",
-                           returncode=EXIT_CHILD_FAILED)
+        raise CommandError(
+            f"The web server did not answer on {url} within {START_TIMEOUT:.0f}s.",
+            returncode=EXIT_CHILD_FAILED,
+        )
 
     def _banner(self, host: str, port: int, *, demo: bool) -> None:
         base = f"http://{host}:{port}/"
@@ -302,7 +344,9 @@ class Command(BaseCommand):
             if after_failure:
                 embedded.stop_started_here()
             else:
-                names = [n for n, own in (("Redis", self.own_redis), ("PostgreSQL", self.own_postgres)) if own]
+                names = [
+                    n for n, own in (("Redis", self.own_redis), ("PostgreSQL", self.own_postgres)) if own
+                ]
                 self.stdout.write(f"· stopping {' and '.join(names)}")
                 if self.own_redis:
                     embedded.stop_redis()

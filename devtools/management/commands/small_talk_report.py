@@ -30,9 +30,11 @@ class Command(BaseCommand):
         evidence = {(q.scope, ref) for q in loaded.questions for ref in q.evidence_refs}
         marked = [t for t in loaded.turns if small_talk_turn(t["content"], t["role"])]
         lost = [t for t in marked if (t["scope"], t.get("ref")) in evidence]
-        self.stdout.write(f"{path.name} ({fmt}): {len(loaded.turns)} turns, {len(marked)} small talk "
-                          f"({len(marked) / max(1, len(loaded.turns)):.2%}); {len(evidence)} evidence turns of "
-                          f"{len(loaded.questions)} questions, {len(lost)} of them marked")
+        self.stdout.write(
+            f"{path.name} ({fmt}): {len(loaded.turns)} turns, {len(marked)} small talk "
+            f"({len(marked) / max(1, len(loaded.turns)):.2%}); {len(evidence)} evidence turns of "
+            f"{len(loaded.questions)} questions, {len(lost)} of them marked"
+        )
         for turn in (lost + [t for t in marked if t not in lost])[:show]:
             flag = "EVIDENCE " if turn in lost else ""
             self.stdout.write(f"  {flag}{turn['scope']} {turn.get('ref')}: {turn['content'][:80]!r}")

@@ -95,7 +95,9 @@ class GrantListView(APIView):
     def get(self, request: Request) -> Response:
         principal = request_principal(request)
         query = valid(GrantListInput, request.query_params)
-        grants = Grant.objects.select_related("principal", "scope", "granted_by").order_by("scope__path", "pk")
+        grants = Grant.objects.select_related("principal", "scope", "granted_by").order_by(
+            "scope__path", "pk"
+        )
         if query.get("scope"):
             scope = scope_by_path(principal, query["scope"])
             grants = grants.filter(scope__tree__ancestor_of=scope.tree)
@@ -110,8 +112,12 @@ class GrantListView(APIView):
         scope = scope_by_path(actor, data["scope"])
         # A name of another workspace (a team from elsewhere, a person the caller cannot know of) is the
         # same 400 as a name nobody has: no enumeration, and no foreign team reaching this workspace.
-        who = principal_by_name(actor, data["principal"], workspace=scope.workspace_id,
-                                missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"))
+        who = principal_by_name(
+            actor,
+            data["principal"],
+            workspace=scope.workspace_id,
+            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"),
+        )
         grant = principal_services.grant_add(principal=who, scope=scope, role=data["role"], actor=actor)
         return Response(GrantOutput(grant).data, status=status.HTTP_201_CREATED)
 
@@ -122,7 +128,9 @@ class GrantRevokeView(APIView):
     @extend_schema(request=ReasonInput, responses=None)
     def delete(self, request: Request, grant_id: int) -> Response:
         data = valid(ReasonInput, request.data)
-        principal_services.grant_revoke(grant_id=grant_id, actor=request_principal(request), reason=data["reason"])
+        principal_services.grant_revoke(
+            grant_id=grant_id, actor=request_principal(request), reason=data["reason"]
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -134,7 +142,9 @@ class GroupMembersView(APIView):
         data = valid(MemberInput, request.data)
         actor = request_principal(request)
         team = principal_by_name(actor, group)
-        grant_membership.group_member_add(group=team, member=principal_by_name(actor, data["member"]), actor=actor)
+        grant_membership.group_member_add(
+            group=team, member=principal_by_name(actor, data["member"]), actor=actor
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -144,8 +154,9 @@ class GroupMemberView(APIView):
     @extend_schema(responses={204: None})
     def delete(self, request: Request, group: str, member: str) -> Response:
         actor = request_principal(request)
-        grant_membership.group_member_remove(group=principal_by_name(actor, group),
-                                             member=principal_by_name(actor, member), actor=actor)
+        grant_membership.group_member_remove(
+            group=principal_by_name(actor, group), member=principal_by_name(actor, member), actor=actor
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -166,11 +177,22 @@ class TokenIssueView(APIView):
         data = valid(TokenInput, request.data)
         actor = request_principal(request)
         raw = grant_membership.agent_token_issue(
-            agent=principal_by_name(actor, data["principal"]), scope=scope_by_path(actor, data["scope"]),
-            max_role=data["role"], expires_at=data["expires_at"], actor=actor,
+            agent=principal_by_name(actor, data["principal"]),
+            scope=scope_by_path(actor, data["scope"]),
+            max_role=data["role"],
+            expires_at=data["expires_at"],
+            actor=actor,
         )
-        return Response({"token": raw, "scope": data["scope"], "role": data["role"], "expires_at": data["expires_at"],
-                         "note": "Shown once; only its hash is kept."}, status=status.HTTP_201_CREATED)
+        return Response(
+            {
+                "token": raw,
+                "scope": data["scope"],
+                "role": data["role"],
+                "expires_at": data["expires_at"],
+                "note": "Shown once; only its hash is kept.",
+            },
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class TokenRevokeView(APIView):

@@ -35,7 +35,9 @@ class WorkspaceInput(serializers.Serializer):
 
 
 class WorkspaceRenameInput(serializers.Serializer):
-    slug = serializers.CharField(max_length=63, required=False, help_text="A new short name rewrites every path.")
+    slug = serializers.CharField(
+        max_length=63, required=False, help_text="A new short name rewrites every path."
+    )
     name = serializers.CharField(max_length=200, required=False)
 
 
@@ -49,13 +51,20 @@ class WorkspaceOutput(serializers.Serializer):
 class WorkspacesView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="workspaces_list", responses=WorkspaceOutput(many=True),
-                   summary="Workspaces where the caller holds a role (a site administrator: all).")
+    @extend_schema(
+        operation_id="workspaces_list",
+        responses=WorkspaceOutput(many=True),
+        summary="Workspaces where the caller holds a role (a site administrator: all).",
+    )
     def get(self, request: Request) -> Response:
         return Response(WorkspaceOutput(workspaces_for(request_principal(request))[:500], many=True).data)
 
-    @extend_schema(operation_id="workspaces_create", request=WorkspaceInput, responses={201: WorkspaceOutput},
-                   summary="Create a workspace and its root scope; site administrators only. The creator owns it.")
+    @extend_schema(
+        operation_id="workspaces_create",
+        request=WorkspaceInput,
+        responses={201: WorkspaceOutput},
+        summary="Create a workspace and its root scope; site administrators only. The creator owns it.",
+    )
     def post(self, request: Request) -> Response:
         data = valid(WorkspaceInput, request.data)
         workspace = workspace_create(slug=data["slug"], name=data["name"], actor=request_principal(request))
@@ -69,23 +78,31 @@ class WorkspaceView(APIView):
     def get(self, request: Request, slug: str) -> Response:
         return Response(WorkspaceOutput(workspace_for(request_principal(request), slug)).data)
 
-    @extend_schema(operation_id="workspaces_rename", request=WorkspaceRenameInput, responses=WorkspaceOutput,
-                   summary="Rename a workspace (name and/or short name); owners of its root scope.")
+    @extend_schema(
+        operation_id="workspaces_rename",
+        request=WorkspaceRenameInput,
+        responses=WorkspaceOutput,
+        summary="Rename a workspace (name and/or short name); owners of its root scope.",
+    )
     def patch(self, request: Request, slug: str) -> Response:
         data = valid(WorkspaceRenameInput, request.data)
         actor = request_principal(request)
-        workspace = workspace_rename(workspace=workspace_for(actor, slug), actor=actor, name=data.get("name"),
-                                     slug=data.get("slug"))
+        workspace = workspace_rename(
+            workspace=workspace_for(actor, slug), actor=actor, name=data.get("name"), slug=data.get("slug")
+        )
         return Response(WorkspaceOutput(workspace).data)
 
 
 class MemberCellOutput(serializers.Serializer):
     scope = serializers.CharField()
     roles = serializers.ListField(child=serializers.CharField())
-    permissions = serializers.ListField(child=serializers.CharField(),
-                                        help_text="Of: read, propose, confirm, revoke, administer.")
-    via = serializers.ListField(child=serializers.CharField(),
-                                help_text="Where each role comes from: direct, from <path>, team <name>.")
+    permissions = serializers.ListField(
+        child=serializers.CharField(), help_text="Of: read, propose, confirm, revoke, administer."
+    )
+    via = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Where each role comes from: direct, from <path>, team <name>.",
+    )
 
 
 class MemberOutput(serializers.Serializer):
@@ -97,62 +114,95 @@ class MemberOutput(serializers.Serializer):
 
 class MembersOutput(serializers.Serializer):
     workspace = serializers.CharField()
-    scopes = serializers.ListField(child=serializers.CharField(), help_text="The matrix's columns, at most 100.")
+    scopes = serializers.ListField(
+        child=serializers.CharField(), help_text="The matrix's columns, at most 100."
+    )
     total_scopes = serializers.IntegerField(help_text="Scopes the matrix would have without the cap.")
     members = MemberOutput(many=True)
 
 
 class MembersInput(serializers.Serializer):
-    under = serializers.CharField(required=False, max_length=512, help_text="Only this scope and its subtree.")
+    under = serializers.CharField(
+        required=False, max_length=512, help_text="Only this scope and its subtree."
+    )
 
 
 class WorkspaceMembersView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="workspaces_members", parameters=[MembersInput], responses=MembersOutput,
-                   summary="Who can do what where: effective roles (direct, inherited, via teams) per scope the "
-                           "caller governs in the workspace (at most 100 scopes in tree order; `under` narrows).")
+    @extend_schema(
+        operation_id="workspaces_members",
+        parameters=[MembersInput],
+        responses=MembersOutput,
+        summary="Who can do what where: effective roles (direct, inherited, via teams) per scope the "
+        "caller governs in the workspace (at most 100 scopes in tree order; `under` narrows).",
+    )
     def get(self, request: Request, slug: str) -> Response:
         query = valid(MembersInput, request.query_params)
         actor = request_principal(request)
         workspace = workspace_for(actor, slug)
         within = scope_by_path(actor, query["under"], workspace=workspace) if query.get("under") else None
         members = workspace_members(actor, workspace, within)
-        return Response({
-            "workspace": members.workspace.slug,
-            "scopes": [s.path for s in members.scopes],
-            "total_scopes": members.total_scopes,
-            "members": [{
-                "principal": row.principal.name, "kind": row.principal.kind, "teams": row.teams,
-                "scopes": [{"scope": s.path, "roles": c.roles, "permissions": c.permissions, "via": c.via}
-                           for s, c in zip(members.scopes, row.cells, strict=True) if c is not None],
-            } for row in members.rows],
-        })
+        return Response(
+            {
+                "workspace": members.workspace.slug,
+                "scopes": [s.path for s in members.scopes],
+                "total_scopes": members.total_scopes,
+                "members": [
+                    {
+                        "principal": row.principal.name,
+                        "kind": row.principal.kind,
+                        "teams": row.teams,
+                        "scopes": [
+                            {"scope": s.path, "roles": c.roles, "permissions": c.permissions, "via": c.via}
+                            for s, c in zip(members.scopes, row.cells, strict=True)
+                            if c is not None
+                        ],
+                    }
+                    for row in members.rows
+                ],
+            }
+        )
 
 
 # --- Scopes: rename, move, archive, settings ----------------------------------------------------------
 
 
 class ScopePatchInput(serializers.Serializer):
-    name = serializers.CharField(max_length=200, required=False, help_text="Rename (rewrites the subtree's paths).")
-    parent = serializers.CharField(max_length=512, required=False,
-                                   help_text="Move under this scope (path), in the same workspace.")
+    name = serializers.CharField(
+        max_length=200, required=False, help_text="Rename (rewrites the subtree's paths)."
+    )
+    parent = serializers.CharField(
+        max_length=512, required=False, help_text="Move under this scope (path), in the same workspace."
+    )
     archived = serializers.BooleanField(required=False, help_text="Archive (true) or restore (false).")
     require_two_reviewers = serializers.BooleanField(required=False, help_text="Four-eyes on or off.")
     agent_write = serializers.ChoiceField(choices=AgentWrite.values, required=False)
-    child_scope_role = serializers.ChoiceField(choices=["", Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER],
-                                               required=False, allow_blank=True)
+    child_scope_role = serializers.ChoiceField(
+        choices=["", Role.AGENT, Role.REVIEWER, Role.CURATOR, Role.OWNER], required=False, allow_blank=True
+    )
     session_overrides = serializers.ChoiceField(
-        choices=SessionOverrides.values, required=False,
+        choices=SessionOverrides.values,
+        required=False,
         help_text="Whose account of a user's correction sets a rule aside for that session: any (also as an agent "
-                  "relayed it), end_user (only turns posted with a person's token), off.")
+        "relayed it), end_user (only turns posted with a person's token), off.",
+    )
     binding_keys = serializers.ListField(
-        child=serializers.CharField(max_length=200), max_length=100, required=False,
-        help_text="Keys of rules no session correction may set aside here and below (the whole list).")
-    rules_binding = serializers.BooleanField(required=False,
-                                             help_text="Every rule here and below is binding for sessions.")
-    reason = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="",
-                                   help_text="Kept in the audit event; required to turn four-eyes off.")
+        child=serializers.CharField(max_length=200),
+        max_length=100,
+        required=False,
+        help_text="Keys of rules no session correction may set aside here and below (the whole list).",
+    )
+    rules_binding = serializers.BooleanField(
+        required=False, help_text="Every rule here and below is binding for sessions."
+    )
+    reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Kept in the audit event; required to turn four-eyes off.",
+    )
 
 
 class ScopeAdminOutput(serializers.Serializer):
@@ -174,7 +224,9 @@ class ScopeStateOutput(serializers.Serializer):
     archived = serializers.BooleanField(help_text="This scope or one above it is archived: no new writes.")
     four_eyes = serializers.BooleanField(help_text="In force here: set on this scope or one above it.")
     agent_write_in_force = serializers.CharField(help_text="The strictest policy on this scope or above it.")
-    child_scope_role_in_force = serializers.CharField(help_text="The lowest role that may open a child scope here.")
+    child_scope_role_in_force = serializers.CharField(
+        help_text="The lowest role that may open a child scope here."
+    )
 
 
 class ScopeSettingsOutput(ScopeAdminOutput, ScopeStateOutput):
@@ -199,17 +251,31 @@ class ScopeDetailView(APIView):
     def get(self, request: Request, scope_id: int) -> Response:
         return Response(scope_settings(_scope(request_principal(request), scope_id)))
 
-    @extend_schema(operation_id="scopes_update", request=ScopePatchInput, responses=ScopeSettingsOutput,
-                   summary="Rename, move, archive/restore a scope or change its settings; owners of the scope. "
-                           "Several fields are applied together or not at all.")
+    @extend_schema(
+        operation_id="scopes_update",
+        request=ScopePatchInput,
+        responses=ScopeSettingsOutput,
+        summary="Rename, move, archive/restore a scope or change its settings; owners of the scope. "
+        "Several fields are applied together or not at all.",
+    )
     def patch(self, request: Request, scope_id: int) -> Response:
         data = valid(ScopePatchInput, request.data)
         actor = request_principal(request)
         scope = _scope(actor, scope_id)
         reason = data.get("reason", "")
         with transaction.atomic():  # each service is one transaction; together, one request commits whole
-            settings = {k: data[k] for k in ("require_two_reviewers", "agent_write", "child_scope_role",
-                                             "session_overrides", "binding_keys", "rules_binding") if k in data}
+            settings = {
+                k: data[k]
+                for k in (
+                    "require_two_reviewers",
+                    "agent_write",
+                    "child_scope_role",
+                    "session_overrides",
+                    "binding_keys",
+                    "rules_binding",
+                )
+                if k in data
+            }
             if settings:
                 scope = scope_admin.scope_settings_set(scope=scope, actor=actor, reason=reason, **settings)
             if "name" in data:
@@ -229,9 +295,11 @@ class ScopeDetailView(APIView):
 
 class TeamInput(serializers.Serializer):
     name = serializers.CharField(max_length=150)
-    workspace = serializers.CharField(max_length=63, required=False,
-                                      help_text="The team's workspace (its short name); needed when the caller "
-                                                "owns scopes in several.")
+    workspace = serializers.CharField(
+        max_length=63,
+        required=False,
+        help_text="The team's workspace (its short name); needed when the caller owns scopes in several.",
+    )
 
 
 class TeamOutput(serializers.Serializer):
@@ -244,10 +312,14 @@ class TeamOutput(serializers.Serializer):
 class TeamsView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="teams_create", request=TeamInput, responses={201: TeamOutput},
-                   summary="Create a team (a group principal) of one workspace, its home (it holds roles there "
-                           "only); owners of some scope there. Add members with POST /teams/{team}/members, "
-                           "roles with POST /grants.")
+    @extend_schema(
+        operation_id="teams_create",
+        request=TeamInput,
+        responses={201: TeamOutput},
+        summary="Create a team (a group principal) of one workspace, its home (it holds roles there "
+        "only); owners of some scope there. Add members with POST /teams/{team}/members, "
+        "roles with POST /grants.",
+    )
     def post(self, request: Request) -> Response:
         data = valid(TeamInput, request.data)
         actor = request_principal(request)
@@ -262,10 +334,16 @@ class TeamsView(APIView):
 class InvitationInput(serializers.Serializer):
     scope = serializers.CharField(max_length=512)
     role = serializers.ChoiceField(choices=Role.values)
-    note = serializers.CharField(max_length=200, required=False, allow_blank=True, default="",
-                                 help_text="Who it is for (kept with the invitation and in the audit log).")
-    expires_in_days = serializers.IntegerField(required=False, default=7, min_value=1,
-                                               max_value=invitations.MAX_DAYS)
+    note = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Who it is for (kept with the invitation and in the audit log).",
+    )
+    expires_in_days = serializers.IntegerField(
+        required=False, default=7, min_value=1, max_value=invitations.MAX_DAYS
+    )
 
 
 class InvitationOutput(serializers.Serializer):
@@ -299,8 +377,11 @@ class InvitationAcceptedOutput(serializers.Serializer):
 class InvitationsView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="invitations_list", responses=InvitationOutput(many=True),
-                   summary="Open invitations to scopes where the caller may change grants.")
+    @extend_schema(
+        operation_id="invitations_list",
+        responses=InvitationOutput(many=True),
+        summary="Open invitations to scopes where the caller may change grants.",
+    )
     def get(self, request: Request) -> Response:
         actor = request_principal(request)
         rows = []
@@ -308,15 +389,22 @@ class InvitationsView(APIView):
             rows += workspace_members(actor, workspace).invitations
         return Response(InvitationOutput(rows[:500], many=True).data)
 
-    @extend_schema(operation_id="invitations_create", request=InvitationInput,
-                   responses={201: InvitationCreatedOutput},
-                   summary="Invite someone without an account to a role on a scope: a one-time link with expiry.")
+    @extend_schema(
+        operation_id="invitations_create",
+        request=InvitationInput,
+        responses={201: InvitationCreatedOutput},
+        summary="Invite someone without an account to a role on a scope: a one-time link with expiry.",
+    )
     def post(self, request: Request) -> Response:
         data = valid(InvitationInput, request.data)
         actor = request_principal(request)
         invitation, raw = invitations.invitation_create(
-            scope=scope_by_path(actor, data["scope"]), role=data["role"], note=data["note"],
-            expires_in_days=data["expires_in_days"], actor=actor)
+            scope=scope_by_path(actor, data["scope"]),
+            role=data["role"],
+            note=data["note"],
+            expires_in_days=data["expires_in_days"],
+            actor=actor,
+        )
         body = {**InvitationOutput(invitation).data, "token": raw, "link": INVITE_PATH.format(token=raw)}
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -337,16 +425,20 @@ class InvitationAcceptView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
-    @extend_schema(operation_id="invitations_accept", request=InvitationAcceptInput, auth=[],
-                   responses={201: InvitationAcceptedOutput, 410: ErrorBody},
-                   summary="Use an invitation: creates the user (then sign in) with the invited role.")
+    @extend_schema(
+        operation_id="invitations_accept",
+        request=InvitationAcceptInput,
+        auth=[],
+        responses={201: InvitationAcceptedOutput, 410: ErrorBody},
+        summary="Use an invitation: creates the user (then sign in) with the invited role.",
+    )
     def post(self, request: Request) -> Response:
         data = valid(InvitationAcceptInput, request.data)
         invitation = invitations.invitation_for_token(data["token"])
-        principal = invitations.invitation_accept(token=data["token"], username=data["username"],
-                                                  password=data["password"])
-        return Response({"principal": principal.name, "scope": invitation.scope.path, "role": invitation.role},
-                        status=status.HTTP_201_CREATED)
-
-
-
+        principal = invitations.invitation_accept(
+            token=data["token"], username=data["username"], password=data["password"]
+        )
+        return Response(
+            {"principal": principal.name, "scope": invitation.scope.path, "role": invitation.role},
+            status=status.HTTP_201_CREATED,
+        )

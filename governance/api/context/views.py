@@ -89,8 +89,10 @@ class SessionMemberOutput(serializers.Serializer):
 class SessionCorrectionOutput(SessionMemberOutput):
     session = serializers.CharField()
     turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn.")
-    told_by = serializers.ChoiceField(choices=["agent", "end_user"],
-                                      help_text="agent: an agent's account of the user's words; end_user: a person's token.")
+    told_by = serializers.ChoiceField(
+        choices=["agent", "end_user"],
+        help_text="agent: an agent's account of the user's words; end_user: a person's token.",
+    )
 
 
 class SessionOverrideOutput(serializers.Serializer):
@@ -114,7 +116,9 @@ class BindingRequestOutput(SessionCorrectionOutput):
 
 
 class PendingChangeOutput(SessionCorrectionOutput):
-    why_not_in_force = serializers.CharField(allow_blank=True, help_text="Why it is not in force in this session.")
+    why_not_in_force = serializers.CharField(
+        allow_blank=True, help_text="Why it is not in force in this session."
+    )
 
 
 class BlockOutput(serializers.Serializer):
@@ -129,22 +133,33 @@ class BlockOutput(serializers.Serializer):
     reason = serializers.CharField()
     # Present only where they apply:
     role = serializers.CharField(required=False, help_text="The speaker of a recorded turn.")
-    call_id = serializers.CharField(required=False, help_text="Ties a tool call to its result; they travel together.")
+    call_id = serializers.CharField(
+        required=False, help_text="Ties a tool call to its result; they travel together."
+    )
     session = serializers.CharField(required=False)
-    flags = serializers.ListField(child=serializers.CharField(), required=False,
-                                  help_text="Contradictions: 'contradicts <id>', 'loses to <id>: <why>'.")
-    replaced_by = ReplacementOutput(required=False, allow_null=True,
-                                    help_text="Negative context: the memory now in force instead.")
+    flags = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Contradictions: 'contradicts <id>', 'loses to <id>: <why>'.",
+    )
+    replaced_by = ReplacementOutput(
+        required=False, allow_null=True, help_text="Negative context: the memory now in force instead."
+    )
     supported_by = serializers.ListField(child=serializers.IntegerField(), required=False)
     supports = serializers.IntegerField(required=False)
     # Session overrides (docs/governance.md): a user's correction in force for this session, the rule it
     # set aside there, and what a rule that holds says about this session's or another's correction.
     session_override = SessionOverrideOutput(required=False, help_text="In force for this session only.")
     set_aside = SetAsideOutput(required=False, help_text="Negative context: set aside for this session only.")
-    binding_request = BindingRequestOutput(required=False, help_text="The user asked to change a binding rule.")
-    override_rejected = SessionCorrectionOutput(required=False,
-                                                help_text="This session's correction was rejected: the rule again.")
-    pending_changes = PendingChangeOutput(many=True, required=False, help_text="Changes waiting for a reviewer.")
+    binding_request = BindingRequestOutput(
+        required=False, help_text="The user asked to change a binding rule."
+    )
+    override_rejected = SessionCorrectionOutput(
+        required=False, help_text="This session's correction was rejected: the rule again."
+    )
+    pending_changes = PendingChangeOutput(
+        many=True, required=False, help_text="Changes waiting for a reviewer."
+    )
     pending_more = serializers.IntegerField(required=False, help_text="How many more wait.")
 
 
@@ -184,13 +199,16 @@ StageOutput._declared_fields["out"] = serializers.IntegerField()
 class TraceOutput(serializers.Serializer):
     stages = StageOutput(many=True)
     pending_vectors = serializers.IntegerField(
-        help_text="Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000.")
+        help_text="Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000."
+    )
     counts = serializers.DictField(
-        child=serializers.DictField(), required=False,
+        child=serializers.DictField(),
+        required=False,
         help_text="Per stage, what its in/out counts are made of, so they add up from stage to stage: `unit` when "
-                  "they are not memories (scopes, the query), `from` {stage: n} when what came in came from several "
-                  "stages, and how many it left out without naming each (found_twice, collapsed, cut, "
-                  "to_negative, not_placed, over_budget, …).")
+        "they are not memories (scopes, the query), `from` {stage: n} when what came in came from several "
+        "stages, and how many it left out without naming each (found_twice, collapsed, cut, "
+        "to_negative, not_placed, over_budget, …).",
+    )
 
 
 class ContextOutput(serializers.Serializer):
@@ -246,8 +264,15 @@ class RecallView(APIView):
         data = valid(RecallInput, request.data)
         with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
-            results = recall_memories(principal=principal, scope=scope, query=data["query"], k=data["k"],
-                                      strategy=data["strategy"], as_of=data.get("as_of"), embedding=embedding)
+            results = recall_memories(
+                principal=principal,
+                scope=scope,
+                query=data["query"],
+                k=data["k"],
+                strategy=data["strategy"],
+                as_of=data.get("as_of"),
+                embedding=embedding,
+            )
         return Response({"results": results})
 
 
@@ -267,8 +292,14 @@ class ContextView(APIView):
             scope = _visible_access(principal, data["scope"])
             task = dict(data["task"]) if data.get("task") else None
             result = assemble_context(
-                principal=principal, scope=scope, query=data["query"], budget_tokens=data["budget_tokens"],
-                strategy=data["strategy"], task=task, as_of=data.get("as_of"), session=data.get("session", ""),
+                principal=principal,
+                scope=scope,
+                query=data["query"],
+                budget_tokens=data["budget_tokens"],
+                strategy=data["strategy"],
+                task=task,
+                as_of=data.get("as_of"),
+                session=data.get("session", ""),
                 embedding=embedding,
             )
         return Response(result)

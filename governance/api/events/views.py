@@ -35,8 +35,11 @@ class EventInput(serializers.Serializer):
 
 
 class EventOutput(serializers.Serializer):
-    created = MemoryOutput(many=True, help_text="The episodes recorded (one per new turn); extracted candidates are "
-                                                "not listed here: they wait in the review queue.")
+    created = MemoryOutput(
+        many=True,
+        help_text="The episodes recorded (one per new turn); extracted candidates are "
+        "not listed here: they wait in the review queue.",
+    )
 
 
 class EventsView(APIView):
@@ -50,8 +53,13 @@ class EventsView(APIView):
         principal = request_principal(request)
         data = valid(EventInput, request.data)
         scope = scope_visible(principal, data["scope"])
-        created = event_ingest(scope=scope, session=data["session"], at=data.get("at"),
-                               turns=[dict(t) for t in data["turns"]], actor=principal)
+        created = event_ingest(
+            scope=scope,
+            session=data["session"],
+            at=data.get("at"),
+            turns=[dict(t) for t in data["turns"]],
+            actor=principal,
+        )
         # The answer lists the episodes (what was sent), never the extracted candidates: a sentence whose
         # text was forgotten here is not extracted again, so listing candidates would tell which text was
         # forgotten. The candidates wait in the review queue (GET /review, GET /memories?status=candidate).

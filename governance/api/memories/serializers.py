@@ -26,7 +26,9 @@ class MemoryCreateInput(serializers.Serializer):
     key = serializers.CharField(required=False, allow_null=True, max_length=200)
     text = serializers.CharField(max_length=20_000)
     source = SourceInput()
-    status = serializers.ChoiceField(choices=[Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE], required=False)
+    status = serializers.ChoiceField(
+        choices=[Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE], required=False
+    )
     confidence = serializers.FloatField(required=False, min_value=0, max_value=1)
     importance = serializers.FloatField(required=False, min_value=0, max_value=1)
     tier = serializers.ChoiceField(choices=Tier.choices, required=False)
@@ -34,9 +36,12 @@ class MemoryCreateInput(serializers.Serializer):
     valid_from = serializers.DateTimeField(required=False)
     valid_until = serializers.DateTimeField(required=False)
     session = serializers.CharField(
-        required=False, allow_blank=True, max_length=200,
+        required=False,
+        allow_blank=True,
+        max_length=200,
         help_text="The conversation it was said in: a correction with source kind `user` is in force there at once "
-                  "(a session override, docs/governance.md).")
+        "(a session override, docs/governance.md).",
+    )
 
 
 class MemoryOutput(serializers.Serializer):
@@ -115,14 +120,24 @@ class ReasonInput(serializers.Serializer):
 
 
 class RequiredReasonInput(EndingInput):
-    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
-                                   help_text="Required (the service refuses an empty one: 400, field reason).")
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="Required (the service refuses an empty one: 400, field reason).",
+    )
 
 
 class ForgetInput(EndingInput):
     mode = serializers.ChoiceField(choices=["soft", "hard"])
-    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000,
-                                   help_text="Required (the service refuses an empty one: 400, field reason).")
+    reason = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=2000,
+        help_text="Required (the service refuses an empty one: 400, field reason).",
+    )
 
 
 class MemoryStateOutput(serializers.ModelSerializer):
@@ -132,8 +147,19 @@ class MemoryStateOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Memory
-        fields = ["id", "scope", "kind", "key", "revision", "status", "tier", "approvals", "approvals_needed",
-                  "purged_at", "updated_at"]
+        fields = [
+            "id",
+            "scope",
+            "kind",
+            "key",
+            "revision",
+            "status",
+            "tier",
+            "approvals",
+            "approvals_needed",
+            "purged_at",
+            "updated_at",
+        ]
 
     def get_approvals(self, memory: Memory) -> int:
         from governance.permissions import approvers

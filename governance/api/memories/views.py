@@ -36,8 +36,14 @@ class MemoriesView(APIView):
         principal = request_principal(request)
         query = valid(s.MemoryListInput, request.query_params)
         scope = scope_visible(principal, query["scope"]) if query.get("scope") else None
-        qs = memory_list(principal=principal, scope=scope, status=query.get("status"), kind=query.get("kind"),
-                         key=query.get("key"), q=query.get("q"))
+        qs = memory_list(
+            principal=principal,
+            scope=scope,
+            status=query.get("status"),
+            kind=query.get("kind"),
+            key=query.get("key"),
+            q=query.get("q"),
+        )
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(s.MemoryOutput(page, many=True).data)
@@ -53,11 +59,20 @@ class MemoriesView(APIView):
         data = valid(s.MemoryCreateInput, request.data)
         scope = scope_visible(principal, data["scope"])
         item = MemoryInput(
-            scope=scope, kind=data["kind"], key=data.get("key"), text=data["text"],
-            source_kind=data["source"]["kind"], source_ref=data["source"].get("ref", ""),
-            status=data.get("status"), confidence=data.get("confidence", 0.5),
-            importance=data.get("importance", 0.5), tier=data.get("tier"), task_type=data.get("task_type", ""),
-            valid_from=data.get("valid_from"), valid_until=data.get("valid_until"), session=data.get("session", ""),
+            scope=scope,
+            kind=data["kind"],
+            key=data.get("key"),
+            text=data["text"],
+            source_kind=data["source"]["kind"],
+            source_ref=data["source"].get("ref", ""),
+            status=data.get("status"),
+            confidence=data.get("confidence", 0.5),
+            importance=data.get("importance", 0.5),
+            tier=data.get("tier"),
+            task_type=data.get("task_type", ""),
+            valid_from=data.get("valid_from"),
+            valid_until=data.get("valid_until"),
+            session=data.get("session", ""),
         )
         memory = memory_record(item=item, actor=principal)
         return Response(s.MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
@@ -82,8 +97,12 @@ class MemorySupersedeView(APIView):
         data = valid(s.SupersedeInput, request.data)
         old = memory_get(principal=principal, memory_id=memory_id)
         new = memory_supersede(
-            memory_id=old.pk, text=data["text"], reason=data["reason"], source_kind=data["source"]["kind"],
-            source_ref=data["source"].get("ref", ""), actor=principal,
+            memory_id=old.pk,
+            text=data["text"],
+            reason=data["reason"],
+            source_kind=data["source"]["kind"],
+            source_ref=data["source"].get("ref", ""),
+            actor=principal,
         )
         return Response(s.MemoryOutput(new).data, status=status.HTTP_201_CREATED)
 
@@ -94,8 +113,9 @@ class MemoryConfirmView(APIView):
     @extend_schema(request=s.ReasonInput, responses=s.MemoryStateOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         data = valid(s.ReasonInput, request.data)
-        memory = memory_services.memory_confirm(memory_id=memory_id, actor=request_principal(request),
-                                                reason=data["reason"])
+        memory = memory_services.memory_confirm(
+            memory_id=memory_id, actor=request_principal(request), reason=data["reason"]
+        )
         return Response(s.MemoryStateOutput(memory).data)
 
 
@@ -105,8 +125,9 @@ class MemoryRejectView(APIView):
     @extend_schema(request=s.RequiredReasonInput, responses=s.MemoryStateOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         data = valid(s.RequiredReasonInput, request.data)
-        memory = memory_services.memory_reject(memory_id=memory_id, actor=request_principal(request),
-                                               reason=data["reason"])
+        memory = memory_services.memory_reject(
+            memory_id=memory_id, actor=request_principal(request), reason=data["reason"]
+        )
         return Response(s.MemoryStateOutput(memory).data)
 
 
@@ -123,7 +144,9 @@ class MemoryReproposeView(APIView):
     )
     def post(self, request: Request, memory_id: int) -> Response:
         data = valid(s.RequiredReasonInput, request.data)
-        memory = memory_repropose(memory_id=memory_id, actor=request_principal(request), reason=data["reason"])
+        memory = memory_repropose(
+            memory_id=memory_id, actor=request_principal(request), reason=data["reason"]
+        )
         return Response(s.MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
 
 
@@ -133,11 +156,14 @@ class MemoryRetireView(APIView):
     @extend_schema(request=s.RequiredReasonInput, responses=s.MemoryStateOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         data = valid(s.RequiredReasonInput, request.data)
-        memory = memory_services.memory_retire(memory_id=memory_id, actor=request_principal(request),
-                                               reason=data["reason"])
+        memory = memory_services.memory_retire(
+            memory_id=memory_id, actor=request_principal(request), reason=data["reason"]
+        )
         if memory.four_eyes_pending is not None:  # 202: recorded, waiting for a second curator or owner
-            return Response({**s.MemoryStateOutput(memory).data, "four_eyes_pending": memory.four_eyes_pending.as_dict()},
-                            status=status.HTTP_202_ACCEPTED)
+            return Response(
+                {**s.MemoryStateOutput(memory).data, "four_eyes_pending": memory.four_eyes_pending.as_dict()},
+                status=status.HTTP_202_ACCEPTED,
+            )
         return Response(s.MemoryStateOutput(memory).data)
 
 
@@ -149,14 +175,33 @@ class MemoryForgetView(APIView):
     @extend_schema(request=s.ForgetInput, responses={202: s.ForgetOutput})
     def post(self, request: Request, memory_id: int) -> Response:
         data = valid(s.ForgetInput, request.data)
-        memory = memory_services.memory_forget(memory_id=memory_id, actor=request_principal(request),
-                                               reason=data["reason"], hard=data["mode"] == "hard")
-        if memory.four_eyes_pending is not None:  # nothing forgotten yet: a second curator or owner must ask too
-            return Response({"memory": s.MemoryStateOutput(memory).data, "mode": data["mode"], "propagation": None,
-                             "four_eyes_pending": memory.four_eyes_pending.as_dict()},
-                            status=status.HTTP_202_ACCEPTED)
-        outbox = (Outbox.objects.filter(memory=memory, topic="memory.forgotten").prefetch_related("deliveries")
-                  .order_by("-pk").first())
-        body = {"memory": s.MemoryStateOutput(memory).data, "mode": data["mode"],
-                "propagation": outbox_state(outbox) if outbox else None}
+        memory = memory_services.memory_forget(
+            memory_id=memory_id,
+            actor=request_principal(request),
+            reason=data["reason"],
+            hard=data["mode"] == "hard",
+        )
+        if (
+            memory.four_eyes_pending is not None
+        ):  # nothing forgotten yet: a second curator or owner must ask too
+            return Response(
+                {
+                    "memory": s.MemoryStateOutput(memory).data,
+                    "mode": data["mode"],
+                    "propagation": None,
+                    "four_eyes_pending": memory.four_eyes_pending.as_dict(),
+                },
+                status=status.HTTP_202_ACCEPTED,
+            )
+        outbox = (
+            Outbox.objects.filter(memory=memory, topic="memory.forgotten")
+            .prefetch_related("deliveries")
+            .order_by("-pk")
+            .first()
+        )
+        body = {
+            "memory": s.MemoryStateOutput(memory).data,
+            "mode": data["mode"],
+            "propagation": outbox_state(outbox) if outbox else None,
+        }
         return Response(body, status=status.HTTP_202_ACCEPTED)

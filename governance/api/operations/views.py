@@ -22,20 +22,32 @@ from governance.services.summary import summary_get
 
 class RetentionInput(serializers.Serializer):
     scope = serializers.CharField(max_length=512)
-    retire_unused_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_DAYS,
-                                                  default=None)
+    retire_unused_days = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_DAYS, default=None
+    )
     archive_cold = serializers.BooleanField(required=False, default=False)
     cold_threshold = serializers.FloatField(required=False, allow_null=True, default=None)
     kinds = serializers.ListField(child=serializers.CharField(max_length=12), required=False, default=list)
     enabled = serializers.BooleanField(required=False, default=True)
-    turns_max_age_days = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_DAYS,
-                                                  default=None,
-                                                  help_text="Stored turns older than this are archived and deleted.")
-    turns_max_count = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=MAX_COUNT,
-                                               default=None,
-                                               help_text="Each scope of the subtree keeps its newest N stored turns.")
-    archive_turns = serializers.BooleanField(required=False, default=True,
-                                             help_text="Copy pruned turns into the turn archive first.")
+    turns_max_age_days = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_DAYS,
+        default=None,
+        help_text="Stored turns older than this are archived and deleted.",
+    )
+    turns_max_count = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_COUNT,
+        default=None,
+        help_text="Each scope of the subtree keeps its newest N stored turns.",
+    )
+    archive_turns = serializers.BooleanField(
+        required=False, default=True, help_text="Copy pruned turns into the turn archive first."
+    )
 
 
 class RetentionPolicyOutput(serializers.Serializer):
@@ -90,7 +102,9 @@ class OutboxStateOutput(serializers.Serializer):
     state = serializers.CharField()
     created_at = serializers.DateTimeField()
     done_at = serializers.DateTimeField(allow_null=True)
-    stores = serializers.DictField(child=DeliveryStateOutput(), help_text="Per derived store, its delivery state.")
+    stores = serializers.DictField(
+        child=DeliveryStateOutput(), help_text="Per derived store, its delivery state."
+    )
 
 
 def outbox_state(outbox) -> dict:
@@ -103,8 +117,12 @@ def outbox_state(outbox) -> dict:
         "created_at": outbox.created_at,
         "done_at": outbox.done_at,
         "stores": {
-            store: {"state": d.state, "attempts": d.attempts, "done_at": d.done_at,
-                    "error": d.error if d.state == OutboxDelivery.State.FAILED else ""}
+            store: {
+                "state": d.state,
+                "attempts": d.attempts,
+                "done_at": d.done_at,
+                "error": d.error if d.state == OutboxDelivery.State.FAILED else "",
+            }
             for store, d in sorted(deliveries.items())
         },
     }
@@ -118,13 +136,23 @@ class RetentionPolicyView(APIView):
         data = valid(RetentionInput, request.data)
         actor = request_principal(request)
         policy = retention_policy_set(
-            scope=scope_by_path(actor, data.pop("scope")), actor=actor, **data,
+            scope=scope_by_path(actor, data.pop("scope")),
+            actor=actor,
+            **data,
         )
-        return Response({"scope": policy.scope.path, "retire_unused_days": policy.retire_unused_days,
-                         "archive_cold": policy.archive_cold, "cold_threshold": policy.cold_threshold,
-                         "kinds": policy.kinds, "enabled": policy.enabled,
-                         "turns_max_age_days": policy.turns_max_age_days, "turns_max_count": policy.turns_max_count,
-                         "archive_turns": policy.archive_turns})
+        return Response(
+            {
+                "scope": policy.scope.path,
+                "retire_unused_days": policy.retire_unused_days,
+                "archive_cold": policy.archive_cold,
+                "cold_threshold": policy.cold_threshold,
+                "kinds": policy.kinds,
+                "enabled": policy.enabled,
+                "turns_max_age_days": policy.turns_max_age_days,
+                "turns_max_count": policy.turns_max_count,
+                "archive_turns": policy.archive_turns,
+            }
+        )
 
 
 class SummaryView(APIView):
@@ -135,8 +163,15 @@ class SummaryView(APIView):
         principal = request_principal(request)
         query = valid(SummaryInput, request.query_params)
         summary = summary_get(scope=scope_by_path(principal, query.get("scope")), actor=principal)
-        return Response({"scope": summary.scope.path, "built_at": summary.built_at, "writer": summary.writer,
-                         "lines": summary.lines, "text": summary.text})
+        return Response(
+            {
+                "scope": summary.scope.path,
+                "built_at": summary.built_at,
+                "writer": summary.writer,
+                "lines": summary.lines,
+                "text": summary.text,
+            }
+        )
 
 
 class AuditVerifyView(APIView):
@@ -147,8 +182,14 @@ class AuditVerifyView(APIView):
         if not can_verify_audit(request_principal(request)):
             raise PermissionDenied(AUDIT_VERIFY_DENIED)
         report = audit_verify_chain()
-        return Response({"ok": report.ok, "checked": report.checked, "first_bad_id": report.first_bad_id,
-                         "problem": report.problem})
+        return Response(
+            {
+                "ok": report.ok,
+                "checked": report.checked,
+                "first_bad_id": report.first_bad_id,
+                "problem": report.problem,
+            }
+        )
 
 
 class OutboxView(APIView):

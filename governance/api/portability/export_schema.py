@@ -179,13 +179,21 @@ class ExportAuditLineOutput(serializers.Serializer):
 
 class ExportEndLineOutput(serializers.Serializer):
     type = _type("end")
-    counts = ExportWrittenCountsOutput(help_text="The records actually written; an import refuses a file that disagrees.")
+    counts = ExportWrittenCountsOutput(
+        help_text="The records actually written; an import refuses a file that disagrees."
+    )
 
 
 RECORDS = {
-    "header": ExportHeaderLineOutput, "scope": ExportScopeLineOutput, "principal": ExportPrincipalLineOutput,
-    "grant": ExportGrantLineOutput, "memory": ExportMemoryLineOutput, "tombstone": ExportTombstoneLineOutput,
-    "relation": ExportRelationLineOutput, "summary": ExportSummaryLineOutput, "audit": ExportAuditLineOutput,
+    "header": ExportHeaderLineOutput,
+    "scope": ExportScopeLineOutput,
+    "principal": ExportPrincipalLineOutput,
+    "grant": ExportGrantLineOutput,
+    "memory": ExportMemoryLineOutput,
+    "tombstone": ExportTombstoneLineOutput,
+    "relation": ExportRelationLineOutput,
+    "summary": ExportSummaryLineOutput,
+    "audit": ExportAuditLineOutput,
     "end": ExportEndLineOutput,
 }
 

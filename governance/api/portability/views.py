@@ -23,7 +23,9 @@ from governance.permissions import scope_by_id
 from governance.services.portability import scope_export, scope_import
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 
-IMPORT_TOO_LARGE = "The import file is larger than the {limit} bytes this service accepts; use manage.py import_scope."
+IMPORT_TOO_LARGE = (
+    "The import file is larger than the {limit} bytes this service accepts; use manage.py import_scope."
+)
 
 
 class ImportTooLarge(DomainError):
@@ -33,17 +35,27 @@ class ImportTooLarge(DomainError):
 
 class ScopeImportInput(serializers.Serializer):
     file = serializers.FileField(help_text="A file made by an export (JSON lines).")
-    name = serializers.RegexField(r"^[a-z0-9][a-z0-9_-]{0,62}$", required=False,
-                                  help_text="Import as a new child scope of this name; without it, into this scope.")
-    grants = serializers.ChoiceField(choices=[GRANTS_DROP, GRANTS_KEEP], default=GRANTS_DROP,
-                                     help_text="drop the file's grants (default) or keep them (never above yours).")
-    preview = serializers.BooleanField(default=False, help_text="Check the file and count it; change nothing.")
+    name = serializers.RegexField(
+        r"^[a-z0-9][a-z0-9_-]{0,62}$",
+        required=False,
+        help_text="Import as a new child scope of this name; without it, into this scope.",
+    )
+    grants = serializers.ChoiceField(
+        choices=[GRANTS_DROP, GRANTS_KEEP],
+        default=GRANTS_DROP,
+        help_text="drop the file's grants (default) or keep them (never above yours).",
+    )
+    preview = serializers.BooleanField(
+        default=False, help_text="Check the file and count it; change nothing."
+    )
 
 
 class ScopeImportOutput(serializers.Serializer):
     root = serializers.CharField(help_text="The scope the export's root became.")
     preview = serializers.BooleanField()
-    import_id = serializers.IntegerField(allow_null=True, help_text="The import's record (null for a preview).")
+    import_id = serializers.IntegerField(
+        allow_null=True, help_text="The import's record (null for a preview)."
+    )
     counts = serializers.DictField(child=serializers.IntegerField())
 
 
@@ -53,8 +65,9 @@ def export_filename(scope: Scope) -> str:
 
 def streamed_export(scope: Scope, actor) -> StreamingHttpResponse:
     """The export as a download, streamed line by line (shared by the API and the dashboard)."""
-    response = StreamingHttpResponse(scope_export(root=scope, actor=actor),
-                                     content_type="application/x-ndjson; charset=utf-8")
+    response = StreamingHttpResponse(
+        scope_export(root=scope, actor=actor), content_type="application/x-ndjson; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{export_filename(scope)}"'
     response["Cache-Control"] = "no-store"
     return response
@@ -72,11 +85,17 @@ def import_upload(*, scope: Scope, upload, name: str | None, grants: str, previe
 class ScopeExportView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(operation_id="scopes_export",
-                   responses={(200, "application/x-ndjson"): OpenApiResponse(
-                       EXPORT_LINE, "JSON lines: each line is one `ExportLine` (by its `type`), header first and "
-                                    "end last, in the order of docs/portability.md.")},
-                   summary="Export the scope's subtree as JSON lines (curators and owners; streamed).")
+    @extend_schema(
+        operation_id="scopes_export",
+        responses={
+            (200, "application/x-ndjson"): OpenApiResponse(
+                EXPORT_LINE,
+                "JSON lines: each line is one `ExportLine` (by its `type`), header first and "
+                "end last, in the order of docs/portability.md.",
+            )
+        },
+        summary="Export the scope's subtree as JSON lines (curators and owners; streamed).",
+    )
     def get(self, request: Request, scope_id: int):
         actor = request_principal(request)
         return streamed_export(scope_by_id(actor, scope_id), actor)
@@ -86,16 +105,31 @@ class ScopeImportView(APIView):
     rate_bucket = GOVERNANCE
     parser_classes = [MultiPartParser]
 
-    @extend_schema(operation_id="scopes_import", request={"multipart/form-data": ScopeImportInput},
-                   responses={201: ScopeImportOutput, 200: OpenApiResponse(ScopeImportOutput, "a preview")},
-                   summary="Import an export file into this scope or a new child of it (owners of the target).")
+    @extend_schema(
+        operation_id="scopes_import",
+        request={"multipart/form-data": ScopeImportInput},
+        responses={201: ScopeImportOutput, 200: OpenApiResponse(ScopeImportOutput, "a preview")},
+        summary="Import an export file into this scope or a new child of it (owners of the target).",
+    )
     def post(self, request: Request, scope_id: int) -> Response:
         actor = request_principal(request)
         scope = scope_by_id(actor, scope_id)
         data = valid(ScopeImportInput, request.data)
-        result = import_upload(scope=scope, upload=data["file"], name=data.get("name"), grants=data["grants"],
-                               preview=data["preview"], actor=actor)
-        body = {"root": result.root.path, "preview": data["preview"],
-                "import_id": None if data["preview"] else result.scope_import.pk, "counts": dict(result.counts)}
-        return Response(ScopeImportOutput(body).data,
-                        status=status.HTTP_200_OK if data["preview"] else status.HTTP_201_CREATED)
+        result = import_upload(
+            scope=scope,
+            upload=data["file"],
+            name=data.get("name"),
+            grants=data["grants"],
+            preview=data["preview"],
+            actor=actor,
+        )
+        body = {
+            "root": result.root.path,
+            "preview": data["preview"],
+            "import_id": None if data["preview"] else result.scope_import.pk,
+            "counts": dict(result.counts),
+        }
+        return Response(
+            ScopeImportOutput(body).data,
+            status=status.HTTP_200_OK if data["preview"] else status.HTTP_201_CREATED,
+        )

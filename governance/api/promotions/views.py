@@ -20,20 +20,31 @@ MAX_EPISODES = 200
 
 
 class PromotionRequestInput(serializers.Serializer):
-    memory = serializers.IntegerField(min_value=1, help_text="The candidate preference or convention to promote.")
-    episodes = serializers.ListField(child=serializers.IntegerField(min_value=1), min_length=1,
-                                     max_length=MAX_EPISODES, help_text="Episodic memories that support it.")
+    memory = serializers.IntegerField(
+        min_value=1, help_text="The candidate preference or convention to promote."
+    )
+    episodes = serializers.ListField(
+        child=serializers.IntegerField(min_value=1),
+        min_length=1,
+        max_length=MAX_EPISODES,
+        help_text="Episodic memories that support it.",
+    )
     reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
 
 
 class PromotionRequestView(APIView):
     @extend_schema(
-        operation_id="promotions_create", request=PromotionRequestInput,
+        operation_id="promotions_create",
+        request=PromotionRequestInput,
         responses={201: MemoryOutput, **ERROR_RESPONSES},
         summary="Propose a candidate for promotion, citing chosen episodes; it goes to review (never in force).",
     )
     def post(self, request: Request) -> Response:
         data = valid(PromotionRequestInput, request.data)
-        proposal = promotion_propose(memory_id=data["memory"], episode_ids=sorted(set(data["episodes"])),
-                                     reason=data["reason"], actor=request_principal(request))
+        proposal = promotion_propose(
+            memory_id=data["memory"],
+            episode_ids=sorted(set(data["episodes"])),
+            reason=data["reason"],
+            actor=request_principal(request),
+        )
         return Response(MemoryOutput(proposal).data, status=status.HTTP_201_CREATED)

@@ -18,14 +18,18 @@ from governance.services.relation import HAND_KINDS, REASON_MAX, relation_link, 
 
 
 class RelationCreateInput(serializers.Serializer):
-    source = serializers.IntegerField(min_value=1, help_text="The memory that supports / contradicts / is derived from.")
+    source = serializers.IntegerField(
+        min_value=1, help_text="The memory that supports / contradicts / is derived from."
+    )
     target = serializers.IntegerField(min_value=1, help_text="The memory it relates to.")
     kind = serializers.ChoiceField(choices=[str(k) for k in HAND_KINDS])
     reason = serializers.CharField(max_length=REASON_MAX, help_text="Why: kept in the audit log.")
 
 
 class RelationRemoveInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=REASON_MAX, help_text="Why the link is removed: kept in the audit log.")
+    reason = serializers.CharField(
+        max_length=REASON_MAX, help_text="Why the link is removed: kept in the audit log."
+    )
 
 
 class RelationOutput(serializers.Serializer):
@@ -46,14 +50,20 @@ class RelationsView(APIView):
     rate_bucket = GOVERNANCE
 
     @extend_schema(
-        operation_id="relations_create", request=RelationCreateInput,
+        operation_id="relations_create",
+        request=RelationCreateInput,
         responses={201: RelationOutput, **ERROR_RESPONSES},
         summary="Link two memories of one workspace by hand (curator or owner on the source's scope).",
     )
     def post(self, request: Request) -> Response:
         data = valid(RelationCreateInput, request.data)
-        relation = relation_link(source_id=data["source"], target_id=data["target"], kind=data["kind"],
-                                 reason=data["reason"], actor=request_principal(request))
+        relation = relation_link(
+            source_id=data["source"],
+            target_id=data["target"],
+            kind=data["kind"],
+            reason=data["reason"],
+            actor=request_principal(request),
+        )
         return Response(RelationOutput(relation).data, status=status.HTTP_201_CREATED)
 
 
@@ -61,11 +71,14 @@ class RelationDetailView(APIView):
     rate_bucket = GOVERNANCE
 
     @extend_schema(
-        operation_id="relations_destroy", request=RelationRemoveInput,
+        operation_id="relations_destroy",
+        request=RelationRemoveInput,
         responses={200: RelationOutput, **ERROR_RESPONSES},
         summary="Remove a link, with a reason (a supersedes link is a revision's history and stays).",
     )
     def delete(self, request: Request, relation_id: int) -> Response:
         data = valid(RelationRemoveInput, request.data)
-        relation = relation_unlink(relation_id=relation_id, reason=data["reason"], actor=request_principal(request))
+        relation = relation_unlink(
+            relation_id=relation_id, reason=data["reason"], actor=request_principal(request)
+        )
         return Response(RelationOutput(relation).data)

@@ -52,14 +52,20 @@ class ReviewItemOutput(serializers.Serializer):
     memory = ReviewMemoryOutput()
     supporting_episodes = ReviewMemoryBriefOutput(many=True)
     conflicting = ReviewMemoryBriefOutput(allow_null=True)
-    approvals = serializers.ListField(child=serializers.CharField(), help_text="Reviewers who approved so far.")
+    approvals = serializers.ListField(
+        child=serializers.CharField(), help_text="Reviewers who approved so far."
+    )
     approvals_needed = serializers.IntegerField()
     can_confirm = serializers.BooleanField()
     proposer = serializers.CharField(allow_null=True, help_text="Who wrote it (null: the system).")
     proposer_kind = serializers.CharField(allow_null=True, help_text="user, agent or group.")
     proposer_reason = serializers.CharField(allow_blank=True, help_text="Why it was put in the queue.")
-    origin_turn_id = serializers.IntegerField(allow_null=True, help_text="The turn of its session it was seen in.")
-    edited_from = serializers.IntegerField(allow_null=True, help_text="The proposal a reviewer edited into it.")
+    origin_turn_id = serializers.IntegerField(
+        allow_null=True, help_text="The turn of its session it was seen in."
+    )
+    edited_from = serializers.IntegerField(
+        allow_null=True, help_text="The proposal a reviewer edited into it."
+    )
     created_at = serializers.DateTimeField()
     cursor = serializers.CharField(help_text="Pass as `after` to list the items after this one.")
 
@@ -69,8 +75,16 @@ def review_item(item) -> dict:
 
     def brief(m):
         # A supporting episode forgotten since the proposal was made shows no text (governance.redaction.masking).
-        return {"id": m.pk, "scope": m.scope.path, "kind": m.kind, "key": m.key, "revision": m.revision,
-                "status": m.status, "text": masked_text(m.status, m.text), "session": m.session}
+        return {
+            "id": m.pk,
+            "scope": m.scope.path,
+            "kind": m.kind,
+            "key": m.key,
+            "revision": m.revision,
+            "status": m.status,
+            "text": masked_text(m.status, m.text),
+            "session": m.session,
+        }
 
     return {
         "kind": item.kind,
@@ -99,4 +113,6 @@ class ReviewQueueView(APIView):
         query = valid(ReviewQueueInput, request.query_params)
         scope = scope_by_path(principal, query["scope"]) if query.get("scope") else None
         filters = QueueFilter.parse(query)
-        return Response([review_item(i) for i in review_queue(principal=principal, scope=scope, filters=filters)])
+        return Response(
+            [review_item(i) for i in review_queue(principal=principal, scope=scope, filters=filters)]
+        )

@@ -21,11 +21,15 @@ MAX_LISTED = 500
 
 class ScopeCreateInput(serializers.Serializer):
     parent = serializers.CharField(max_length=512, help_text="Path of an existing scope you may write in.")
-    name = serializers.CharField(max_length=200, help_text="The new child's name: lowercase letters, digits, - and _.")
+    name = serializers.CharField(
+        max_length=200, help_text="The new child's name: lowercase letters, digits, - and _."
+    )
 
 
 class ScopeListInput(serializers.Serializer):
-    under = serializers.CharField(required=False, max_length=512, help_text="Only this scope and its subtree.")
+    under = serializers.CharField(
+        required=False, max_length=512, help_text="Only this scope and its subtree."
+    )
 
 
 class ScopeOutput(serializers.Serializer):
@@ -38,7 +42,9 @@ class ScopeOutput(serializers.Serializer):
 
 
 class ScopeCreatedOutput(ScopeOutput):
-    created = serializers.BooleanField(help_text="False when the scope already existed (then the status is 200).")
+    created = serializers.BooleanField(
+        help_text="False when the scope already existed (then the status is 200)."
+    )
 
 
 class ScopesView(APIView):
@@ -50,7 +56,9 @@ class ScopesView(APIView):
     )
     def get(self, request: Request) -> Response:
         query = valid(ScopeListInput, request.query_params)
-        scopes = governed_scopes(request_principal(request)).select_related("parent", "workspace").order_by("path")
+        scopes = (
+            governed_scopes(request_principal(request)).select_related("parent", "workspace").order_by("path")
+        )
         under = (query.get("under") or "").strip().strip("/")
         if under:
             scopes = scopes.filter(path__regex=r"^" + re.escape(under) + r"(/|$)")
@@ -65,7 +73,8 @@ class ScopesView(APIView):
     def post(self, request: Request) -> Response:
         data = valid(ScopeCreateInput, request.data)
         actor = request_principal(request)
-        scope, created = scope_create_child(parent=scope_by_path(actor, data["parent"]), name=data["name"], actor=actor)
+        scope, created = scope_create_child(
+            parent=scope_by_path(actor, data["parent"]), name=data["name"], actor=actor
+        )
         body = {**ScopeOutput(scope).data, "created": created}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
-

@@ -28,18 +28,29 @@ class WebhookListInput(serializers.Serializer):
 
 
 class WebhookInput(serializers.Serializer):
-    workspace = serializers.CharField(max_length=63, help_text="The workspace's slug (the first part of its paths).")
-    url = serializers.CharField(max_length=2048, help_text="http(s) URL of a public address; redirects are not followed.")
-    event_types = serializers.ListField(child=serializers.ChoiceField(choices=EventType.values), min_length=1,
-                                        max_length=len(EventType.values))
+    workspace = serializers.CharField(
+        max_length=63, help_text="The workspace's slug (the first part of its paths)."
+    )
+    url = serializers.CharField(
+        max_length=2048, help_text="http(s) URL of a public address; redirects are not followed."
+    )
+    event_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=EventType.values),
+        min_length=1,
+        max_length=len(EventType.values),
+    )
     description = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     active = serializers.BooleanField(required=False, default=True)
 
 
 class WebhookUpdateInput(serializers.Serializer):
     url = serializers.CharField(max_length=2048, required=False)
-    event_types = serializers.ListField(child=serializers.ChoiceField(choices=EventType.values), min_length=1,
-                                        max_length=len(EventType.values), required=False)
+    event_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=EventType.values),
+        min_length=1,
+        max_length=len(EventType.values),
+        required=False,
+    )
     description = serializers.CharField(max_length=200, required=False, allow_blank=True)
     active = serializers.BooleanField(required=False)
 
@@ -105,7 +116,9 @@ class WebhookListView(APIView):
         data = valid(WebhookInput, request.data)
         actor = request_principal(request)
         created = services.webhook_create(
-            workspace=sel.workspace_for(actor, data.pop("workspace")), actor=actor, **data,
+            workspace=sel.workspace_for(actor, data.pop("workspace")),
+            actor=actor,
+            **data,
         )
         return Response(_with_secret(created), status=status.HTTP_201_CREATED)
 
@@ -145,7 +158,9 @@ class WebhookDeliveriesView(APIView):
     def get(self, request: Request, webhook_id: int) -> Response:
         query = valid(DeliveryListInput, request.query_params)
         sub = sel.subscription_for(request_principal(request), webhook_id)
-        return Response(WebhookDeliveryOutput(sel.deliveries_of([sub], query.get("state", "")), many=True).data)
+        return Response(
+            WebhookDeliveryOutput(sel.deliveries_of([sub], query.get("state", "")), many=True).data
+        )
 
 
 class WebhookRedeliverView(APIView):

@@ -19,8 +19,9 @@ def add_common(parser) -> None:
     parser.add_argument("--query", required=True)
     parser.add_argument("--strategy", default="full", choices=list(STRATEGIES))
     parser.add_argument("--as-of", dest="as_of", default=None, help="ISO date-time with a time zone")
-    parser.add_argument("--principal", default=None,
-                        help="act as this principal (its grants apply); default: the system")
+    parser.add_argument(
+        "--principal", default=None, help="act as this principal (its grants apply); default: the system"
+    )
     parser.add_argument("--json", action="store_true", help="print what the API returns")
 
 
@@ -31,10 +32,16 @@ def parse_common(options) -> dict:
         raise CommandError(BAD_AS_OF) from exc
     principal = None
     if options["principal"]:
-        principal = principal_by_name(None, options["principal"],
-                                      missing=CommandError(f"no principal named {options['principal']!r}"))
-    return {"principal": principal, "scope": options["scope"], "query": options["query"],
-            "strategy": options["strategy"], "as_of": as_of}
+        principal = principal_by_name(
+            None, options["principal"], missing=CommandError(f"no principal named {options['principal']!r}")
+        )
+    return {
+        "principal": principal,
+        "scope": options["scope"],
+        "query": options["query"],
+        "strategy": options["strategy"],
+        "as_of": as_of,
+    }
 
 
 def run(fn, **kwargs):

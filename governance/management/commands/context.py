@@ -22,13 +22,18 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         kwargs = parse_common(options)
         task = {"goal": options["goal"]} if options["goal"] else None
-        result = run(assemble_context, budget_tokens=options["budget"], session=options["session"], task=task,
-                     **kwargs)
+        result = run(
+            assemble_context, budget_tokens=options["budget"], session=options["session"], task=task, **kwargs
+        )
         if options["json"]:
             self.stdout.write(json.dumps(result, ensure_ascii=False, indent=2, default=str))
             return
         self.stdout.write(result["text"])
         budget = result["budget"]
-        self.stdout.write(f"\n-- turn {result['turn_id']}: {budget['used']}/{budget['limit']} tokens "
-                          f"({budget['counter']}); skipped {len(result['packet']['skipped'])}")
-        self.stdout.write("-- " + ", ".join(f"{s['name']} {s['ms']:.1f} ms" for s in result["trace"]["stages"]))
+        self.stdout.write(
+            f"\n-- turn {result['turn_id']}: {budget['used']}/{budget['limit']} tokens "
+            f"({budget['counter']}); skipped {len(result['packet']['skipped'])}"
+        )
+        self.stdout.write(
+            "-- " + ", ".join(f"{s['name']} {s['ms']:.1f} ms" for s in result["trace"]["stages"])
+        )

@@ -23,8 +23,12 @@ class Command(BaseCommand):
         parser.add_argument("--scope", required=True, help="scope path, e.g. acme/slides")
         parser.add_argument("--role", default=Role.AGENT, choices=Role.values)
         parser.add_argument("--kind", default=PrincipalKind.AGENT, choices=PrincipalKind.values)
-        parser.add_argument("--expires-in-days", type=int, default=None,
-                            help="the token stops working after this many days (default: until revoked)")
+        parser.add_argument(
+            "--expires-in-days",
+            type=int,
+            default=None,
+            help="the token stops working after this many days (default: until revoked)",
+        )
 
     def handle(self, *args, name, scope, role, kind, expires_in_days, **options):
         if expires_in_days is not None and expires_in_days < 1:
@@ -37,8 +41,9 @@ class Command(BaseCommand):
                 scope_obj = scope_ensure(path=scope, actor=None)
                 principal = principal_ensure(name=name, kind=kind, actor=None)
                 grant_add(principal=principal, scope=scope_obj, role=role, actor=None)
-                raw = token_issue(principal=principal, scope=scope_obj, max_role=role, expires_at=expires_at,
-                                  actor=None)
+                raw = token_issue(
+                    principal=principal, scope=scope_obj, max_role=role, expires_at=expires_at, actor=None
+                )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(f"principal {principal.name} ({principal.kind}) has {role} on {scope_obj.path}")

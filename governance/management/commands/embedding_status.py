@@ -38,7 +38,9 @@ def embedding_backlog(model_name: str) -> dict:
         total=Count("id"),
         missing=Count("id", filter=Q(embedding__isnull=True)),
         other_model=Count("id", filter=has & ~Q(embedding_model=model_name)),
-        stale_text=Count("id", filter=has & Q(embedding_model=model_name) & ~Q(embedding_hash=F("content_hash"))),
+        stale_text=Count(
+            "id", filter=has & Q(embedding_model=model_name) & ~Q(embedding_hash=F("content_hash"))
+        ),
         # Claimed by an importer or a worker that is embedding them right now (propagation.claim_rows).
         claimed=Count("id", filter=Q(embedding_claimed_until__gt=timezone.now())),
     )
@@ -71,7 +73,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(status))
             return
         w = self.stdout.write
-        w(f"embedder:  {status['model']} ({status['dimensions']}-d); column vector({status['column_dimensions']})")
+        w(
+            f"embedder:  {status['model']} ({status['dimensions']}-d); column vector({status['column_dimensions']})"
+        )
         if status["column_dimensions"] != status["dimensions"]:
             w(self.style.WARNING("  the column does not match the embedder: run `manage.py reembed --all`"))
         w(f"memories that should have a vector: {status['total']}")
@@ -83,4 +87,6 @@ class Command(BaseCommand):
         w(f"  being embedded now:    {status['claimed']} (claimed by an importer or a worker)")
         for model, n in status["by_model"].items():
             w(f"  vectors by {model}: {n}")
-        w(f"embedding deliveries pending: {status['deliveries_pending']}, failed: {status['deliveries_failed']}")
+        w(
+            f"embedding deliveries pending: {status['deliveries_pending']}, failed: {status['deliveries_failed']}"
+        )

@@ -43,7 +43,9 @@ def benchmark_table(results: dict) -> str:
         cells = [f"{category} ({part_of(first, category)['questions']})"]
         for name in names:
             part = part_of(results["strategies"][name], category)
-            cells += [f"{part[f'recall@{k}']:.3f}" if part[f"recall@{k}"] is not None else "-" for k in (1, 5, 10)]
+            cells += [
+                f"{part[f'recall@{k}']:.3f}" if part[f"recall@{k}"] is not None else "-" for k in (1, 5, 10)
+            ]
         lines.append(" | ".join(cells))
     return "\n".join(lines)
 
@@ -53,8 +55,10 @@ def latency_table(results: dict) -> str:
     stage's, with `after_embedding` (the stages that run once the vector is there) summed per question."""
     names = [n for n, body in results["strategies"].items() if body.get("stages_ms")]
     stages = list(dict.fromkeys(s for n in names for s in results["strategies"][n]["stages_ms"]))
-    lines = [" | ".join(["path", "recall p50/p95", *(f"{s} p50/p95" for s in stages)]),
-             " | ".join(["---"] * (2 + len(stages)))]
+    lines = [
+        " | ".join(["path", "recall p50/p95", *(f"{s} p50/p95" for s in stages)]),
+        " | ".join(["---"] * (2 + len(stages))),
+    ]
     for name, body in results["strategies"].items():
         split = body.get("stages_ms") or {}
         cells = [name, f"{body['latency_ms_p50']}/{body['latency_ms_p95']}"]
@@ -67,24 +71,46 @@ class Command(BaseCommand):
     help = "Report recall@1/5/10 of the evidence refs of each question, per category and strategy."
 
     def add_arguments(self, parser):
-        parser.add_argument("file", nargs="?", default=None,
-                            help="JSONL of {scope, question, evidence_refs: [...], category?}")
-        parser.add_argument("--file", dest="bench_file", default=None,
-                            help="a LoCoMo or LongMemEval file as published (see --format)")
-        parser.add_argument("--format", dest="fmt", choices=("locomo", "longmemeval"), default=None,
-                            help="the format of --file (detected when not given)")
+        parser.add_argument(
+            "file",
+            nargs="?",
+            default=None,
+            help="JSONL of {scope, question, evidence_refs: [...], category?}",
+        )
+        parser.add_argument(
+            "--file",
+            dest="bench_file",
+            default=None,
+            help="a LoCoMo or LongMemEval file as published (see --format)",
+        )
+        parser.add_argument(
+            "--format",
+            dest="fmt",
+            choices=("locomo", "longmemeval"),
+            default=None,
+            help="the format of --file (detected when not given)",
+        )
         parser.add_argument("--scope-prefix", default=None, help="scope the --file's conversations go under")
         parser.add_argument("--limit", type=int, default=None, help="only the first N questions of --file")
         parser.add_argument("--no-baseline", action="store_true", help="skip the BM25 baseline")
-        parser.add_argument("--conversations", default=None,
-                            help="a JSONL file in the import_conversations format to import first")
+        parser.add_argument(
+            "--conversations",
+            default=None,
+            help="a JSONL file in the import_conversations format to import first",
+        )
         parser.add_argument("--strategy", default="all", help="a strategy name, or all (default)")
         parser.add_argument("--json", dest="json_out", default=None, help="write the results to this file")
 
     def handle(self, *args, file, conversations, strategy, json_out, **options):
         if options.get("bench_file"):
-            return self.handle_benchmark(options["bench_file"], options.get("fmt"), options.get("scope_prefix"),
-                                         options.get("limit"), not options.get("no_baseline"), json_out)
+            return self.handle_benchmark(
+                options["bench_file"],
+                options.get("fmt"),
+                options.get("scope_prefix"),
+                options.get("limit"),
+                not options.get("no_baseline"),
+                json_out,
+            )
         if not file:
             raise CommandError(NO_INPUT)
         try:
@@ -114,8 +140,15 @@ class Command(BaseCommand):
             Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
             self.stdout.write(f"wrote {json_out}")
 
-    def handle_benchmark(self, path: str, fmt: str | None, prefix: str | None, limit: int | None, baseline: bool,
-                         json_out: str | None) -> None:
+    def handle_benchmark(
+        self,
+        path: str,
+        fmt: str | None,
+        prefix: str | None,
+        limit: int | None,
+        baseline: bool,
+        json_out: str | None,
+    ) -> None:
         file = Path(path)
         try:
             fmt = fmt or detect_format(file)
@@ -133,10 +166,14 @@ class Command(BaseCommand):
         self.import_turns(loaded, scopes)
         results = evaluate_loaded(questions, baseline=baseline)
         results.update(file=str(path), format=fmt, skipped=loaded.skipped)
-        self.stdout.write(f"questions={len(questions)} file={path} format={fmt} "
-                          f"turns={sum(1 for t in loaded.turns if t['scope'] in scopes)}\n")
+        self.stdout.write(
+            f"questions={len(questions)} file={path} format={fmt} "
+            f"turns={sum(1 for t in loaded.turns if t['scope'] in scopes)}\n"
+        )
         self.stdout.write(benchmark_table(results))
-        self.stdout.write("\n\npath | newer evidence first (knowledge updates) | recall p50 ms | recall p95 ms")
+        self.stdout.write(
+            "\n\npath | newer evidence first (knowledge updates) | recall p50 ms | recall p95 ms"
+        )
         for name, body in results["strategies"].items():
             nf = body["newer_first"]
             rate = f"{nf['rate']:.3f} of {nf['questions']}" if nf["rate"] is not None else "-"

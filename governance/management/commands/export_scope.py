@@ -19,7 +19,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="the scope to export, with everything below it (e.g. demo/slides)")
-        parser.add_argument("-o", "--output", default=None, help="write to this file instead of standard output")
+        parser.add_argument(
+            "-o", "--output", default=None, help="write to this file instead of standard output"
+        )
         parser.add_argument("--quiet", action="store_true", help="no progress lines")
 
     def handle(self, *args, path, output=None, quiet=False, **options):
@@ -42,8 +44,10 @@ class Command(BaseCommand):
                     progress.update(min(done, total))
         progress.update(total, force=True)
         if not quiet:
-            self.stderr.write(f"exported {root.path}: {done - 1} records in {progress.elapsed:.1f} s"
-                              + (f" to {output}" if output not in (None, "-") else ""))
+            self.stderr.write(
+                f"exported {root.path}: {done - 1} records in {progress.elapsed:.1f} s"
+                + (f" to {output}" if output not in (None, "-") else "")
+            )
 
 
 class _NoClose:

@@ -13,7 +13,6 @@ same rows' outbox delivery, finds them taken: every text goes through the embedd
 searchable by keyword from the commit on, by vector when their embedding lands. With --no-embed the
 command only writes and the `embedding` queue does the work."""
 
-
 from __future__ import annotations
 
 import hashlib
@@ -62,13 +61,24 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file")
-        parser.add_argument("--no-embed", action="store_true",
-                            help="only write: the embedding workers embed the turns (searchable by keyword at once)")
-        parser.add_argument("--format", dest="fmt", choices=FORMATS, default=None,
-                            help="jsonl, locomo or longmemeval (detected from the file when not given)")
-        parser.add_argument("--scope-prefix", default=None,
-                            help="scope under which a LoCoMo sample or LongMemEval question gets its own scope "
-                                 "(default: the format's name)")
+        parser.add_argument(
+            "--no-embed",
+            action="store_true",
+            help="only write: the embedding workers embed the turns (searchable by keyword at once)",
+        )
+        parser.add_argument(
+            "--format",
+            dest="fmt",
+            choices=FORMATS,
+            default=None,
+            help="jsonl, locomo or longmemeval (detected from the file when not given)",
+        )
+        parser.add_argument(
+            "--scope-prefix",
+            default=None,
+            help="scope under which a LoCoMo sample or LongMemEval question gets its own scope "
+            "(default: the format's name)",
+        )
 
     def handle(self, *args, file, no_embed, fmt=None, scope_prefix=None, **options):
         if fmt is None:
@@ -105,10 +115,13 @@ class Command(BaseCommand):
         return lines, errors
 
     def ingest(self, lines: list[dict], errors: list[str], *, no_embed: bool) -> None:
-        total, turns_new, created, elapsed = conversation_ingest(lines, errors, no_embed=no_embed, out=self.stdout,
-                                                                 batch_turns=BATCH_TURNS)
-        self.stdout.write(f"read {total} turns: {turns_new} new ({created} memories created with their "
-                          f"candidates), {total - turns_new} already present; {len(errors)} bad lines; "
-                          f"{elapsed:.1f} s")
+        total, turns_new, created, elapsed = conversation_ingest(
+            lines, errors, no_embed=no_embed, out=self.stdout, batch_turns=BATCH_TURNS
+        )
+        self.stdout.write(
+            f"read {total} turns: {turns_new} new ({created} memories created with their "
+            f"candidates), {total - turns_new} already present; {len(errors)} bad lines; "
+            f"{elapsed:.1f} s"
+        )
         if errors:
             raise CommandError(f"{len(errors)} lines could not be imported (first: {errors[0]})")

@@ -23,13 +23,28 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="the export file, or - for standard input")
-        parser.add_argument("--into", required=True, help="the scope the export's root becomes (e.g. acme/slides)")
-        parser.add_argument("--grants", choices=(GRANTS_DROP, GRANTS_KEEP), default=GRANTS_DROP,
-                            help="drop the file's grants (default) or keep them (never above the importer's role)")
-        parser.add_argument("--map-principal", action="append", default=[], metavar="FILE_NAME=LOCAL_NAME",
-                            help="match a principal of the file to a principal of this installation by another name")
-        parser.add_argument("--as", dest="as_name", default=None,
-                            help="import as this principal (it must own the target); default: the system")
+        parser.add_argument(
+            "--into", required=True, help="the scope the export's root becomes (e.g. acme/slides)"
+        )
+        parser.add_argument(
+            "--grants",
+            choices=(GRANTS_DROP, GRANTS_KEEP),
+            default=GRANTS_DROP,
+            help="drop the file's grants (default) or keep them (never above the importer's role)",
+        )
+        parser.add_argument(
+            "--map-principal",
+            action="append",
+            default=[],
+            metavar="FILE_NAME=LOCAL_NAME",
+            help="match a principal of the file to a principal of this installation by another name",
+        )
+        parser.add_argument(
+            "--as",
+            dest="as_name",
+            default=None,
+            help="import as this principal (it must own the target); default: the system",
+        )
         parser.add_argument("--no-embed", action="store_true", help="leave the embedding to the workers")
 
     def handle(self, *args, file, into, grants, map_principal, as_name=None, no_embed=False, **options):
@@ -56,8 +71,14 @@ class Command(BaseCommand):
 
         try:
             with handle:
-                result = scope_import(lines=handle, into=into, actor=actor, grants=grants, principal_map=mapping,
-                                      progress=progress)
+                result = scope_import(
+                    lines=handle,
+                    into=into,
+                    actor=actor,
+                    grants=grants,
+                    principal_map=mapping,
+                    progress=progress,
+                )
         except ImportFileError as exc:
             raise CommandError(f"{file}: {exc.message}; nothing was imported") from exc
         except DomainError as exc:
@@ -68,8 +89,11 @@ class Command(BaseCommand):
             f"{counts['tombstones']} tombstones, {counts['relations']} relations, {counts['summaries']} summaries, "
             f"{counts['audit']} source audit events kept as import #{result.scope_import.pk}; "
             f"grants: {counts['grants'] - result.grants_dropped} kept, {result.grants_dropped} dropped"
-            + (f"; {result.proposed_for_four_eyes} long-term commitments wait for two reviewers"
-               if result.proposed_for_four_eyes else "")
+            + (
+                f"; {result.proposed_for_four_eyes} long-term commitments wait for two reviewers"
+                if result.proposed_for_four_eyes
+                else ""
+            )
         )
         if no_embed or not result.memory_ids:
             return
@@ -77,7 +101,7 @@ class Command(BaseCommand):
         done = 0
         step = 500
         for start in range(0, len(result.memory_ids), step):
-            chunk = result.memory_ids[start:start + step]
+            chunk = result.memory_ids[start : start + step]
             embed_memories(chunk)
             done += len(chunk)
             embedding.update(done, "embedded")

@@ -23,4 +23,6 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"results": results}, ensure_ascii=False, indent=2, default=str))
             return
         for r in results:
-            self.stdout.write(f"{r['score']:.3f}  #{r['memory_id']} [{r['kind']}/{r['status']}] {r['text'][:100]}")
+            self.stdout.write(
+                f"{r['score']:.3f}  #{r['memory_id']} [{r['kind']}/{r['status']}] {r['text'][:100]}"
+            )

@@ -39,7 +39,9 @@ def resize_embedding_column(dimensions: int) -> None:
             "UPDATE governance_memory SET embedding = NULL, embedding_hash = '', embedding_model = '' "
             "WHERE embedding IS NOT NULL"
         )
-        cursor.execute(f"ALTER TABLE governance_memory ALTER COLUMN embedding TYPE vector({dimensions}) USING NULL")
+        cursor.execute(
+            f"ALTER TABLE governance_memory ALTER COLUMN embedding TYPE vector({dimensions}) USING NULL"
+        )
 
 
 def memories_to_reembed(model_name: str, *, everything: bool):
@@ -51,10 +53,16 @@ def queue_reembed(memory_ids: list[int], *, chunk: int, reason: str) -> int:
     """One outbox row per chunk of ids (each a task for some worker) and one audit event."""
     queued = 0
     with transaction.atomic():
-        audit_record(actor=None, entry=AuditEntry(
-            "embedding.reembed", "embedding", settings.EMBEDDING_BACKEND, reason=reason,
-            data={"memories": len(memory_ids)},
-        ))
+        audit_record(
+            actor=None,
+            entry=AuditEntry(
+                "embedding.reembed",
+                "embedding",
+                settings.EMBEDDING_BACKEND,
+                reason=reason,
+                data={"memories": len(memory_ids)},
+            ),
+        )
         for start in range(0, len(memory_ids), chunk):
             outbox_emit(topic="memory.reembed", payload={"memory_ids": memory_ids[start : start + chunk]})
             queued += 1
@@ -67,8 +75,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--all", action="store_true", help="Re-embed every memory.")
-        mode.add_argument("--model-changed", action="store_true",
-                          help="Only vectors that are missing, stale or from another model (default).")
+        mode.add_argument(
+            "--model-changed",
+            action="store_true",
+            help="Only vectors that are missing, stale or from another model (default).",
+        )
         parser.add_argument("--now", action="store_true", help="Embed in this process instead of queueing.")
         parser.add_argument("--chunk", type=int, default=256, help="Memories per queued task.")
 
@@ -82,8 +93,10 @@ class Command(BaseCommand):
         everything = opts["all"]
         current = column_dimensions()
         if current != embedder.dimensions:
-            self.stdout.write(f"resizing the vector column from {current} to {embedder.dimensions} dimensions "
-                              "(the per-scope vector indexes are rebuilt once vectors are back)")
+            self.stdout.write(
+                f"resizing the vector column from {current} to {embedder.dimensions} dimensions "
+                "(the per-scope vector indexes are rebuilt once vectors are back)"
+            )
             resize_embedding_column(embedder.dimensions)
         elif everything:
             # Forget which text each vector was made from: the embedding store then recomputes all of them,

@@ -22,7 +22,9 @@ class Command(BaseCommand):
     help = "List the per-scope vector indexes; --build creates the missing ones and drops stale ones."
 
     def add_arguments(self, parser):
-        parser.add_argument("--build", action="store_true", help="build/drop now (CONCURRENTLY: writes go on)")
+        parser.add_argument(
+            "--build", action="store_true", help="build/drop now (CONCURRENTLY: writes go on)"
+        )
         parser.add_argument("--dry-run", action="store_true", help="with --build: only say what would change")
         parser.add_argument("--min-rows", type=int, default=None)
         parser.add_argument("--max", type=int, default=None, dest="max_indexes")
@@ -40,21 +42,41 @@ class Command(BaseCommand):
                 raise CommandError(f"not built: {report['skipped']}")
         have = vector_index.existing()
         sizes = vector_index.scope_sizes(1)
-        shown = sorted(set(have) | {s for s, n in sizes.items() if n >= min_rows}, key=lambda s: -sizes.get(s, 0))
+        shown = sorted(
+            set(have) | {s for s, n in sizes.items() if n >= min_rows}, key=lambda s: -sizes.get(s, 0)
+        )
         paths = dict(Scope.objects.filter(pk__in=shown).values_list("pk", "path"))
-        rows = [{"scope": paths.get(s, f"#{s} (deleted)"), "scope_id": s, "memories": sizes.get(s, 0),
-                 "index": have[s].name if s in have else None,
-                 "state": ("ready" if have[s].valid else "invalid") if s in have else "missing",
-                 "index_mb": round(have[s].bytes / 2**20, 1) if s in have else 0.0} for s in shown]
+        rows = [
+            {
+                "scope": paths.get(s, f"#{s} (deleted)"),
+                "scope_id": s,
+                "memories": sizes.get(s, 0),
+                "index": have[s].name if s in have else None,
+                "state": ("ready" if have[s].valid else "invalid") if s in have else "missing",
+                "index_mb": round(have[s].bytes / 2**20, 1) if s in have else 0.0,
+            }
+            for s in shown
+        ]
         if o["json"]:
-            self.stdout.write(json.dumps({"min_rows": min_rows, "max": max_indexes, "scopes": rows,
-                                          "report": report}, indent=1, default=str))
+            self.stdout.write(
+                json.dumps(
+                    {"min_rows": min_rows, "max": max_indexes, "scopes": rows, "report": report},
+                    indent=1,
+                    default=str,
+                )
+            )
             return
         if report is not None:
             verb = "would build" if o["dry_run"] else "built"
-            self.stdout.write(f"{verb} {len(report['built'])}, dropped {len(report['dropped'])} no longer wanted "
-                              f"and {len(report['dropped_invalid'])} invalid")
-        self.stdout.write(f"threshold {min_rows} memories, at most {max_indexes} indexes; "
-                          f"{sum(1 for r in rows if r['state'] == 'ready')} ready")
+            self.stdout.write(
+                f"{verb} {len(report['built'])}, dropped {len(report['dropped'])} no longer wanted "
+                f"and {len(report['dropped_invalid'])} invalid"
+            )
+        self.stdout.write(
+            f"threshold {min_rows} memories, at most {max_indexes} indexes; "
+            f"{sum(1 for r in rows if r['state'] == 'ready')} ready"
+        )
         for r in rows:
-            self.stdout.write(f"  {r['scope']:40} {r['memories']:>9,}  {r['state']:8} {r['index_mb']:>8.1f} MB")
+            self.stdout.write(
+                f"  {r['scope']:40} {r['memories']:>9,}  {r['state']:8} {r['index_mb']:>8.1f} MB"
+            )

@@ -42,7 +42,9 @@ def overview_counts(principal: Principal, scope: Scope | None) -> dict:
     """Counts by status, kind and scope from one scan (an index-only scan of (scope, status, kind))."""
     ids = governed_scope_ids(principal, scope)
     rows = (
-        Memory.objects.filter(scope_id__in=ids).order_by().values_list("scope_id", "status", "kind")
+        Memory.objects.filter(scope_id__in=ids)
+        .order_by()
+        .values_list("scope_id", "status", "kind")
         .annotate(n=Count("*"))
     )
     by_status: dict[str, int] = {}
@@ -67,7 +69,9 @@ def propagation_health() -> dict:
     """Backlog of the outbox and the reconciler's heartbeat (system-wide: it holds no memory content)."""
     from django.core.cache import cache
 
-    pending = Outbox.objects.filter(state=Outbox.State.PENDING).aggregate(n=Count("pk"), oldest=Min("created_at"))
+    pending = Outbox.objects.filter(state=Outbox.State.PENDING).aggregate(
+        n=Count("pk"), oldest=Min("created_at")
+    )
     failed = OutboxDelivery.objects.filter(state=OutboxDelivery.State.FAILED).count()
     last_run = cache.get("reconciler:last_run")
     return {
@@ -134,10 +138,14 @@ def activation_histogram(principal: Principal, scope: Scope | None, bins: int = 
 
 
 def turn_page(principal: Principal, scope: Scope | None, session: str = "", page: int | str = 1) -> Page:
-    qs = Turn.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).select_related("scope", "principal")
+    qs = Turn.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).select_related(
+        "scope", "principal"
+    )
     if session:
         qs = qs.filter(session=session)
-    return paginate(qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE)
+    return paginate(
+        qs.defer("packet", "text", "trace", "request").order_by("-created_at", "-pk"), page, PAGE_SIZE
+    )
 
 
 def turn_for_reader(principal: Principal, turn_id: int) -> Turn:
@@ -147,7 +155,8 @@ def turn_for_reader(principal: Principal, turn_id: int) -> Turn:
 def previous_turn(turn: Turn) -> Turn | None:
     return (
         Turn.objects.filter(scope_id=turn.scope_id, session=turn.session, created_at__lt=turn.created_at)
-        .order_by("-created_at", "-pk").first()
+        .order_by("-created_at", "-pk")
+        .first()
     )
 
 
@@ -171,17 +180,28 @@ def memory_turns(principal: Principal, memory_id: int, limit: int = MEMORY_TURNS
     cited = TurnMemory.objects.filter(memory_id=memory_id).values("turn_id")
     turns = (
         Turn.objects.filter(pk__in=cited, scope_id__in=governed_scope_ids(principal, None))
-        .annotate(blocks=RawSQL(_BLOCKS_OF_MEMORY.format(table=table), (str(memory_id),), output_field=JSONField()))
-        .only("pk", "created_at", "query", "session", "scope__path").select_related("scope")
+        .annotate(
+            blocks=RawSQL(_BLOCKS_OF_MEMORY.format(table=table), (str(memory_id),), output_field=JSONField())
+        )
+        .only("pk", "created_at", "query", "session", "scope__path")
+        .select_related("scope")
         .order_by("-created_at", "-pk")[:limit]
     )
     rows = []
     for turn in turns:
         for b in turn.blocks or [{}]:
             skipped = b.get("_slot") == "skipped"
-            rows.append({"turn": turn, "used": not skipped and b.get("_slot") != "negative",
-                         "skipped": skipped, "slot": b.get("slot", b.get("_slot", "")) if skipped else b.get("_slot", ""),
-                         "score": b.get("score"), "reason": b.get("reason", ""), "stage": b.get("stage", "")})
+            rows.append(
+                {
+                    "turn": turn,
+                    "used": not skipped and b.get("_slot") != "negative",
+                    "skipped": skipped,
+                    "slot": b.get("slot", b.get("_slot", "")) if skipped else b.get("_slot", ""),
+                    "score": b.get("score"),
+                    "reason": b.get("reason", ""),
+                    "stage": b.get("stage", ""),
+                }
+            )
     return rows
 
 
@@ -199,7 +219,8 @@ def grants_in(principal: Principal, scope: Scope | None) -> list[Grant]:
     """Grants on the scopes the principal may read, for the grants table."""
     return list(
         Grant.objects.filter(scope_id__in=governed_scope_ids(principal, scope))
-        .select_related("scope", "principal", "granted_by").order_by("scope__path", "principal__name", "role")
+        .select_related("scope", "principal", "granted_by")
+        .order_by("scope__path", "principal__name", "role")
     )
 
 

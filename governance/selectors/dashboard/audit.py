@@ -28,7 +28,9 @@ class AuditFilters:
     until: datetime | None = None  # exclusive
 
 
-def audit_queryset(principal: Principal, scope: Scope | None, filters: AuditFilters | None = None) -> QuerySet:
+def audit_queryset(
+    principal: Principal, scope: Scope | None, filters: AuditFilters | None = None
+) -> QuerySet:
     """Audit events of the scopes the principal governs, by the scope's identity (never its path: a path
     freed by a rename and taken again carries none of the old scope's history)."""
     scopes = Scope.objects.subtree_of(scope) if scope is not None else governed_scopes(principal)
@@ -67,8 +69,15 @@ def audit_cursor_id(raw: str, field: str) -> int | None:
     return codec.decode_id(raw, "audit", field)
 
 
-def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters, *,
-               before: int | None = None, after: int | None = None, per_page: int = PAGE_SIZE) -> AuditPage:
+def audit_page(
+    principal: Principal,
+    scope: Scope | None,
+    filters: AuditFilters,
+    *,
+    before: int | None = None,
+    after: int | None = None,
+    per_page: int = PAGE_SIZE,
+) -> AuditPage:
     """Keyset paging in id order (the chain's order: appends are serialised), so page 2,000 costs what
     page 1 does: `id < before ORDER BY id DESC` (or `id > after ORDER BY id` walking back), one query,
     served by the primary key or by the (action, id) / (actor_name, id) indexes of migration 0023; two more
@@ -87,14 +96,19 @@ def audit_page(principal: Principal, scope: Scope | None, filters: AuditFilters,
         rows = list(qs.filter(pk__gt=after).order_by("pk")[: per_page + 1])
         more_newer = len(rows) > per_page
         rows = rows[:per_page][::-1]
-        return AuditPage(rows, older=rows[-1].pk if rows else None, newer=rows[0].pk if rows and more_newer else None)
+        return AuditPage(
+            rows, older=rows[-1].pk if rows else None, newer=rows[0].pk if rows and more_newer else None
+        )
     if before is not None:
         qs = qs.filter(pk__lt=before)
     rows = list(qs.order_by("-pk")[: per_page + 1])
     more_older = len(rows) > per_page
     rows = rows[:per_page]
-    return AuditPage(rows, older=rows[-1].pk if rows and more_older else None,
-                     newer=rows[0].pk if rows and before is not None else None)
+    return AuditPage(
+        rows,
+        older=rows[-1].pk if rows and more_older else None,
+        newer=rows[0].pk if rows and before is not None else None,
+    )
 
 
 def audit_actions() -> list[str]:
@@ -115,8 +129,10 @@ def _readable_change(principal: Principal, scope: Scope | None, prefix: str = ""
     return (
         Q(**{f"{prefix}memory__scope_id__in": ids})
         | Q(**{f"{prefix}payload__scope_id__in": ids})
-        | Q(**{f"{prefix}memory__isnull": True},
-            first_memory__in=Memory.objects.filter(scope_id__in=ids).values("pk"))
+        | Q(
+            **{f"{prefix}memory__isnull": True},
+            first_memory__in=Memory.objects.filter(scope_id__in=ids).values("pk"),
+        )
     )
 
 
@@ -130,7 +146,8 @@ def recent_propagation(principal: Principal, scope: Scope | None, limit: int = 2
     rows = list(
         Outbox.objects.annotate(first_memory=_first_memory())
         .filter(_readable_change(principal, scope), created_at__gte=since)
-        .prefetch_related("deliveries").order_by("-pk")[:limit]
+        .prefetch_related("deliveries")
+        .order_by("-pk")[:limit]
     )
     return [
         {"outbox": row, "deliveries": sorted(row.deliveries.all(), key=lambda d: d.store)} for row in rows
@@ -145,10 +162,14 @@ def store_states() -> list[dict]:
     now = timezone.now()
     open_rows = list(
         OutboxDelivery.objects.filter(state__in=[OutboxDelivery.State.PENDING, OutboxDelivery.State.FAILED])
-        .order_by().values_list("store", "state").annotate(n=Count("*"), first=Min("outbox_id"))
+        .order_by()
+        .values_list("store", "state")
+        .annotate(n=Count("*"), first=Min("outbox_id"))
     )
     created = dict(Outbox.objects.filter(pk__in={r[3] for r in open_rows}).values_list("pk", "created_at"))
-    found: dict[str, dict] = {s: {"store": s, "pending": 0, "failed": 0, "oldest": None} for s in DERIVED_STORES}
+    found: dict[str, dict] = {
+        s: {"store": s, "pending": 0, "failed": 0, "oldest": None} for s in DERIVED_STORES
+    }
     for store, state, n, first in open_rows:
         row = found.setdefault(store, {"store": store, "pending": 0, "failed": 0, "oldest": None})
         row[state] = n
@@ -162,7 +183,9 @@ def store_states() -> list[dict]:
 
 def outbox_lag() -> dict:
     """How far propagation is behind: pending outbox rows and the age of the oldest (partial index)."""
-    pending = Outbox.objects.filter(state=Outbox.State.PENDING).aggregate(n=Count("pk"), oldest=Min("created_at"))
+    pending = Outbox.objects.filter(state=Outbox.State.PENDING).aggregate(
+        n=Count("pk"), oldest=Min("created_at")
+    )
     oldest = pending["oldest"]
     return {"pending": pending["n"], "oldest": oldest, "lag": (timezone.now() - oldest) if oldest else None}
 
@@ -171,7 +194,8 @@ def failed_deliveries(principal: Principal, scope: Scope | None, limit: int = 50
     """Failed deliveries of changes the principal may read, newest change first, with their errors."""
     # select_related joins governance_outbox under its own name, which the payload expression reads.
     return list(
-        OutboxDelivery.objects.select_related("outbox").annotate(first_memory=_first_memory())
+        OutboxDelivery.objects.select_related("outbox")
+        .annotate(first_memory=_first_memory())
         .filter(_readable_change(principal, scope, "outbox__"), state=OutboxDelivery.State.FAILED)
         .order_by("-outbox_id", "store")[:limit]
     )

@@ -47,8 +47,12 @@ def scope_paths(principal: Principal) -> list[str]:
     """Readable scope paths in tree order (the header's scope picker: no counts, so no scan of memories).
     Archived scopes are left out (their memories stay readable from the lists and by id)."""
     archived_above = Scope.objects.filter(archived_at__isnull=False, tree__ancestor_of=OuterRef("tree"))
-    return list(governed_scopes_within(principal).filter(~Exists(archived_above)).order_by("path")
-                .values_list("path", flat=True))
+    return list(
+        governed_scopes_within(principal)
+        .filter(~Exists(archived_above))
+        .order_by("path")
+        .values_list("path", flat=True)
+    )
 
 
 def scope_tree(principal: Principal) -> list[dict]:
@@ -57,8 +61,11 @@ def scope_tree(principal: Principal) -> list[dict]:
     scopes = list(governed_scopes_within(principal).order_by("path").values("pk", "path", "name"))
     counts = dict(
         # count(*), not count(id): the (scope, status, kind) index then answers without the table.
-        Memory.objects.filter(scope_id__in=[s["pk"] for s in scopes]).order_by().values_list("scope_id")
-        .annotate(n=Count("*")).values_list("scope_id", "n")
+        Memory.objects.filter(scope_id__in=[s["pk"] for s in scopes])
+        .order_by()
+        .values_list("scope_id")
+        .annotate(n=Count("*"))
+        .values_list("scope_id", "n")
     )
     # A scope's count is its whole subtree's (a parent holding nothing itself but 23 in its children says
     # 23): each scope's own count is added to itself and to every ancestor on its path, in Python, from
@@ -95,9 +102,10 @@ def paginate(qs, page, per_page, paginator_class=Paginator) -> Page:
 def by_ids(qs: QuerySet, ids) -> QuerySet:
     """`id = ANY('{…}'::bigint[])` with the array as one text parameter: an IN list, or a Python list
     adapted element by element, costs ~10 µs per id in Django and psycopg, which a graph pays by thousands."""
-    return qs.extra(where=[f"{qs.model._meta.db_table}.id = ANY(%s::bigint[])"],
-                    params=["{" + ",".join(str(int(i)) for i in ids) + "}"])
-
+    return qs.extra(
+        where=[f"{qs.model._meta.db_table}.id = ANY(%s::bigint[])"],
+        params=["{" + ",".join(str(int(i)) for i in ids) + "}"],
+    )
 
 
 class LightPage:
@@ -120,4 +128,3 @@ class LightPage:
 
     def previous_page_number(self) -> int:
         return self.number - 1
-

@@ -28,17 +28,28 @@ def visible_runs(principal: Principal) -> QuerySet[EvaluationRun]:
 def evaluation_runs_page(principal: Principal, page: int | str = 1, per_page: int = RUNS_PER_PAGE) -> Page:
     """One page of runs, newest first: suite, state, size, time, who, and the `full` strategy's headline
     (the replay suite's share of tasks passed; a retrieval run's recall@5). Two queries."""
-    qs = (visible_runs(principal).select_related("workspace", "started_by")
-          .defer("results", "upload", "environment")
-          .annotate(replay_overall=KT("results__strategies__full__overall"),
-                    retrieval_recall5=KT("results__strategies__full__all__recall@5"))
-          .order_by("-created_at", "-pk"))
+    qs = (
+        visible_runs(principal)
+        .select_related("workspace", "started_by")
+        .defer("results", "upload", "environment")
+        .annotate(
+            replay_overall=KT("results__strategies__full__overall"),
+            retrieval_recall5=KT("results__strategies__full__all__recall@5"),
+        )
+        .order_by("-created_at", "-pk")
+    )
     return paginate(qs, page, per_page)
 
 
 def evaluation_run_for(principal: Principal, run_id: int) -> EvaluationRun:
     """One run the principal may see; the same NotFound for an unknown id and another workspace's run."""
-    run = visible_runs(principal).select_related("workspace", "started_by").defer("upload").filter(pk=run_id).first()
+    run = (
+        visible_runs(principal)
+        .select_related("workspace", "started_by")
+        .defer("upload")
+        .filter(pk=run_id)
+        .first()
+    )
     if run is None:
         raise NotFound()
     return run
@@ -46,5 +57,11 @@ def evaluation_run_for(principal: Principal, run_id: int) -> EvaluationRun:
 
 def latest_retrieval_run(principal: Principal) -> EvaluationRun | None:
     """The newest finished uploaded-file run the principal may see (shown beside the replay suite's)."""
-    return (visible_runs(principal).filter(suite__startswith=RETRIEVAL_PREFIX, state=EvaluationRun.State.DONE)
-            .select_related("workspace").defer("upload").order_by("-created_at", "-pk").first())
+    return (
+        visible_runs(principal)
+        .filter(suite__startswith=RETRIEVAL_PREFIX, state=EvaluationRun.State.DONE)
+        .select_related("workspace")
+        .defer("upload")
+        .order_by("-created_at", "-pk")
+        .first()
+    )

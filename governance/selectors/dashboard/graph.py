@@ -13,8 +13,14 @@ from governance.selectors.dashboard.memories import memory_for_reader
 NEIGHBOURHOOD_MAX_EDGES = 500
 
 
-def memory_neighbourhood(principal: Principal, memory_id: int, *, depth: int = 1, kinds: list[str] | None = None,
-                         max_edges: int = NEIGHBOURHOOD_MAX_EDGES) -> dict:
+def memory_neighbourhood(
+    principal: Principal,
+    memory_id: int,
+    *,
+    depth: int = 1,
+    kinds: list[str] | None = None,
+    max_edges: int = NEIGHBOURHOOD_MAX_EDGES,
+) -> dict:
     """Relations reaching `depth` steps out from the memory (either direction), newest first, whose both ends
     the principal may read by id (permissions.memory_readable_scopes, the memory page's rule); capped at
     `max_edges`. The same shape as relation_graph, plus the centre. A fixed number of queries: the
@@ -29,7 +35,8 @@ def memory_neighbourhood(principal: Principal, memory_id: int, *, depth: int = 1
     for _ in range(depth):
         rows = list(
             relations.filter(Q(source_id__in=frontier) | Q(target_id__in=frontier))
-            .order_by("-pk").values_list("source_id", "target_id", "kind")[: max_edges + 1]
+            .order_by("-pk")
+            .values_list("source_id", "target_id", "kind")[: max_edges + 1]
         )
         unknown = {i for s, t, _ in rows for i in (s, t)} - scope_of.keys()
         if unknown:
@@ -49,6 +56,8 @@ def memory_neighbourhood(principal: Principal, memory_id: int, *, depth: int = 1
     edges = list(seen_edges)
     node_ids = {centre.pk} | {e[0] for e in edges} | {e[1] for e in edges}
     nodes = list(
-        by_ids(Memory.objects.all(), node_ids).values("pk", "status", "kind", "key", "revision", "text", "scope__path")
+        by_ids(Memory.objects.all(), node_ids).values(
+            "pk", "status", "kind", "key", "revision", "text", "scope__path"
+        )
     )
     return {"nodes": nodes, "edges": edges, "truncated": truncated, "centre": centre.pk}

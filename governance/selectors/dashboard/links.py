@@ -13,12 +13,19 @@ LINK_CHOICES_LIMIT = 20
 PROMOTION_EPISODES_LIMIT = 60
 
 
-def link_choices(principal: Principal, memory: Memory, q: str, limit: int = LINK_CHOICES_LIMIT) -> list[Memory]:
+def link_choices(
+    principal: Principal, memory: Memory, q: str, limit: int = LINK_CHOICES_LIMIT
+) -> list[Memory]:
     """Memories the principal may read in `memory`'s workspace that it could link to: by id (`#12` or
     `12`) or by keyword, newest first; never the memory itself, never a forgotten one. One query."""
-    qs: QuerySet[Memory] = Memory.objects.filter(
-        scope__in=memory_readable_scopes(principal), scope__workspace_id=memory.scope.workspace_id,
-    ).exclude(pk=memory.pk).not_forgotten()
+    qs: QuerySet[Memory] = (
+        Memory.objects.filter(
+            scope__in=memory_readable_scopes(principal),
+            scope__workspace_id=memory.scope.workspace_id,
+        )
+        .exclude(pk=memory.pk)
+        .not_forgotten()
+    )
     q = (q or "").strip()
     digits = q.lstrip("#")
     if digits.isdigit():
@@ -35,5 +42,7 @@ def promotion_episodes(memory: Memory, limit: int = PROMOTION_EPISODES_LIMIT) ->
     scope and task type, not forgotten; newest first. One query."""
     return list(
         Memory.objects.filter(scope_id=memory.scope_id, kind=Kind.EPISODIC, task_type=memory.task_type)
-        .not_forgotten().defer("embedding", "lexical").order_by("-occurred_at", "-pk")[:limit]
+        .not_forgotten()
+        .defer("embedding", "lexical")
+        .order_by("-occurred_at", "-pk")[:limit]
     )

@@ -40,12 +40,24 @@ SORTS: dict[str, tuple[str, bool]] = {
     "key": ("key", True),
     "status": ("status", False),
 }
-SORT_LABELS = {"written": "Written", "last_used": "Last used", "activation": "Activation",
-               "confidence": "Confidence", "key": "Key", "status": "Status"}
+SORT_LABELS = {
+    "written": "Written",
+    "last_used": "Last used",
+    "activation": "Activation",
+    "confidence": "Confidence",
+    "key": "Key",
+    "status": "Status",
+}
 DEFAULT_SORT, DEFAULT_DIR = "written", "desc"
 # Direction a column starts with when its header is clicked: dates and scores newest/highest first.
-FIRST_DIR = {"written": "desc", "last_used": "desc", "activation": "desc", "confidence": "desc", "key": "asc",
-             "status": "asc"}
+FIRST_DIR = {
+    "written": "desc",
+    "last_used": "desc",
+    "activation": "desc",
+    "confidence": "desc",
+    "key": "asc",
+    "status": "asc",
+}
 
 
 @dataclass
@@ -104,16 +116,22 @@ class Cursor:
 
     def encode(self) -> str:
         value = self.value.isoformat() if isinstance(self.value, datetime) else self.value
-        return codec.encode("memories", [self.sort, self.dir, int(self.null), value, self.id,
-                                         self.at.isoformat() if self.at else None])
+        return codec.encode(
+            "memories",
+            [self.sort, self.dir, int(self.null), value, self.id, self.at.isoformat() if self.at else None],
+        )
 
     @classmethod
     def decode(cls, text: str, name: str) -> Cursor:
         raw = codec.decode(text, "memories", name, BAD_CURSOR)
         try:
             sort, direction, null, value, pk, at = raw
-            if sort not in SORTS or direction not in ("asc", "desc") or not isinstance(pk, int) \
-                    or not 0 <= pk < 2**63:  # a bigint key
+            if (
+                sort not in SORTS
+                or direction not in ("asc", "desc")
+                or not isinstance(pk, int)
+                or not 0 <= pk < 2**63
+            ):  # a bigint key
                 raise ValueError
             column, nullable = SORTS[sort]
             if null and not nullable:
@@ -156,8 +174,15 @@ def _log_activation(at: datetime) -> RawSQL:
     return RawSQL(log_activation_sql("governance_memory"), [days(at)])
 
 
-def _segment(qs: QuerySet[Memory], sort: str, ascending: bool, null: bool, cursor: Cursor | None,
-             at: datetime, limit: int) -> list[Memory]:
+def _segment(
+    qs: QuerySet[Memory],
+    sort: str,
+    ascending: bool,
+    null: bool,
+    cursor: Cursor | None,
+    at: datetime,
+    limit: int,
+) -> list[Memory]:
     """Rows of one segment strictly past `cursor` (when it is in this segment), `limit` at most, in the
     order asked (ascending or not, by value then id)."""
     column, nullable = SORTS[sort]
@@ -174,10 +199,13 @@ def _segment(qs: QuerySet[Memory], sort: str, ascending: bool, null: bool, curso
         # the whole table (250 ms at 100k memories, 25 ms this way; docs/benchmarks.md).
         ranked = qs.annotate(sort_value=_log_activation(at))
         if cursor is not None and not cursor.null:
-            ranked = ranked.extra(where=[f"({log_activation_sql('governance_memory')}, "
-                                         f"governance_memory.id) {op} (%s, %s)"],
-                                  params=[days(at), cursor.value, cursor.id])
-        top = list(ranked.order_by(f"{order}sort_value", f"{order}pk").values_list("pk", "sort_value")[:limit])
+            ranked = ranked.extra(
+                where=[f"({log_activation_sql('governance_memory')}, governance_memory.id) {op} (%s, %s)"],
+                params=[days(at), cursor.value, cursor.id],
+            )
+        top = list(
+            ranked.order_by(f"{order}sort_value", f"{order}pk").values_list("pk", "sort_value")[:limit]
+        )
         rows = {m.pk: m for m in qs.filter(pk__in=[pk for pk, _ in top])} if top else {}
         out = []
         for pk, value in top:
@@ -189,8 +217,10 @@ def _segment(qs: QuerySet[Memory], sort: str, ascending: bool, null: bool, curso
         qs = qs.filter(**{f"{column}__isnull": False})
     if cursor is not None and not cursor.null:
         # A row comparison: one index range condition on (column, id), which OR-ed comparisons are not.
-        qs = qs.extra(where=[f"(governance_memory.{column}, governance_memory.id) {op} (%s, %s)"],
-                      params=[cursor.value, cursor.id])
+        qs = qs.extra(
+            where=[f"(governance_memory.{column}, governance_memory.id) {op} (%s, %s)"],
+            params=[cursor.value, cursor.id],
+        )
     return list(qs.order_by(f"{order}{column}", f"{order}pk")[:limit])
 
 
@@ -201,8 +231,15 @@ def _cursor_of(memory: Memory, sort: str, direction: str, at: datetime) -> Curso
     return Cursor(sort, direction, value is None, value, memory.pk)
 
 
-def keyset_page(qs: QuerySet[Memory], sort: str, direction: str, *, after: Cursor | None = None,
-                before: Cursor | None = None, per_page: int = PAGE_SIZE) -> tuple[list[Memory], str | None, str | None]:
+def keyset_page(
+    qs: QuerySet[Memory],
+    sort: str,
+    direction: str,
+    *,
+    after: Cursor | None = None,
+    before: Cursor | None = None,
+    per_page: int = PAGE_SIZE,
+) -> tuple[list[Memory], str | None, str | None]:
     """One page of `qs` in (sort, direction) order after `after` or before `before` (neither: the first
     page), and the cursors of the next and previous pages (None where there is none). One query per
     segment touched: one, or two where the page spans the end of the rows with a value."""
@@ -245,18 +282,27 @@ def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFi
         qs = keyword_match(qs, filters.q)
     if filters.cold in ("cold", "hot"):
         op = "<" if filters.cold == "cold" else ">="
-        qs = qs.extra(where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD])
+        qs = qs.extra(
+            where=[f"{activation_sql()} {op} %s"], params=[timezone.now(), settings.MEMORY_COLD_THRESHOLD]
+        )
     return qs
 
 
-def memory_list_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
+def memory_list_queryset(
+    principal: Principal, scope: Scope | None, filters: MemoryFilters
+) -> QuerySet[Memory]:
     """The rows the list shows for these filters: the principal's governed scopes (within `scope`), the
     filters, and the keyword search (governance.selectors.search.keyword_match: never a forgotten row)."""
     return memory_queryset(principal, scope, filters)
 
 
 def memory_list_page(
-    principal: Principal, scope: Scope | None, filters: MemoryFilters, *, after: str = "", before: str = "",
+    principal: Principal,
+    scope: Scope | None,
+    filters: MemoryFilters,
+    *,
+    after: str = "",
+    before: str = "",
     per_page: int = PAGE_SIZE,
 ) -> KeysetPage:
     """One page of the list in the filters' sort, with its activation and scope, and the number of
@@ -268,14 +314,17 @@ def memory_list_page(
     base = memory_list_queryset(principal, scope, filters)
     at = (before_c or after_c).at if (before_c or after_c) and (before_c or after_c).at else timezone.now()
     shown = with_activation(base, at).select_related("scope").defer("embedding", "lexical", "meta")
-    rows, next_c, prev_c = keyset_page(shown, sort, direction, after=after_c, before=before_c,
-                                       per_page=min(per_page, MAX_PAGE_SIZE))
+    rows, next_c, prev_c = keyset_page(
+        shown, sort, direction, after=after_c, before=before_c, per_page=min(per_page, MAX_PAGE_SIZE)
+    )
     cap = count_cap()
     seen = base.order_by().values("pk")[: cap + 1].count()
     return KeysetPage(rows, next_c, prev_c, min(seen, cap), seen > cap, sort, direction)
 
 
-def memory_ids_matching(principal: Principal, scope: Scope | None, filters: MemoryFilters, cap: int) -> list[int]:
+def memory_ids_matching(
+    principal: Principal, scope: Scope | None, filters: MemoryFilters, cap: int
+) -> list[int]:
     """Ids of the memories the list shows for these filters (search by words only), newest first, at
     most cap + 1 of them (the caller tells "more than cap" by the extra one)."""
     qs = memory_list_queryset(principal, scope, filters)
@@ -292,7 +341,11 @@ MEANING_STATUSES = tuple(s.value for s in Status if s != Status.FORGOTTEN)
 
 def memory_ids_governed(principal: Principal, ids: list[int]) -> list[int]:
     """Those of `ids` that are memories of the principal's governed scopes, in the order given."""
-    found = set(Memory.objects.filter(pk__in=ids, scope_id__in=governed_scope_ids(principal)).values_list("pk", flat=True))
+    found = set(
+        Memory.objects.filter(pk__in=ids, scope_id__in=governed_scope_ids(principal)).values_list(
+            "pk", flat=True
+        )
+    )
     return [i for i in ids if i in found]
 
 

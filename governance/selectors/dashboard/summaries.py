@@ -46,24 +46,39 @@ def scope_summary(principal: Principal, scope: Scope) -> SummaryView | None:
     if summary is None:
         return None
     ids = {int(i) for line in summary.lines for i in line.get("memory_ids", [])}
-    rows = {m["pk"]: m for m in Memory.objects.filter(pk__in=ids).values("pk", "status", "key", "revision", "scope_id")}
-    readable = set(memory_readable_scopes(principal).filter(pk__in={r["scope_id"] for r in rows.values()})
-                   .values_list("pk", flat=True))
+    rows = {
+        m["pk"]: m
+        for m in Memory.objects.filter(pk__in=ids).values("pk", "status", "key", "revision", "scope_id")
+    }
+    readable = set(
+        memory_readable_scopes(principal)
+        .filter(pk__in={r["scope_id"] for r in rows.values()})
+        .values_list("pk", flat=True)
+    )
     lines, cites_forgotten = [], False
     for line in summary.lines:
         cited = []
         for i in line.get("memory_ids", []):
             row = rows.get(int(i))
             status = row["status"] if row else GONE
-            label = (f"{row['key']} r{row['revision']}" if row and row["key"] else f"#{i}")
-            cited.append(CitedMemory(id=int(i), status=status, label=label,
-                                     readable=bool(row) and row["scope_id"] in readable))
+            label = f"{row['key']} r{row['revision']}" if row and row["key"] else f"#{i}"
+            cited.append(
+                CitedMemory(
+                    id=int(i), status=status, label=label, readable=bool(row) and row["scope_id"] in readable
+                )
+            )
         masked = any(withheld(c.status) for c in cited)
         cites_forgotten = cites_forgotten or masked
         section = line.get("section", "")
-        lines.append(SummaryLineView(section=section, title=SECTION_TITLES.get(section, section), cited=cited,
-                                     masked=masked,
-                                     text=FORGOTTEN_TEXT if masked else line.get("text", "")))
+        lines.append(
+            SummaryLineView(
+                section=section,
+                title=SECTION_TITLES.get(section, section),
+                cited=cited,
+                masked=masked,
+                text=FORGOTTEN_TEXT if masked else line.get("text", ""),
+            )
+        )
     order = {s: n for n, s in enumerate(SECTIONS)}
     lines.sort(key=lambda v: order.get(v.section, len(order)))
     return SummaryView(summary=summary, lines=lines, cites_forgotten=cites_forgotten)

@@ -13,7 +13,9 @@ from governance.selectors.search import keyword_match
 PICK_LIMIT = 20
 
 
-def timeline_choices(principal: Principal, scope: Scope | None, q: str, limit: int = PICK_LIMIT) -> list[Memory]:
+def timeline_choices(
+    principal: Principal, scope: Scope | None, q: str, limit: int = PICK_LIMIT
+) -> list[Memory]:
     """Memories (not forgotten) matching `q`: the keyword index's terms, or a memory's number; newest first."""
     qs = Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).not_forgotten()
     q = q.strip().lstrip("#")

@@ -20,7 +20,18 @@ from governance.redaction.masking import FORGOTTEN_TEXT, withheld
 from governance.runtime import cursor as codec
 from governance.selectors.dashboard.common import PAGE_SIZE, governed_scope_ids
 
-__all__ = ["TurnFilters", "TurnPage", "turn_search", "turn_cursor", "turn_cursor_id", "turn_agents", "TURN_USED", "readable_memory", "why_not_choices", "WHY_NOT_CHOICES"]
+__all__ = [
+    "TurnFilters",
+    "TurnPage",
+    "turn_search",
+    "turn_cursor",
+    "turn_cursor_id",
+    "turn_agents",
+    "TURN_USED",
+    "readable_memory",
+    "why_not_choices",
+    "WHY_NOT_CHOICES",
+]
 
 TURN_USED = ("", "used", "skipped")
 
@@ -64,9 +75,12 @@ def _queryset(principal: Principal, scope: Scope | None, f: TurnFilters):
     qs = Turn.objects.filter(scope_id__in=governed_scope_ids(principal, scope))
     if f.q.strip():
         # The expression of index turn_query_fts (migration 0032), so the planner can use it.
-        qs = qs.filter(pk__in=RawSQL(
-            "SELECT id FROM governance_turn WHERE to_tsvector('simple', query) @@ websearch_to_tsquery('simple', %s)",
-            (f.q.strip(),)))
+        qs = qs.filter(
+            pk__in=RawSQL(
+                "SELECT id FROM governance_turn WHERE to_tsvector('simple', query) @@ websearch_to_tsquery('simple', %s)",
+                (f.q.strip(),),
+            )
+        )
     if f.agent:
         qs = qs.filter(principal__name=f.agent)
     if f.session:
@@ -91,9 +105,11 @@ def _mask_queries(turns: list[Turn]) -> None:
     """Mark each turn whose query is the text of a memory it cites that is forgotten (or gone): one query."""
     if not turns:
         return
-    rows = (TurnMemory.objects.filter(turn_id__in=[t.pk for t in turns])
-            .filter(Q(memory__status=Status.FORGOTTEN) | Q(memory__purged_at__isnull=False))
-            .values_list("turn_id", "memory__content_hash", "memory__status"))
+    rows = (
+        TurnMemory.objects.filter(turn_id__in=[t.pk for t in turns])
+        .filter(Q(memory__status=Status.FORGOTTEN) | Q(memory__purged_at__isnull=False))
+        .values_list("turn_id", "memory__content_hash", "memory__status")
+    )
     hashes: dict[int, set[str]] = {}
     for turn_id, digest, status in rows:
         if withheld(status) and digest:
@@ -114,12 +130,32 @@ def turn_cursor_id(raw: str, field: str) -> int | None:
     return codec.decode_id(raw, "turns", field)
 
 
-def turn_search(principal: Principal, scope: Scope | None, filters: TurnFilters, *, before: int | None = None,
-                after: int | None = None, per_page: int = PAGE_SIZE) -> TurnPage:
+def turn_search(
+    principal: Principal,
+    scope: Scope | None,
+    filters: TurnFilters,
+    *,
+    before: int | None = None,
+    after: int | None = None,
+    per_page: int = PAGE_SIZE,
+) -> TurnPage:
     """One page of turns, newest first. Two queries (the page; the forgotten memories it cites)."""
-    qs = (_queryset(principal, scope, filters).select_related("scope", "principal")
-          .only("pk", "created_at", "query", "session", "strategy", "budget_used", "budget_limit", "scope__path",
-                "principal__name", "principal__kind"))
+    qs = (
+        _queryset(principal, scope, filters)
+        .select_related("scope", "principal")
+        .only(
+            "pk",
+            "created_at",
+            "query",
+            "session",
+            "strategy",
+            "budget_used",
+            "budget_limit",
+            "scope__path",
+            "principal__name",
+            "principal__kind",
+        )
+    )
     if after is not None:
         rows = list(qs.filter(pk__gt=after).order_by("pk")[: per_page + 1])
         more_newer = len(rows) > per_page
@@ -131,7 +167,10 @@ def turn_search(principal: Principal, scope: Scope | None, filters: TurnFilters,
         rows = list(qs.order_by("-pk")[: per_page + 1])
         more_older = len(rows) > per_page
         rows = rows[:per_page]
-        older, newer = (rows[-1].pk if rows and more_older else None), (rows[0].pk if rows and before else None)
+        older, newer = (
+            (rows[-1].pk if rows and more_older else None),
+            (rows[0].pk if rows and before else None),
+        )
     _mask_queries(rows)
     if filters.q.strip():
         # A masked query is not found by the words it held: the row is left out (the cursors stay right).
@@ -141,8 +180,12 @@ def turn_search(principal: Principal, scope: Scope | None, filters: TurnFilters,
 
 def turn_agents(principal: Principal, scope: Scope | None, limit: int = 200) -> list[str]:
     """Names of the principals that asked for turns here (the agent filter's choices)."""
-    asked = Turn.objects.filter(principal_id=OuterRef("pk"), scope_id__in=governed_scope_ids(principal, scope))
-    return list(Principal.objects.filter(Exists(asked)).order_by("name").values_list("name", flat=True)[:limit])
+    asked = Turn.objects.filter(
+        principal_id=OuterRef("pk"), scope_id__in=governed_scope_ids(principal, scope)
+    )
+    return list(
+        Principal.objects.filter(Exists(asked)).order_by("name").values_list("name", flat=True)[:limit]
+    )
 
 
 WHY_NOT_CHOICES = 20
@@ -157,12 +200,12 @@ def why_not_choices(principal: Principal, turn: Turn, q: str, limit: int = WHY_N
     q = (q or "").strip()
     if not q:
         return []
-    qs = Memory.objects.filter(scope__in=memory_readable_scopes(principal),
-                               scope__workspace_id=turn.scope.workspace_id).not_forgotten()
+    qs = Memory.objects.filter(
+        scope__in=memory_readable_scopes(principal), scope__workspace_id=turn.scope.workspace_id
+    ).not_forgotten()
     digits = q.lstrip("#")
     if digits.isdigit():
         qs = qs.filter(pk=int(digits))
     else:
         qs = keyword_match(qs, q)
     return list(qs.select_related("scope").defer("embedding", "lexical", "meta").order_by("-pk")[:limit])
-

@@ -1,5 +1,6 @@
 """Writes of memories after they are recorded: the status changes (propose, confirm, reject, supersede,
 retire, forget) with the four-eyes rules of each, and reinforcement."""
+
 from __future__ import annotations
 
 import math
@@ -57,13 +58,23 @@ def lock_memory(memory_id: int) -> Memory:
     # foreign-key check takes at COMMIT while it holds the audit chain's advisory lock, which this one then
     # waits for: under load (bench_load, 8 users) PostgreSQL broke such deadlocks every few seconds.
     try:
-        return Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").get(pk=memory_id)
+        return (
+            Memory.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("scope")
+            .get(pk=memory_id)
+        )
     except Memory.DoesNotExist as exc:
         raise NotFound() from exc
 
 
 def transition(
-    memory: Memory, to: str, *, actor: Principal | None, action: str, reason: str, data: dict | None = None,
+    memory: Memory,
+    to: str,
+    *,
+    actor: Principal | None,
+    action: str,
+    reason: str,
+    data: dict | None = None,
     fields: tuple[str, ...] = (),
 ) -> Memory:
     before = memory.status
@@ -97,7 +108,9 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.CONFIRM)
         if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
-            raise InvalidTransition(f"Only candidates and proposals can be confirmed; this one is {memory.status}.")
+            raise InvalidTransition(
+                f"Only candidates and proposals can be confirmed; this one is {memory.status}."
+            )
         promotion_check_support(memory)
         needed = approvals_to_put_in_force(memory)
         if _needs_second_reviewer(memory, actor, needed):
@@ -107,9 +120,16 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
             memory.save(update_fields=["meta", "updated_at"])
             audit_record(
                 actor=actor,
-                entry=AuditEntry("memory.approve", "memory", str(memory.pk), memory.scope.path,
-                                 memory.status, memory.status, reason,
-                                 {"approvals": len(approvals) + 1, "needed": needed}),
+                entry=AuditEntry(
+                    "memory.approve",
+                    "memory",
+                    str(memory.pk),
+                    memory.scope.path,
+                    memory.status,
+                    memory.status,
+                    reason,
+                    {"approvals": len(approvals) + 1, "needed": needed},
+                ),
             )
             memory.four_eyes_pending = FourEyesPending("confirm", actor.name, len(approvals) + 1, needed)
             return memory
@@ -117,8 +137,14 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
             _supersede_active_for_key(memory, actor, reason)
         # In force from now on, confirmed by this person (or the system); the pinning reads confirmed_at.
         memory.confirmed_by, memory.confirmed_at = actor, timezone.now()
-        memory = transition(memory, Status.ACTIVE, actor=actor, action="memory.confirm", reason=reason,
-                             fields=("confirmed_by", "confirmed_at"))
+        memory = transition(
+            memory,
+            Status.ACTIVE,
+            actor=actor,
+            action="memory.confirm",
+            reason=reason,
+            fields=("confirmed_by", "confirmed_at"),
+        )
         reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
         return memory
 
@@ -145,10 +171,19 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
         return
     if current.revision > memory.revision:
         raise StaleRevision(current_revision=current.revision)
-    transition(current, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason,
-                data={"by": memory.pk})
+    transition(
+        current,
+        Status.SUPERSEDED,
+        actor=actor,
+        action="memory.superseded",
+        reason=reason,
+        data={"by": memory.pk},
+    )
     Relation.objects.get_or_create(
-        source=memory, target=current, kind=RelationKind.SUPERSEDES, defaults={"reason": reason, "actor": actor}
+        source=memory,
+        target=current,
+        kind=RelationKind.SUPERSEDES,
+        defaults={"reason": reason, "actor": actor},
     )
 
 
@@ -167,7 +202,9 @@ def memory_reject(*, memory_id: int, actor: Principal | None, reason: str) -> Me
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.CONFIRM)
         if memory.status not in (Status.CANDIDATE, Status.PROPOSED):
-            raise InvalidTransition(f"Only candidates and proposals can be rejected; this one is {memory.status}.")
+            raise InvalidTransition(
+                f"Only candidates and proposals can be rejected; this one is {memory.status}."
+            )
         return transition(memory, Status.REJECTED, actor=actor, action="memory.reject", reason=reason)
 
 
@@ -192,7 +229,8 @@ def memory_supersede(
                 raise FourEyesRequired(FOUR_EYES_SUPERSEDE)
             if old.status != Status.ACTIVE:
                 raise InvalidTransition(
-                    f"Only an active memory can be superseded; this one is {old.status}.", current_status=old.status
+                    f"Only an active memory can be superseded; this one is {old.status}.",
+                    current_status=old.status,
                 )
             revision = old.revision + 1
             if old.key:
@@ -200,24 +238,46 @@ def memory_supersede(
                 latest = Memory.objects.filter(scope=old.scope, key=old.key).aggregate(m=Max("revision"))["m"]
                 revision = (latest or 0) + 1
             item = MemoryInput(
-                scope=old.scope, kind=old.kind, text=text, source_kind=source_kind, source_ref=source_ref,
-                key=old.key, revision=revision, status=Status.ACTIVE,
+                scope=old.scope,
+                kind=old.kind,
+                text=text,
+                source_kind=source_kind,
+                source_ref=source_ref,
+                key=old.key,
+                revision=revision,
+                status=Status.ACTIVE,
                 confidence=old.confidence if confidence is None else confidence,
-                importance=old.importance, tier=old.tier, task_type=old.task_type,
+                importance=old.importance,
+                tier=old.tier,
+                task_type=old.task_type,
             )
             validate_input(item)
-            if actor is not None and approvals_to_put_in_force(
-                    build_memory(item, actor, timezone.now()), exclude=(old.pk,)) >= 2:
+            if (
+                actor is not None
+                and approvals_to_put_in_force(build_memory(item, actor, timezone.now()), exclude=(old.pk,))
+                >= 2
+            ):
                 raise FourEyesRequired(FOUR_EYES_SUPERSEDE)  # it would override or contradict one above
             transition(old, Status.SUPERSEDED, actor=actor, action="memory.superseded", reason=reason)
             confirmed = may_confirm(item, actor)  # the supersede right comes with the confirm right
             new = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             new.save()
-            audit_record(actor=actor, entry=AuditEntry(
-                "memory.supersede", "memory", str(new.pk), new.scope.path, "", Status.ACTIVE, reason,
-                {"supersedes": old.pk, "revision": new.revision, "hash": new.content_hash},
-            ))
-            Relation.objects.create(source=new, target=old, kind=RelationKind.SUPERSEDES, reason=reason, actor=actor)
+            audit_record(
+                actor=actor,
+                entry=AuditEntry(
+                    "memory.supersede",
+                    "memory",
+                    str(new.pk),
+                    new.scope.path,
+                    "",
+                    Status.ACTIVE,
+                    reason,
+                    {"supersedes": old.pk, "revision": new.revision, "hash": new.content_hash},
+                ),
+            )
+            Relation.objects.create(
+                source=new, target=old, kind=RelationKind.SUPERSEDES, reason=reason, actor=actor
+            )
             outbox_emit(topic="memory.created", memory=new, payload={"memory_ids": [new.pk]})
             return new
     except IntegrityError as exc:
@@ -244,13 +304,27 @@ def _first_of_two(memory: Memory, actor: Principal | None, action: str, reason: 
         requests.pop(action)
         memory.meta = {**memory.meta, "end_requests": requests}
         return False
-    requests[action] = {"by": actor.pk, "by_name": actor.name, "reason": reason, "at": timezone.now().isoformat()}
+    requests[action] = {
+        "by": actor.pk,
+        "by_name": actor.name,
+        "reason": reason,
+        "at": timezone.now().isoformat(),
+    }
     memory.meta = {**memory.meta, "end_requests": requests}
     memory.save(update_fields=["meta", "updated_at"])
-    audit_record(actor=actor, entry=AuditEntry(
-        f"memory.{action}_request", "memory", str(memory.pk), memory.scope.path, memory.status, memory.status,
-        reason, {"approvals": 1, "needed": 2},
-    ))
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            f"memory.{action}_request",
+            "memory",
+            str(memory.pk),
+            memory.scope.path,
+            memory.status,
+            memory.status,
+            reason,
+            {"approvals": 1, "needed": 2},
+        ),
+    )
     memory.four_eyes_pending = FourEyesPending(action, actor.name, 1, 2)
     return True
 
@@ -264,8 +338,9 @@ def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Me
         require(actor, memory.scope, Action.RETIRE)
         if _first_of_two(memory, actor, "retire", reason):
             return memory
-        return transition(memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason,
-                           fields=("meta",))
+        return transition(
+            memory, Status.RETIRED, actor=actor, action="memory.retire", reason=reason, fields=("meta",)
+        )
 
 
 def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard: bool = False) -> Memory:
@@ -294,12 +369,24 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
             memory.purged_at = timezone.now()
             fields += ["text", "lexical", "embedding", "embedding_hash", "purged_at"]
         memory.save(update_fields=fields)
-        audit_record(actor=actor, entry=AuditEntry(
-            "memory.forget_hard" if hard else "memory.forget", "memory", str(memory.pk), memory.scope.path,
-            before, Status.FORGOTTEN, reason, {"mode": "hard" if hard else "soft", "hash": memory.content_hash},
-        ))
-        outbox_emit(topic="memory.forgotten", memory=memory,
-                    payload={"memory_ids": [memory.pk], "mode": "hard" if hard else "soft"})
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "memory.forget_hard" if hard else "memory.forget",
+                "memory",
+                str(memory.pk),
+                memory.scope.path,
+                before,
+                Status.FORGOTTEN,
+                reason,
+                {"mode": "hard" if hard else "soft", "hash": memory.content_hash},
+            ),
+        )
+        outbox_emit(
+            topic="memory.forgotten",
+            memory=memory,
+            payload={"memory_ids": [memory.pk], "mode": "hard" if hard else "soft"},
+        )
         return memory
 
 
@@ -307,12 +394,19 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
 
 
 def reinforce_rows(
-    memories: list[Memory], *, weight: float, reason: str, actor: Principal | None, at: datetime | None = None,
+    memories: list[Memory],
+    *,
+    weight: float,
+    reason: str,
+    actor: Principal | None,
+    at: datetime | None = None,
     turn_id: int | None = None,
 ) -> None:
     at = at or timezone.now()
     for memory in memories:
-        memory.activation_log_k = activation.reinforced_log_k(memory.activation_log_k, memory.decay_rate, weight, at)
+        memory.activation_log_k = activation.reinforced_log_k(
+            memory.activation_log_k, memory.decay_rate, weight, at
+        )
         memory.last_reinforced_at = at
         memory.reinforcement_count += 1
         memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
@@ -323,23 +417,43 @@ def reinforce_rows(
 
 
 def memory_reinforce(
-    *, memory_ids: list[int], weight: float, reason: str, actor: Principal | None,
-    at: datetime | None = None, turn_id: int | None = None,
+    *,
+    memory_ids: list[int],
+    weight: float,
+    reason: str,
+    actor: Principal | None,
+    at: datetime | None = None,
+    turn_id: int | None = None,
 ) -> int:
     """Add wᵢ·e^(−λ(t−tᵢ)) to the memories' activation and log each reinforcement. Returns how many."""
     if not (weight > 0 and math.isfinite(weight)):
         raise InvalidInput("weight is a positive number.", field="weight")
     with transaction.atomic():
         rows = list(
-            Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope")
-            .filter(pk__in=memory_ids).exclude(status=Status.FORGOTTEN).order_by("pk")
+            Memory.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("scope")
+            .filter(pk__in=memory_ids)
+            .exclude(status=Status.FORGOTTEN)
+            .order_by("pk")
         )
         if reason == ReinforcementEvent.Reason.REVIEW:
             for memory in rows:
                 require(actor, memory.scope, Action.CONFIRM)
-            audit_record_many(actor=actor, entries=[
-                AuditEntry("memory.boost", "memory", str(m.pk), m.scope.path, m.status, m.status, "",
-                           {"weight": weight}) for m in rows
-            ])
+            audit_record_many(
+                actor=actor,
+                entries=[
+                    AuditEntry(
+                        "memory.boost",
+                        "memory",
+                        str(m.pk),
+                        m.scope.path,
+                        m.status,
+                        m.status,
+                        "",
+                        {"weight": weight},
+                    )
+                    for m in rows
+                ],
+            )
         reinforce_rows(rows, weight=weight, reason=reason, actor=actor, at=at, turn_id=turn_id)
         return len(rows)

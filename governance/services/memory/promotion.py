@@ -32,14 +32,18 @@ class PromotionUnsupported(Conflict):
 
 class PromotionForgotten(Conflict):
     code = "promotion_text_forgotten"
-    message = ("This text was forgotten in this scope; it is not proposed again. Only a person writing it "
-               "again brings it back.")
+    message = (
+        "This text was forgotten in this scope; it is not proposed again. Only a person writing it "
+        "again brings it back."
+    )
 
 
 class PromotionExists(Conflict):
     code = "promotion_exists"
-    message = ("This candidate's promotion was already proposed (or decided) in this scope: see the review "
-               "queue or the memory it became.")
+    message = (
+        "This candidate's promotion was already proposed (or decided) in this scope: see the review "
+        "queue or the memory it became."
+    )
 
 
 PROMOTION_NOT_CANDIDATE = "Only candidate preferences and conventions can be promoted."
@@ -60,7 +64,9 @@ def promotion_check_support(memory: Memory) -> None:
         return
     episodes = list(
         Memory.objects.filter(
-            relations_in__source=memory, relations_in__kind=RelationKind.DERIVED_FROM, kind=Kind.EPISODIC,
+            relations_in__source=memory,
+            relations_in__kind=RelationKind.DERIVED_FROM,
+            kind=Kind.EPISODIC,
             scope__tree__ancestor_of=memory.scope.tree,
         ).exclude(status=Status.FORGOTTEN)
     )
@@ -71,7 +77,9 @@ def promotion_check_support(memory: Memory) -> None:
 def _episodes_for(candidate: Memory) -> list[Memory]:
     """The episodic memories a candidate was extracted from: named in meta["episode_ids"], else the
     latest episodic traces of the same session, scope and task type."""
-    base = Memory.objects.filter(scope_id=candidate.scope_id, kind=Kind.EPISODIC).exclude(status=Status.FORGOTTEN)
+    base = Memory.objects.filter(scope_id=candidate.scope_id, kind=Kind.EPISODIC).exclude(
+        status=Status.FORGOTTEN
+    )
     named = candidate.meta.get("episode_ids") if isinstance(candidate.meta, dict) else None
     if named:
         return list(base.filter(pk__in=[int(i) for i in named]))
@@ -97,38 +105,93 @@ def episodes_suggested(candidate: Memory) -> list[Memory]:
 
 
 def _propose(
-    *, scope: Scope, template: Memory, candidates: list[Memory], episodes: list[Memory], needed: int,
-    actor: Principal | None, group: str, reason: str = "", requested: bool = False,
+    *,
+    scope: Scope,
+    template: Memory,
+    candidates: list[Memory],
+    episodes: list[Memory],
+    needed: int,
+    actor: Principal | None,
+    group: str,
+    reason: str = "",
+    requested: bool = False,
 ) -> Memory:
     proposal = memory_record(
         item=MemoryInput(
-            scope=scope, kind=template.kind, key=template.key, text=template.text,
-            source_kind=SourceKind.MODEL_INFERENCE, source_ref=f"promotion:{group}", status=Status.PROPOSED,
-            confidence=max(c.confidence for c in candidates), importance=max(c.importance for c in candidates),
-            tier=Tier.LONG, task_type=template.task_type,
-            meta={"promotion": {"group": group, "candidates": [c.pk for c in candidates], "min_episodes": needed,
-                                "sessions": sorted(_supporting_sessions(episodes)),
-                                **({"requested_by": actor.name if actor else "system", "reason": reason}
-                                   if requested else {})}},
+            scope=scope,
+            kind=template.kind,
+            key=template.key,
+            text=template.text,
+            source_kind=SourceKind.MODEL_INFERENCE,
+            source_ref=f"promotion:{group}",
+            status=Status.PROPOSED,
+            confidence=max(c.confidence for c in candidates),
+            importance=max(c.importance for c in candidates),
+            tier=Tier.LONG,
+            task_type=template.task_type,
+            meta={
+                "promotion": {
+                    "group": group,
+                    "candidates": [c.pk for c in candidates],
+                    "min_episodes": needed,
+                    "sessions": sorted(_supporting_sessions(episodes)),
+                    **(
+                        {"requested_by": actor.name if actor else "system", "reason": reason}
+                        if requested
+                        else {}
+                    ),
+                }
+            },
         ),
         actor=actor,
     )
     Relation.objects.bulk_create(
-        [Relation(source=proposal, target=e, kind=RelationKind.DERIVED_FROM, actor=actor,
-                  reason=f"seen in session {e.session or '-'}") for e in episodes]
-        + [Relation(source=c, target=proposal, kind=RelationKind.SUPPORTS, actor=actor,
-                    reason="candidate folded into the promotion") for c in candidates if c.pk != proposal.pk],
+        [
+            Relation(
+                source=proposal,
+                target=e,
+                kind=RelationKind.DERIVED_FROM,
+                actor=actor,
+                reason=f"seen in session {e.session or '-'}",
+            )
+            for e in episodes
+        ]
+        + [
+            Relation(
+                source=c,
+                target=proposal,
+                kind=RelationKind.SUPPORTS,
+                actor=actor,
+                reason="candidate folded into the promotion",
+            )
+            for c in candidates
+            if c.pk != proposal.pk
+        ],
         ignore_conflicts=True,
     )
-    audit_record(actor=actor, entry=AuditEntry(
-        "memory.promotion_request" if requested else "memory.promotion_propose", "memory", str(proposal.pk),
-        scope.path, "", proposal.status, reason,
-        {"episodes": [e.pk for e in episodes], "candidates": [c.pk for c in candidates], "needed": needed},
-    ))
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            "memory.promotion_request" if requested else "memory.promotion_propose",
+            "memory",
+            str(proposal.pk),
+            scope.path,
+            "",
+            proposal.status,
+            reason,
+            {
+                "episodes": [e.pk for e in episodes],
+                "candidates": [c.pk for c in candidates],
+                "needed": needed,
+            },
+        ),
+    )
     return proposal
 
 
-def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principal | None, reason: str = "") -> Memory:
+def promotion_propose(
+    *, memory_id: int, episode_ids: list[int], actor: Principal | None, reason: str = ""
+) -> Memory:
     """Request the promotion of one candidate preference or convention, citing the episodes a person (or
     an agent) chose: the proposal the periodic scan would make (the same group, every candidate of that
     group folded in), in `proposed` whoever asks: it goes through review like any proposal and puts
@@ -136,7 +199,12 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
     if not isinstance(episode_ids, list) or not all(isinstance(i, int) for i in episode_ids):
         raise InvalidInput("episode_ids is a list of memory ids.", field="episode_ids")
     with transaction.atomic():
-        candidate = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").filter(pk=memory_id).first()
+        candidate = (
+            Memory.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("scope")
+            .filter(pk=memory_id)
+            .first()
+        )
         if candidate is None:
             from governance.errors import NotFound
 
@@ -146,8 +214,12 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
         if candidate.kind not in PROMOTABLE_KINDS or candidate.status != Status.CANDIDATE:
             raise InvalidInput(PROMOTION_NOT_CANDIDATE, field="memory")
         episodes = list(
-            Memory.objects.filter(pk__in=episode_ids, kind=Kind.EPISODIC, scope_id=candidate.scope_id,
-                                  task_type=candidate.task_type).exclude(status=Status.FORGOTTEN)
+            Memory.objects.filter(
+                pk__in=episode_ids,
+                kind=Kind.EPISODIC,
+                scope_id=candidate.scope_id,
+                task_type=candidate.task_type,
+            ).exclude(status=Status.FORGOTTEN)
         )
         needed = min_episodes()
         if len(_supporting_sessions(episodes)) < needed:
@@ -157,22 +229,39 @@ def promotion_propose(*, memory_id: int, episode_ids: list[int], actor: Principa
         group = _group(candidate)
         if _already_promoted(candidate.scope, group):
             raise PromotionExists()
-        same = Memory.objects.filter(scope_id=candidate.scope_id, status=Status.CANDIDATE, kind=candidate.kind,
-                                     task_type=candidate.task_type, content_hash=candidate.content_hash)
+        same = Memory.objects.filter(
+            scope_id=candidate.scope_id,
+            status=Status.CANDIDATE,
+            kind=candidate.kind,
+            task_type=candidate.task_type,
+            content_hash=candidate.content_hash,
+        )
         same = same.filter(key=candidate.key) if candidate.key else same.filter(key__isnull=True)
         members = sorted({candidate, *same}, key=lambda m: m.pk)
-        return _propose(scope=candidate.scope, template=candidate, candidates=members, episodes=episodes,
-                        needed=needed, actor=actor, group=group, reason=(reason or "").strip()[:500],
-                        requested=True)
+        return _propose(
+            scope=candidate.scope,
+            template=candidate,
+            candidates=members,
+            episodes=episodes,
+            needed=needed,
+            actor=actor,
+            group=group,
+            reason=(reason or "").strip()[:500],
+            requested=True,
+        )
 
 
 def _already_promoted(scope: Scope, group: str) -> bool:
     return Memory.objects.filter(
-        scope=scope, meta__promotion__group=group, status__in=(Status.PROPOSED, Status.ACTIVE, Status.REJECTED)
+        scope=scope,
+        meta__promotion__group=group,
+        status__in=(Status.PROPOSED, Status.ACTIVE, Status.REJECTED),
     ).exists()
 
 
-def promotion_scan(*, scope: Scope, actor: Principal | None = None, needed: int | None = None) -> list[Memory]:
+def promotion_scan(
+    *, scope: Scope, actor: Principal | None = None, needed: int | None = None
+) -> list[Memory]:
     """Find candidate preferences/conventions of `scope` repeated in at least `needed` distinct sessions
     of the same task type with one consistent text, and turn each group into one promotion proposal."""
     needed = needed or min_episodes()
@@ -201,6 +290,15 @@ def promotion_scan(*, scope: Scope, actor: Principal | None = None, needed: int 
         if len(_supporting_sessions(list(episodes.values()))) < needed:
             continue
         with transaction.atomic():
-            created.append(_propose(scope=scope, template=members[-1], candidates=members,
-                                    episodes=list(episodes.values()), needed=needed, actor=actor, group=group))
+            created.append(
+                _propose(
+                    scope=scope,
+                    template=members[-1],
+                    candidates=members,
+                    episodes=list(episodes.values()),
+                    needed=needed,
+                    actor=actor,
+                    group=group,
+                )
+            )
     return created

@@ -97,8 +97,13 @@ class FourEyesPending:
         return FOUR_EYES_REQUESTED.format(action=END_WORDS[self.action])
 
     def as_dict(self) -> dict:
-        return {"action": self.action, "requested_by": self.requested_by, "approvals": self.approvals,
-                "needed": self.needed, "message": self.message}
+        return {
+            "action": self.action,
+            "requested_by": self.requested_by,
+            "approvals": self.approvals,
+            "needed": self.needed,
+            "message": self.message,
+        }
 
 
 @dataclass
@@ -191,7 +196,9 @@ def may_confirm(item: MemoryInput, actor: Principal | None) -> bool:
     return not _is_plain_episode(item) and puts_in_force(actor, item.scope)
 
 
-def build_memory(item: MemoryInput, actor: Principal | None, now: datetime, *, confirmed: bool = False) -> Memory:
+def build_memory(
+    item: MemoryInput, actor: Principal | None, now: datetime, *, confirmed: bool = False
+) -> Memory:
     status = item.status or default_status(item.kind, item.source_kind)
     decay = DECAY_PER_DAY[item.kind]
     at = item.occurred_at or now
@@ -203,7 +210,9 @@ def build_memory(item: MemoryInput, actor: Principal | None, now: datetime, *, c
         revision=item.revision or 1,
         text=item.text,
         # Small talk is kept as the episode it is, with no keyword text (and no vector: embeddable()).
-        lexical="" if (item.meta or {}).get("small_talk") else lexical.lexical_text(item.text, item.speaker or ""),
+        lexical=""
+        if (item.meta or {}).get("small_talk")
+        else lexical.lexical_text(item.text, item.speaker or ""),
         source_kind=item.source_kind,
         source_ref=item.source_ref or "",
         session=item.session or "",
@@ -237,7 +246,10 @@ def _check_four_eyes_write(item: MemoryInput, actor: Principal | None) -> None:
     tier = item.tier or default_tier(item.kind)
     if tier == Tier.LONG and requires_four_eyes(item.scope):
         raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
-    if not _is_plain_episode(item) and approvals_to_put_in_force(build_memory(item, actor, timezone.now())) >= 2:
+    if (
+        not _is_plain_episode(item)
+        and approvals_to_put_in_force(build_memory(item, actor, timezone.now())) >= 2
+    ):
         raise FourEyesRequired(FOUR_EYES_ACTIVE_WRITE)
 
 
@@ -248,7 +260,12 @@ def _created_entry(memory: Memory) -> AuditEntry:
         target_id=str(memory.pk),
         scope_path=memory.scope.path,
         after_status=memory.status,
-        data={"kind": memory.kind, "key": memory.key, "revision": memory.revision, "hash": memory.content_hash},
+        data={
+            "kind": memory.kind,
+            "key": memory.key,
+            "revision": memory.revision,
+            "hash": memory.content_hash,
+        },
     )
 
 
@@ -288,7 +305,9 @@ def lock_key(scope_id: int, key: str) -> None:
     pick the same next revision. Row locks cannot do this: a new key has no row yet, and PostgreSQL
     cannot lock rows under MAX(), so Django drops FOR UPDATE from the aggregate."""
     with transaction.get_connection().cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memory-key:{scope_id}:{key}"])
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"memory-key:{scope_id}:{key}"]
+        )
 
 
 def _existing_keyed(item: MemoryInput) -> Memory | None:
@@ -301,7 +320,10 @@ def _existing_keyed(item: MemoryInput) -> Memory | None:
         return None
     existing = rows.filter(revision=item.revision).first()
     if existing is None:
-        if item.revision < latest and (item.status or default_status(item.kind, item.source_kind)) == Status.ACTIVE:
+        if (
+            item.revision < latest
+            and (item.status or default_status(item.kind, item.source_kind)) == Status.ACTIVE
+        ):
             raise StaleRevision(current_revision=latest)
         return None
     if existing.content_hash == content_hash(item.text):
@@ -333,8 +355,11 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
     for item in items:
         if item.scope.pk not in checked:
             require(actor, item.scope, Action.WRITE_CANDIDATE)
-            require_writable(actor, item.scope, episodes_only=all(
-                i.kind == Kind.EPISODIC for i in items if i.scope.pk == item.scope.pk))
+            require_writable(
+                actor,
+                item.scope,
+                episodes_only=all(i.kind == Kind.EPISODIC for i in items if i.scope.pk == item.scope.pk),
+            )
             checked.add(item.scope.pk)
         if not _is_plain_episode(item) and item.scope.pk not in may_confirm:
             may_confirm[item.scope.pk] = puts_in_force(actor, item.scope)
@@ -344,7 +369,9 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
     try:
         with transaction.atomic():
             plain = [i for i in items if i.key is None]
-            created = copy_insert(Memory, [build_memory(i, actor, now, confirmed=confirmed[id(i)]) for i in plain])
+            created = copy_insert(
+                Memory, [build_memory(i, actor, now, confirmed=confirmed[id(i)]) for i in plain]
+            )
             for item in (i for i in items if i.key is not None):
                 created.append(memory_record(item=item, actor=actor))
             audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
@@ -357,7 +384,9 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
                     if four_eyes[memory.scope_id]:
                         fix_at_proposal(memory)
             if created:
-                outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]})
+                outbox_emit(
+                    topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]}
+                )
             return created
     except IntegrityError as exc:
         raise integrity_to_domain(exc) from exc

@@ -28,10 +28,35 @@ from governance.services.audit import AuditEntry, audit_record
 from governance.services.portability.format import FORMAT_NAME, FORMAT_VERSION, dumps, iso
 
 CHUNK = 1000  # rows per fetch of a server-side cursor (and the memory an export holds at once)
-MEMORY_FIELDS = ("kind", "key", "revision", "text", "source_kind", "source_ref", "session", "speaker", "call_id",
-                 "task_type", "status", "confidence", "importance", "tier", "content_hash", "activation_a0",
-                 "decay_rate", "activation_log_k", "reinforcement_count")
-MEMORY_TIMES = ("occurred_at", "valid_from", "valid_until", "confirmed_at", "last_reinforced_at", "created_at")
+MEMORY_FIELDS = (
+    "kind",
+    "key",
+    "revision",
+    "text",
+    "source_kind",
+    "source_ref",
+    "session",
+    "speaker",
+    "call_id",
+    "task_type",
+    "status",
+    "confidence",
+    "importance",
+    "tier",
+    "content_hash",
+    "activation_a0",
+    "decay_rate",
+    "activation_log_k",
+    "reinforcement_count",
+)
+MEMORY_TIMES = (
+    "occurred_at",
+    "valid_from",
+    "valid_until",
+    "confirmed_at",
+    "last_reinforced_at",
+    "created_at",
+)
 
 
 def installation_id() -> str:
@@ -45,7 +70,7 @@ def installation_id() -> str:
 
 
 def _relative(root: Scope, path: str) -> str:
-    return "" if path == root.path else path[len(root.path) + 1:]
+    return "" if path == root.path else path[len(root.path) + 1 :]
 
 
 def scope_export(*, root: Scope, actor: Principal | None) -> Iterator[str]:
@@ -53,8 +78,12 @@ def scope_export(*, root: Scope, actor: Principal | None) -> Iterator[str]:
     the lines of the file (a generator: nothing more is read until it is iterated)."""
     require(actor, root, Action.EXPORT)
     with transaction.atomic():
-        audit_record(actor=actor, entry=AuditEntry("scope.export", "scope", str(root.pk), root.path,
-                                                   data={"format_version": FORMAT_VERSION}))
+        audit_record(
+            actor=actor,
+            entry=AuditEntry(
+                "scope.export", "scope", str(root.pk), root.path, data={"format_version": FORMAT_VERSION}
+            ),
+        )
     return scope_export_lines(root)
 
 
@@ -76,39 +105,80 @@ def scope_export_lines(root: Scope) -> Iterator[str]:
     """The file's lines (see format.py). Counts in the header are taken first; the end line holds what
     was written, and it is the one an import checks."""
     written: Counter[str] = Counter()
-    yield dumps({
-        "type": "header", "format": FORMAT_NAME, "version": FORMAT_VERSION,
-        "source": {"installation": installation_id(), "host": socket.gethostname()},
-        "workspace": root.workspace.slug, "root": root.path, "exported_at": iso(timezone.now()),
-        "counts": _counts(root),
-    })
+    yield dumps(
+        {
+            "type": "header",
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "source": {"installation": installation_id(), "host": socket.gethostname()},
+            "workspace": root.workspace.slug,
+            "root": root.path,
+            "exported_at": iso(timezone.now()),
+            "counts": _counts(root),
+        }
+    )
     for scope in subtree_scopes(root).iterator(chunk_size=CHUNK):
         written["scopes"] += 1
-        yield dumps({"type": "scope", "id": scope.pk, "path": _relative(root, scope.path),
-                     "parent": scope.parent_id if scope.pk != root.pk else None,
-                     "require_two_reviewers": scope.require_two_reviewers})
+        yield dumps(
+            {
+                "type": "scope",
+                "id": scope.pk,
+                "path": _relative(root, scope.path),
+                "parent": scope.parent_id if scope.pk != root.pk else None,
+                "require_two_reviewers": scope.require_two_reviewers,
+            }
+        )
     for principal in referenced_principals(root).iterator(chunk_size=CHUNK):
         written["principals"] += 1
         yield dumps({"type": "principal", "id": principal.pk, "name": principal.name, "kind": principal.kind})
     for grant in subtree_grants(root).iterator(chunk_size=CHUNK):
         written["grants"] += 1
-        yield dumps({"type": "grant", "principal": grant.principal_id, "scope": grant.scope_id, "role": grant.role,
-                     "granted_by": grant.granted_by_id})
+        yield dumps(
+            {
+                "type": "grant",
+                "principal": grant.principal_id,
+                "scope": grant.scope_id,
+                "role": grant.role,
+                "granted_by": grant.granted_by_id,
+            }
+        )
     yield from _memory_lines(root, written)
     for relation in subtree_relations(root).iterator(chunk_size=CHUNK):
         written["relations"] += 1
-        yield dumps({"type": "relation", "source": relation.source_id, "target": relation.target_id,
-                     "kind": relation.kind, "reason": relation.reason, "actor": relation.actor_id,
-                     "created_at": iso(relation.created_at)})
+        yield dumps(
+            {
+                "type": "relation",
+                "source": relation.source_id,
+                "target": relation.target_id,
+                "kind": relation.kind,
+                "reason": relation.reason,
+                "actor": relation.actor_id,
+                "created_at": iso(relation.created_at),
+            }
+        )
     for summary in subtree_summaries(root).iterator(chunk_size=CHUNK):
         written["summaries"] += 1
         yield dumps(_summary_record(summary))
     for event in exported_audit_events(root).iterator(chunk_size=CHUNK):
         written["audit"] += 1
-        yield dumps({"type": "audit", "id": event.pk, "at": iso(event.at), "actor": event.actor_name,
-                     "action": event.action, "target_type": event.target_type, "target_id": event.target_id,
-                     "scope_path": event.scope_path, "before": event.before_status, "after": event.after_status,
-                     "reason": event.reason, "data": event.data, "prev_hash": event.prev_hash, "hash": event.hash})
+        yield dumps(
+            {
+                "type": "audit",
+                "id": event.pk,
+                "at": iso(event.at),
+                "actor": event.actor_name,
+                "action": event.action,
+                "target_type": event.target_type,
+                "target_id": event.target_id,
+                "scope_path": event.scope_path,
+                "before": event.before_status,
+                "after": event.after_status,
+                "reason": event.reason,
+                "data": event.data,
+                "prev_hash": event.prev_hash,
+                "hash": event.hash,
+            }
+        )
     yield dumps({"type": "end", "counts": dict(written)})
 
 
@@ -129,15 +199,31 @@ def _memory_chunk(root: Scope, chunk: list[Memory], written: Counter) -> Iterato
         if memory.status == Status.FORGOTTEN:
             written["tombstones"] += 1
             at, by = forgotten.get(str(memory.pk), (memory.purged_at or memory.updated_at, ""))
-            yield dumps({"type": "tombstone", "id": memory.pk, "scope": memory.scope_id, "kind": memory.kind,
-                         "key": memory.key, "revision": memory.revision, "tier": memory.tier,
-                         "content_hash": memory.content_hash, "forgotten_at": iso(at), "forgotten_by": by,
-                         "created_at": iso(memory.created_at)})
+            yield dumps(
+                {
+                    "type": "tombstone",
+                    "id": memory.pk,
+                    "scope": memory.scope_id,
+                    "kind": memory.kind,
+                    "key": memory.key,
+                    "revision": memory.revision,
+                    "tier": memory.tier,
+                    "content_hash": memory.content_hash,
+                    "forgotten_at": iso(at),
+                    "forgotten_by": by,
+                    "created_at": iso(memory.created_at),
+                }
+            )
             continue
         written["memories"] += 1
-        record = {"type": "memory", "id": memory.pk, "scope": memory.scope_id,
-                  "created_by": memory.created_by_id, "confirmed_by": memory.confirmed_by_id,
-                  "meta": _masked_meta(memory.meta)}
+        record = {
+            "type": "memory",
+            "id": memory.pk,
+            "scope": memory.scope_id,
+            "created_by": memory.created_by_id,
+            "confirmed_by": memory.confirmed_by_id,
+            "meta": _masked_meta(memory.meta),
+        }
         record.update({name: getattr(memory, name) for name in MEMORY_FIELDS})
         record.update({name: iso(getattr(memory, name)) for name in MEMORY_TIMES})
         yield dumps(record)
@@ -162,8 +248,19 @@ def _summary_record(summary) -> dict:
     text is not exported (it may quote such a line): the importer rebuilds it."""
     cited = {i for line in summary.lines for i in line.get("memory_ids", [])}
     states = memory_states(cited) if cited else {}
-    lines = [line for line in summary.lines
-             if not any(withheld((states.get(i) or {}).get("status", "deleted")) for i in line.get("memory_ids", []))]
-    return {"type": "summary", "scope": summary.scope_id, "lines": lines, "writer": summary.writer,
-            "built_at": iso(summary.built_at), "built_by": summary.built_by_id,
-            "dropped_lines": len(summary.lines) - len(lines)}
+    lines = [
+        line
+        for line in summary.lines
+        if not any(
+            withheld((states.get(i) or {}).get("status", "deleted")) for i in line.get("memory_ids", [])
+        )
+    ]
+    return {
+        "type": "summary",
+        "scope": summary.scope_id,
+        "lines": lines,
+        "writer": summary.writer,
+        "built_at": iso(summary.built_at),
+        "built_by": summary.built_by_id,
+        "dropped_lines": len(summary.lines) - len(lines),
+    }

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from governance.errors import DomainError, InvalidInput, NotFound, PermissionDenied
 from governance.models import (
     ImportedAuditEvent,
-    Kind,
     Memory,
     Principal,
     PrincipalKind,
@@ -30,18 +28,9 @@ from governance.models import (
     Role,
     Scope,
     ScopeImport,
-    SourceKind,
-    Status,
-    Tier,
-    activation,
-    content_hash,
-    lexical,
 )
 from governance.permissions import Action, nearest_scope, require
 from governance.services.audit import AuditEntry, audit_record
-from governance.services.bulk import copy_insert
-from governance.services.four_eyes import NEEDED, import_needs_two
-from governance.services.outbox import outbox_emit
 from governance.services.portability.format import (
     AFTER_END,
     BAD_VALUE,
@@ -64,6 +53,7 @@ from governance.services.portability.format import (
 from governance.services.portability.format import (
     field as get,
 )
+from governance.services.portability.import_memories import MemoryRowsStep
 from governance.services.portability.import_records import BATCH, RecordsStep
 from governance.services.portability.names import PRINCIPAL_KIND_CLASH, local_principal  # noqa: F401
 from governance.services.principal import grant_add
@@ -75,12 +65,16 @@ NEW_WORKSPACE_DENIED = (
     "scope you own instead."
 )
 GRANTS_CHOICE = "grants is `drop` (the default: no grant of the file is given) or `keep`."
-COUNT_KEYS = {"scope": "scopes", "principal": "principals", "grant": "grants", "memory": "memories",
-              "tombstone": "tombstones", "relation": "relations", "summary": "summaries", "audit": "audit"}
-_MEMORY_REF = re.compile(r"^memory:(\d+)$")
-# Pending decisions of the source installation (four-eyes approvals and end requests, by principal ids
-# there): never carried, or a file could name local principals as having approved. Four-eyes starts afresh.
-UNCARRIED_META = ("approvals", "approvals_needed", "end_requests")
+COUNT_KEYS = {
+    "scope": "scopes",
+    "principal": "principals",
+    "grant": "grants",
+    "memory": "memories",
+    "tombstone": "tombstones",
+    "relation": "relations",
+    "summary": "summaries",
+    "audit": "audit",
+}
 
 
 @dataclass
@@ -110,8 +104,13 @@ def scope_import_check(*, into: str, actor: Principal | None) -> None:
 
 
 def scope_import(
-    *, lines: Iterable[str | bytes], into: str, actor: Principal | None, grants: str = GRANTS_DROP,
-    principal_map: dict[str, str] | None = None, progress: Callable[[int, int], None] | None = None,
+    *,
+    lines: Iterable[str | bytes],
+    into: str,
+    actor: Principal | None,
+    grants: str = GRANTS_DROP,
+    principal_map: dict[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
     dry_run: bool = False,
 ) -> ImportResult:
     """Read an export file (an iterable of its lines) into the scope at `into`, which the export's root
@@ -120,8 +119,9 @@ def scope_import(
     if grants not in (GRANTS_DROP, GRANTS_KEEP):
         raise InvalidInput(GRANTS_CHOICE, field="grants")
     _target_check(actor, into)
-    importer = _Importer(into=into, actor=actor, grants=grants, principal_map=principal_map or {},
-                         progress=progress)
+    importer = _Importer(
+        into=into, actor=actor, grants=grants, principal_map=principal_map or {}, progress=progress
+    )
     try:
         with transaction.atomic():
             result = importer.run(lines)
@@ -139,7 +139,7 @@ class _Preview(Exception):
         self.result = result
 
 
-class _Importer(RecordsStep):
+class _Importer(MemoryRowsStep, RecordsStep):
     def __init__(self, *, into, actor, grants, principal_map, progress) -> None:
         self.into = "/".join(parse_scope_path(into))
         self.actor, self.grants, self.principal_map, self.progress = actor, grants, principal_map, progress
@@ -214,17 +214,21 @@ class _Importer(RecordsStep):
         if record.get("type") != "header" or record.get("format") != FORMAT_NAME:
             raise ImportFileError(self.line, NO_HEADER)
         if record.get("version") != FORMAT_VERSION:
-            raise ImportFileError(self.line, UNKNOWN_VERSION.format(version=record.get("version"),
-                                                                    known=FORMAT_VERSION))
+            raise ImportFileError(
+                self.line, UNKNOWN_VERSION.format(version=record.get("version"), known=FORMAT_VERSION)
+            )
         source = get(record, "source", dict, self.line)
         counts = get(record, "counts", dict, self.line)
         self.total = sum(v for v in counts.values() if isinstance(v, int))
         self.header = record
         self.scope_import = ScopeImport(
-            root=scope_ensure(path=self.into, actor=self.actor), actor=self.actor,
+            root=scope_ensure(path=self.into, actor=self.actor),
+            actor=self.actor,
             source_installation=str(source.get("installation") or "")[:200],
-            source_host=str(source.get("host") or "")[:255], source_root=str(get(record, "root", str, self.line))[:512],
-            exported_at=parse_time(record, "exported_at", self.line, required=True), format_version=FORMAT_VERSION,
+            source_host=str(source.get("host") or "")[:255],
+            source_root=str(get(record, "root", str, self.line))[:512],
+            exported_at=parse_time(record, "exported_at", self.line, required=True),
+            format_version=FORMAT_VERSION,
             imported_at=self.now,
         )
         self.scope_import.save()
@@ -235,8 +239,10 @@ class _Importer(RecordsStep):
         counts = get(record, "counts", dict, self.line)
         for name in COUNT_KEYS.values():
             if counts.get(name, 0) != self.counts[name]:
-                raise ImportFileError(self.line, COUNT_MISMATCH.format(expected=counts.get(name, 0), type=name,
-                                                                       found=self.counts[name]))
+                raise ImportFileError(
+                    self.line,
+                    COUNT_MISMATCH.format(expected=counts.get(name, 0), type=name, found=self.counts[name]),
+                )
 
     # --- scopes, principals, grants -------------------------------------------------------------------
 
@@ -249,7 +255,9 @@ class _Importer(RecordsStep):
         if (parent is None) != (rel == ""):
             raise ImportFileError(self.line, BAD_VALUE.format(type="scope", field="parent", value=parent))
         if parent is not None and parent not in self.scopes:
-            raise ImportFileError(self.line, UNKNOWN_REF.format(type="scope", field="parent", what="scope", id=parent))
+            raise ImportFileError(
+                self.line, UNKNOWN_REF.format(type="scope", field="parent", what="scope", id=parent)
+            )
         path = f"{self.into}/{rel}" if rel else self.into
         if parent is not None and path.rsplit("/", 1)[0] != self.scopes[parent].path:
             raise ImportFileError(self.line, BAD_VALUE.format(type="scope", field="path", value=rel))
@@ -277,21 +285,31 @@ class _Importer(RecordsStep):
 
     def _local_principal(self, name: str, kind: str) -> Principal:
         workspace = next(iter(self.scopes.values())).workspace if self.scopes else None
-        return local_principal(name=name, kind=kind, actor=self.actor, principal_map=self.principal_map,
-                               workspace=workspace, line=self.line)
+        return local_principal(
+            name=name,
+            kind=kind,
+            actor=self.actor,
+            principal_map=self.principal_map,
+            workspace=workspace,
+            line=self.line,
+        )
 
     def _principal_ref(self, r: dict, name: str) -> Principal | None:
         pid = get(r, name, int, self.line, optional=True)
         if pid is None:
             return None
         if pid not in self.principals:
-            raise ImportFileError(self.line, UNKNOWN_REF.format(type=r["type"], field=name, what="principal", id=pid))
+            raise ImportFileError(
+                self.line, UNKNOWN_REF.format(type=r["type"], field=name, what="principal", id=pid)
+            )
         return self.principals[pid]
 
     def _scope_ref(self, r: dict) -> Scope:
         sid = get(r, "scope", int, self.line)
         if sid not in self.scopes:
-            raise ImportFileError(self.line, UNKNOWN_REF.format(type=r["type"], field="scope", what="scope", id=sid))
+            raise ImportFileError(
+                self.line, UNKNOWN_REF.format(type=r["type"], field="scope", what="scope", id=sid)
+            )
         return self.scopes[sid]
 
     def _grant(self, r: dict) -> None:
@@ -322,152 +340,14 @@ class _Importer(RecordsStep):
 
     def _number(self, r: dict, name: str, low: float, high: float, default: float) -> float:
         value = r.get(name, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-                or not low <= value <= high:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not low <= value <= high
+        ):
             raise ImportFileError(self.line, BAD_VALUE.format(type=r["type"], field=name, value=value))
         return float(value)
-
-    def _row(self, r: dict, *, forgotten: bool) -> None:
-        line, fid = self.line, get(r, "id", int, self.line)
-        scope = self._scope_ref(r)
-        kind = self._choice(r, "kind", Kind.values)
-        key = get(r, "key", str, line, optional=True)
-        if key is not None and (not key.strip() or len(key) > 200):
-            raise ImportFileError(line, BAD_VALUE.format(type=r["type"], field="key", value=key))
-        revision = get(r, "revision", int, line)
-        if revision < 1:
-            raise ImportFileError(line, BAD_VALUE.format(type=r["type"], field="revision", value=revision))
-        tier = self._choice(r, "tier", Tier.values)
-        created = parse_time(r, "created_at", line)
-        if forgotten:
-            digest = get(r, "content_hash", str, line)
-            at = parse_time(r, "forgotten_at", line) or self.now
-            memory = Memory(
-                scope=scope, kind=kind, key=key, revision=revision, text="", lexical="", source_kind=SourceKind.USER,
-                status=Status.FORGOTTEN, tier=tier, content_hash=digest[:64], purged_at=at,
-                decay_rate=0.1, meta={"imported": {"source": self.scope_import.source_installation, "id": fid,
-                                                   "forgotten_at": r.get("forgotten_at"),
-                                                   "forgotten_by": str(r.get("forgotten_by") or "")[:150],
-                                                   "created_at": r.get("created_at"), "hash_keyed_at_source": True}},
-            )
-            self._key_seen(scope, key, revision, Status.FORGOTTEN, line)
-            self._queue(line, fid, memory)
-            return
-        status = self._choice(r, "status", Status.values)
-        text = get(r, "text", str, line)
-        if not text.strip() or len(text) > 20_000:
-            raise ImportFileError(line, BAD_VALUE.format(type="memory", field="text", value=text[:40]))
-        source_kind = self._choice(r, "source_kind", SourceKind.values)
-        valid_from, valid_until = parse_time(r, "valid_from", line), parse_time(r, "valid_until", line)
-        if valid_from and valid_until and valid_until <= valid_from:
-            raise ImportFileError(line, BAD_VALUE.format(type="memory", field="valid_until", value=r["valid_until"]))
-        occurred = parse_time(r, "occurred_at", line) or created or self.now
-        decay = self._number(r, "decay_rate", 0, 1e6, 0.1)
-        a0 = self._number(r, "activation_a0", 0, 1e6, 1.0)
-        log_k = r.get("activation_log_k")
-        if isinstance(log_k, bool) or not isinstance(log_k, int | float) or not math.isfinite(log_k):
-            log_k = activation.initial_log_k(a0, decay, occurred)
-        meta = {k: v for k, v in (get(r, "meta", dict, line, optional=True) or {}).items() if k not in UNCARRIED_META}
-        confirmed_at = parse_time(r, "confirmed_at", line)
-        confirmed_by = self._principal_ref(r, "confirmed_by")
-        provenance = {"source": self.scope_import.source_installation, "id": fid, "created_at": r.get("created_at")}
-        in_force = confirmed_at is not None
-        if in_force:
-            # The name as the file says it (not the principal it was matched or mapped to here).
-            provenance["confirmed_by"] = (self.principal_names[r["confirmed_by"]] if confirmed_by is not None
-                                          else "system")
-            provenance["confirmed_at"] = r.get("confirmed_at")
-        speaker = str(r.get("speaker") or "")[:200]
-        memory = Memory(
-            scope=scope, kind=kind, key=key, revision=revision, text=text, lexical=lexical.lexical_text(text, speaker),
-            source_kind=source_kind, source_ref=self._source_ref(str(r.get("source_ref") or "")[:500]),
-            session=str(r.get("session") or "")[:200], speaker=speaker, call_id=str(r.get("call_id") or "")[:200],
-            task_type=str(r.get("task_type") or "")[:100], occurred_at=occurred, status=status,
-            confidence=self._number(r, "confidence", 0, 1, 0.5), importance=self._number(r, "importance", 0, 1, 0.5),
-            tier=tier, valid_from=valid_from, valid_until=valid_until, content_hash=content_hash(text),
-            activation_a0=a0, decay_rate=decay, activation_log_k=float(log_k),
-            last_reinforced_at=parse_time(r, "last_reinforced_at", line),
-            reinforcement_count=max(0, int(self._number(r, "reinforcement_count", 0, 1e12, 0))),
-            created_by=self._principal_ref(r, "created_by"),
-            # In force here as the importing owner's act (the system's on the command line); the source's
-            # confirmation stays as provenance only: no person of this installation is named for it.
-            confirmed_by=self.actor if in_force else None, confirmed_at=self.now if in_force else None,
-            meta={**self._remap_meta(meta), "imported": provenance},
-        )
-        if in_force and status == Status.ACTIVE and self.actor is not None and import_needs_two(
-                memory, self.__dict__.setdefault("_four_eyes", {})):  # proposed: two reviewers put it in force
-            memory.status, memory.confirmed_by, memory.confirmed_at = Status.PROPOSED, None, None
-            memory.meta = {**memory.meta, "requested_status": Status.ACTIVE, NEEDED: 2}
-            status = Status.PROPOSED
-            self.counts["proposed_for_four_eyes"] += 1
-        self._key_seen(scope, key, revision, status, line)
-        self._queue(line, fid, memory)
-
-    def _queue(self, line: int, fid: int, memory: Memory) -> None:
-        if fid in self.memories or fid in self._pending_ids:
-            raise ImportFileError(line, DUPLICATE_ID.format(type="memory", id=fid))
-        self.pending.append((line, fid, memory))
-        self._pending_ids.add(fid)
-        if len(self.pending) >= BATCH:
-            self._flush_memories()
-
-    @property
-    def _pending_ids(self) -> set[int]:
-        if not hasattr(self, "_pids"):
-            self._pids: set[int] = set()
-        return self._pids
-
-    def _flush_memories(self) -> None:
-        if not self.pending:
-            return
-        rows = [m for _, _, m in self.pending]
-        try:
-            with transaction.atomic():
-                copy_insert(Memory, rows)
-        except IntegrityError as exc:
-            raise ImportFileError(self.pending[0][0], f"the memories from this line on break an invariant of the "
-                                                       f"database: {str(exc).splitlines()[0]}") from exc
-        for _, fid, memory in self.pending:
-            self.memories[fid] = memory.pk
-        live = [m.pk for m in rows if m.status != Status.FORGOTTEN]
-        if live:
-            outbox_emit(topic="memory.created", payload={"memory_ids": live})
-        self.result_ids.extend(live)
-        self.pending = []
-        self._pids = set()
-
-    @property
-    def result_ids(self) -> list[int]:
-        if not hasattr(self, "_result_ids"):
-            self._result_ids: list[int] = []
-        return self._result_ids
-
-    def _source_ref(self, ref: str) -> str:
-        match = _MEMORY_REF.match(ref)
-        if match and int(match.group(1)) in self.memories:
-            return f"memory:{self.memories[int(match.group(1))]}"
-        return ref
-
-    def _remap_meta(self, meta: dict) -> dict:
-        """Memory ids named in meta (a correction's target, a promotion's episodes) turned into the new ids;
-        an id the import does not carry is left out."""
-        def walk(node):
-            if isinstance(node, dict):
-                out = {}
-                for k, v in node.items():
-                    if k in ("memory_id", "contradicts") and isinstance(v, int) and not isinstance(v, bool):
-                        out[k] = self.memories.get(v)
-                    elif k == "episode_ids" and isinstance(v, list):
-                        out[k] = [self.memories[i] for i in v if isinstance(i, int) and i in self.memories]
-                    else:
-                        out[k] = walk(v)
-                return out
-            if isinstance(node, list):
-                return [walk(v) for v in node]
-            return node
-        return walk(meta)
-
-    # --- the end --------------------------------------------------------------------------------------
 
     def _finish(self) -> ImportResult:
         self._flush_memories()
@@ -476,18 +356,35 @@ class _Importer(RecordsStep):
         self._flush_audit()
         source = self.scope_import.source_installation
         counts = {k: v for k, v in self.counts.items()}
-        event = audit_record(actor=self.actor, entry=AuditEntry(
-            "scope.import", "scope", str(self.scope_import.root_id), self.scope_import.root.path,
-            reason=f"imported {counts.get('audit', 0)} events from {source} ({self.scope_import.source_root})",
-            data={"import_id": self.scope_import.pk, "source": source, "source_root": self.scope_import.source_root,
-                  "format_version": FORMAT_VERSION, "counts": counts, "grants": self.grants},
-        ))
+        event = audit_record(
+            actor=self.actor,
+            entry=AuditEntry(
+                "scope.import",
+                "scope",
+                str(self.scope_import.root_id),
+                self.scope_import.root.path,
+                reason=f"imported {counts.get('audit', 0)} events from {source} ({self.scope_import.source_root})",
+                data={
+                    "import_id": self.scope_import.pk,
+                    "source": source,
+                    "source_root": self.scope_import.source_root,
+                    "format_version": FORMAT_VERSION,
+                    "counts": counts,
+                    "grants": self.grants,
+                },
+            ),
+        )
         self.scope_import.counts = counts
         self.scope_import.audit_event = event
         self.scope_import.save(update_fields=["counts", "audit_event"])
-        return ImportResult(root=self.scope_import.root, scope_import=self.scope_import, counts=self.counts,
-                            memory_ids=self.result_ids, grants_dropped=self.counts["grants_dropped"],
-                            proposed_for_four_eyes=self.counts["proposed_for_four_eyes"])
+        return ImportResult(
+            root=self.scope_import.root,
+            scope_import=self.scope_import,
+            counts=self.counts,
+            memory_ids=self.result_ids,
+            grants_dropped=self.counts["grants_dropped"],
+            proposed_for_four_eyes=self.counts["proposed_for_four_eyes"],
+        )
 
 
 __all__ = ["GRANTS_DROP", "GRANTS_KEEP", "ImportResult", "NotFound", "scope_import", "scope_import_check"]

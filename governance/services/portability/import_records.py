@@ -39,7 +39,8 @@ class RecordsStep:
             return
         if scope.pk not in self.existing_keys:
             self.existing_keys[scope.pk] = set(
-                Memory.objects.filter(scope=scope, key__isnull=False).values_list("key", flat=True).distinct())
+                Memory.objects.filter(scope=scope, key__isnull=False).values_list("key", flat=True).distinct()
+            )
         if key in self.existing_keys[scope.pk]:
             raise ImportFileError(line, KEY_TAKEN.format(scope=scope.path, key=key))
         seen = self.keys.setdefault((scope.pk, key), {"revisions": set(), "active": None, "max": 0})
@@ -57,8 +58,14 @@ class RecordsStep:
         for seen in self.keys.values():
             if seen["active"] is not None and seen["active"][0] < seen["max"]:
                 revision, line = seen["active"]
-                raise ImportFileError(line, BAD_VALUE.format(type="memory", field="status",
-                                                             value=f"active at revision {revision} below {seen['max']}"))
+                raise ImportFileError(
+                    line,
+                    BAD_VALUE.format(
+                        type="memory",
+                        field="status",
+                        value=f"active at revision {revision} below {seen['max']}",
+                    ),
+                )
         self.keys = {}
 
     # --- relations, summaries, audit ------------------------------------------------------------------
@@ -66,17 +73,28 @@ class RecordsStep:
     def _memory_ref(self, r: dict, name: str) -> int:
         fid = get(r, name, int, self.line)
         if fid not in self.memories:
-            raise ImportFileError(self.line, UNKNOWN_REF.format(type=r["type"], field=name, what="memory", id=fid))
+            raise ImportFileError(
+                self.line, UNKNOWN_REF.format(type=r["type"], field=name, what="memory", id=fid)
+            )
         return self.memories[fid]
 
     def _relation(self, r: dict) -> None:
         source, target = self._memory_ref(r, "source"), self._memory_ref(r, "target")
         kind = self._choice(r, "kind", RelationKind.values)
         if source == target or (source, target, kind) in self.relation_seen:
-            raise ImportFileError(self.line, BAD_VALUE.format(type="relation", field="target", value=r["target"]))
+            raise ImportFileError(
+                self.line, BAD_VALUE.format(type="relation", field="target", value=r["target"])
+            )
         self.relation_seen.add((source, target, kind))
-        self.relations.append(Relation(source_id=source, target_id=target, kind=kind,
-                                       reason=str(r.get("reason") or ""), actor=self._principal_ref(r, "actor")))
+        self.relations.append(
+            Relation(
+                source_id=source,
+                target_id=target,
+                kind=kind,
+                reason=str(r.get("reason") or ""),
+                actor=self._principal_ref(r, "actor"),
+            )
+        )
         if len(self.relations) >= BATCH:
             self._flush_relations()
 
@@ -97,22 +115,33 @@ class RecordsStep:
                 continue  # a line citing a memory the file does not carry is left out
             kept.append({**item, "memory_ids": [self.memories[i] for i in ids]})
         # Stale: the summary is derived data; the rebuild job makes it again from the memories now here.
-        Summary.objects.update_or_create(scope=scope, defaults={
-            "lines": kept, "text": "\n".join(line["text"] for line in kept),
-            "cited_ids": sorted({i for line in kept for i in line["memory_ids"]}),
-            "writer": str(r.get("writer") or "deterministic")[:50], "stale": True,
-            "stale_reason": "imported: rebuilt from the memories of this installation",
-            "built_at": parse_time(r, "built_at", self.line) or self.now, "built_by": self._principal_ref(r, "built_by"),
-        })
+        Summary.objects.update_or_create(
+            scope=scope,
+            defaults={
+                "lines": kept,
+                "text": "\n".join(line["text"] for line in kept),
+                "cited_ids": sorted({i for line in kept for i in line["memory_ids"]}),
+                "writer": str(r.get("writer") or "deterministic")[:50],
+                "stale": True,
+                "stale_reason": "imported: rebuilt from the memories of this installation",
+                "built_at": parse_time(r, "built_at", self.line) or self.now,
+                "built_by": self._principal_ref(r, "built_by"),
+            },
+        )
 
     def _audit(self, r: dict) -> None:
         self._flush_relations()
         event = AuditEvent(
-            at=parse_time(r, "at", self.line, required=True), actor_name=get(r, "actor", str, self.line),
-            action=get(r, "action", str, self.line), target_type=get(r, "target_type", str, self.line),
-            target_id=get(r, "target_id", str, self.line), scope_path=get(r, "scope_path", str, self.line),
-            before_status=get(r, "before", str, self.line), after_status=get(r, "after", str, self.line),
-            reason=get(r, "reason", str, self.line), data=get(r, "data", dict, self.line),
+            at=parse_time(r, "at", self.line, required=True),
+            actor_name=get(r, "actor", str, self.line),
+            action=get(r, "action", str, self.line),
+            target_type=get(r, "target_type", str, self.line),
+            target_id=get(r, "target_id", str, self.line),
+            scope_path=get(r, "scope_path", str, self.line),
+            before_status=get(r, "before", str, self.line),
+            after_status=get(r, "after", str, self.line),
+            reason=get(r, "reason", str, self.line),
+            data=get(r, "data", dict, self.line),
             prev_hash=get(r, "prev_hash", str, self.line),
         )
         if event.compute_hash() != r.get("hash"):
@@ -120,15 +149,29 @@ class RecordsStep:
         local = None
         if event.target_type == "memory" and event.target_id.isdigit():
             local = self.memories.get(int(event.target_id))
-        elif event.target_type == "scope" and event.target_id.isdigit() and int(event.target_id) in self.scopes:
+        elif (
+            event.target_type == "scope" and event.target_id.isdigit() and int(event.target_id) in self.scopes
+        ):
             local = self.scopes[int(event.target_id)].pk
-        self.audit_rows.append(ImportedAuditEvent(
-            scope_import=self.scope_import, source_id=get(r, "id", int, self.line), at=event.at,
-            actor_name=event.actor_name[:150], action=event.action[:50], target_type=event.target_type[:30],
-            target_id=event.target_id[:64], local_target_id=local, scope_path=event.scope_path[:512],
-            before_status=event.before_status[:20], after_status=event.after_status[:20], reason=event.reason,
-            data=event.data, prev_hash=event.prev_hash[:64], hash=r["hash"][:64],
-        ))
+        self.audit_rows.append(
+            ImportedAuditEvent(
+                scope_import=self.scope_import,
+                source_id=get(r, "id", int, self.line),
+                at=event.at,
+                actor_name=event.actor_name[:150],
+                action=event.action[:50],
+                target_type=event.target_type[:30],
+                target_id=event.target_id[:64],
+                local_target_id=local,
+                scope_path=event.scope_path[:512],
+                before_status=event.before_status[:20],
+                after_status=event.after_status[:20],
+                reason=event.reason,
+                data=event.data,
+                prev_hash=event.prev_hash[:64],
+                hash=r["hash"][:64],
+            )
+        )
         if len(self.audit_rows) >= BATCH:
             self._flush_audit()
 

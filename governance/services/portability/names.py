@@ -23,12 +23,22 @@ class _NoMatch(Exception):
     """No principal of that name here (the command line's import then makes a placeholder)."""
 
 
-def local_principal(*, name: str, kind: str, actor: Principal | None, principal_map: dict[str, str],
-                    workspace: Workspace | None, line: int) -> Principal:
+def local_principal(
+    *,
+    name: str,
+    kind: str,
+    actor: Principal | None,
+    principal_map: dict[str, str],
+    workspace: Workspace | None,
+    line: int,
+) -> Principal:
     """The principal `name` (of `kind`, at file line `line`) stands for in `workspace`."""
     if name in principal_map:
-        return principal_by_name(actor, principal_map[name], missing=ImportFileError(
-            line, UNKNOWN_LOCAL_PRINCIPAL.format(name=principal_map[name])))
+        return principal_by_name(
+            actor,
+            principal_map[name],
+            missing=ImportFileError(line, UNKNOWN_LOCAL_PRINCIPAL.format(name=principal_map[name])),
+        )
     if actor is None:
         try:
             found = principal_by_name(None, name, missing=_NoMatch())
@@ -38,7 +48,9 @@ def local_principal(*, name: str, kind: str, actor: Principal | None, principal_
         found = member_by_name(actor, name, workspace.pk if workspace is not None else None)
     if found is not None:
         if found.kind != kind:
-            raise ImportFileError(line, PRINCIPAL_KIND_CLASH.format(name=name, kind=found.kind, file_kind=kind))
+            raise ImportFileError(
+                line, PRINCIPAL_KIND_CLASH.format(name=name, kind=found.kind, file_kind=kind)
+            )
         return found
     placeholder = f"{PLACEHOLDER_PREFIX}{workspace.pk if workspace is not None else 0}:{name}"[:150]
     home = workspace if kind == PrincipalKind.GROUP else None

@@ -18,7 +18,10 @@ def test_same_suite_and_seed_generate_identical_tasks():
 def test_another_seed_generates_other_tasks():
     a, b = generate("standard", 11), generate("standard", 12)
     assert a.fingerprint() != b.fingerprint()
-    assert sum(x.query != y.query or x.memories != y.memories for x, y in zip(a.tasks, b.tasks, strict=True)) > 100
+    assert (
+        sum(x.query != y.query or x.memories != y.memories for x, y in zip(a.tasks, b.tasks, strict=True))
+        > 100
+    )
 
 
 def test_a_category_subset_draws_the_same_tasks_as_the_whole_suite():
@@ -47,7 +50,8 @@ def test_every_task_carries_noise_and_near_duplicates_it_must_never_show():
         # Near-duplicates: the same requirement (key) or the same sentence with other numbers as
         # something the task's own scope holds.
         own = [m for m in task.memories if m.place == "task"] + [
-            t for e in task.events for t in e.turns if t.role in ("tool", "user")]
+            t for e in task.events for t in e.turns if t.role in ("tool", "user")
+        ]
         own_keys = {m.key for m in own if getattr(m, "key", None)}
         own_shapes = {DIGITS.sub("#", getattr(m, "text", None) or m.content) for m in own}
         assert any(m.key in own_keys or DIGITS.sub("#", m.text) in own_shapes for m in foreign), task.id

@@ -27,18 +27,40 @@ IDS = {
 
 
 def task(category: str, **expect) -> EvalTask:
-    return EvalTask(id="t", category=category, lang="en", query="q", goal="g", session="s", expect=Expect(**expect))
+    return EvalTask(
+        id="t", category=category, lang="en", query="q", goal="g", session="s", expect=Expect(**expect)
+    )
 
 
 def b(label: str, *, status="active", source=("user", "ref"), **extra) -> dict:
-    return {"memory_id": IDS[label].id, "kind": "convention", "key": None, "revision": 1, "status": status,
-            "text": IDS[label].text, "source": {"kind": source[0], "ref": source[1]}, "score": 0.5,
-            "reason": "r", **extra}
+    return {
+        "memory_id": IDS[label].id,
+        "kind": "convention",
+        "key": None,
+        "revision": 1,
+        "status": status,
+        "text": IDS[label].text,
+        "source": {"kind": source[0], "ref": source[1]},
+        "score": 0.5,
+        "reason": "r",
+        **extra,
+    }
 
 
 def packet(**slots) -> dict:
-    base = {s: [] for s in ("constraints", "recent", "evidence", "preferences", "relations", "external",
-                            "negative", "skipped")}
+    base = {
+        s: []
+        for s in (
+            "constraints",
+            "recent",
+            "evidence",
+            "preferences",
+            "relations",
+            "external",
+            "negative",
+            "skipped",
+        )
+    }
     base["task"] = [{"memory_id": None, "text": "Goal: g"}]
     return {**base, **slots}
 
@@ -75,16 +97,27 @@ class TestScopeBoundary:
 
 
 class TestSourceDistinction:
-    t = task("source_distinction", include=("rule", "tool", "doc"), slots=(("doc", "external"),),
-             sources=(("rule", "user", ("turn-1",)), ("tool", "tool_result", ("call-1", "turn-9")),
-                      ("doc", "external_document", ("https://d/1",))),
-             proposals=("proposal",))
+    t = task(
+        "source_distinction",
+        include=("rule", "tool", "doc"),
+        slots=(("doc", "external"),),
+        sources=(
+            ("rule", "user", ("turn-1",)),
+            ("tool", "tool_result", ("call-1", "turn-9")),
+            ("doc", "external_document", ("https://d/1",)),
+        ),
+        proposals=("proposal",),
+    )
 
     def good(self, **over):
-        slots = {"constraints": [b("rule", source=("user", "turn-1"))],
-                 "evidence": [b("tool", source=("tool_result", "turn-9")),
-                              b("proposal", status="candidate", source=("assistant", "p"))],
-                 "external": [b("doc", source=("external_document", "https://d/1"))]}
+        slots = {
+            "constraints": [b("rule", source=("user", "turn-1"))],
+            "evidence": [
+                b("tool", source=("tool_result", "turn-9")),
+                b("proposal", status="candidate", source=("assistant", "p")),
+            ],
+            "external": [b("doc", source=("external_document", "https://d/1"))],
+        }
         return packet(**{**slots, **over})
 
     def test_each_source_cited_as_stored_passes(self):
@@ -95,14 +128,21 @@ class TestSourceDistinction:
         assert any("tool" in f and "cited as" in f for f in score(self.t, bad, IDS).failures)
 
     def test_document_outside_the_external_slot_fails(self):
-        bad = self.good(external=[], evidence=[b("tool", source=("tool_result", "call-1")),
-                                               b("doc", source=("external_document", "https://d/1"))])
+        bad = self.good(
+            external=[],
+            evidence=[
+                b("tool", source=("tool_result", "call-1")),
+                b("doc", source=("external_document", "https://d/1")),
+            ],
+        )
         assert any("expected in external" in f for f in score(self.t, bad, IDS).failures)
 
     @pytest.mark.parametrize("slot,status", [("constraints", "candidate"), ("evidence", "active")])
     def test_a_guess_presented_as_confirmed_fails(self, slot, status):
-        over = {"constraints": [b("rule", source=("user", "turn-1"))],
-                "evidence": [b("tool", source=("tool_result", "call-1"))]}
+        over = {
+            "constraints": [b("rule", source=("user", "turn-1"))],
+            "evidence": [b("tool", source=("tool_result", "call-1"))],
+        }
         over[slot] = over[slot] + [b("proposal", status=status, source=("assistant", "p"))]
         assert any("guess" in f for f in score(self.t, self.good(**over), IDS).failures)
 
@@ -111,8 +151,10 @@ class TestRevision:
     t = task("revision", include=("v2",), negative=(("v1", "v2"),), not_in_force=("v1",), stale=("v1",))
 
     def test_new_value_in_force_and_old_in_negative_naming_it_passes(self):
-        good = packet(constraints=[b("v2")],
-                      negative=[b("v1", status="superseded", replaced_by={"memory_id": 3, "text": "x"})])
+        good = packet(
+            constraints=[b("v2")],
+            negative=[b("v1", status="superseded", replaced_by={"memory_id": 3, "text": "x"})],
+        )
         assert score(self.t, good, IDS).passed
         assert stale_used(self.t, good, IDS) is False
 
@@ -161,8 +203,11 @@ class TestConflictHandling:
     t = task("conflict_handling", include=("winner",), conflicts=(("winner", "loser"),))
 
     def test_winner_in_force_and_contradiction_said_passes(self):
-        good = packet(constraints=[b("winner")], external=[b("loser", flags=["loses to 8: it is confirmed"])],
-                      relations=[b("winner", reason="memories 8 and 9 contradict each other; 8 wins")])
+        good = packet(
+            constraints=[b("winner")],
+            external=[b("loser", flags=["loses to 8: it is confirmed"])],
+            relations=[b("winner", reason="memories 8 and 9 contradict each other; 8 wins")],
+        )
         assert score(self.t, good, IDS).passed
 
     def test_loser_in_negative_context_is_a_said_conflict(self):
@@ -183,8 +228,13 @@ class TestConflictHandling:
 
 
 class TestTemporalCommitment:
-    t = task("temporal_commitment", include=("rule",), not_in_force=("trace",), absent=("expired",),
-             stale=("trace", "expired"))
+    t = task(
+        "temporal_commitment",
+        include=("rule",),
+        not_in_force=("trace",),
+        absent=("expired",),
+        stale=("trace", "expired"),
+    )
 
     def test_commitment_without_old_traces_passes(self):
         good = packet(constraints=[b("rule")])
@@ -202,16 +252,29 @@ class TestTemporalCommitment:
 
 def _outdated(label: str, new: str) -> dict:
     """An episode block as adjudication writes it: in negative, naming what replaced it."""
-    replaced = {"memory_id": IDS[new].id, "key": None, "revision": 1, "text": IDS[new].text, "status": "active"}
+    replaced = {
+        "memory_id": IDS[new].id,
+        "key": None,
+        "revision": 1,
+        "text": IDS[new].text,
+        "status": "active",
+    }
     return b(label, outdated={"why": "…", "replaced_by": replaced}, replaced_by=replaced)
 
 
 class TestStaleEpisode:
-    t = task("stale_episode", include=("v2",), negative=(("v1-turn", "v2"),), not_in_force=("v1", "v1-turn"),
-             stale=("v1", "v1-turn"))
+    t = task(
+        "stale_episode",
+        include=("v2",),
+        negative=(("v1-turn", "v2"),),
+        not_in_force=("v1", "v1-turn"),
+        stale=("v1", "v1-turn"),
+    )
 
     def test_episode_in_negative_naming_the_new_rule_passes(self):
-        result = score(self.t, packet(constraints=[b("v2")], negative=[b("v1"), _outdated("v1-turn", "v2")]), IDS)
+        result = score(
+            self.t, packet(constraints=[b("v2")], negative=[b("v1"), _outdated("v1-turn", "v2")]), IDS
+        )
         assert result.passed, result.failures
 
     def test_episode_presented_as_evidence_fails(self):
@@ -222,8 +285,11 @@ class TestStaleEpisode:
         assert stale_used(self.t, packet(constraints=[b("v2")], evidence=[b("v1-turn")]), IDS) is True
 
     def test_episode_flagged_in_negative_and_still_shown_as_evidence_fails(self):
-        result = score(self.t, packet(constraints=[b("v2")], negative=[_outdated("v1-turn", "v2")],
-                                      evidence=[b("v1-turn")]), IDS)
+        result = score(
+            self.t,
+            packet(constraints=[b("v2")], negative=[_outdated("v1-turn", "v2")], evidence=[b("v1-turn")]),
+            IDS,
+        )
         assert not result.passed and "presented in ['evidence']" in result.failures[0]
 
     def test_episode_in_negative_without_naming_the_replacement_fails(self):
@@ -240,8 +306,13 @@ class TestStaleEpisode:
 
 
 class TestEpisodeCorrection:
-    t = task("episode_correction", include=("later",), negative=(("first", "later"),), not_in_force=("first",),
-             stale=("first",))
+    t = task(
+        "episode_correction",
+        include=("later",),
+        negative=(("first", "later"),),
+        not_in_force=("first",),
+        stale=("first",),
+    )
 
     def test_earlier_message_outdated_by_the_later_one_passes(self):
         result = score(self.t, packet(evidence=[b("later")], negative=[_outdated("first", "later")]), IDS)
@@ -287,14 +358,20 @@ def test_a_session_override_passes_only_pinned_in_place_with_the_rule_set_aside(
     rule = b("v1", set_aside={"by": {"memory_id": IDS["v2"].id}})
     assert score(_session_task("overrides"), packet(constraints=[fix], negative=[rule]), IDS).passed
     # The correction only as evidence, or the rule still pinned beside it: fails, saying why.
-    as_evidence = score(_session_task("overrides"), packet(constraints=[b("v1")], evidence=[b("v2", status="proposed")]), IDS)
-    assert not as_evidence.passed and any("not pinned as in force for this session" in f for f in as_evidence.failures)
+    as_evidence = score(
+        _session_task("overrides"), packet(constraints=[b("v1")], evidence=[b("v2", status="proposed")]), IDS
+    )
+    assert not as_evidence.passed and any(
+        "not pinned as in force for this session" in f for f in as_evidence.failures
+    )
     both = score(_session_task("overrides"), packet(constraints=[fix, b("v1")], negative=[rule]), IDS)
     assert any("still pinned" in f for f in both.failures)
 
 
-@pytest.mark.parametrize(("how", "field"), [("binding", "binding_request"), ("rejected", "override_rejected"),
-                                            ("pending", "pending_changes")])
+@pytest.mark.parametrize(
+    ("how", "field"),
+    [("binding", "binding_request"), ("rejected", "override_rejected"), ("pending", "pending_changes")],
+)
 def test_a_rule_that_holds_must_say_why(how, field):
     member = {"memory_id": IDS["v2"].id}
     said = b("v1", **{field: [member] if field == "pending_changes" else member})

@@ -14,7 +14,6 @@ from governance.recall import STRATEGIES
 SEED = 7
 
 
-
 class _Undo(Exception):
     pass
 
@@ -28,9 +27,11 @@ def results(django_db_setup, django_db_blocker):
                 root = "eval-test-suite"
                 out = summarise(run_suite(generate("smoke", SEED), resolve_strategies("all"), root=root))
                 # Only this run's scopes: other processes may write to the database meanwhile.
-                out["_left_behind"] = (Memory.objects.filter(scope__path__startswith=root).count(),
-                                       Turn.objects.filter(scope__path__startswith=root).count(),
-                                       AuditEvent.objects.filter(scope_path__startswith=root).count())
+                out["_left_behind"] = (
+                    Memory.objects.filter(scope__path__startswith=root).count(),
+                    Turn.objects.filter(scope__path__startswith=root).count(),
+                    AuditEvent.objects.filter(scope_path__startswith=root).count(),
+                )
                 raise _Undo
         except _Undo:
             pass
@@ -55,7 +56,8 @@ def test_weaker_strategies_fail_the_categories_whose_stage_they_lack(results, ca
 
 def test_no_strategy_ever_shows_a_memory_from_another_scope(results):
     assert {s: body["metrics"]["cross_scope_recalls"] for s, body in results["strategies"].items()} == {
-        s: 0 for s in results["strategies"]}
+        s: 0 for s in results["strategies"]
+    }
 
 
 def test_the_ablation_orders_recent_below_vector_below_full(results):
@@ -87,7 +89,8 @@ def test_results_carry_the_metrics_and_the_run_leaves_nothing_behind(results):
 def test_every_verdict_is_kept_and_a_failure_says_what_the_packet_held(results):
     outcomes = results["outcomes"]
     assert len(outcomes) == results["tasks"] * len(results["strategies"])
-    assert {tuple(o[:3]) for o in outcomes if not o[3]} == {(f["task"], f["category"], f["strategy"])
-                                                             for f in results["failures"]}
+    assert {tuple(o[:3]) for o in outcomes if not o[3]} == {
+        (f["task"], f["category"], f["strategy"]) for f in results["failures"]
+    }
     held = [b for f in results["failures"] for b in f["held"]]
     assert held and all({"slot", "memory_id", "text"} <= set(b) for b in held)

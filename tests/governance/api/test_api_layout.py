@@ -30,7 +30,9 @@ def test_every_api_serializer_is_named_input_or_output():
         cls.__name__
         for module in _api_modules()
         for cls in vars(module).values()
-        if inspect.isclass(cls) and issubclass(cls, serializers.Serializer) and cls.__module__ == module.__name__
+        if inspect.isclass(cls)
+        and issubclass(cls, serializers.Serializer)
+        and cls.__module__ == module.__name__
     }
     assert len(names) > 30  # the walk found the resource modules
     assert sorted(n for n in names if not n.endswith(("Input", "Output")) and n != "ErrorBody") == []
@@ -45,7 +47,7 @@ def test_views_read_request_input_only_through_the_validation_helper():
         if "is_valid(" in source:
             offenders.append(f"{path.name}: is_valid")
         for match in re.finditer(r"request\.(data|query_params)\b", source):
-            before = source[max(0, match.start() - 60):match.start()]
+            before = source[max(0, match.start() - 60) : match.start()]
             if not re.search(r"valid\([\w.]+, $", before):
                 offenders.append(f"{path.name}: {match.group(0)} read by hand")
     assert offenders == []
@@ -74,5 +76,7 @@ def test_each_route_counts_in_the_rate_bucket_meant_for_it():
             expected[(name, method)] = "context"
         else:
             expected[(name, method)] = "read" if method == "get" else "write"
-    assert len(seen) == 52  # every operation of the API (28, 12 of administration, 7 of webhooks, 3 of curation, 2 of portability)
+    assert (
+        len(seen) == 52
+    )  # every operation of the API (28, 12 of administration, 7 of webhooks, 3 of curation, 2 of portability)
     assert seen == expected

@@ -30,12 +30,29 @@ def test_create_token_creates_scope_principal_and_grant_and_prints_the_token_las
 
 def test_import_conversations_is_idempotent_and_recall_json_prints_the_api_shape(db, tmp_path):
     lines = [
-        {"scope": "imp/proj", "session": "s1", "at": "2026-01-01T10:00:00Z", "role": "user",
-         "content": "From now on report in metric units.", "ref": "1"},
-        {"scope": "imp/proj", "session": "s1", "at": "2026-01-01T10:00:05Z", "role": "assistant",
-         "content": "Understood: metric units."},
-        {"scope": "imp/proj/sub", "session": "s2", "at": "2026-01-02T09:00:00Z", "role": "user",
-         "content": "我们的预算上限是五万元。", "ref": "2"},
+        {
+            "scope": "imp/proj",
+            "session": "s1",
+            "at": "2026-01-01T10:00:00Z",
+            "role": "user",
+            "content": "From now on report in metric units.",
+            "ref": "1",
+        },
+        {
+            "scope": "imp/proj",
+            "session": "s1",
+            "at": "2026-01-01T10:00:05Z",
+            "role": "assistant",
+            "content": "Understood: metric units.",
+        },
+        {
+            "scope": "imp/proj/sub",
+            "session": "s2",
+            "at": "2026-01-02T09:00:00Z",
+            "role": "user",
+            "content": "我们的预算上限是五万元。",
+            "ref": "2",
+        },
     ]
     path = tmp_path / "conv.jsonl"
     path.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
@@ -48,7 +65,9 @@ def test_import_conversations_is_idempotent_and_recall_json_prints_the_api_shape
     assert Memory.objects.count() == count
     body = json.loads(run("recall", "--scope", "imp/proj", "--query", "which units?", "-k", "2", "--json"))
     assert len(body["results"]) == 2 and "metric" in body["results"][0]["text"]
-    ctx = json.loads(run("context", "--scope", "imp/proj/sub", "--query", "预算", "--budget", "200", "--json"))
+    ctx = json.loads(
+        run("context", "--scope", "imp/proj/sub", "--query", "预算", "--budget", "200", "--json")
+    )
     assert ctx["budget"]["limit"] == 200 and "五万元" in ctx["text"]
 
 

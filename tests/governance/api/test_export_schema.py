@@ -13,7 +13,18 @@ from governance.services.principal import grant_add
 from governance.services.relation import relation_link
 from tests.conftest import token_client
 
-RECORD_TYPES = {"header", "scope", "principal", "grant", "memory", "tombstone", "relation", "summary", "audit", "end"}
+RECORD_TYPES = {
+    "header",
+    "scope",
+    "principal",
+    "grant",
+    "memory",
+    "tombstone",
+    "relation",
+    "summary",
+    "audit",
+    "end",
+}
 
 
 def _json_schema(node, components: dict):
@@ -36,14 +47,40 @@ def _json_schema(node, components: dict):
 
 
 def test_a_real_export_validates_line_by_line_against_the_export_line_schema(owner, agent, project_scope):
-    rule = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                          status="active", text="Export the slides as PPTX", source_kind="reviewer"),
-                         actor=None)
-    evidence = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", status="active",
-                                              text="The client asked for PPTX twice", source_kind="user"), actor=None)
-    relation_link(source_id=evidence.pk, target_id=rule.pk, kind="supports", reason="the same request", actor=owner)
-    gone = memory_record(item=MemoryInput(scope=project_scope, kind="semantic", status="active",
-                                          text="A secret to forget", source_kind="user"), actor=None)
+    rule = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export the slides as PPTX",
+            source_kind="reviewer",
+        ),
+        actor=None,
+    )
+    evidence = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="semantic",
+            status="active",
+            text="The client asked for PPTX twice",
+            source_kind="user",
+        ),
+        actor=None,
+    )
+    relation_link(
+        source_id=evidence.pk, target_id=rule.pk, kind="supports", reason="the same request", actor=owner
+    )
+    gone = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="semantic",
+            status="active",
+            text="A secret to forget",
+            source_kind="user",
+        ),
+        actor=None,
+    )
     memory_forget(memory_id=gone.pk, actor=owner, reason="asked to", hard=True)
     grant_add(principal=agent, scope=project_scope, role=Role.VIEWER, actor=owner)
 
@@ -66,13 +103,28 @@ def test_a_real_export_validates_line_by_line_against_the_export_line_schema(own
         record_schema = _json_schema({"$ref": ref}, components)
         jsonschema.validate(line, record_schema)  # raises with the field that disagrees
         # Every field the export writes is described (a new field needs its schema too).
-        assert set(line) <= set(record_schema["properties"]), (line["type"], set(line) - set(record_schema["properties"]))
+        assert set(line) <= set(record_schema["properties"]), (
+            line["type"],
+            set(line) - set(record_schema["properties"]),
+        )
         seen.add(line["type"])
-    assert {"header", "scope", "principal", "grant", "memory", "tombstone", "relation", "audit", "end"} <= seen
+    assert {
+        "header",
+        "scope",
+        "principal",
+        "grant",
+        "memory",
+        "tombstone",
+        "relation",
+        "audit",
+        "end",
+    } <= seen
     # The schema can fail: a memory line with a text that is not a string does not validate.
     bad = next(dict(line, text=7) for line in lines if line["type"] == "memory")
     try:
-        jsonschema.validate(bad, _json_schema({"$ref": export_line["discriminator"]["mapping"]["memory"]}, components))
+        jsonschema.validate(
+            bad, _json_schema({"$ref": export_line["discriminator"]["mapping"]["memory"]}, components)
+        )
     except jsonschema.ValidationError:
         pass
     else:

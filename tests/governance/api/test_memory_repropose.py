@@ -12,8 +12,16 @@ from tests.conftest import token_client
 
 
 def rejected(scope):
-    memory = memory_record(item=MemoryInput(scope=scope, kind="preference", text="The user prefers dark themes",
-                                            source_kind="assistant", status="proposed"), actor=None)
+    memory = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="preference",
+            text="The user prefers dark themes",
+            source_kind="assistant",
+            status="proposed",
+        ),
+        actor=None,
+    )
     return memory_reject(memory_id=memory.pk, actor=None, reason="the user never said that")
 
 
@@ -60,8 +68,16 @@ def test_no_token_gets_401(project_scope):
 
 
 def test_a_memory_that_is_not_rejected_gets_409_and_nothing_is_written(project_scope, reviewer):
-    memory = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="Prefers PDF",
-                                            source_kind="assistant", status="proposed"), actor=None)
+    memory = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            text="Prefers PDF",
+            source_kind="assistant",
+            status="proposed",
+        ),
+        actor=None,
+    )
     client = token_client(reviewer)  # issuing the token is audited too
     audits = AuditEvent.objects.count()
     response = client.post(url(memory), {"reason": "again"}, format="json")

@@ -16,14 +16,31 @@ SESSIONS = ("s1", "s2", "s3")
 
 
 def _episode(scope, session, task_type="slides"):
-    return memory_record(item=MemoryInput(scope=scope, kind="episodic", text=f"User asked for PDF in {session}",
-                                          source_kind="user", session=session, task_type=task_type), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="episodic",
+            text=f"User asked for PDF in {session}",
+            source_kind="user",
+            session=session,
+            task_type=task_type,
+        ),
+        actor=None,
+    )
 
 
 def _candidate(scope, session, task_type="slides"):
-    return memory_record(item=MemoryInput(scope=scope, kind="preference", text="Exports slides as PDF",
-                                          source_kind="model_inference", session=session, task_type=task_type),
-                         actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="preference",
+            text="Exports slides as PDF",
+            source_kind="model_inference",
+            session=session,
+            task_type=task_type,
+        ),
+        actor=None,
+    )
 
 
 @pytest.fixture
@@ -35,8 +52,11 @@ def seen(project_scope, settings):
 
 
 def request_promotion(client, candidate, episodes, reason="seen in three sessions"):
-    return client.post("/api/v1/promotions", {"memory": candidate.pk, "episodes": [e.pk for e in episodes],
-                                              "reason": reason}, format="json")
+    return client.post(
+        "/api/v1/promotions",
+        {"memory": candidate.pk, "episodes": [e.pk for e in episodes], "reason": reason},
+        format="json",
+    )
 
 
 @pytest.mark.parametrize("who", ["agent", "reviewer", "curator", "owner"])
@@ -51,10 +71,13 @@ def test_a_requested_promotion_is_a_proposal_in_review_whoever_asks(request, see
     assert (promo["requested_by"], promo["reason"]) == (principal.name, "seen in three sessions")
     # The proposal the scan would make: every candidate of the group folded in, the chosen episodes cited.
     assert sorted(promo["candidates"]) == sorted(c.pk for c in candidates)
-    cited = set(Relation.objects.filter(source=proposal, kind="derived_from").values_list("target_id", flat=True))
+    cited = set(
+        Relation.objects.filter(source=proposal, kind="derived_from").values_list("target_id", flat=True)
+    )
     assert cited == {e.pk for e in episodes}
-    assert AuditEvent.objects.filter(action="memory.promotion_request", target_id=str(proposal.pk),
-                                     actor=principal).exists()
+    assert AuditEvent.objects.filter(
+        action="memory.promotion_request", target_id=str(proposal.pk), actor=principal
+    ).exists()
     # The scan files it under the same group and does not propose it again.
     assert promotion_scan(scope=project_scope) == []
 
@@ -72,7 +95,10 @@ def test_a_second_request_for_the_same_group_is_refused(seen, agent):
     assert request_promotion(client, candidates[0], episodes).status_code == 201
     again = request_promotion(client, candidates[2], episodes)
     assert (again.status_code, again.json()["error"], again.json()["message"]) == (
-        409, "promotion_exists", PromotionExists.message)
+        409,
+        "promotion_exists",
+        PromotionExists.message,
+    )
     assert Memory.objects.filter(status=Status.PROPOSED).count() == 1
 
 
@@ -80,7 +106,10 @@ def test_too_few_sessions_are_refused_and_change_nothing(seen, agent):
     candidates, episodes = seen
     response = request_promotion(token_client(agent), candidates[0], episodes[:2])
     assert (response.status_code, response.json()["error"], response.json()["message"]) == (
-        409, "promotion_unsupported", PromotionUnsupported.message)
+        409,
+        "promotion_unsupported",
+        PromotionUnsupported.message,
+    )
     assert not Memory.objects.filter(status=Status.PROPOSED).exists()
 
 

@@ -24,19 +24,24 @@ from tests.conftest import token_client
 
 
 def remember(scope, text, kind="semantic", status="active", **kw):
-    return memory_record(item=MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", status=status, **kw),
-                         actor=None)
+    return memory_record(
+        item=MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", status=status, **kw),
+        actor=None,
+    )
 
 
 @pytest.fixture
 def pair(project_scope):
-    return (remember(project_scope, "The launch is on March 3"),
-            remember(project_scope, "Marketing plans the launch for March 10"))
+    return (
+        remember(project_scope, "The launch is on March 3"),
+        remember(project_scope, "Marketing plans the launch for March 10"),
+    )
 
 
 def link(client, a, b, kind="contradicts", reason="two dates for one launch"):
-    return client.post("/api/v1/relations", {"source": a.pk, "target": b.pk, "kind": kind, "reason": reason},
-                       format="json")
+    return client.post(
+        "/api/v1/relations", {"source": a.pk, "target": b.pk, "kind": kind, "reason": reason}, format="json"
+    )
 
 
 def test_a_curator_links_two_memories_with_a_reason_audited_and_propagated(curator, pair):
@@ -45,15 +50,21 @@ def test_a_curator_links_two_memories_with_a_reason_audited_and_propagated(curat
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["source"], body["target"], body["kind"], body["by_hand"], body["actor"]) == (
-        a.pk, b.pk, "contradicts", True, "cora")
+        a.pk,
+        b.pk,
+        "contradicts",
+        True,
+        "cora",
+    )
     event = AuditEvent.objects.get(action="relation.link", target_id=str(body["id"]))
     assert event.reason == "two dates for one launch" and event.actor_id == curator.pk
     row = Outbox.objects.filter(topic="memory.status", memory=a).latest("pk")
     assert sorted(row.payload["memory_ids"]) == sorted([a.pk, b.pk])
 
 
-@pytest.mark.parametrize("who, expected", [("owner", 201), ("curator", 201), ("reviewer", 403), ("agent", 403),
-                                           ("outsider", 404)])
+@pytest.mark.parametrize(
+    "who, expected", [("owner", 201), ("curator", 201), ("reviewer", 403), ("agent", 403), ("outsider", 404)]
+)
 def test_who_may_link_is_the_link_right_of_the_permission_module(request, pair, who, expected):
     a, b = pair
     principal = request.getfixturevalue(who)
@@ -75,12 +86,18 @@ def test_self_links_duplicates_and_reverse_contradictions_are_refused(curator, p
     client = token_client(curator)
     self_link = link(client, a, a)
     assert (self_link.status_code, self_link.json()["error"], self_link.json()["message"]) == (
-        400, "relation_self", RELATION_SELF)
+        400,
+        "relation_self",
+        RELATION_SELF,
+    )
     assert link(client, a, b).status_code == 201
     for source, target in ((a, b), (b, a)):  # a contradiction either way is one
         again = link(client, source, target)
         assert (again.status_code, again.json()["error"], again.json()["message"]) == (
-            409, "relation_exists", RELATION_EXISTS)
+            409,
+            "relation_exists",
+            RELATION_EXISTS,
+        )
     assert link(client, b, a, kind="supports", reason="other kind").status_code == 201
     assert Relation.objects.count() == 2
 
@@ -90,25 +107,36 @@ def test_a_forgotten_memory_cannot_be_linked(curator, pair):
     memory_forget(memory_id=b.pk, actor=None, reason="user asked", hard=False)
     response = link(token_client(curator), a, b)
     assert (response.status_code, response.json()["error"], response.json()["message"]) == (
-        409, "relation_forgotten", RELATION_FORGOTTEN)
+        409,
+        "relation_forgotten",
+        RELATION_FORGOTTEN,
+    )
     assert not Relation.objects.exists()
 
 
 def test_links_stay_inside_one_workspace_and_another_workspaces_id_reads_as_unknown(
-    owner, pair, other_workspace_scope,
+    owner,
+    pair,
+    other_workspace_scope,
 ):
     a, _ = pair
     foreign = remember(other_workspace_scope, "Globex launches in May")
     client = token_client(owner)
     unseen = link(client, a, foreign)
-    unknown = client.post("/api/v1/relations", {"source": a.pk, "target": 987654321, "kind": "supports",
-                                                "reason": "x"}, format="json")
+    unknown = client.post(
+        "/api/v1/relations",
+        {"source": a.pk, "target": 987654321, "kind": "supports", "reason": "x"},
+        format="json",
+    )
     assert unseen.status_code == unknown.status_code == 404 and unseen.json() == unknown.json()
     # Someone who reads both workspaces is told the rule.
     grant_add(principal=owner, scope=other_workspace_scope, role=Role.OWNER, actor=None)
     crossing = link(token_client(owner), a, foreign)
     assert (crossing.status_code, crossing.json()["error"], crossing.json()["message"]) == (
-        400, "relation_cross_workspace", RELATION_CROSS_WORKSPACE)
+        400,
+        "relation_cross_workspace",
+        RELATION_CROSS_WORKSPACE,
+    )
     assert not Relation.objects.exists()
 
 
@@ -131,7 +159,9 @@ def test_a_curator_removes_a_link_with_a_reason(curator, pair):
     relation_id = link(client, a, b).json()["id"]
     no_reason = client.delete(f"/api/v1/relations/{relation_id}", {}, format="json")
     assert no_reason.status_code == 400 and Relation.objects.filter(pk=relation_id).exists()
-    removed = client.delete(f"/api/v1/relations/{relation_id}", {"reason": "the dates were reconciled"}, format="json")
+    removed = client.delete(
+        f"/api/v1/relations/{relation_id}", {"reason": "the dates were reconciled"}, format="json"
+    )
     assert removed.status_code == 200 and removed.json()["id"] == relation_id
     assert not Relation.objects.filter(pk=relation_id).exists()
     event = AuditEvent.objects.get(action="relation.unlink", target_id=str(relation_id))
@@ -140,23 +170,34 @@ def test_a_curator_removes_a_link_with_a_reason(curator, pair):
     assert again.status_code == 404
 
 
-@pytest.mark.parametrize("who, expected", [("owner", 200), ("reviewer", 403), ("agent", 403), ("outsider", 404)])
+@pytest.mark.parametrize(
+    "who, expected", [("owner", 200), ("reviewer", 403), ("agent", 403), ("outsider", 404)]
+)
 def test_who_may_remove_a_link(request, curator, pair, who, expected):
     a, b = pair
     relation_id = link(token_client(curator), a, b).json()["id"]
     response = token_client(request.getfixturevalue(who)).delete(
-        f"/api/v1/relations/{relation_id}", {"reason": "not a contradiction"}, format="json")
+        f"/api/v1/relations/{relation_id}", {"reason": "not a contradiction"}, format="json"
+    )
     assert response.status_code == expected
     assert Relation.objects.filter(pk=relation_id).exists() == (expected != 200)
-    assert APIClient().delete(f"/api/v1/relations/{relation_id}", {"reason": "x"}, format="json").status_code in (
-        401, 404)
+    assert APIClient().delete(
+        f"/api/v1/relations/{relation_id}", {"reason": "x"}, format="json"
+    ).status_code in (401, 404)
 
 
 def test_a_supersedes_link_is_history_and_is_not_removed_by_hand(owner, project_scope):
     first = remember(project_scope, "Export as PDF", kind="convention", key="export_format")
-    memory_supersede(memory_id=first.pk, text="Export as PPTX", reason="changed", source_kind="user", actor=None)
+    memory_supersede(
+        memory_id=first.pk, text="Export as PPTX", reason="changed", source_kind="user", actor=None
+    )
     relation = Relation.objects.get(kind="supersedes")
-    response = token_client(owner).delete(f"/api/v1/relations/{relation.pk}", {"reason": "tidy"}, format="json")
+    response = token_client(owner).delete(
+        f"/api/v1/relations/{relation.pk}", {"reason": "tidy"}, format="json"
+    )
     assert (response.status_code, response.json()["error"], response.json()["message"]) == (
-        409, "relation_fixed", SUPERSEDES_FIXED)
+        409,
+        "relation_fixed",
+        SUPERSEDES_FIXED,
+    )
     assert Relation.objects.filter(pk=relation.pk).exists()

@@ -26,7 +26,8 @@ def test_openapi_schema_lists_every_agent_operation_with_its_shapes(agent_client
     assert {"turn_id", "packet", "budget", "trace", "text"} <= set(components["ContextOutput"]["properties"])
     assert {"in", "out", "name", "ms"} <= set(components["StageOutput"]["properties"])
     assert {"scope", "query", "budget_tokens", "strategy", "as_of", "session", "task"} <= set(
-        components["ContextInputRequest"]["properties"])
+        components["ContextInputRequest"]["properties"]
+    )
 
 
 def test_docs_page_is_served(agent_client):
@@ -34,12 +35,21 @@ def test_docs_page_is_served(agent_client):
 
 
 def test_budget_too_small_for_pinned_blocks_is_422_with_needed_and_budget(agent_client, project_scope):
-    m = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="tone", status="active",
-                                       text="Write in a formal tone, no exclamation marks", source_kind="user"),
-                      actor=None)
+    m = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="tone",
+            status="active",
+            text="Write in a formal tone, no exclamation marks",
+            source_kind="user",
+        ),
+        actor=None,
+    )
     embed_memories([m.pk])
-    response = agent_client.post("/api/v1/context", {"scope": "acme/slides", "query": "draft", "budget_tokens": 5},
-                                 format="json")
+    response = agent_client.post(
+        "/api/v1/context", {"scope": "acme/slides", "query": "draft", "budget_tokens": 5}, format="json"
+    )
     assert response.status_code == 422
     body = response.json()
     assert body["error"] == "pinned_over_budget" and body["budget"] == 5 and body["needed"] > 5

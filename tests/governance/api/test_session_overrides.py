@@ -15,10 +15,19 @@ CORRECTION = "Actually, change it: export the Q3 deck as PPTX instead of PDF fro
 
 
 def _rule(client, text=RULE, key="export_format", **extra) -> dict:
-    made = client.post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "key": key, "text": text, "status": "active",
-        "source": {"kind": "user", "ref": "kickoff"}, **extra,
-    }, format="json")
+    made = client.post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "key": key,
+            "text": text,
+            "status": "active",
+            "source": {"kind": "user", "ref": "kickoff"},
+            **extra,
+        },
+        format="json",
+    )
     assert made.status_code == 201, made.json()
     assert made.json()["status"] == "active"
     return made.json()
@@ -29,22 +38,35 @@ def _say(client, session: str, text: str = CORRECTION, ref: str = "t5") -> list[
     lists the episodes only (it must not tell which sentence was not extracted because its text was
     forgotten), so the extracted ones are read where a reviewer finds them."""
     before = Memory.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-    event = client.post("/api/v1/events", {
-        "scope": "acme/slides", "session": session,
-        "turns": [{"role": "user", "content": text, "ref": ref},
-                  {"role": "assistant", "content": "Understood, PPTX from now on.", "ref": f"{ref}-a"}],
-    }, format="json")
+    event = client.post(
+        "/api/v1/events",
+        {
+            "scope": "acme/slides",
+            "session": session,
+            "turns": [
+                {"role": "user", "content": text, "ref": ref},
+                {"role": "assistant", "content": "Understood, PPTX from now on.", "ref": f"{ref}-a"},
+            ],
+        },
+        format="json",
+    )
     assert event.status_code == 201, event.json()
     embed_memories(list(Memory.objects.values_list("pk", flat=True)))
     episodes = event.json()["created"]
-    extracted = Memory.objects.filter(pk__gt=before).exclude(pk__in=[m["id"] for m in episodes]).order_by("pk")
-    return episodes + [{"id": m.pk, "kind": m.kind, "key": m.key, "status": m.status, "text": m.text}
-                       for m in extracted]
+    extracted = (
+        Memory.objects.filter(pk__gt=before).exclude(pk__in=[m["id"] for m in episodes]).order_by("pk")
+    )
+    return episodes + [
+        {"id": m.pk, "kind": m.kind, "key": m.key, "status": m.status, "text": m.text} for m in extracted
+    ]
 
 
 def _context(client, session: str, query: str = "export the Q3 deck now") -> dict:
-    response = client.post("/api/v1/context", {"scope": "acme/slides", "query": query, "budget_tokens": 1500,
-                                               "session": session}, format="json")
+    response = client.post(
+        "/api/v1/context",
+        {"scope": "acme/slides", "query": query, "budget_tokens": 1500, "session": session},
+        format="json",
+    )
     assert response.status_code == 200, response.json()
     return response.json()
 
@@ -82,7 +104,9 @@ def test_the_users_correction_is_in_force_for_its_session_and_sets_the_rule_asid
     negative = [b for b in packet["negative"] if b["memory_id"] == rule["id"]]
     assert len(negative) == 1 and negative[0]["set_aside"]["by"]["memory_id"] == proposal["id"]
     # The rule is nowhere else: not pinned, not evidence; the correction is not "contradicted".
-    usable = [b["memory_id"] for slot in ("constraints", "evidence", "preferences", "recent") for b in packet[slot]]
+    usable = [
+        b["memory_id"] for slot in ("constraints", "evidence", "preferences", "recent") for b in packet[slot]
+    ]
     assert rule["id"] not in usable
     assert "CONTRADICTED" not in body["text"]
     text = body["text"]
@@ -104,8 +128,9 @@ def test_another_session_keeps_the_rule_and_sees_the_pending_proposal(scenario):
 
 def test_a_reviewers_confirmation_makes_it_the_next_revision_in_every_session(scenario, client_for, reviewer):
     _owner, agent_client, rule, proposal = scenario
-    confirmed = client_for(reviewer).post(f"/api/v1/memories/{proposal['id']}/confirm", {"reason": "ok"},
-                                          format="json")
+    confirmed = client_for(reviewer).post(
+        f"/api/v1/memories/{proposal['id']}/confirm", {"reason": "ok"}, format="json"
+    )
     assert confirmed.status_code == 200, confirmed.json()
     for session in ("s1", "s2", "s3"):
         body = _context(agent_client, session)
@@ -116,11 +141,14 @@ def test_a_reviewers_confirmation_makes_it_the_next_revision_in_every_session(sc
         assert "[export_format r2]" in body["text"]
 
 
-def test_a_rejection_ends_the_override_at_the_next_turn_and_the_packet_says_so(scenario, client_for, reviewer):
+def test_a_rejection_ends_the_override_at_the_next_turn_and_the_packet_says_so(
+    scenario, client_for, reviewer
+):
     _owner, agent_client, rule, proposal = scenario
     assert _constraint_ids(_context(agent_client, "s1")) == [proposal["id"]]
-    rejected = client_for(reviewer).post(f"/api/v1/memories/{proposal['id']}/reject",
-                                         {"reason": "the client contract says PDF"}, format="json")
+    rejected = client_for(reviewer).post(
+        f"/api/v1/memories/{proposal['id']}/reject", {"reason": "the client contract says PDF"}, format="json"
+    )
     assert rejected.status_code == 200, rejected.json()
     body = _context(agent_client, "s1")
     assert _constraint_ids(body) == [rule["id"]]
@@ -136,11 +164,14 @@ def _scope_id(client) -> int:
     return next(s["id"] for s in rows if s["path"] == "acme/slides")
 
 
-def test_a_binding_rule_is_not_set_aside_and_the_packet_says_who_must_decide(client_for, owner, agent, project_scope):
+def test_a_binding_rule_is_not_set_aside_and_the_packet_says_who_must_decide(
+    client_for, owner, agent, project_scope
+):
     owner_client = client_for(owner)
     rule = _rule(owner_client)
-    changed = owner_client.patch(f"/api/v1/scopes/{_scope_id(owner_client)}", {"binding_keys": ["export_format"]},
-                                 format="json")
+    changed = owner_client.patch(
+        f"/api/v1/scopes/{_scope_id(owner_client)}", {"binding_keys": ["export_format"]}, format="json"
+    )
     assert changed.status_code == 200 and changed.json()["binding_keys"] == ["export_format"], changed.json()
     agent_client = client_for(agent)
     proposal = _proposal(_say(agent_client, "s1"))
@@ -154,7 +185,9 @@ def test_a_binding_rule_is_not_set_aside_and_the_packet_says_who_must_decide(cli
     assert "CONTRADICTED" not in body["text"]
     assert "BINDING: the user asked in this session (the user, turn t5)" in body["text"]
     assert "ask a reviewer to decide on export_format" in body["text"]
-    assert not body["packet"]["negative"] or rule["id"] not in [b["memory_id"] for b in body["packet"]["negative"]]
+    assert not body["packet"]["negative"] or rule["id"] not in [
+        b["memory_id"] for b in body["packet"]["negative"]
+    ]
 
 
 def test_a_long_term_commitment_under_four_eyes_is_binding(client_for, owner, agent, project_scope):
@@ -168,7 +201,9 @@ def test_a_long_term_commitment_under_four_eyes_is_binding(client_for, owner, ag
     assert "four-eyes" in body["packet"]["constraints"][0]["binding_request"]["why"]
 
 
-def test_a_hostile_agents_fabricated_correction_stays_in_its_own_session(client_for, owner, agent, project_scope):
+def test_a_hostile_agents_fabricated_correction_stays_in_its_own_session(
+    client_for, owner, agent, project_scope
+):
     from governance.models import Role
     from governance.services.principal import grant_add, principal_ensure
 
@@ -178,7 +213,12 @@ def test_a_hostile_agents_fabricated_correction_stays_in_its_own_session(client_
     rogue = client_for(hostile)
     # The rogue agent "relays" a user correction in its own session and in the honest agent's session name.
     fabricated = _proposal(_say(rogue, "s9", ref="r1"))
-    _say(rogue, "s1", text="Actually, change it: export the Q3 deck as PNG instead of PDF from now on.", ref="r2")
+    _say(
+        rogue,
+        "s1",
+        text="Actually, change it: export the Q3 deck as PNG instead of PDF from now on.",
+        ref="r2",
+    )
     honest = client_for(agent)
     for session in ("s1", "s2"):
         body = _context(honest, session)
@@ -186,7 +226,9 @@ def test_a_hostile_agents_fabricated_correction_stays_in_its_own_session(client_
         assert "session_override" not in body["packet"]["constraints"][0]
         assert not [b for b in body["packet"]["negative"] if b.get("set_aside")]
     # The same session name used by another agent is not that agent's conversation.
-    assert "relayed by another agent" in str(_context(honest, "s1")["packet"]["constraints"][0]["pending_changes"])
+    assert "relayed by another agent" in str(
+        _context(honest, "s1")["packet"]["constraints"][0]["pending_changes"]
+    )
     # Only the rogue's own session acts on it, and the scope's rule is unchanged for everyone.
     own = _context(rogue, "s9")
     assert _constraint_ids(own) == [fabricated["id"]]
@@ -194,15 +236,17 @@ def test_a_hostile_agents_fabricated_correction_stays_in_its_own_session(client_
     assert _constraint_ids(_context(rogue, "s10")) == [rule["id"]]
 
 
-def test_a_scope_requiring_end_user_tokens_ignores_an_agents_relayed_correction(client_for, owner, agent,
-                                                                                 project_scope):
+def test_a_scope_requiring_end_user_tokens_ignores_an_agents_relayed_correction(
+    client_for, owner, agent, project_scope
+):
     from governance.models import Role
     from governance.services.principal import grant_add, user_ensure
 
     owner_client = client_for(owner)
     rule = _rule(owner_client)
-    changed = owner_client.patch(f"/api/v1/scopes/{_scope_id(owner_client)}", {"session_overrides": "end_user"},
-                                 format="json")
+    changed = owner_client.patch(
+        f"/api/v1/scopes/{_scope_id(owner_client)}", {"session_overrides": "end_user"}, format="json"
+    )
     assert changed.status_code == 200 and changed.json()["session_overrides"] == "end_user"
     agent_client = client_for(agent)
     _say(agent_client, "s1")
@@ -221,36 +265,67 @@ def test_a_scope_requiring_end_user_tokens_ignores_an_agents_relayed_correction(
     assert _constraint_ids(_context(agent_client, "s4")) == [rule["id"]]
 
 
-def test_an_unkeyed_rule_is_set_aside_by_the_instruction_that_contradicts_it(client_for, owner, agent,
-                                                                            project_scope):
+def test_an_unkeyed_rule_is_set_aside_by_the_instruction_that_contradicts_it(
+    client_for, owner, agent, project_scope
+):
     owner_client = client_for(owner)
-    made = owner_client.post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "text": "Always run the full test suite before a release.",
-        "status": "active", "source": {"kind": "user", "ref": "kickoff"}}, format="json").json()
+    made = owner_client.post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "text": "Always run the full test suite before a release.",
+            "status": "active",
+            "source": {"kind": "user", "ref": "kickoff"},
+        },
+        format="json",
+    ).json()
     agent_client = client_for(agent)
-    proposal = _proposal(_say(agent_client, "s1", text="From now on, never run the full test suite before a release."))
+    proposal = _proposal(
+        _say(agent_client, "s1", text="From now on, never run the full test suite before a release.")
+    )
     assert proposal["key"] is None and proposal["status"] == "proposed"
     body = _context(agent_client, "s1", query="can I skip the test suite before the release?")
     assert _constraint_ids(body) == [proposal["id"]]
     assert [b["memory_id"] for b in body["packet"]["negative"] if b.get("set_aside")] == [made["id"]]
-    assert _constraint_ids(_context(agent_client, "s2", query="can I skip the test suite before the release?")) \
-        == [made["id"]]
+    assert _constraint_ids(
+        _context(agent_client, "s2", query="can I skip the test suite before the release?")
+    ) == [made["id"]]
 
 
-def test_a_correction_the_agent_writes_with_source_user_and_the_session_counts_there(client_for, owner, agent,
-                                                                                     project_scope):
+def test_a_correction_the_agent_writes_with_source_user_and_the_session_counts_there(
+    client_for, owner, agent, project_scope
+):
     rule = _rule(client_for(owner))
     agent_client = client_for(agent)
-    made = agent_client.post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "key": "export_format", "session": "s1",
-        "text": "Export the Q3 deck as PPTX.", "source": {"kind": "user", "ref": "t7"}}, format="json")
+    made = agent_client.post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "key": "export_format",
+            "session": "s1",
+            "text": "Export the Q3 deck as PPTX.",
+            "source": {"kind": "user", "ref": "t7"},
+        },
+        format="json",
+    )
     assert made.status_code == 201, made.json()
     assert _constraint_ids(_context(agent_client, "s1")) == [made.json()["id"]]
     assert _constraint_ids(_context(agent_client, "s2")) == [rule["id"]]
     # A model's inference is no user's word: it never overrides anything.
-    inferred = agent_client.post("/api/v1/memories", {
-        "scope": "acme/slides", "kind": "convention", "key": "export_format", "session": "s5",
-        "text": "Export the Q3 deck as PNG.", "source": {"kind": "model_inference", "ref": "t8"}}, format="json")
+    inferred = agent_client.post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "key": "export_format",
+            "session": "s5",
+            "text": "Export the Q3 deck as PNG.",
+            "source": {"kind": "model_inference", "ref": "t8"},
+        },
+        format="json",
+    )
     assert inferred.status_code == 201
     assert _constraint_ids(_context(agent_client, "s5")) == [rule["id"]]
 
@@ -265,8 +340,9 @@ def test_the_override_is_audited_with_who_which_turn_and_which_rule(scenario, ag
     assert event.data["sets_aside"] == [{"memory_id": rule["id"], "key": "export_format", "revision": 1}]
 
 
-def test_session_settings_are_the_owners_and_bad_values_are_refused(client_for, owner, agent, reviewer, outsider,
-                                                                    project_scope):
+def test_session_settings_are_the_owners_and_bad_values_are_refused(
+    client_for, owner, agent, reviewer, outsider, project_scope
+):
     from rest_framework.test import APIClient
 
     scope_id = _scope_id(client_for(owner))
@@ -275,22 +351,42 @@ def test_session_settings_are_the_owners_and_bad_values_are_refused(client_for, 
         assert client_for(who).patch(url, {"rules_binding": True}, format="json").status_code in (403, 404)
     assert client_for(outsider).patch(url, {"rules_binding": True}, format="json").status_code == 404
     assert APIClient().patch(url, {"rules_binding": True}, format="json").status_code == 401
-    for bad in ({"session_overrides": "sometimes"}, {"binding_keys": "export_format"}, {"binding_keys": [""]}):
+    for bad in (
+        {"session_overrides": "sometimes"},
+        {"binding_keys": "export_format"},
+        {"binding_keys": [""]},
+    ):
         response = client_for(owner).patch(url, bad, format="json")
         assert response.status_code == 400 and response.json()["error"], bad
     project_scope.refresh_from_db()
     assert (project_scope.session_overrides, project_scope.binding_keys, project_scope.rules_binding) == (
-        "any", [], False)
+        "any",
+        [],
+        False,
+    )
 
 
 def test_the_schema_documents_the_packets_session_fields_and_the_scope_settings(agent_client):
     schema = agent_client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     components = schema["components"]["schemas"]
     block = components["BlockOutput"]["properties"]
-    assert {"session_override", "set_aside", "binding_request", "override_rejected", "pending_changes",
-            "pending_more"} <= set(block)
-    assert set(components["SessionOverrideOutput"]["properties"]) >= {"session", "turn", "told_by", "replaces"}
-    assert {"session_overrides", "binding_keys", "rules_binding"} <= set(components["ScopeSettingsOutput"]["properties"])
+    assert {
+        "session_override",
+        "set_aside",
+        "binding_request",
+        "override_rejected",
+        "pending_changes",
+        "pending_more",
+    } <= set(block)
+    assert set(components["SessionOverrideOutput"]["properties"]) >= {
+        "session",
+        "turn",
+        "told_by",
+        "replaces",
+    }
+    assert {"session_overrides", "binding_keys", "rules_binding"} <= set(
+        components["ScopeSettingsOutput"]["properties"]
+    )
     assert "session" in components["MemoryCreateInputRequest"]["properties"]
 
 

@@ -20,24 +20,35 @@ def team(project_scope):
 
 def test_a_member_holds_the_roles_of_its_group_until_removed(team, project_scope, owner, reviewer):
     newbie = user_ensure(username="nina", actor=None)
-    assert client_for(reviewer).post("/api/v1/groups/slides-team/members", {"member": "nina"},
-                                     format="json").status_code == 403
-    assert client_for(owner).post("/api/v1/groups/slides-team/members", {"member": "nina"},
-                                  format="json").status_code == 204
+    assert (
+        client_for(reviewer)
+        .post("/api/v1/groups/slides-team/members", {"member": "nina"}, format="json")
+        .status_code
+        == 403
+    )
+    assert (
+        client_for(owner)
+        .post("/api/v1/groups/slides-team/members", {"member": "nina"}, format="json")
+        .status_code
+        == 204
+    )
     assert Role.CURATOR in roles_at(newbie, project_scope)
     assert AuditEvent.objects.filter(action="group.member_add", data__member="nina").exists()
     assert client_for(owner).delete("/api/v1/groups/slides-team/members/nina").status_code == 204
     assert roles_at(newbie, project_scope) == set()
 
 
-def test_an_owner_of_a_sub_scope_cannot_add_members_to_a_team_holding_roles_above_it(workspace_scope, project_scope,
-                                                                                  owner):
+def test_an_owner_of_a_sub_scope_cannot_add_members_to_a_team_holding_roles_above_it(
+    workspace_scope, project_scope, owner
+):
     big_team = principal_ensure(name="all-hands", kind="group", actor=None)
     grant_add(principal=big_team, scope=workspace_scope, role=Role.VIEWER, actor=None)
     sub_owner = user_ensure(username="sub", actor=None)
     grant_add(principal=sub_owner, scope=project_scope, role=Role.OWNER, actor=owner)
     user_ensure(username="nina", actor=None)
-    response = client_for(sub_owner).post("/api/v1/groups/all-hands/members", {"member": "nina"}, format="json")
+    response = client_for(sub_owner).post(
+        "/api/v1/groups/all-hands/members", {"member": "nina"}, format="json"
+    )
     assert response.status_code == 403 and "owner role" in response.json()["message"]
 
 
@@ -54,16 +65,38 @@ def test_agent_tokens_are_issued_once_and_revoked_by_an_owner(project_scope, own
     assert client_for(reviewer).delete(f"/api/v1/tokens/{token.pk}").status_code == 403
     assert client_for(owner).delete(f"/api/v1/tokens/{token.pk}").status_code == 204
     assert as_agent.get("/api/v1/review").status_code == 401
-    assert client_for(owner).post("/api/v1/tokens", {"principal": "rami", **bound}, format="json").status_code == 400
+    assert (
+        client_for(owner).post("/api/v1/tokens", {"principal": "rami", **bound}, format="json").status_code
+        == 400
+    )
 
 
 def test_review_queue_api_shows_kind_supporting_and_conflicting(project_scope, reviewer, outsider, agent):
-    active = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="font", text="Use Inter",
-                                            source_kind="user", status="active"), actor=None)
-    memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="font", text="Use Helvetica",
-                                   source_kind="model_inference"), actor=agent)
+    active = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="font",
+            text="Use Inter",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="font",
+            text="Use Helvetica",
+            source_kind="model_inference",
+        ),
+        actor=agent,
+    )
     items = client_for(reviewer).get("/api/v1/review?scope=acme/slides").json()
-    assert [(i["kind"], i["conflicting"]["id"], i["can_confirm"]) for i in items] == [("conflict", active.pk, True)]
+    assert [(i["kind"], i["conflicting"]["id"], i["can_confirm"]) for i in items] == [
+        ("conflict", active.pk, True)
+    ]
     assert client_for(outsider).get("/api/v1/review?scope=acme/slides").status_code == 404
     assert client_for(outsider).get("/api/v1/review").json() == []
 
@@ -71,8 +104,16 @@ def test_review_queue_api_shows_kind_supporting_and_conflicting(project_scope, r
 def test_review_queue_query_count_does_not_grow_with_the_queue(project_scope, reviewer):
     def make(n):
         for i in range(n):
-            memory_record(item=MemoryInput(scope=project_scope, kind="preference", text=f"likes option {i}",
-                                           source_kind="assistant", status="proposed"), actor=None)
+            memory_record(
+                item=MemoryInput(
+                    scope=project_scope,
+                    kind="preference",
+                    text=f"likes option {i}",
+                    source_kind="assistant",
+                    status="proposed",
+                ),
+                actor=None,
+            )
 
     make(2)
     with CaptureQueriesContext(connection) as small:

@@ -24,14 +24,28 @@ def _untyped(schema: dict) -> bool:
 
 def test_no_response_body_in_the_schema_is_a_bare_object(agent_client):
     schema = _schema(agent_client)
-    bare = [(path, method, code) for path, ops in schema["paths"].items() for method, op in ops.items()
-            for code, response in op["responses"].items()
-            for media in response.get("content", {}).values() if _untyped(media["schema"])]
+    bare = [
+        (path, method, code)
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+        for code, response in op["responses"].items()
+        for media in response.get("content", {}).values()
+        if _untyped(media["schema"])
+    ]
     assert bare == []
-    untyped_fields = [(name, prop) for name, component in schema["components"]["schemas"].items()
-                      for prop, spec in component.get("properties", {}).items() if spec == {} or (
-                          spec.get("type") == "object" and "properties" not in spec and "$ref" not in spec
-                          and not spec.get("additionalProperties") and "allOf" not in spec)]
+    untyped_fields = [
+        (name, prop)
+        for name, component in schema["components"]["schemas"].items()
+        for prop, spec in component.get("properties", {}).items()
+        if spec == {}
+        or (
+            spec.get("type") == "object"
+            and "properties" not in spec
+            and "$ref" not in spec
+            and not spec.get("additionalProperties")
+            and "allOf" not in spec
+        )
+    ]
     assert untyped_fields == []
 
 

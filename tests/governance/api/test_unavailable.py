@@ -12,12 +12,16 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from governance.api.errors import SERVICE_UNAVAILABLE, exception_handler
 
 
-@pytest.mark.parametrize("exc", [
-    OperationalError("terminating connection due to administrator command"),
-    InterfaceError("connection already closed"),
-    RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
-    RedisTimeoutError("Timeout reading from socket"),
-], ids=["db-dropped", "db-closed", "redis-refused", "redis-timeout"])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        OperationalError("terminating connection due to administrator command"),
+        InterfaceError("connection already closed"),
+        RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused."),
+        RedisTimeoutError("Timeout reading from socket"),
+    ],
+    ids=["db-dropped", "db-closed", "redis-refused", "redis-timeout"],
+)
 def test_a_lost_database_or_redis_connection_is_a_503_the_client_may_retry(exc):
     response = exception_handler(exc, {})
     assert response.status_code == 503

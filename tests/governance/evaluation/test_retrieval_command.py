@@ -48,8 +48,16 @@ def test_a_question_about_a_scope_never_imported_is_reported_not_crashed(db, tmp
     q = tmp_path / "q.jsonl"
     q.write_text('{"scope": "nowhere/at-all", "question": "q?", "evidence_refs": ["r"]}\n', encoding="utf-8")
     out = tmp_path / "r.json"
-    call_command("evaluate_retrieval", str(q), "--strategy", "vector", "--json", str(out), stdout=StringIO(),
-                 stderr=StringIO())
+    call_command(
+        "evaluate_retrieval",
+        str(q),
+        "--strategy",
+        "vector",
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
     body = json.loads(out.read_text())["strategies"]["vector"]
     assert body["all"]["recall@10"] == 0.0 and body["errors"]
 
@@ -57,8 +65,16 @@ def test_a_question_about_a_scope_never_imported_is_reported_not_crashed(db, tmp
 def test_imported_dataset_reports_recall_per_category_and_strategy(db, tmp_path):
     out = tmp_path / "retrieval.json"
     stdout = StringIO()
-    call_command("evaluate_retrieval", str(QUESTIONS), "--conversations", str(CONVERSATIONS), "--json", str(out),
-                 stdout=stdout, stderr=StringIO())
+    call_command(
+        "evaluate_retrieval",
+        str(QUESTIONS),
+        "--conversations",
+        str(CONVERSATIONS),
+        "--json",
+        str(out),
+        stdout=stdout,
+        stderr=StringIO(),
+    )
     assert Memory.objects.filter(scope__path="evalds/alex-trip", source_ref="en-s1-t03").exists()
     results = json.loads(out.read_text())
     assert set(results["strategies"]) == {"recent", "vector", "structured_vector", "temporal", "full"}

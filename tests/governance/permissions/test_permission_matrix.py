@@ -34,7 +34,12 @@ ALLOWED = {
 }
 ROLES = ["agent", "viewer", "reviewer", "curator", "owner"]
 # Where the target lies relative to the role's grant on acme/slides: below it, on it, beside it, elsewhere.
-PLACES = {"same": "acme/slides", "child": "acme/slides/export", "sibling": "acme/payments", "other": "globex/x"}
+PLACES = {
+    "same": "acme/slides",
+    "child": "acme/slides/export",
+    "sibling": "acme/payments",
+    "other": "globex/x",
+}
 
 
 @pytest.fixture
@@ -47,8 +52,16 @@ def role_principal(project_scope, request):
 
 def target_memory(place: str) -> Memory:
     scope = scope_ensure(path=PLACES[place], actor=None)
-    return memory_record(item=MemoryInput(scope=scope, kind="preference", text=f"likes PDF ({place})",
-                                          source_kind="assistant", status="proposed"), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="preference",
+            text=f"likes PDF ({place})",
+            source_kind="assistant",
+            status="proposed",
+        ),
+        actor=None,
+    )
 
 
 def do(action: str, memory: Memory, actor):
@@ -120,13 +133,19 @@ def test_api_permission_matrix(role_principal, action, place):
 
 def test_trio_through_the_api(project_scope, owner, reviewer, outsider):
     memory = target_memory("same")
-    assert client_for(outsider).post(f"/api/v1/memories/{memory.pk}/forget", {"mode": "hard", "reason": "x"},
-                                     format="json").status_code == 404
-    denied = client_for(reviewer).post(f"/api/v1/memories/{memory.pk}/forget", {"mode": "hard", "reason": "x"},
-                                       format="json")
+    assert (
+        client_for(outsider)
+        .post(f"/api/v1/memories/{memory.pk}/forget", {"mode": "hard", "reason": "x"}, format="json")
+        .status_code
+        == 404
+    )
+    denied = client_for(reviewer).post(
+        f"/api/v1/memories/{memory.pk}/forget", {"mode": "hard", "reason": "x"}, format="json"
+    )
     assert denied.status_code == 403 and "owner" in denied.json()["message"]
-    done = client_for(owner).post(f"/api/v1/memories/{memory.pk}/forget", {"mode": "hard", "reason": "x"},
-                                  format="json")
+    done = client_for(owner).post(
+        f"/api/v1/memories/{memory.pk}/forget", {"mode": "hard", "reason": "x"}, format="json"
+    )
     assert done.status_code == 202
     body = done.json()
     assert body["memory"]["status"] == "forgotten"
@@ -138,14 +157,20 @@ def test_trio_through_the_api(project_scope, owner, reviewer, outsider):
 
 def test_bad_forget_input_is_a_400_with_fields(project_scope, owner):
     memory = target_memory("same")
-    response = client_for(owner).post(f"/api/v1/memories/{memory.pk}/forget", {"mode": "shred"}, format="json")
+    response = client_for(owner).post(
+        f"/api/v1/memories/{memory.pk}/forget", {"mode": "shred"}, format="json"
+    )
     assert response.status_code == 400
-    assert response.json()["error"] == "invalid_input" and set(response.json()["fields"]) == {"mode", "reason"}
+    assert response.json()["error"] == "invalid_input" and set(response.json()["fields"]) == {
+        "mode",
+        "reason",
+    }
     assert Memory.objects.get(pk=memory.pk).status == Status.PROPOSED
 
 
-def test_nobody_grants_above_their_own_role_or_outside_their_subtree(workspace_scope, project_scope, owner,
-                                                                      reviewer, curator):
+def test_nobody_grants_above_their_own_role_or_outside_their_subtree(
+    workspace_scope, project_scope, owner, reviewer, curator
+):
     newbie = user_ensure(username="newbie", actor=None)
     # A curator or reviewer cannot hand out any role, not even one below their own.
     for actor in (curator, reviewer):
@@ -168,19 +193,26 @@ def test_nobody_grants_above_their_own_role_or_outside_their_subtree(workspace_s
 def test_grants_api_list_add_revoke(project_scope, owner, reviewer, outsider):
     newbie = user_ensure(username="newbie", actor=None)
     c = client_for(owner)
-    added = c.post("/api/v1/grants", {"principal": "newbie", "scope": "acme/slides", "role": "viewer"}, format="json")
+    added = c.post(
+        "/api/v1/grants", {"principal": "newbie", "scope": "acme/slides", "role": "viewer"}, format="json"
+    )
     assert added.status_code == 201, added.json()
     grant_id = added.json()["id"]
     listed = client_for(reviewer).get("/api/v1/grants?scope=acme/slides").json()
-    assert {(g["principal"], g["role"]) for g in listed} >= {("newbie", "viewer"), ("rami", "reviewer"),
-                                                              ("olivia", "owner")}
+    assert {(g["principal"], g["role"]) for g in listed} >= {
+        ("newbie", "viewer"),
+        ("rami", "reviewer"),
+        ("olivia", "owner"),
+    }
     assert client_for(outsider).get("/api/v1/grants?scope=acme/slides").status_code == 404
     assert "newbie" not in {g["principal"] for g in client_for(outsider).get("/api/v1/grants").json()}
     assert client_for(reviewer).delete(f"/api/v1/grants/{grant_id}").status_code == 403
     assert client_for(outsider).delete(f"/api/v1/grants/{grant_id}").status_code == 404
     assert c.delete(f"/api/v1/grants/{grant_id}").status_code == 204
     assert not Grant.objects.filter(principal=newbie).exists()
-    bad = c.post("/api/v1/grants", {"principal": "nobody", "scope": "acme/slides", "role": "viewer"}, format="json")
+    bad = c.post(
+        "/api/v1/grants", {"principal": "nobody", "scope": "acme/slides", "role": "viewer"}, format="json"
+    )
     assert bad.status_code == 400 and bad.json()["error"] == "invalid_input"
 
 

@@ -16,18 +16,39 @@ from tests.governance.portability.helpers import as_lines, export_records
 
 @pytest.fixture
 def exported(project_scope, owner):
-    first = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                           text="Export decks as PDF.", source_kind="user", status="active"),
-                          actor=owner)
-    memory_supersede(memory_id=first.pk, text="Export decks as PPTX.", reason="client edits", source_kind="user",
-                     actor=owner)
-    memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text="The client asked for PPTX.",
-                                   source_kind="user"), actor=owner)
+    first = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            text="Export decks as PDF.",
+            source_kind="user",
+            status="active",
+        ),
+        actor=owner,
+    )
+    memory_supersede(
+        memory_id=first.pk,
+        text="Export decks as PPTX.",
+        reason="client edits",
+        source_kind="user",
+        actor=owner,
+    )
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="episodic", text="The client asked for PPTX.", source_kind="user"
+        ),
+        actor=owner,
+    )
     return export_records("acme/slides")
 
 
 def _index(records, rtype, **match):
-    return next(i for i, r in enumerate(records) if r["type"] == rtype and all(r.get(k) == v for k, v in match.items()))
+    return next(
+        i
+        for i, r in enumerate(records)
+        if r["type"] == rtype and all(r.get(k) == v for k, v in match.items())
+    )
 
 
 def _version(r):
@@ -107,13 +128,32 @@ def _not_json(r):
     return 3, fmt.NOT_JSON
 
 
-CASES = [_version, _two_active, _old_revision_active, _relation_outside, _bad_status, _unknown_scope, _cut_off,
-         _missing_memory, _tampered_audit, _out_of_order, _duplicate_id, _principal_kind_clash, _not_json]
+CASES = [
+    _version,
+    _two_active,
+    _old_revision_active,
+    _relation_outside,
+    _bad_status,
+    _unknown_scope,
+    _cut_off,
+    _missing_memory,
+    _tampered_audit,
+    _out_of_order,
+    _duplicate_id,
+    _principal_kind_clash,
+    _not_json,
+]
 
 
 def _state():
-    return (Memory.objects.count(), Relation.objects.count(), AuditEvent.objects.count(), Scope.objects.count(),
-            Principal.objects.count(), ScopeImport.objects.count())
+    return (
+        Memory.objects.count(),
+        Relation.objects.count(),
+        AuditEvent.objects.count(),
+        Scope.objects.count(),
+        Principal.objects.count(),
+        ScopeImport.objects.count(),
+    )
 
 
 @pytest.mark.parametrize("breaks", CASES, ids=[c.__name__.strip("_") for c in CASES])
@@ -145,4 +185,7 @@ def test_an_import_into_a_scope_that_already_has_the_key_is_refused(exported, pr
 def test_the_good_file_imports(exported):
     result = scope_import(lines=as_lines(exported), into="copied", actor=None)
     assert result.counts["memories"] == 3
-    assert Memory.objects.get(scope__path="copied", key="export_format", status="active").text == "Export decks as PPTX."
+    assert (
+        Memory.objects.get(scope__path="copied", key="export_format", status="active").text
+        == "Export decks as PPTX."
+    )

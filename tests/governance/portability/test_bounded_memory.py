@@ -16,11 +16,20 @@ N = 5000
 
 def _fill(scope, n: int) -> None:
     for start in range(0, n, 1000):
-        memory_record_batch(items=[
-            MemoryInput(scope=scope, kind="episodic", source_kind="user", session=f"s{i // 50}",
-                        text=f"Turn {i}: the client asked again about the Q3 deck, this time about slide {i % 40} "
-                             f"and whether its chart should use the new colours ({'x' * 200}).")
-            for i in range(start, min(n, start + 1000))], actor=None)
+        memory_record_batch(
+            items=[
+                MemoryInput(
+                    scope=scope,
+                    kind="episodic",
+                    source_kind="user",
+                    session=f"s{i // 50}",
+                    text=f"Turn {i}: the client asked again about the Q3 deck, this time about slide {i % 40} "
+                    f"and whether its chart should use the new colours ({'x' * 200}).",
+                )
+                for i in range(start, min(n, start + 1000))
+            ],
+            actor=None,
+        )
 
 
 def _export(scope) -> tuple[int, int]:
@@ -41,9 +50,11 @@ def test_a_5k_memory_export_streams_with_bounded_memory(project_scope, sibling_s
     seconds = time.perf_counter() - started
     size, peak = _export(project_scope)
     small_size, small_peak = _export(sibling_scope)
-    print(f"\nexport of {N} memories ({lines} lines, {size / 1e6:.1f} MB) in {seconds:.2f} s "
-          f"({N / seconds:.0f} memories/s); peak Python memory {peak / 1e6:.1f} MB, "
-          f"against {small_peak / 1e6:.1f} MB for {N // 5} memories ({small_size / 1e6:.1f} MB)")
+    print(
+        f"\nexport of {N} memories ({lines} lines, {size / 1e6:.1f} MB) in {seconds:.2f} s "
+        f"({N / seconds:.0f} memories/s); peak Python memory {peak / 1e6:.1f} MB, "
+        f"against {small_peak / 1e6:.1f} MB for {N // 5} memories ({small_size / 1e6:.1f} MB)"
+    )
     # Five times the rows, not five times the memory: a chunk of CHUNK rows at a time, never the whole file.
     assert size > 5 * small_size * 0.9 and N > CHUNK
     assert peak < size / 2
@@ -67,14 +78,18 @@ def _import_peak(scope, path, into) -> tuple[int, int, float]:
     return path.stat().st_size, peak, seconds
 
 
-def test_a_5k_memory_import_reads_the_file_line_by_line_with_bounded_memory(project_scope, sibling_scope, tmp_path):
+def test_a_5k_memory_import_reads_the_file_line_by_line_with_bounded_memory(
+    project_scope, sibling_scope, tmp_path
+):
     _fill(project_scope, N)
     _fill(sibling_scope, N // 5)
     size, peak, seconds = _import_peak(project_scope, tmp_path / "big.jsonl", "copied/big")
     small_size, small_peak, _ = _import_peak(sibling_scope, tmp_path / "small.jsonl", "copied/small")
     assert Memory.objects.filter(scope__path="copied/big").count() == N
-    print(f"\nimport of {N} memories ({size / 1e6:.1f} MB) in {seconds:.2f} s under tracemalloc; peak Python "
-          f"memory {peak / 1e6:.1f} MB, against {small_peak / 1e6:.1f} MB for {N // 5} ({small_size / 1e6:.1f} MB)")
+    print(
+        f"\nimport of {N} memories ({size / 1e6:.1f} MB) in {seconds:.2f} s under tracemalloc; peak Python "
+        f"memory {peak / 1e6:.1f} MB, against {small_peak / 1e6:.1f} MB for {N // 5} ({small_size / 1e6:.1f} MB)"
+    )
     # Batches of rows and the id maps (a few dozen bytes per memory), never the file.
     assert peak < 1.5 * small_peak
     assert peak < size

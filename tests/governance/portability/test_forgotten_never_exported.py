@@ -13,8 +13,12 @@ from tests.governance.propagation.helpers import unique_marker
 
 
 def _remember(scope, text, key=None):
-    return memory_record(item=MemoryInput(scope=scope, kind="convention", key=key, text=text, source_kind="user",
-                                          status="active"), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope, kind="convention", key=key, text=text, source_kind="user", status="active"
+        ),
+        actor=None,
+    )
 
 
 def test_forgotten_text_and_its_embedding_never_appear_in_an_export(project_scope, owner):

@@ -26,5 +26,7 @@ def test_the_export_import_page_does_not_grow_with_the_number_of_scopes(owner, p
         scope_ensure(path=f"acme/p{i}/task", actor=None)
     many = _queries(client)
     page = client.get("/portability/").content.decode()
-    assert page.count('aria-label="Export acme/p') == 30 + 27  # every project and task scope offers its export
+    assert (
+        page.count('aria-label="Export acme/p') == 30 + 27
+    )  # every project and task scope offers its export
     assert many == few

@@ -20,8 +20,17 @@ PASSWORDS = {"olivia": "pw-olivia", "rami": "pw-rami", "cora": "pw-cora", "otto"
 
 @pytest.fixture
 def slides(project_scope, owner):
-    memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format", status="active",
-                                   text="Export decks as PPTX.", source_kind="user"), actor=owner)
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            text="Export decks as PPTX.",
+            source_kind="user",
+        ),
+        actor=owner,
+    )
     return project_scope
 
 
@@ -53,7 +62,8 @@ def test_api_export_is_for_curators_and_owners(slides, principals, role):
 
 
 def test_api_export_without_a_token_is_refused_and_an_unknown_scope_is_the_same_404_as_a_foreign_one(
-        slides, outsider):
+    slides, outsider
+):
     assert APIClient().get(f"/api/v1/scopes/{slides.pk}/export").status_code == 401
     foreign = token_client(outsider).get(f"/api/v1/scopes/{slides.pk}/export")
     unknown = token_client(outsider).get("/api/v1/scopes/987654/export")
@@ -64,8 +74,9 @@ def test_api_export_without_a_token_is_refused_and_an_unknown_scope_is_the_same_
 def test_api_import_is_for_owners_of_the_target(slides, principals, role):
     upload = _file(slides)
     before = Memory.objects.count()
-    response = token_client(principals[role]).post(f"/api/v1/scopes/{slides.pk}/import",
-                                                   {"file": upload, "name": "copy"}, format="multipart")
+    response = token_client(principals[role]).post(
+        f"/api/v1/scopes/{slides.pk}/import", {"file": upload, "name": "copy"}, format="multipart"
+    )
     assert response.status_code == IMPORT[role], response.content
     if IMPORT[role] == 201:
         assert response.json()["root"] == "acme/slides/copy" and response.json()["counts"]["memories"] == 1
@@ -75,22 +86,31 @@ def test_api_import_is_for_owners_of_the_target(slides, principals, role):
 
 
 def test_api_import_without_a_token_changes_nothing(slides):
-    response = APIClient().post(f"/api/v1/scopes/{slides.pk}/import", {"file": _file(slides), "name": "copy"},
-                                format="multipart")
+    response = APIClient().post(
+        f"/api/v1/scopes/{slides.pk}/import", {"file": _file(slides), "name": "copy"}, format="multipart"
+    )
     assert response.status_code == 401 and not ScopeImport.objects.exists()
 
 
-def test_another_workspaces_owner_may_import_a_file_into_its_own_workspace(slides, outsider, other_workspace_scope):
-    response = token_client(outsider).post(f"/api/v1/scopes/{other_workspace_scope.pk}/import",
-                                           {"file": _file(slides), "name": "from-acme"}, format="multipart")
+def test_another_workspaces_owner_may_import_a_file_into_its_own_workspace(
+    slides, outsider, other_workspace_scope
+):
+    response = token_client(outsider).post(
+        f"/api/v1/scopes/{other_workspace_scope.pk}/import",
+        {"file": _file(slides), "name": "from-acme"},
+        format="multipart",
+    )
     assert response.status_code == 201
     assert Memory.objects.get(scope__path="globex/slides/from-acme").text == "Export decks as PPTX."
 
 
 def test_api_import_preview_counts_and_changes_nothing(slides, owner):
     before = (Memory.objects.count(), Scope.objects.count(), ScopeImport.objects.count())
-    response = token_client(owner).post(f"/api/v1/scopes/{slides.pk}/import",
-                                        {"file": _file(slides), "name": "copy", "preview": "true"}, format="multipart")
+    response = token_client(owner).post(
+        f"/api/v1/scopes/{slides.pk}/import",
+        {"file": _file(slides), "name": "copy", "preview": "true"},
+        format="multipart",
+    )
     assert response.status_code == 200
     assert response.json()["preview"] is True and response.json()["counts"]["memories"] == 1
     assert (Memory.objects.count(), Scope.objects.count(), ScopeImport.objects.count()) == before
@@ -99,21 +119,27 @@ def test_api_import_preview_counts_and_changes_nothing(slides, owner):
 def test_api_import_of_a_bad_file_is_a_400_naming_the_line(slides, owner):
     upload = io.BytesIO(b'{"type":"header","format":"memory-governance-export","version":7}\n')
     upload.name = "bad.jsonl"
-    response = token_client(owner).post(f"/api/v1/scopes/{slides.pk}/import", {"file": upload, "name": "copy"},
-                                        format="multipart")
+    response = token_client(owner).post(
+        f"/api/v1/scopes/{slides.pk}/import", {"file": upload, "name": "copy"}, format="multipart"
+    )
     assert response.status_code == 400
     assert response.json()["error"] == "bad_import_file" and response.json()["line"] == 1
 
 
 def test_api_import_over_the_size_limit_is_a_413(slides, owner, settings):
     settings.PORTABILITY_IMPORT_MAX_BYTES = 100
-    response = token_client(owner).post(f"/api/v1/scopes/{slides.pk}/import", {"file": _file(slides), "name": "c"},
-                                        format="multipart")
-    assert response.status_code == 413 and response.json()["error"] in ("import_too_large", "request_too_large")
+    response = token_client(owner).post(
+        f"/api/v1/scopes/{slides.pk}/import", {"file": _file(slides), "name": "c"}, format="multipart"
+    )
+    assert response.status_code == 413 and response.json()["error"] in (
+        "import_too_large",
+        "request_too_large",
+    )
     assert not Scope.objects.filter(path="acme/slides/c").exists()
 
 
 # --- The dashboard --------------------------------------------------------------------------------------
+
 
 def _browser(principal) -> Client:
     client = Client()
@@ -122,7 +148,9 @@ def _browser(principal) -> Client:
 
 
 @pytest.mark.parametrize("role", ["owner", "curator", "reviewer", "outsider"])
-def test_dashboard_export_offers_and_serves_the_download_to_curators_and_owners_only(slides, principals, role):
+def test_dashboard_export_offers_and_serves_the_download_to_curators_and_owners_only(
+    slides, principals, role
+):
     client = _browser(principals[role])
     page = client.get("/portability/")
     assert page.status_code == 200
@@ -142,8 +170,10 @@ def test_dashboard_pages_need_a_sign_in(slides):
 @pytest.mark.parametrize("role", ["owner", "curator", "reviewer", "outsider"])
 def test_dashboard_import_is_for_owners_of_the_target(slides, principals, role):
     client = _browser(principals[role])
-    response = client.post("/portability/import/", {"file": _file(slides), "target": slides.path, "name": "copy",
-                                                    "grants": "drop", "action": "import"})
+    response = client.post(
+        "/portability/import/",
+        {"file": _file(slides), "target": slides.path, "name": "copy", "grants": "drop", "action": "import"},
+    )
     if role == "owner":
         assert response.status_code == 302 and "acme%2Fslides%2Fcopy" in response["Location"]
         assert Memory.objects.filter(scope__path="acme/slides/copy").count() == 1
@@ -155,8 +185,10 @@ def test_dashboard_import_is_for_owners_of_the_target(slides, principals, role):
 
 def test_dashboard_import_preview_shows_the_counts_and_changes_nothing(slides, owner):
     before = (Memory.objects.count(), Scope.objects.count())
-    response = _browser(owner).post("/portability/import/", {"file": _file(slides), "target": slides.path,
-                                                             "name": "copy", "action": "preview"})
+    response = _browser(owner).post(
+        "/portability/import/",
+        {"file": _file(slides), "target": slides.path, "name": "copy", "action": "preview"},
+    )
     assert response.status_code == 200
     assert b'id="import-preview"' in response.content and b'data-count="memories">1<' in response.content
     assert (Memory.objects.count(), Scope.objects.count()) == before

@@ -15,11 +15,15 @@ def test_imported_memories_are_embedded_by_the_workers_and_the_chain_still_verif
     lines = list(scope_export_lines(Scope.objects.get(path="demo")))
     result = scope_import(lines=lines, into="demo-moved", actor=None)
     imported = Memory.objects.filter(scope__path__startswith="demo-moved/")
-    assert set(imported.exclude(status=Status.FORGOTTEN).values_list("pk", flat=True)) == set(result.memory_ids)
+    assert set(imported.exclude(status=Status.FORGOTTEN).values_list("pk", flat=True)) == set(
+        result.memory_ids
+    )
     rows = Outbox.objects.filter(topic="memory.created", payload__memory_ids__contains=[result.memory_ids[0]])
     assert rows.exists()
-    wait_for(lambda: not imported.exclude(status=Status.FORGOTTEN).filter(embedding__isnull=True).exists(),
-             timeout=180)
+    wait_for(
+        lambda: not imported.exclude(status=Status.FORGOTTEN).filter(embedding__isnull=True).exists(),
+        timeout=180,
+    )
     assert imported.get(status=Status.FORGOTTEN).embedding is None
     report = audit_verify_chain()
     assert report.ok, report.problem

@@ -23,8 +23,14 @@ def _as_source(value, ids: dict[int, int], source: str, target: str, key: str = 
     the file (in id fields and in the reasons, such as "memories 14 and 12 contradict"; never in a memory's
     text), paths by the source's."""
     if isinstance(value, dict):
-        return {k: (ids.get(v, -1) if k in ID_KEYS and isinstance(v, int) else _as_source(v, ids, source, target, k))
-                for k, v in value.items()}
+        return {
+            k: (
+                ids.get(v, -1)
+                if k in ID_KEYS and isinstance(v, int)
+                else _as_source(v, ids, source, target, k)
+            )
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_as_source(v, ids, source, target, key) for v in value]
     if isinstance(value, str):
@@ -36,8 +42,15 @@ def _as_source(value, ids: dict[int, int], source: str, target: str, key: str = 
 
 
 def _packet(agent, path, query, task_type, as_of):
-    result = assemble_context(principal=agent, scope=path, query=query, budget_tokens=600,
-                              task={"goal": query, "type": task_type}, as_of=as_of, store=False)
+    result = assemble_context(
+        principal=agent,
+        scope=path,
+        query=query,
+        budget_tokens=600,
+        task={"goal": query, "type": task_type},
+        as_of=as_of,
+        store=False,
+    )
     return result["packet"]
 
 
@@ -60,13 +73,17 @@ def test_the_demo_workspace_round_trip_gives_the_same_packets_for_the_same_queri
     # The negatives survived the trip: the superseded export format is named as no longer in force.
     negative = _packet(agent, "demo-copy/slides", DEMO_TURNS[0][2], "continue", as_of)["negative"]
     assert any("PDF" in block["text"] for block in negative)
-    assert result.counts["memories"] == Memory.objects.filter(scope__path__startswith="demo/").exclude(
-        status=Status.FORGOTTEN).count()
+    assert (
+        result.counts["memories"]
+        == Memory.objects.filter(scope__path__startswith="demo/").exclude(status=Status.FORGOTTEN).count()
+    )
 
 
 def test_imported_ids_are_remapped_and_the_supersedes_chain_points_inside_the_copy(db):
     load_demo()
-    result = scope_import(lines=scope_export_lines(Scope.objects.get(path="demo")), into="elsewhere", actor=None)
+    result = scope_import(
+        lines=scope_export_lines(Scope.objects.get(path="demo")), into="elsewhere", actor=None
+    )
     copy_ids = set(Memory.objects.filter(scope__path__startswith="elsewhere/").values_list("pk", flat=True))
     chain = Relation.objects.filter(kind=RelationKind.SUPERSEDES, source_id__in=copy_ids)
     assert chain.exists()

@@ -19,18 +19,42 @@ from tests.governance.portability.helpers import as_lines, export_records
 
 @pytest.fixture
 def records(project_scope, owner, reviewer, agent):
-    memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format", status="active",
-                                   tier=Tier.LONG, text="Export decks as PPTX.", source_kind="user"), actor=owner)
-    memory_record(item=MemoryInput(scope=project_scope, kind="preference", key="tone", status="active",
-                                   text="Keep the tone formal.", source_kind="user"), actor=agent)  # a proposal
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            status="active",
+            tier=Tier.LONG,
+            text="Export decks as PPTX.",
+            source_kind="user",
+        ),
+        actor=owner,
+    )
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            key="tone",
+            status="active",
+            text="Keep the tone formal.",
+            source_kind="user",
+        ),
+        actor=agent,
+    )  # a proposal
     return export_records("acme/slides")
 
 
 def test_a_rule_in_force_comes_in_confirmed_by_the_importing_owner_with_the_source_confirmation_as_provenance(
-        records, outsider, other_workspace_scope):
+    records, outsider, other_workspace_scope
+):
     user_ensure(username="olivia-here", actor=None)
-    scope_import(lines=as_lines(records), into="globex/slides/acme", actor=outsider,
-                 principal_map={"olivia": "olivia-here"})
+    scope_import(
+        lines=as_lines(records),
+        into="globex/slides/acme",
+        actor=outsider,
+        principal_map={"olivia": "olivia-here"},
+    )
     rule = Memory.objects.get(scope__path="globex/slides/acme", key="export_format")
     assert rule.status == Status.ACTIVE
     assert rule.confirmed_by == outsider and rule.confirmed_at is not None
@@ -39,7 +63,8 @@ def test_a_rule_in_force_comes_in_confirmed_by_the_importing_owner_with_the_sour
 
 
 def test_an_agents_proposal_stays_a_proposal_and_an_unconfirmed_active_rule_stays_unconfirmed(
-        records, outsider, other_workspace_scope):
+    records, outsider, other_workspace_scope
+):
     tone = next(r for r in records if r.get("key") == "tone")
     assert tone["status"] == Status.PROPOSED
     rule = next(r for r in records if r.get("key") == "export_format")
@@ -50,8 +75,9 @@ def test_an_agents_proposal_stays_a_proposal_and_an_unconfirmed_active_rule_stay
     assert imported.confirmed_at is None and imported.confirmed_by is None
 
 
-def test_in_a_four_eyes_target_a_long_term_commitment_waits_for_two_reviewers(records, outsider,
-                                                                              other_workspace_scope):
+def test_in_a_four_eyes_target_a_long_term_commitment_waits_for_two_reviewers(
+    records, outsider, other_workspace_scope
+):
     other_workspace_scope.require_two_reviewers = True
     other_workspace_scope.save(update_fields=["require_two_reviewers"])
     result = scope_import(lines=as_lines(records), into="globex/slides", actor=outsider)
@@ -60,8 +86,9 @@ def test_in_a_four_eyes_target_a_long_term_commitment_waits_for_two_reviewers(re
     assert rule.meta["requested_status"] == Status.ACTIVE and result.proposed_for_four_eyes == 1
 
 
-def test_an_agent_or_a_reviewer_cannot_import_and_a_stranger_cannot_see_the_target(records, agent, reviewer,
-                                                                                      outsider):
+def test_an_agent_or_a_reviewer_cannot_import_and_a_stranger_cannot_see_the_target(
+    records, agent, reviewer, outsider
+):
     for who in (agent, reviewer):
         with pytest.raises(PermissionDenied):
             scope_import(lines=as_lines(records), into="acme/slides/copy", actor=who)
@@ -81,7 +108,10 @@ def test_grants_are_dropped_unless_kept_and_then_matched_by_name(records, outsid
     # Matched by name only to members of the target workspace (issue 20): acme's rami and slides-agent
     # are not globex's, so their grants go to placeholders of globex, never to acme's principals.
     home = other_workspace_scope.workspace_id
-    assert (f"import:{home}:rami", Role.REVIEWER) in kept and (f"import:{home}:slides-agent", Role.AGENT) in kept
+    assert (f"import:{home}:rami", Role.REVIEWER) in kept and (
+        f"import:{home}:slides-agent",
+        Role.AGENT,
+    ) in kept
     assert all(g.granted_by == outsider for g in Grant.objects.filter(scope__path="globex/slides/b"))
 
 
@@ -109,11 +139,16 @@ def test_the_import_command_names_the_bad_line_and_imports_nothing(records, tmp_
     assert not Memory.objects.filter(scope__path__startswith="copied").exists()
 
 
-def test_a_file_cannot_bring_four_eyes_approvals_or_end_requests(records, outsider, other_workspace_scope,
-                                                                  reviewer):
+def test_a_file_cannot_bring_four_eyes_approvals_or_end_requests(
+    records, outsider, other_workspace_scope, reviewer
+):
     tone = next(r for r in records if r.get("key") == "tone")
-    tone["meta"] = {**tone["meta"], "approvals": [reviewer.pk, outsider.pk], "approvals_needed": 2,
-                    "end_requests": {"retire": [outsider.pk]}}
+    tone["meta"] = {
+        **tone["meta"],
+        "approvals": [reviewer.pk, outsider.pk],
+        "approvals_needed": 2,
+        "end_requests": {"retire": [outsider.pk]},
+    }
     scope_import(lines=as_lines(records), into="globex/slides/acme", actor=outsider)
     meta = Memory.objects.get(scope__path="globex/slides/acme", key="tone").meta
     assert not {"approvals", "approvals_needed", "end_requests"} & set(meta)
@@ -138,7 +173,9 @@ def test_the_import_command_acting_as_someone_asks_the_same_rule(records, tmp_pa
     path = tmp_path / "slides.jsonl"
     path.write_text("".join(as_lines(records)))
     with pytest.raises(CommandError, match=DENIAL_REASONS[Action.IMPORT]):
-        call_command("import_scope", str(path), "--into", "acme/slides/copy", "--as", reviewer.name, "--no-embed")
+        call_command(
+            "import_scope", str(path), "--into", "acme/slides/copy", "--as", reviewer.name, "--no-embed"
+        )
     assert not Memory.objects.filter(scope__path="acme/slides/copy").exists()
     call_command("import_scope", str(path), "--into", "acme/slides/copy", "--as", owner.name, "--no-embed")
     assert Memory.objects.get(scope__path="acme/slides/copy", key="export_format").confirmed_by == owner

@@ -34,9 +34,25 @@ class PrivateRedis:
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
-            [redis_server_binary(), "--port", "0", "--unixsocket", str(self.sock), "--unixsocketperm", "700",
-             "--dir", str(self.folder), "--appendonly", "yes", "--appendfsync", "always", "--save", ""],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                redis_server_binary(),
+                "--port",
+                "0",
+                "--unixsocket",
+                str(self.sock),
+                "--unixsocketperm",
+                "700",
+                "--dir",
+                str(self.folder),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--save",
+                "",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -83,9 +99,26 @@ class WorkerProcess:
             "RETENTION_EVERY_SECONDS": "3600",
         }
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memoryui", "worker", "--pool=solo", "-B", "--loglevel=INFO",
-             "-s", str(self.folder / "beat-schedule"), "-n", f"crash-test-{os.getpid()}@%h"],
-            cwd=ROOT, env=env, stdout=open(self.log, "ab"), stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryui",
+                "worker",
+                "--pool=solo",
+                "-B",
+                "--loglevel=INFO",
+                "-s",
+                str(self.folder / "beat-schedule"),
+                "-n",
+                f"crash-test-{os.getpid()}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=open(self.log, "ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
 
     def kill(self) -> None:

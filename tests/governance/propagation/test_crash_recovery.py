@@ -61,18 +61,38 @@ def cache_settings() -> dict:
 
 
 def seed(scope, owner, marker: str, copies: int) -> tuple[Memory, list[int]]:
-    secret = memory_record(item=MemoryInput(scope=scope, kind="semantic", text=f"The vault code is {marker}",
-                                            source_kind="user", status="active"), actor=None)
+    secret = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="semantic",
+            text=f"The vault code is {marker}",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
     first = assemble_context(principal=owner, scope=scope, query="what is the vault code?", budget_tokens=800)
     assert marker in first["text"]
     template = Turn.objects.get(pk=first["turn_id"])
-    clones = Turn.objects.bulk_create([
-        Turn(scope=scope, principal=owner, query=template.query, request=template.request, packet=template.packet,
-             text=template.text, trace=template.trace, budget_limit=template.budget_limit)
-        for _ in range(copies)
-    ], batch_size=1000)
-    TurnMemory.objects.bulk_create([TurnMemory(turn=t, memory=secret, slot="evidence") for t in clones],
-                                   batch_size=2000)
+    clones = Turn.objects.bulk_create(
+        [
+            Turn(
+                scope=scope,
+                principal=owner,
+                query=template.query,
+                request=template.request,
+                packet=template.packet,
+                text=template.text,
+                trace=template.trace,
+                budget_limit=template.budget_limit,
+            )
+            for _ in range(copies)
+        ],
+        batch_size=1000,
+    )
+    TurnMemory.objects.bulk_create(
+        [TurnMemory(turn=t, memory=secret, slot="evidence") for t in clones], batch_size=2000
+    )
     return secret, [first["turn_id"], *[t.pk for t in clones]]
 
 
@@ -82,13 +102,17 @@ def plant_redis_copies(scope, secret: Memory) -> None:
     packet = Turn.objects.filter(cited__memory=secret).order_by("pk").first().packet
     client = propagation.redis_client()
     client.zadd(cache.make_key(propagation.hot_set_key(scope.pk)), {str(secret.pk): 2.0})
-    cache.set(propagation.workspace_cache_key(scope.workspace_id, "packet", "p1"), json.dumps(packet), timeout=3600)
+    cache.set(
+        propagation.workspace_cache_key(scope.workspace_id, "packet", "p1"), json.dumps(packet), timeout=3600
+    )
 
 
 def assert_nothing_resurfaces(secret: Memory, owner, scope, marker: str, redis_client) -> None:
     memory = Memory.objects.get(pk=secret.pk)
     assert (memory.status, memory.text, memory.embedding) == (Status.FORGOTTEN, "", None)
-    assert secret.pk not in [r["memory_id"] for r in recall_memories(principal=owner, scope=scope, query="vault code")]
+    assert secret.pk not in [
+        r["memory_id"] for r in recall_memories(principal=owner, scope=scope, query="vault code")
+    ]
     assert postgres_hits(marker) == []
     assert redis_hits(redis_client, marker) == []
     assert propagation.turns_still_holding_purged() == []
@@ -98,8 +122,9 @@ def all_done() -> bool:
     return not Outbox.objects.filter(state=Outbox.State.PENDING).exists()
 
 
-def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_restart(stack, project_scope, owner,
-                                                                                  private_redis):
+def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_restart(
+    stack, project_scope, owner, private_redis
+):
     marker = unique_marker()
     secret, turn_ids = seed(project_scope, owner, marker, copies=5000)
     stack.start()
@@ -118,14 +143,19 @@ def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_rest
         outbox = Outbox.objects.filter(memory=secret, topic="memory.forgotten").get()
         turns_delivery = OutboxDelivery.objects.get(outbox=outbox, store="turns")
         # Kill once the worker has claimed the turns store and redacted part of the packets, not all.
-        wait_for(lambda: Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).exists(),
-                 timeout=60, interval=0.01)
+        wait_for(
+            lambda: Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).exists(),
+            timeout=60,
+            interval=0.01,
+        )
         stack.kill()
         # Checked while the row is still held: the killed worker's last UPDATE may still be waiting on it in
         # the server, and once the lock goes it commits there (the batch, not the delivery).
         turns_delivery.refresh_from_db()
         redacted = Turn.objects.filter(pk__in=turn_ids, text__contains=propagation.REDACTED).count()
-        assert turns_delivery.state != OutboxDelivery.State.DONE and 0 < redacted < len(turn_ids), stack.tail()
+        assert turns_delivery.state != OutboxDelivery.State.DONE and 0 < redacted < len(turn_ids), (
+            stack.tail()
+        )
     finally:
         blocker.rollback()
         blocker.close()
@@ -137,7 +167,9 @@ def test_worker_killed_mid_propagation_is_completed_by_the_reconciler_after_rest
     assert_nothing_resurfaces(secret, owner, project_scope, marker, private_redis.client())
 
 
-def test_redis_restarted_while_propagation_is_pending_loses_nothing(stack, project_scope, owner, private_redis):
+def test_redis_restarted_while_propagation_is_pending_loses_nothing(
+    stack, project_scope, owner, private_redis
+):
     marker = unique_marker()
     secret, turn_ids = seed(project_scope, owner, marker, copies=200)
     stack.start()
@@ -148,8 +180,9 @@ def test_redis_restarted_while_propagation_is_pending_loses_nothing(stack, proje
     private_redis.kill()  # Redis dies: the forget still commits (reads never depend on propagation)
     memory_forget(memory_id=secret.pk, actor=owner, reason="user asked", hard=True)
     outbox = Outbox.objects.filter(memory=secret, topic="memory.forgotten").get()
-    assert secret.pk not in [r["memory_id"] for r in recall_memories(principal=owner, scope=project_scope,
-                                                                      query="vault code")]
+    assert secret.pk not in [
+        r["memory_id"] for r in recall_memories(principal=owner, scope=project_scope, query="vault code")
+    ]
     import time
 
     time.sleep(2)  # the worker runs on without its broker for a while

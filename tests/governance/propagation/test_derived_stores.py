@@ -33,11 +33,17 @@ def remember(scope, text, **kw):
 def test_summary_cites_every_line_and_covers_each_section(project_scope, owner, curator):
     goal = remember(project_scope, "Ship the Q3 deck to the client", key="goal", kind="stage_fact")
     rule = remember(project_scope, "Slides are exported as PDF", key="export_format")
-    memory_supersede(memory_id=rule.pk, text="Slides are exported as PPTX", reason="client asked",
-                     source_kind="user", actor=curator)
+    memory_supersede(
+        memory_id=rule.pk,
+        text="Slides are exported as PPTX",
+        reason="client asked",
+        source_kind="user",
+        actor=curator,
+    )
     done = remember(project_scope, "Exported the deck as PPTX", kind="episodic", status=None)
-    question = remember(project_scope, "Which font does the client use?", kind="stage_fact",
-                        key="open_question.font")
+    question = remember(
+        project_scope, "Which font does the client use?", kind="stage_fact", key="open_question.font"
+    )
     nxt = remember(project_scope, "Send the deck for legal review", key="next_step", kind="stage_fact")
     summary = summary_build(scope=project_scope, actor=owner)
     sections = {line["section"] for line in summary.lines}
@@ -50,7 +56,9 @@ def test_summary_cites_every_line_and_covers_each_section(project_scope, owner, 
     assert AuditEvent.objects.filter(action="summary.build", target_id=str(summary.pk)).exists()
 
 
-def test_a_change_to_a_cited_memory_marks_the_summary_stale_and_the_next_read_rebuilds_it(project_scope, owner):
+def test_a_change_to_a_cited_memory_marks_the_summary_stale_and_the_next_read_rebuilds_it(
+    project_scope, owner
+):
     rule = remember(project_scope, "Reports have at most five bullet points")
     summary_build(scope=project_scope, actor=owner)
     run_pending()
@@ -65,8 +73,9 @@ def test_a_change_to_a_cited_memory_marks_the_summary_stale_and_the_next_read_re
     assert not fresh.stale and "plain language" in fresh.text
 
 
-def test_summary_of_a_scope_never_shows_a_sibling_or_a_reader_without_a_grant(project_scope, sibling_scope,
-                                                                               outsider):
+def test_summary_of_a_scope_never_shows_a_sibling_or_a_reader_without_a_grant(
+    project_scope, sibling_scope, outsider
+):
     remember(sibling_scope, "Payments use idempotency keys")
     summary = summary_build(scope=project_scope, actor=None)
     assert "idempotency" not in summary.text
@@ -76,7 +85,9 @@ def test_summary_of_a_scope_never_shows_a_sibling_or_a_reader_without_a_grant(pr
         summary_get(scope=project_scope, actor=outsider)
 
 
-def test_retention_retires_unused_memories_and_archives_cold_ones(project_scope, workspace_scope, owner, curator):
+def test_retention_retires_unused_memories_and_archives_cold_ones(
+    project_scope, workspace_scope, owner, curator
+):
     with pytest.raises(PermissionDenied):
         retention_policy_set(scope=project_scope, actor=curator, retire_unused_days=30)
     policy = retention_policy_set(scope=workspace_scope, actor=owner, retire_unused_days=30)
@@ -89,7 +100,9 @@ def test_retention_retires_unused_memories_and_archives_cold_ones(project_scope,
     assert result == {"retired": 1, "archived": 0}
     statuses = dict(Memory.objects.filter(pk__in=[old.pk, used.pk, trace.pk]).values_list("pk", "status"))
     assert statuses == {old.pk: Status.RETIRED, used.pk: Status.ACTIVE, trace.pk: Status.ACTIVE}
-    assert AuditEvent.objects.filter(action="memory.retire", target_id=str(old.pk), actor_name="system").exists()
+    assert AuditEvent.objects.filter(
+        action="memory.retire", target_id=str(old.pk), actor_name="system"
+    ).exists()
     assert retention_apply(policy=policy, now=later) == {"retired": 0, "archived": 0}  # idempotent
 
     policy = retention_policy_set(scope=workspace_scope, actor=owner, archive_cold=True, cold_threshold=0.5)
@@ -103,10 +116,18 @@ def test_retention_retires_unused_memories_and_archives_cold_ones(project_scope,
 def test_reconciler_repairs_a_forgotten_memory_left_in_caches_and_stored_packets(project_scope, owner):
     secret = remember(project_scope, "The vault code is 99-ALPHA-1", kind="semantic")
     keep = remember(project_scope, "The lobby code is public", kind="semantic")
-    turn = Turn.objects.create(scope=project_scope, query="codes?", packet={
-        "evidence": [{"memory_id": secret.pk, "text": secret.text, "kind": "semantic", "status": "active"},
-                     {"memory_id": keep.pk, "text": keep.text, "kind": "semantic", "status": "active"}]},
-        text=f"- {secret.text}\n- {keep.text}", request={"echo": secret.text})
+    turn = Turn.objects.create(
+        scope=project_scope,
+        query="codes?",
+        packet={
+            "evidence": [
+                {"memory_id": secret.pk, "text": secret.text, "kind": "semantic", "status": "active"},
+                {"memory_id": keep.pk, "text": keep.text, "kind": "semantic", "status": "active"},
+            ]
+        },
+        text=f"- {secret.text}\n- {keep.text}",
+        request={"echo": secret.text},
+    )
     TurnMemory.objects.create(turn=turn, memory=secret, slot="evidence")
     client = propagation.redis_client()
     hot = cache.make_key(propagation.hot_set_key(project_scope.pk))
@@ -135,13 +156,23 @@ def test_turn_redaction_covers_short_and_long_texts_and_copies_outside_blocks(pr
     block, a verbatim copy in the request and trace, and the rendered text, and leave other blocks alone."""
     secret = remember(project_scope, text, kind="semantic")
     keep = remember(project_scope, "Visitors sign in at the desk", kind="semantic")
-    packet = {"evidence": [{"memory_id": secret.pk, "text": text, "status": "active"},
-                           {"memory_id": keep.pk, "text": keep.text, "status": "active"}],
-              "skipped": [{"memory_id": secret.pk, "text": text, "slot": "evidence", "reason": "budget"}]}
+    packet = {
+        "evidence": [
+            {"memory_id": secret.pk, "text": text, "status": "active"},
+            {"memory_id": keep.pk, "text": keep.text, "status": "active"},
+        ],
+        "skipped": [{"memory_id": secret.pk, "text": text, "slot": "evidence", "reason": "budget"}],
+    }
     from governance.redaction.render import render_packet_text
 
-    turn = Turn.objects.create(scope=project_scope, query="codes?", packet=packet, text=render_packet_text(packet),
-                               request={"events": [{"text": text}]}, trace={"note": text})
+    turn = Turn.objects.create(
+        scope=project_scope,
+        query="codes?",
+        packet=packet,
+        text=render_packet_text(packet),
+        request={"events": [{"text": text}]},
+        trace={"note": text},
+    )
     TurnMemory.objects.create(turn=turn, memory=secret, slot="evidence")
     memory_forget(memory_id=secret.pk, actor=owner, reason="asked", hard=True)
     propagation.redact_turns([secret.pk])

@@ -30,10 +30,14 @@ class WorkingEmbedder(FailingEmbedder):
 
 
 def record(scope, agent, text):
-    return memory_record(item=MemoryInput(scope=scope, kind="episodic", text=text, source_kind="user"), actor=agent)
+    return memory_record(
+        item=MemoryInput(scope=scope, kind="episodic", text=text, source_kind="user"), actor=agent
+    )
 
 
-def test_a_failed_batch_gives_its_claim_back_and_the_retry_embeds_the_rows(db, project_scope, agent, monkeypatch):
+def test_a_failed_batch_gives_its_claim_back_and_the_retry_embeds_the_rows(
+    db, project_scope, agent, monkeypatch
+):
     memory = record(project_scope, agent, "The staging database moves to the new cluster on Monday")
     monkeypatch.setattr(embedding_store, "get_embedder", FailingEmbedder)
     with pytest.raises(ConnectionError):
@@ -58,7 +62,9 @@ def test_rows_another_caller_holds_stay_held_when_a_batch_fails(db, project_scop
     assert Memory.objects.get(pk=mine.pk).embedding_claimed_until is None
 
 
-def test_an_embedding_delivery_fills_its_batch_with_other_waiting_rows_each_embedded_once(db, project_scope, agent):
+def test_an_embedding_delivery_fills_its_batch_with_other_waiting_rows_each_embedded_once(
+    db, project_scope, agent
+):
     from governance.models import Outbox
 
     first = record(project_scope, agent, "The design review is on Tuesday afternoon")

@@ -28,7 +28,9 @@ def _embedded(pk: int, model: str | None = None):
     return m
 
 
-def test_worker_fills_the_vector_after_commit_and_marks_the_delivery_done(celery_worker, project_scope, agent):
+def test_worker_fills_the_vector_after_commit_and_marks_the_delivery_done(
+    celery_worker, project_scope, agent
+):
     memory = memory_record(item=_trace(project_scope, "The client wants PPTX, not PDF."), actor=agent)
     # Readable at once, before any vector exists; the worker fills it in.
     assert Memory.objects.get(pk=memory.pk).text.startswith("The client")
@@ -53,7 +55,10 @@ def test_embedding_again_changes_nothing(celery_worker, project_scope, agent):
     after = Memory.objects.get(pk=memory.pk)
     assert np.array_equal(np.asarray(after.embedding), np.asarray(before.embedding))
     assert (after.embedding_model, after.embedding_hash, after.updated_at) == (
-        before.embedding_model, before.embedding_hash, before.updated_at)
+        before.embedding_model,
+        before.embedding_hash,
+        before.updated_at,
+    )
 
 
 def test_purged_memories_are_skipped_by_the_worker(celery_worker, project_scope, owner, agent):
@@ -72,7 +77,9 @@ def test_purged_memories_are_skipped_by_the_worker(celery_worker, project_scope,
     assert propagation.embed_memories([doomed.pk]) == 0
 
 
-def test_vectors_from_another_model_are_remade_through_the_reembed_command(celery_worker, project_scope, agent):
+def test_vectors_from_another_model_are_remade_through_the_reembed_command(
+    celery_worker, project_scope, agent
+):
     memory = memory_record(item=_trace(project_scope, "Tests first, then refactor."), actor=agent)
     wait_for(lambda: _embedded(memory.pk))
     dims = get_embedder().dimensions
@@ -93,8 +100,12 @@ def test_a_bulk_batch_is_embedded_by_the_worker(celery_worker, project_scope, ag
     items = [_trace(project_scope, f"step {i}: exported slide {i} to PPTX") for i in range(40)]
     created = memory_record_batch(items=items, actor=agent)
     ids = [m.pk for m in created]
-    wait_for(lambda: Memory.objects.filter(pk__in=ids, embedding__isnull=False).count() == len(ids), timeout=120)
-    assert set(Memory.objects.filter(pk__in=ids).values_list("embedding_model", flat=True)) == {get_embedder().name}
+    wait_for(
+        lambda: Memory.objects.filter(pk__in=ids, embedding__isnull=False).count() == len(ids), timeout=120
+    )
+    assert set(Memory.objects.filter(pk__in=ids).values_list("embedding_model", flat=True)) == {
+        get_embedder().name
+    }
 
 
 def test_a_new_dimension_resizes_the_column_and_drops_the_scope_indexes(db, project_scope, agent):
@@ -152,7 +163,11 @@ def test_embedding_status_reports_the_backlog_and_reembed_now_drains_it(db, proj
     out = io.StringIO()
     call_command("embedding_status", "--json", stdout=out)
     before = json.loads(out.getvalue())
-    assert (before["missing"], before["backlog"], before["column_dimensions"]) == (3, 3, get_embedder().dimensions)
+    assert (before["missing"], before["backlog"], before["column_dimensions"]) == (
+        3,
+        3,
+        get_embedder().dimensions,
+    )
 
     out = io.StringIO()
     call_command("reembed", "--now", stdout=out)  # no worker: embeds in the command's own process

@@ -11,8 +11,10 @@ from governance.services.memory import MemoryInput, memory_forget, memory_record
 
 
 def _record(scope, actor, text):
-    return memory_record(item=MemoryInput(scope=scope, kind="episodic", text=text, source_kind="user",
-                                          session="s1"), actor=actor)
+    return memory_record(
+        item=MemoryInput(scope=scope, kind="episodic", text=text, source_kind="user", session="s1"),
+        actor=actor,
+    )
 
 
 @pytest.mark.django_db

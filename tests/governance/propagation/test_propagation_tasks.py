@@ -37,10 +37,19 @@ def queue_of(name: str) -> str:
 def test_each_kind_of_work_is_routed_to_its_own_queue():
     assert queue_of("governance.tasks.propagate_outbox") == settings.PROPAGATION_QUEUE == "propagation"
     assert queue_of("governance.tasks.reconcile") == "propagation"
-    assert queue_of("governance.tasks.embed_outbox") == queue_of("governance.tasks.embed_memories") == "embedding"
+    assert (
+        queue_of("governance.tasks.embed_outbox")
+        == queue_of("governance.tasks.embed_memories")
+        == "embedding"
+    )
     assert queue_of("governance.recall.tasks.reinforce_used_memories") == "reinforcement"
-    for name in ("apply_retention", "prune_turns", "scan_promotions", "rebuild_stale_summaries",
-                 "maintain_vector_indexes"):
+    for name in (
+        "apply_retention",
+        "prune_turns",
+        "scan_promotions",
+        "rebuild_stale_summaries",
+        "maintain_vector_indexes",
+    ):
         assert queue_of(f"governance.tasks.{name}") == "maintenance", name
 
 

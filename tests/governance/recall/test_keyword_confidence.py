@@ -14,8 +14,15 @@ from governance.recall.strategies import LEXICAL, VECTOR
 
 def _cold(memory_id, *, semantic=None, lexical=None, fused=0.5):
     paths = {p for p, v in ((VECTOR, semantic), (LEXICAL, lexical)) if v is not None}
-    return Hit(id=memory_id, row={"kind": "episodic"}, semantic=semantic, lexical=lexical, fused=fused,
-               activation=0.0, paths=paths)
+    return Hit(
+        id=memory_id,
+        row={"kind": "episodic"},
+        semantic=semantic,
+        lexical=lexical,
+        fused=fused,
+        activation=0.0,
+        paths=paths,
+    )
 
 
 def test_a_cold_match_nearly_as_good_as_the_best_keyword_match_is_strong():

@@ -13,51 +13,86 @@ from governance.services.events import event_ingest
 
 
 def _conversation(scope, lines, *, days_ago=90, session="s1"):
-    turns = [{"role": "user", "speaker": who, "content": text, "ref": f"{session}:{i}"}
-             for i, (who, text) in enumerate(lines)]
-    created = event_ingest(scope=scope, session=session, at=timezone.now() - timedelta(days=days_ago), turns=turns,
-                           actor=None)
+    turns = [
+        {"role": "user", "speaker": who, "content": text, "ref": f"{session}:{i}"}
+        for i, (who, text) in enumerate(lines)
+    ]
+    created = event_ingest(
+        scope=scope, session=session, at=timezone.now() - timedelta(days=days_ago), turns=turns, actor=None
+    )
     embed_memories([m.pk for m in created])
     return {m.source_ref: m.pk for m in created if m.kind == "episodic"}
 
 
 def test_the_turn_with_the_exact_phrase_comes_first_on_the_keyword_path(project_scope, agent):
-    filler = [("Caroline", f"Caroline here, going to the group chat later, support you always ({i})") for i in range(12)]
-    ids = _conversation(project_scope, [
-        *filler,
-        ("Caroline", "I went to an LGBTQ support group yesterday and it was so powerful."),
-        ("Melanie", "Caroline, my group of friends wants to support the bake sale."),
-    ])
-    results = recall_memories(principal=agent, scope=project_scope,
-                              query="When did Caroline go to the LGBTQ support group?", k=5, strategy="full")
+    filler = [
+        ("Caroline", f"Caroline here, going to the group chat later, support you always ({i})")
+        for i in range(12)
+    ]
+    ids = _conversation(
+        project_scope,
+        [
+            *filler,
+            ("Caroline", "I went to an LGBTQ support group yesterday and it was so powerful."),
+            ("Melanie", "Caroline, my group of friends wants to support the bake sale."),
+        ],
+    )
+    results = recall_memories(
+        principal=agent,
+        scope=project_scope,
+        query="When did Caroline go to the LGBTQ support group?",
+        k=5,
+        strategy="full",
+    )
     assert results[0]["memory_id"] == ids["s1:12"]
 
 
 def test_of_two_statements_on_one_subject_the_later_comes_first(project_scope, agent):
-    old = _conversation(project_scope, [("Sam", "I just ran the 5K and my personal best time is 27:12.")],
-                        days_ago=120, session="a")
-    new = _conversation(project_scope, [("Sam", "Update: I set a new personal best in the 5K, 25:50!")],
-                        days_ago=40, session="b")
-    _conversation(project_scope, [("Sam", "Can you suggest a recipe with lentils?")], days_ago=80, session="c")
-    results = recall_memories(principal=agent, scope=project_scope,
-                              query="What is my current personal best time in the 5K?", k=5)
+    old = _conversation(
+        project_scope,
+        [("Sam", "I just ran the 5K and my personal best time is 27:12.")],
+        days_ago=120,
+        session="a",
+    )
+    new = _conversation(
+        project_scope,
+        [("Sam", "Update: I set a new personal best in the 5K, 25:50!")],
+        days_ago=40,
+        session="b",
+    )
+    _conversation(
+        project_scope, [("Sam", "Can you suggest a recipe with lentils?")], days_ago=80, session="c"
+    )
+    results = recall_memories(
+        principal=agent, scope=project_scope, query="What is my current personal best time in the 5K?", k=5
+    )
     ids = [r["memory_id"] for r in results]
     assert ids.index(new["b:0"]) < ids.index(old["a:0"])
 
 
 def test_a_question_about_the_beginning_keeps_the_earlier_statement_first(project_scope, agent):
-    old = _conversation(project_scope, [("Sam", "I just ran the 5K and my personal best time is 27:12.")],
-                        days_ago=120, session="a")
-    new = _conversation(project_scope, [("Sam", "Update: I set a new personal best in the 5K, 25:50!")],
-                        days_ago=40, session="b")
-    results = recall_memories(principal=agent, scope=project_scope,
-                              query="What was my first personal best time in the 5K?", k=5)
+    old = _conversation(
+        project_scope,
+        [("Sam", "I just ran the 5K and my personal best time is 27:12.")],
+        days_ago=120,
+        session="a",
+    )
+    new = _conversation(
+        project_scope,
+        [("Sam", "Update: I set a new personal best in the 5K, 25:50!")],
+        days_ago=40,
+        session="b",
+    )
+    results = recall_memories(
+        principal=agent, scope=project_scope, query="What was my first personal best time in the 5K?", k=5
+    )
     ids = [r["memory_id"] for r in results]
     assert ids.index(old["a:0"]) < ids.index(new["b:0"])
 
 
 def test_the_keyword_score_read_from_the_stored_vector_is_the_weighted_coverage_with_the_phrase_bonus(
-        project_scope, agent, remember):
+    project_scope, agent, remember
+):
     """keyword_search computes match_score in SQL from the stored tsvector (migration 0030): the same
     figure for every match, a long memory included, and the rarest term counts most."""
     from django.db import connection
@@ -68,9 +103,18 @@ def test_the_keyword_score_read_from_the_stored_vector_is_the_weighted_coverage_
 
     long_log = " ".join(f"line {i}: synced {i} calendar entries; cache warmed" for i in range(150))
     made = [
-        remember(project_scope, f"{long_log}; backup of ledger_2020_q3.xlsx failed", kind="episodic", embed=False),
-        *(remember(project_scope, f"The backup of ledger_2020_q3{c}.xlsx failed because the disk was full",
-                   kind="episodic", embed=False) for c in "abc"),
+        remember(
+            project_scope, f"{long_log}; backup of ledger_2020_q3.xlsx failed", kind="episodic", embed=False
+        ),
+        *(
+            remember(
+                project_scope,
+                f"The backup of ledger_2020_q3{c}.xlsx failed because the disk was full",
+                kind="episodic",
+                embed=False,
+            )
+            for c in "abc"
+        ),
         remember(project_scope, "Nothing about it at all", kind="episodic", embed=False),
     ]
     query = "Backup of ledger_2020_q3.xlsx failed?"
@@ -96,16 +140,26 @@ def test_a_later_statement_does_not_pass_one_holding_an_identifier_of_the_query_
     now = timezone.now()
 
     def hit(i, text, days_ago, score):
-        return Hit(id=i, row={"text": text, "speaker": "", "occurred_at": now - timedelta(days=days_ago)},
-                   score=score)
+        return Hit(
+            id=i,
+            row={"text": text, "speaker": "", "occurred_at": now - timedelta(days=days_ago)},
+            score=score,
+        )
 
     log = hit(1, "tick 57; backup of ledger_2020_q3.xlsx failed; cache warmed", 9, 0.85)
-    notes = [hit(2, "The backup of ledger_2020_q3d.xlsx failed because the disk was full", 8, 0.86),
-             hit(3, "The backup of ledger_2020_q3f.xlsx failed because the disk was full", 2, 0.84),
-             hit(4, "The backup of ledger_2020_q3g.xlsx failed because the disk was full", 1, 0.75)]
-    ordered = later_word_first("Backup of ledger_2020_q3.xlsx failed?", [notes[0], log, *notes[1:]], window=10)
+    notes = [
+        hit(2, "The backup of ledger_2020_q3d.xlsx failed because the disk was full", 8, 0.86),
+        hit(3, "The backup of ledger_2020_q3f.xlsx failed because the disk was full", 2, 0.84),
+        hit(4, "The backup of ledger_2020_q3g.xlsx failed because the disk was full", 1, 0.75),
+    ]
+    ordered = later_word_first(
+        "Backup of ledger_2020_q3.xlsx failed?", [notes[0], log, *notes[1:]], window=10
+    )
     assert ordered.index(log) <= 1
     assert ordered.index(notes[2]) < ordered.index(notes[1])  # among the notes, the later still moves first
     old = hit(5, "I just ran the 5K and my personal best time is 27:12.", 120, 0.80)
     new = hit(6, "Update: I set a new personal best in the 5K, 25:50!", 40, 0.75)
-    assert later_word_first("What is my current personal best time in the 5K?", [old, new], window=10) == [new, old]
+    assert later_word_first("What is my current personal best time in the 5K?", [old, new], window=10) == [
+        new,
+        old,
+    ]

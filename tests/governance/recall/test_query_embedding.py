@@ -60,19 +60,23 @@ def test_the_cache_key_holds_who_asked():
     assert cached is False and len(embedder.queries) == 2
 
 
-def test_a_cache_hit_never_tells_one_principal_what_another_asked(project_scope, agent, outsider,
-                                                                 other_workspace_scope, remember):
+def test_a_cache_hit_never_tells_one_principal_what_another_asked(
+    project_scope, agent, outsider, other_workspace_scope, remember
+):
     """A hit shows in the trace (`embed` ≈ 0) and in the answer time: shared across principals, the cache
     would let an agent of another workspace test whether a question was asked here."""
     remember(project_scope, "The merger closes in March", kind="episodic")
     question = "when does the merger close"
     assemble_context(principal=agent, scope=project_scope, query=question, budget_tokens=300, store=False)
     hits = query_cache.hits
-    probe = assemble_context(principal=outsider, scope=other_workspace_scope, query=question, budget_tokens=300,
-                             store=False)
+    probe = assemble_context(
+        principal=outsider, scope=other_workspace_scope, query=question, budget_tokens=300, store=False
+    )
     assert query_cache.hits == hits  # the outsider's question was embedded for the outsider
     assert [s["ms"] for s in probe["trace"]["stages"] if s["name"] == "embed"][0] > 0.5
-    again = assemble_context(principal=agent, scope=project_scope, query=question, budget_tokens=300, store=False)
+    again = assemble_context(
+        principal=agent, scope=project_scope, query=question, budget_tokens=300, store=False
+    )
     assert query_cache.hits == hits + 1 and again["packet"]
 
 
@@ -93,23 +97,31 @@ def test_the_cache_is_bounded_and_evicts_the_least_recently_used():
     assert cache.get(("m", "a")) is not None and cache.get(("m", "c")) is not None
 
 
-def test_a_context_request_traces_the_embedding_and_the_wait_before_the_vector_stage(project_scope, agent,
-                                                                                    remember):
+def test_a_context_request_traces_the_embedding_and_the_wait_before_the_vector_stage(
+    project_scope, agent, remember
+):
     remember(project_scope, "Export the slides as PPTX", kind="convention", key="export_format")
-    result = assemble_context(principal=agent, scope=project_scope, query="export format", budget_tokens=400,
-                              store=False)
+    result = assemble_context(
+        principal=agent, scope=project_scope, query="export format", budget_tokens=400, store=False
+    )
     names = [s["name"] for s in result["trace"]["stages"]]
     assert names.index("embed") < names.index("embed_wait") < names.index("vector")
     assert names.index("lexical") < names.index("embed_wait")  # the SQL stages ran while it embedded
     assert all(set(s) == {"name", "ms", "in", "out"} for s in result["trace"]["stages"])
 
 
-def test_a_repeated_context_request_uses_the_cached_embedding_and_returns_the_same_packet(project_scope, agent,
-                                                                                          remember):
+def test_a_repeated_context_request_uses_the_cached_embedding_and_returns_the_same_packet(
+    project_scope, agent, remember
+):
     remember(project_scope, "Invoices are numbered INV-YYYY-NNNN", kind="convention", key="invoice_format")
     remember(project_scope, "The vendor shortlist has three names", kind="episodic")
-    kwargs = {"principal": agent, "scope": project_scope, "query": "invoice numbering", "budget_tokens": 400,
-              "store": False}
+    kwargs = {
+        "principal": agent,
+        "scope": project_scope,
+        "query": "invoice numbering",
+        "budget_tokens": 400,
+        "store": False,
+    }
     first = assemble_context(**kwargs)
     hits_before = query_cache.hits
     second = assemble_context(**kwargs)
@@ -127,8 +139,13 @@ def test_the_embedding_thread_never_opens_a_database_connection(project_scope, a
     connection_created.connect(record)
     try:
         for i in range(3):
-            assemble_context(principal=agent, scope=project_scope, query=f"how do we refactor {i}",
-                             budget_tokens=300, store=False)
+            assemble_context(
+                principal=agent,
+                scope=project_scope,
+                query=f"how do we refactor {i}",
+                budget_tokens=300,
+                store=False,
+            )
     finally:
         connection_created.disconnect(record)
     assert not [name for name in opened_in if name.startswith("query-embed")]

@@ -4,8 +4,12 @@ from governance.redaction.render import render_block, render_packet_text
 
 
 def test_the_loser_of_a_contradiction_is_marked_in_the_text():
-    block = {"memory_id": 7, "text": "Deploy on Fridays.", "status": "active",
-             "flags": ["contradicts 9", "loses to 9: it is confirmed and in force"]}
+    block = {
+        "memory_id": 7,
+        "text": "Deploy on Fridays.",
+        "status": "active",
+        "flags": ["contradicts 9", "loses to 9: it is confirmed and in force"],
+    }
     line = render_block("evidence", block)
     assert line == "- Deploy on Fridays. (CONTRADICTED by memory 9: it is confirmed and in force)"
 
@@ -16,5 +20,7 @@ def test_an_unflagged_block_and_an_unconfirmed_one():
 
 
 def test_negative_context_says_what_replaced_it():
-    text = render_packet_text({"negative": [{"text": "Export: PPTX", "replaced_by": {"text": "Export: PDF"}}]})
+    text = render_packet_text(
+        {"negative": [{"text": "Export: PPTX", "replaced_by": {"text": "Export: PDF"}}]}
+    )
     assert text == "## No longer in force\n- NO LONGER IN FORCE: Export: PPTX → replaced by: Export: PDF"

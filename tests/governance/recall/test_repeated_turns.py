@@ -16,10 +16,13 @@ REPEATED = "How are the kids doing?"
 
 
 def _session(scope, session, days_ago, lines):
-    turns = [{"role": "user", "speaker": who, "content": text, "ref": f"{session}:{i}"}
-             for i, (who, text) in enumerate(lines)]
-    created = event_ingest(scope=scope, session=session, at=timezone.now() - timedelta(days=days_ago), turns=turns,
-                           actor=None)
+    turns = [
+        {"role": "user", "speaker": who, "content": text, "ref": f"{session}:{i}"}
+        for i, (who, text) in enumerate(lines)
+    ]
+    created = event_ingest(
+        scope=scope, session=session, at=timezone.now() - timedelta(days=days_ago), turns=turns, actor=None
+    )
     embed_memories([m.pk for m in created])
     return {m.source_ref: m for m in created if m.kind == "episodic"}
 
@@ -27,16 +30,27 @@ def _session(scope, session, days_ago, lines):
 def _history(scope):
     turns = {}
     for day in range(12):
-        turns |= _session(scope, f"s{day}", 200 - day, [("Melanie", REPEATED), ("Sam", "Good, busy as always."),
-                                                        ("Melanie", REPEATED)])
-    turns |= _session(scope, "trip", 100, [("Sam", "Last weekend I went camping in the mountains with my kids.")])
+        turns |= _session(
+            scope,
+            f"s{day}",
+            200 - day,
+            [("Melanie", REPEATED), ("Sam", "Good, busy as always."), ("Melanie", REPEATED)],
+        )
+    turns |= _session(
+        scope, "trip", 100, [("Sam", "Last weekend I went camping in the mountains with my kids.")]
+    )
     return turns
 
 
 def test_a_repeated_small_talk_line_takes_one_place_and_the_answer_comes_in(project_scope, agent):
     turns = _history(project_scope)
-    results = recall_memories(principal=agent, scope=project_scope,
-                              query="Which activities did Sam share with their kids?", k=5, strategy="full")
+    results = recall_memories(
+        principal=agent,
+        scope=project_scope,
+        query="Which activities did Sam share with their kids?",
+        k=5,
+        strategy="full",
+    )
     texts = [r["text"] for r in results]
     assert texts.count(REPEATED) == 1
     assert turns["trip:0"].pk in [r["memory_id"] for r in results]
@@ -45,8 +59,9 @@ def test_a_repeated_small_talk_line_takes_one_place_and_the_answer_comes_in(proj
 def test_the_copy_kept_is_the_latest_one_said(project_scope, agent):
     turns = _history(project_scope)
     latest = max((m for m in turns.values() if m.text == REPEATED), key=lambda m: (m.occurred_at, m.pk))
-    results = recall_memories(principal=agent, scope=project_scope, query="How are the kids doing?", k=10,
-                              strategy="vector")
+    results = recall_memories(
+        principal=agent, scope=project_scope, query="How are the kids doing?", k=10, strategy="vector"
+    )
     assert [r["memory_id"] for r in results if r["text"] == REPEATED] == [latest.pk]
 
 
@@ -54,8 +69,13 @@ def test_only_turns_collapse_and_only_the_same_speaker_s_words():
     at = timezone.now()
     rows = {
         1: {"kind": "episodic", "scope_id": 1, "speaker": "Melanie", "text": REPEATED, "occurred_at": at},
-        2: {"kind": "episodic", "scope_id": 1, "speaker": "Melanie", "text": "how are the  KIDS doing?",
-            "occurred_at": at + timedelta(days=1)},
+        2: {
+            "kind": "episodic",
+            "scope_id": 1,
+            "speaker": "Melanie",
+            "text": "how are the  KIDS doing?",
+            "occurred_at": at + timedelta(days=1),
+        },
         3: {"kind": "episodic", "scope_id": 1, "speaker": "Sam", "text": REPEATED, "occurred_at": at},
         4: {"kind": "semantic", "scope_id": 1, "speaker": "", "text": "Export as PDF.", "occurred_at": None},
         5: {"kind": "semantic", "scope_id": 1, "speaker": "", "text": "Export as PDF.", "occurred_at": None},

@@ -31,8 +31,9 @@ def test_a_token_records_its_use_at_most_once_a_minute(agent, project_scope):
     assert ApiToken.objects.get(pk=token.pk).last_used_at > first
 
 
-def test_permission_checks_are_one_query_each_and_count_group_grants(project_scope, workspace_scope,
-                                                                      django_assert_num_queries):
+def test_permission_checks_are_one_query_each_and_count_group_grants(
+    project_scope, workspace_scope, django_assert_num_queries
+):
     member = principal_ensure(name="nina-agent", kind="agent", actor=None)
     team = principal_ensure(name="slides-bots", kind="group", actor=None)
     grant_add(principal=team, scope=project_scope, role=Role.AGENT, actor=None)
@@ -49,9 +50,13 @@ def test_permission_checks_are_one_query_each_and_count_group_grants(project_sco
 
 
 def test_the_turn_and_its_cited_memories_are_stored_in_one_statement(agent, project_scope, remember):
-    used = remember(project_scope, "Invoices are numbered INV-YYYY-NNNN", kind="convention", key="invoice_format")
+    used = remember(
+        project_scope, "Invoices are numbered INV-YYYY-NNNN", kind="convention", key="invoice_format"
+    )
     with CaptureQueriesContext(connection) as queries:
-        result = assemble_context(principal=agent, scope=project_scope, query="invoice numbering", budget_tokens=300)
+        result = assemble_context(
+            principal=agent, scope=project_scope, query="invoice numbering", budget_tokens=300
+        )
     writes = [q["sql"] for q in queries.captured_queries if "governance_turn" in q["sql"]]
     assert len(writes) == 1 and writes[0].startswith("WITH turn AS (INSERT")
     turn = Turn.objects.get(pk=result["turn_id"])
@@ -62,16 +67,27 @@ def test_the_turn_and_its_cited_memories_are_stored_in_one_statement(agent, proj
 def test_a_context_turn_is_readable_right_after_the_response(agent, project_scope, remember):
     remember(project_scope, "Export the slides as PPTX", kind="convention", key="export_format")
     client = token_client(agent)
-    response = client.post("/api/v1/context", {"scope": project_scope.path, "query": "export format",
-                                               "budget_tokens": 300}, format="json")
+    response = client.post(
+        "/api/v1/context",
+        {"scope": project_scope.path, "query": "export format", "budget_tokens": 300},
+        format="json",
+    )
     assert response.status_code == 200
     turn = client.get(f"/api/v1/turns/{response.json()['turn_id']}")
     assert turn.status_code == 200 and turn.json()["packet"] == response.json()["packet"]
 
 
 def test_scope_access_agrees_with_the_separate_checks_for_every_principal_and_scope(
-        owner, reviewer, agent, outsider, workspace_scope, project_scope, sibling_scope, other_workspace_scope,
-        django_assert_num_queries):
+    owner,
+    reviewer,
+    agent,
+    outsider,
+    workspace_scope,
+    project_scope,
+    sibling_scope,
+    other_workspace_scope,
+    django_assert_num_queries,
+):
     from governance.errors import NotFound
     from governance.permissions import scope_access
     from governance.selectors.memory import scope_visible
@@ -92,8 +108,9 @@ def test_scope_access_agrees_with_the_separate_checks_for_every_principal_and_sc
     assert scope_access(owner, "acme/no-such-scope") is None
 
 
-def test_context_and_recall_keep_their_answers_for_callers_without_the_right(reviewer, outsider, project_scope,
-                                                                           workspace_scope):
+def test_context_and_recall_keep_their_answers_for_callers_without_the_right(
+    reviewer, outsider, project_scope, workspace_scope
+):
     viewer = principal_ensure(name="view-only", kind="agent", actor=None)
     grant_add(principal=viewer, scope=project_scope, role=Role.VIEWER, actor=None)
     body = {"scope": project_scope.path, "query": "anything", "budget_tokens": 100}
@@ -104,12 +121,18 @@ def test_context_and_recall_keep_their_answers_for_callers_without_the_right(rev
     # Above its grant the reviewer sees the scope exists (scope_visible) but holds no role there.
     above = {**body, "scope": workspace_scope.path}
     assert token_client(reviewer).post("/api/v1/context", above, format="json").status_code == 404
-    assert token_client(reviewer).post("/api/v1/context", {**body, "scope": "acme/nothing"},
-                                       format="json").status_code == 404
+    assert (
+        token_client(reviewer)
+        .post("/api/v1/context", {**body, "scope": "acme/nothing"}, format="json")
+        .status_code
+        == 404
+    )
     assert token_client(reviewer).post("/api/v1/context", body, format="json").status_code == 200
 
 
-def test_after_the_query_embedding_a_recall_sends_one_statement_the_vector_search(agent, project_scope, remember):
+def test_after_the_query_embedding_a_recall_sends_one_statement_the_vector_search(
+    agent, project_scope, remember
+):
     """The embedding is the longest stage; what follows it is on every request's critical path. The search
     stages read their rows (and what adjudication needs of them: relations, stale citations) with their
     lists, so fusion and adjudication need no query of their own when nothing is superseded."""
@@ -117,13 +140,17 @@ def test_after_the_query_embedding_a_recall_sends_one_statement_the_vector_searc
     remember(project_scope, "We sent the invoice for March late", kind="episodic")
     remember(project_scope, "The invoice template lives in the finance folder")
     with CaptureQueriesContext(connection) as queries:
-        results = recall_memories(principal=agent, scope=project_scope, query="how are invoices numbered", k=5)
+        results = recall_memories(
+            principal=agent, scope=project_scope, query="how are invoices numbered", k=5
+        )
     assert results
     sql = [q["sql"] for q in queries.captured_queries]
     vector_search = [i for i, s in enumerate(sql) if s.startswith("WITH q AS MATERIALIZED")]
     assert len(vector_search) == 1
-    assert sql[vector_search[0] + 1:] == []  # no fetch by fusion, no relation or provenance read after it
-    assert not [s for s in sql if "set_config" in s]  # exact search needs no planner settings (no transaction)
+    assert sql[vector_search[0] + 1 :] == []  # no fetch by fusion, no relation or provenance read after it
+    assert not [
+        s for s in sql if "set_config" in s
+    ]  # exact search needs no planner settings (no transaction)
 
 
 def test_adjudication_still_reads_relations_of_a_row_read_without_them(agent, project_scope, remember):
@@ -134,21 +161,29 @@ def test_adjudication_still_reads_relations_of_a_row_read_without_them(agent, pr
     from governance.services.memory import memory_supersede
 
     old = remember(project_scope, "Export the slides as PDF", kind="convention", key="export_format")
-    new = memory_supersede(memory_id=old.pk, text="Export the slides as PPTX", reason="user: PPTX now",
-                           source_kind="user", actor=None)
+    new = memory_supersede(
+        memory_id=old.pk,
+        text="Export the slides as PPTX",
+        reason="user: PPTX now",
+        source_kind="user",
+        actor=None,
+    )
     bare = {"id": old.pk, "status": "superseded"}  # as read by a query without the relation columns
     with CaptureQueriesContext(connection) as queries:
         relations = _pool_relations({old.pk: Hit(id=old.pk, row=bare)})
     assert len(queries.captured_queries) == 1
-    assert [(r["source_id"], r["target_id"], r["kind"]) for r in relations] == [(new.pk, old.pk, "supersedes")]
+    assert [(r["source_id"], r["target_id"], r["kind"]) for r in relations] == [
+        (new.pk, old.pk, "supersedes")
+    ]
     carried = {"id": old.pk, "status": "superseded", "relations": relations}
     with CaptureQueriesContext(connection) as queries:
         assert _pool_relations({old.pk: Hit(id=old.pk, row=carried)}) == relations
     assert queries.captured_queries == []
 
 
-def test_the_api_starts_the_query_embedding_before_it_reads_the_callers_access(agent, project_scope, outsider,
-                                                                               monkeypatch):
+def test_the_api_starts_the_query_embedding_before_it_reads_the_callers_access(
+    agent, project_scope, outsider, monkeypatch
+):
     """The embedding overlaps the access check; a caller without access still gets a plain 404."""
     import threading
 
@@ -171,11 +206,13 @@ def test_the_api_starts_the_query_embedding_before_it_reads_the_callers_access(a
     monkeypatch.setattr(packet_mod, "_embed_timed", embed)
     monkeypatch.setattr(context_api, "scope_access", access)
     query_cache.clear()
-    ok = token_client(agent).post("/api/v1/recall", {"scope": project_scope.path, "query": "a fresh question 1"},
-                                  format="json")
+    ok = token_client(agent).post(
+        "/api/v1/recall", {"scope": project_scope.path, "query": "a fresh question 1"}, format="json"
+    )
     assert ok.status_code == 200 and seen == [True]
     started.clear()
-    denied = token_client(outsider).post("/api/v1/recall", {"scope": project_scope.path,
-                                                            "query": "a fresh question 2"}, format="json")
+    denied = token_client(outsider).post(
+        "/api/v1/recall", {"scope": project_scope.path, "query": "a fresh question 2"}, format="json"
+    )
     assert denied.status_code == 404 and seen == [True, True]
     assert denied.json()["error"] == "not_found"

@@ -34,15 +34,17 @@ def test_searchable_text_puts_the_speaker_in_front_and_leaves_unnamed_text_alone
 def test_keyword_search_finds_the_turn_of_the_person_the_question_names(project_scope, agent, remember):
     caroline, melanie = _two_speakers(project_scope, remember)
     assert "melanie" in Memory.objects.get(pk=melanie.pk).lexical.split()
-    results = recall_memories(principal=agent, scope=project_scope, query="Melanie support group", k=2,
-                              strategy="full")
+    results = recall_memories(
+        principal=agent, scope=project_scope, query="Melanie support group", k=2, strategy="full"
+    )
     assert [r["memory_id"] for r in results][:1] == [melanie.pk]
 
 
 def test_vector_search_finds_the_turn_of_the_person_the_question_names(project_scope, agent, remember):
     caroline, melanie = _two_speakers(project_scope, remember)
-    results = recall_memories(principal=agent, scope=project_scope, query="Where did Melanie go yesterday?", k=2,
-                              strategy="vector")
+    results = recall_memories(
+        principal=agent, scope=project_scope, query="Where did Melanie go yesterday?", k=2, strategy="vector"
+    )
     assert [r["memory_id"] for r in results] == [melanie.pk, caroline.pk]
 
 
@@ -56,8 +58,9 @@ def test_rows_written_before_the_rule_get_their_keyword_terms_and_vector_again(p
     memory = remember(project_scope, SAME_WORDS, kind="episodic", speaker="Caroline")
     bare = get_embedder().embed_memories([SAME_WORDS])[0]
     # The row as the old code left it: terms and vector of the bare text, marked current.
-    Memory.objects.filter(pk=memory.pk).update(lexical=lexical_text(SAME_WORDS), embedding=bare,
-                                               embedding_hash=memory.content_hash)
+    Memory.objects.filter(pk=memory.pk).update(
+        lexical=lexical_text(SAME_WORDS), embedding=bare, embedding_hash=memory.content_hash
+    )
     migration = importlib.import_module("governance.migrations.0015_speaker_searchable")
     migration.forward(django_apps, None)
     row = Memory.objects.get(pk=memory.pk)

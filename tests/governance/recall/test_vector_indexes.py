@@ -27,13 +27,22 @@ def _unit(rng: np.random.Generator, base: np.ndarray | None = None, noise: float
 
 def _fill(scope, n: int, rng: np.random.Generator, *, status: str = "active") -> list[Memory]:
     """n memories in `scope` with clustered vectors set directly (the embedder is tested elsewhere)."""
-    created = memory_record_batch(items=[
-        MemoryInput(scope=scope, kind="episodic", text=f"{scope.path} note {i}", status=status, source_kind="user")
-        for i in range(n)], actor=None)
+    created = memory_record_batch(
+        items=[
+            MemoryInput(
+                scope=scope, kind="episodic", text=f"{scope.path} note {i}", status=status, source_kind="user"
+            )
+            for i in range(n)
+        ],
+        actor=None,
+    )
     centres = [_unit(rng) for _ in range(4)]
     for i, memory in enumerate(created):
         Memory.objects.filter(pk=memory.pk).update(
-            embedding=_unit(rng, centres[i % 4] * 3, 1.0), embedding_model="test", embedding_hash=memory.content_hash)
+            embedding=_unit(rng, centres[i % 4] * 3, 1.0),
+            embedding_model="test",
+            embedding_hash=memory.content_hash,
+        )
     return created
 
 
@@ -48,8 +57,12 @@ def tree(db):
     small = scope_ensure(path="vx/big/small", actor=None)
     sibling = scope_ensure(path="vx/sib", actor=None)
     rng = np.random.default_rng(7)
-    rows = {"root": _fill(root, 12, rng), "big": _fill(big, 60, rng), "small": _fill(small, 5, rng),
-            "sibling": _fill(sibling, 40, rng)}
+    rows = {
+        "root": _fill(root, 12, rng),
+        "big": _fill(big, 60, rng),
+        "small": _fill(small, 5, rng),
+        "sibling": _fill(sibling, 40, rng),
+    }
     with connection.cursor() as cursor:  # settle the deferred checks: CREATE INDEX refuses pending triggers
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
     return {"root": root, "big": big, "small": small, "sibling": sibling, "rng": rng, "rows": rows}
@@ -60,7 +73,9 @@ def test_maintenance_indexes_the_big_scopes_only(tree):
     assert sorted(report["built"]) == sorted([tree["big"].pk, tree["sibling"].pk])
     assert vector_index.indexed_scope_ids() == {tree["big"].pk, tree["sibling"].pk}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [vector_index.index_name(tree["big"].pk)])
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", [vector_index.index_name(tree["big"].pk)]
+        )
         definition = cursor.fetchone()[0]
     assert "hnsw" in definition and f"scope_id = {tree['big'].pk}" in definition
     # Idempotent: a second run keeps what is there.
@@ -95,7 +110,9 @@ def test_the_indexed_statement_really_walks_the_hnsw_index(tree):
         cursor.execute("SET LOCAL enable_sort = off")
         cursor.execute("SET LOCAL enable_bitmapscan = off")
         cursor.execute("SET LOCAL enable_seqscan = off")
-        sql, args = vector._query([(vector._statement(f"m.scope_id = {tree['big'].pk}", where), [*params, 10])], vec)
+        sql, args = vector._query(
+            [(vector._statement(f"m.scope_id = {tree['big'].pk}", where), [*params, 10])], vec
+        )
         cursor.execute("EXPLAIN " + sql, args)
         plan = "\n".join(r[0] for r in cursor.fetchall())
     assert vector_index.index_name(tree["big"].pk) in plan
@@ -110,8 +127,11 @@ def test_no_sibling_and_nothing_out_of_force_comes_back_through_an_index(tree):
     elig = _eligibility(tree["root"], tree["big"], statuses=WITH_SUPERSEDED)
     sibling_ids = {m.pk for m in tree["rows"]["sibling"]}
     for memory in (retired, forgotten, tree["rows"]["sibling"][0]):
-        q = Memory.objects.filter(pk=tree["rows"]["sibling"][0].pk).values_list("embedding", flat=True)[0] \
-            if memory.pk in sibling_ids else np.array(_unit(tree["rng"]))
+        q = (
+            Memory.objects.filter(pk=tree["rows"]["sibling"][0].pk).values_list("embedding", flat=True)[0]
+            if memory.pk in sibling_ids
+            else np.array(_unit(tree["rng"]))
+        )
         ids = [i for i, _ in vector.nearest(elig, q, 70)]
         assert retired.pk not in ids and forgotten.pk not in ids
         assert not sibling_ids & set(ids)
@@ -120,8 +140,14 @@ def test_no_sibling_and_nothing_out_of_force_comes_back_through_an_index(tree):
 
 
 def test_an_empty_chain_finds_nothing(db):
-    assert vector.nearest(Eligibility(scope_ids=(), statuses=WITHOUT_SUPERSEDED, at=timezone.now()),
-                          np.ones(DIMS) / np.sqrt(DIMS), 5) == []
+    assert (
+        vector.nearest(
+            Eligibility(scope_ids=(), statuses=WITHOUT_SUPERSEDED, at=timezone.now()),
+            np.ones(DIMS) / np.sqrt(DIMS),
+            5,
+        )
+        == []
+    )
 
 
 def test_a_shrunken_scope_loses_its_index_and_an_invalid_leftover_is_dropped(tree):
@@ -133,8 +159,10 @@ def test_a_shrunken_scope_loses_its_index_and_an_invalid_leftover_is_dropped(tre
     assert vector_index.indexed_scope_ids() == {tree["big"].pk}
     # An interrupted CONCURRENTLY build leaves an invalid index behind: maintenance drops it and rebuilds.
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
-                       [vector_index.index_name(tree["big"].pk)])
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
+            [vector_index.index_name(tree["big"].pk)],
+        )
     vector_index.forget_known()  # what another process sees once its cached catalogue read expires
     assert vector_index.indexed_scope_ids() == set()  # never queried while invalid
     report = vector_index.maintain(min_rows=30, max_indexes=10)

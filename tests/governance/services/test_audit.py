@@ -9,8 +9,16 @@ from governance.services.principal import token_issue
 
 
 def some_history(scope, reviewer, owner):
-    m = memory_record(item=MemoryInput(scope=scope, kind="preference", text="secret-ish preference",
-                                       source_kind="assistant", status="proposed"), actor=None)
+    m = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="preference",
+            text="secret-ish preference",
+            source_kind="assistant",
+            status="proposed",
+        ),
+        actor=None,
+    )
     memory_confirm(memory_id=m.pk, actor=reviewer, reason="fine")
     memory_forget(memory_id=m.pk, actor=owner, reason="asked", hard=True)
     return m
@@ -25,7 +33,9 @@ def tamper(event_id: int, **changes):
         cur.execute("ALTER TABLE governance_auditevent ENABLE TRIGGER audit_append_only")
 
 
-def test_every_state_change_is_audited_and_a_hard_forget_keeps_the_hash_not_the_text(project_scope, reviewer, owner):
+def test_every_state_change_is_audited_and_a_hard_forget_keeps_the_hash_not_the_text(
+    project_scope, reviewer, owner
+):
     m = some_history(project_scope, reviewer, owner)
     events = list(AuditEvent.objects.filter(target_type="memory", target_id=str(m.pk)).order_by("id"))
     assert [e.action for e in events] == ["memory.record", "memory.confirm", "memory.forget_hard"]

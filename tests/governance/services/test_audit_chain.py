@@ -17,8 +17,14 @@ def history(project_scope, owner):
     """A few changes of state, each leaving audit events."""
     for i in range(3):
         m = memory_record(
-            item=MemoryInput(scope=project_scope, kind="convention", key=f"rule{i}", text=f"rule {i}",
-                             source_kind="user", status="active"),
+            item=MemoryInput(
+                scope=project_scope,
+                kind="convention",
+                key=f"rule{i}",
+                text=f"rule {i}",
+                source_kind="user",
+                status="active",
+            ),
             actor=owner,
         )
         memory_retire(memory_id=m.pk, actor=owner, reason="obsolete")
@@ -62,8 +68,10 @@ def test_edited_row_with_recomputed_hash_breaks_the_link_of_the_next_row(history
     victim, following = history[3], history[4]
     victim.reason = "rewritten"
     forged = victim.compute_hash()
-    _as_attacker("UPDATE governance_auditevent SET reason = %s, hash = %s WHERE id = %s",
-                 ["rewritten", forged, victim.pk])
+    _as_attacker(
+        "UPDATE governance_auditevent SET reason = %s, hash = %s WHERE id = %s",
+        ["rewritten", forged, victim.pk],
+    )
 
     report = audit_verify_chain()
     assert not report.ok
@@ -90,8 +98,10 @@ def test_bulk_write_appends_one_chained_event_per_memory_in_order(project_scope,
     from governance.services.memory import memory_record_batch
 
     created = memory_record_batch(
-        items=[MemoryInput(scope=project_scope, kind="episodic", text=f"turn {i} 第{i}轮", source_kind="user")
-               for i in range(50)],
+        items=[
+            MemoryInput(scope=project_scope, kind="episodic", text=f"turn {i} 第{i}轮", source_kind="user")
+            for i in range(50)
+        ],
         actor=agent,
     )
     ids = [str(m.pk) for m in created]
@@ -100,5 +110,9 @@ def test_bulk_write_appends_one_chained_event_per_memory_in_order(project_scope,
     assert [m.pk for m in created] == sorted(m.pk for m in created)
     stored = Memory.objects.get(pk=created[7].pk)
     assert (stored.text, stored.status, stored.lexical != "", stored.created_at is not None) == (
-        "turn 7 第7轮", "active", True, True)
+        "turn 7 第7轮",
+        "active",
+        True,
+        True,
+    )
     assert audit_verify_chain().ok

@@ -36,16 +36,25 @@ def race(n: int, fn) -> list:
 
 
 def export_rule(scope, text, **kw):
-    return MemoryInput(scope=scope, kind="convention", key="export_format", text=text, source_kind="user", **kw)
+    return MemoryInput(
+        scope=scope, kind="convention", key="export_format", text=text, source_kind="user", **kw
+    )
 
 
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_supersedes_of_one_memory_leave_exactly_one_active(project_scope, curator):
     old = memory_record(item=export_rule(project_scope, "Export as PDF", status="active"), actor=None)
 
-    results = race(2, lambda i: memory_supersede(
-        memory_id=old.pk, text=f"Export as format {i}", reason="changed", source_kind="user", actor=curator,
-    ))
+    results = race(
+        2,
+        lambda i: memory_supersede(
+            memory_id=old.pk,
+            text=f"Export as format {i}",
+            reason="changed",
+            source_kind="user",
+            actor=curator,
+        ),
+    )
 
     winners = [r for r in results if isinstance(r, Memory)]
     losers = [r for r in results if isinstance(r, Exception)]
@@ -61,7 +70,9 @@ def test_two_concurrent_supersedes_of_one_memory_leave_exactly_one_active(projec
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_keyed_writes_pick_distinct_revisions(project_scope, agent):
     n = 4
-    results = race(n, lambda i: memory_record(item=export_rule(project_scope, f"candidate format {i}"), actor=agent))
+    results = race(
+        n, lambda i: memory_record(item=export_rule(project_scope, f"candidate format {i}"), actor=agent)
+    )
 
     assert all(isinstance(r, Memory) for r in results), results
     revisions = sorted(r.revision for r in results)
@@ -72,19 +83,27 @@ def test_concurrent_keyed_writes_pick_distinct_revisions(project_scope, agent):
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_first_writes_of_a_new_key_do_not_collide(project_scope, agent):
     # No row exists yet to lock: the writers must still be serialised on the key itself.
-    results = race(2, lambda i: memory_record(
-        item=MemoryInput(scope=project_scope, kind="preference", key="tone", text=f"tone {i}", source_kind="user"),
-        actor=agent,
-    ))
-    assert not [r for r in results if isinstance(r, DomainError | Exception) and not isinstance(r, Memory)], results
+    results = race(
+        2,
+        lambda i: memory_record(
+            item=MemoryInput(
+                scope=project_scope, kind="preference", key="tone", text=f"tone {i}", source_kind="user"
+            ),
+            actor=agent,
+        ),
+    )
+    assert not [r for r in results if isinstance(r, DomainError | Exception) and not isinstance(r, Memory)], (
+        results
+    )
     assert sorted(r.revision for r in results) == [1, 2]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_identical_keyed_writes_store_one_row(project_scope, agent):
     # The same text at the same explicit revision from two writers (a retried request) is one memory.
-    results = race(2, lambda i: memory_record(item=export_rule(project_scope, "Export as PDF", revision=1),
-                                              actor=agent))
+    results = race(
+        2, lambda i: memory_record(item=export_rule(project_scope, "Export as PDF", revision=1), actor=agent)
+    )
     assert all(isinstance(r, Memory) for r in results), results
     assert results[0].pk == results[1].pk
     assert Memory.objects.filter(scope=project_scope, key="export_format").count() == 1

@@ -20,17 +20,33 @@ from tests.conftest import token_client
 
 
 def _fact(scope, text, key, kind="convention"):
-    memory = memory_record(item=MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", key=key,
-                                            status="active", occurred_at=timezone.now() - timedelta(days=3)),
-                           actor=None)
+    memory = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind=kind,
+            text=text,
+            source_kind="user",
+            key=key,
+            status="active",
+            occurred_at=timezone.now() - timedelta(days=3),
+        ),
+        actor=None,
+    )
     embed_memories([memory.pk])
     return memory
 
 
 def _say(scope, agent, text, ref="u1"):
-    created = event_ingest(scope=scope, session="s1", at=timezone.now() - timedelta(hours=1), actor=agent,
-                           turns=[{"role": "user", "content": text, "ref": ref},
-                                  {"role": "assistant", "content": "Noted.", "ref": f"{ref}-a"}])
+    created = event_ingest(
+        scope=scope,
+        session="s1",
+        at=timezone.now() - timedelta(hours=1),
+        actor=agent,
+        turns=[
+            {"role": "user", "content": text, "ref": ref},
+            {"role": "assistant", "content": "Noted.", "ref": f"{ref}-a"},
+        ],
+    )
     embed_memories([m.pk for m in created])
     candidates = [m for m in created if m.kind != "episodic"]
     assert len(candidates) == 1, [m.text for m in created]
@@ -38,7 +54,11 @@ def _say(scope, agent, text, ref="u1"):
 
 
 def _contradicts(memory):
-    return set(Relation.objects.filter(source=memory, kind=RelationKind.CONTRADICTS).values_list("target_id", flat=True))
+    return set(
+        Relation.objects.filter(source=memory, kind=RelationKind.CONTRADICTS).values_list(
+            "target_id", flat=True
+        )
+    )
 
 
 def _packet(agent, scope, query):
@@ -46,12 +66,24 @@ def _packet(agent, scope, query):
     return {slot: [b["memory_id"] for b in blocks] for slot, blocks in result["packet"].items()}, result
 
 
-@pytest.mark.parametrize(("old_text", "said", "query"), [
-    ("Export format: PPTX", "Change the export format to PDF instead.", "which file format do we export?"),
-    ("导出格式：PPTX", "导出格式改成PDF。", "导出用什么格式？"),
-])
+@pytest.mark.parametrize(
+    ("old_text", "said", "query"),
+    [
+        (
+            "Export format: PPTX",
+            "Change the export format to PDF instead.",
+            "which file format do we export?",
+        ),
+        ("导出格式：PPTX", "导出格式改成PDF。", "导出用什么格式？"),
+    ],
+)
 def test_correction_takes_the_key_and_confirming_it_supersedes_the_old_value(
-    project_scope, agent, reviewer, old_text, said, query,
+    project_scope,
+    agent,
+    reviewer,
+    old_text,
+    said,
+    query,
 ):
     old = _fact(project_scope, old_text, "export_format")
     fix = _say(project_scope, agent, said)
@@ -75,7 +107,10 @@ def test_correction_takes_the_key_and_confirming_it_supersedes_the_old_value(
 
 
 def test_correction_of_an_ancestor_fact_overrides_it_in_the_event_scope(
-    workspace_scope, project_scope, agent, reviewer,
+    workspace_scope,
+    project_scope,
+    agent,
+    reviewer,
 ):
     inherited = _fact(workspace_scope, "Export format: PPTX", "export_format")
     fix = _say(project_scope, agent, "Change the export format to PDF instead.")
@@ -83,8 +118,12 @@ def test_correction_of_an_ancestor_fact_overrides_it_in_the_event_scope(
     assert fix.scope_id == project_scope.pk and fix.key == "export_format" and fix.revision == 1
     assert fix.status == Status.PROPOSED
     assert _contradicts(fix) == {inherited.pk}
-    assert fix.meta["corrects"] == {"memory_id": inherited.pk, "key": "export_format", "scope": "acme",
-                                    "score": 1.0}
+    assert fix.meta["corrects"] == {
+        "memory_id": inherited.pk,
+        "key": "export_format",
+        "scope": "acme",
+        "score": 1.0,
+    }
     [item] = review_queue(principal=reviewer, scope=project_scope)
     assert item.kind == "conflict" and item.conflicting.pk == inherited.pk
 
@@ -161,24 +200,35 @@ def test_a_fact_of_another_scope_is_never_the_target(project_scope, sibling_scop
 
 def test_correction_through_the_events_api_comes_back_keyed(project_scope, agent):
     old = _fact(project_scope, "Export format: PPTX", "export_format")
-    response = token_client(agent).post("/api/v1/events", {
-        "scope": "acme/slides", "session": "s1",
-        "turns": [{"role": "user", "content": "Change the export format to PDF instead.", "ref": "u9"}],
-    }, format="json")
+    response = token_client(agent).post(
+        "/api/v1/events",
+        {
+            "scope": "acme/slides",
+            "session": "s1",
+            "turns": [{"role": "user", "content": "Change the export format to PDF instead.", "ref": "u9"}],
+        },
+        format="json",
+    )
     assert response.status_code == 201, response.json()
     assert [m["kind"] for m in response.json()["created"]] == ["episodic"]  # candidates wait for review
-    listed = token_client(agent).get("/api/v1/memories", {"scope": "acme/slides", "key": "export_format",
-                                                          "status": "proposed"}).json()["results"]
+    listed = (
+        token_client(agent)
+        .get("/api/v1/memories", {"scope": "acme/slides", "key": "export_format", "status": "proposed"})
+        .json()["results"]
+    )
     [candidate] = [m for m in listed if m["id"] != old.pk]
     assert candidate["key"] == "export_format" and candidate["status"] == "proposed"
     assert _contradicts(Memory.objects.get(pk=candidate["id"])) == {old.pk}
 
 
-@pytest.mark.parametrize(("key", "expected"), [
-    ("export_format", {"export", "format"}),
-    ("exportFormat", {"export", "format"}),
-    ("slides.export-format/v2", {"slid", "export", "format", "v2"}),
-    ("导出格式", {"导", "出", "格", "式", "导出", "出格", "格式"}),
-])
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    [
+        ("export_format", {"export", "format"}),
+        ("exportFormat", {"export", "format"}),
+        ("slides.export-format/v2", {"slid", "export", "format", "v2"}),
+        ("导出格式", {"导", "出", "格", "式", "导出", "出格", "格式"}),
+    ],
+)
 def test_key_terms_split_like_text(key, expected):
     assert key_terms(key) == expected

@@ -26,8 +26,18 @@ from tests.conftest import token_client
 
 
 def _rule(scope, *, tier="mid", status="active"):
-    return memory_record(item=MemoryInput(scope=scope, kind="convention", key="export_format", tier=tier,
-                                          text="Export format: PDF.", source_kind="user", status=status), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="convention",
+            key="export_format",
+            tier=tier,
+            text="Export format: PDF.",
+            source_kind="user",
+            status=status,
+        ),
+        actor=None,
+    )
 
 
 @pytest.mark.parametrize("reason", ["", "   ", None])
@@ -38,8 +48,9 @@ def test_every_ending_service_refuses_an_empty_reason(project_scope, owner, reas
         lambda: memory_retire(memory_id=active.pk, actor=owner, reason=reason),
         lambda: memory_forget(memory_id=active.pk, actor=owner, reason=reason),
         lambda: memory_forget(memory_id=active.pk, actor=owner, reason=reason, hard=True),
-        lambda: memory_supersede(memory_id=active.pk, text="Export format: PNG.", reason=reason, source_kind="user",
-                                 actor=owner),
+        lambda: memory_supersede(
+            memory_id=active.pk, text="Export format: PNG.", reason=reason, source_kind="user", actor=owner
+        ),
     ):
         with pytest.raises(InvalidInput) as refused:
             call()
@@ -48,10 +59,17 @@ def test_every_ending_service_refuses_an_empty_reason(project_scope, owner, reas
     assert Memory.objects.get(pk=proposed.pk).status == Status.PROPOSED
 
 
-@pytest.mark.parametrize("path, body", [
-    ("retire", {"reason": ""}), ("forget", {"mode": "soft", "reason": ""}), ("forget", {"mode": "hard"}),
-])
-def test_the_api_and_the_dashboard_answer_a_missing_reason_with_the_same_sentence(project_scope, owner, path, body):
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("retire", {"reason": ""}),
+        ("forget", {"mode": "soft", "reason": ""}),
+        ("forget", {"mode": "hard"}),
+    ],
+)
+def test_the_api_and_the_dashboard_answer_a_missing_reason_with_the_same_sentence(
+    project_scope, owner, path, body
+):
     memory = _rule(project_scope)
     answer = token_client(owner).post(f"/api/v1/memories/{memory.pk}/{path}", body, format="json")
     assert answer.status_code == 400
@@ -71,23 +89,35 @@ def test_the_four_eyes_outcome_is_what_the_service_returns(four_eyes_scope, owne
     first = memory_retire(memory_id=rule.pk, actor=owner, reason="obsolete")
     assert first.four_eyes_pending is not None
     assert first.four_eyes_pending.as_dict() == {
-        "action": "retire", "requested_by": "olivia", "approvals": 1, "needed": 2,
-        "message": FOUR_EYES_REQUESTED.format(action="retire")}
+        "action": "retire",
+        "requested_by": "olivia",
+        "approvals": 1,
+        "needed": 2,
+        "message": FOUR_EYES_REQUESTED.format(action="retire"),
+    }
     done = memory_retire(memory_id=rule.pk, actor=second_owner, reason="agreed")
     assert done.four_eyes_pending is None and done.status == Status.RETIRED
 
     proposal = _rule(four_eyes_scope, tier="long", status="proposed")
     approved = memory_confirm(memory_id=proposal.pk, actor=reviewer, reason="x")
-    assert (approved.four_eyes_pending.action, approved.four_eyes_pending.approvals,
-            approved.four_eyes_pending.needed) == ("confirm", 1, 2)
+    assert (
+        approved.four_eyes_pending.action,
+        approved.four_eyes_pending.approvals,
+        approved.four_eyes_pending.needed,
+    ) == ("confirm", 1, 2)
     assert memory_confirm(memory_id=proposal.pk, actor=second_reviewer, reason="y").four_eyes_pending is None
 
 
 def test_the_api_answers_with_the_services_outcome(four_eyes_scope, owner):
     rule = _rule(four_eyes_scope, tier="long")
-    answer = token_client(owner).post(f"/api/v1/memories/{rule.pk}/forget", {"mode": "hard", "reason": "asked"},
-                                      format="json")
+    answer = token_client(owner).post(
+        f"/api/v1/memories/{rule.pk}/forget", {"mode": "hard", "reason": "asked"}, format="json"
+    )
     assert answer.status_code == 202 and answer.json()["propagation"] is None
     assert answer.json()["four_eyes_pending"] == {
-        "action": "forget_hard", "requested_by": "olivia", "approvals": 1, "needed": 2,
-        "message": FOUR_EYES_REQUESTED.format(action="hard-forget")}
+        "action": "forget_hard",
+        "requested_by": "olivia",
+        "approvals": 1,
+        "needed": 2,
+        "message": FOUR_EYES_REQUESTED.format(action="hard-forget"),
+    }

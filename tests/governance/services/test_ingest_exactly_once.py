@@ -57,9 +57,14 @@ def counted_embedder():
 
 def conversation_file(tmp_path, n: int, scope: str = "imp/once") -> str:
     lines = [
-        {"scope": scope, "session": "s1", "at": f"2026-03-01T10:{i // 60:02d}:{i % 60:02d}Z",
-         "role": "user" if i % 2 == 0 else "assistant", "content": f"{SENTENCES[i % len(SENTENCES)]} (turn {i})",
-         "ref": str(i)}
+        {
+            "scope": scope,
+            "session": "s1",
+            "at": f"2026-03-01T10:{i // 60:02d}:{i % 60:02d}Z",
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"{SENTENCES[i % len(SENTENCES)]} (turn {i})",
+            "ref": str(i),
+        }
         for i in range(n)
     ]
     path = tmp_path / "conv.jsonl"
@@ -67,7 +72,9 @@ def conversation_file(tmp_path, n: int, scope: str = "imp/once") -> str:
     return str(path)
 
 
-def test_import_beside_a_running_worker_embeds_every_text_exactly_once(celery_worker, tmp_path, counted_embedder):
+def test_import_beside_a_running_worker_embeds_every_text_exactly_once(
+    celery_worker, tmp_path, counted_embedder
+):
     out = StringIO()
     call_command("import_conversations", conversation_file(tmp_path, 24), stdout=out, stderr=StringIO())
 
@@ -79,8 +86,12 @@ def test_import_beside_a_running_worker_embeds_every_text_exactly_once(celery_wo
     assert counted_embedder == Counter(Memory.objects.values_list("text", flat=True))
 
 
-def test_rows_held_by_an_importer_are_skipped_by_every_other_caller(db, project_scope, agent, counted_embedder):
-    items = [MemoryInput(scope=project_scope, kind="episodic", text=t, source_kind="user") for t in SENTENCES[:4]]
+def test_rows_held_by_an_importer_are_skipped_by_every_other_caller(
+    db, project_scope, agent, counted_embedder
+):
+    items = [
+        MemoryInput(scope=project_scope, kind="episodic", text=t, source_kind="user") for t in SENTENCES[:4]
+    ]
     with transaction.atomic():
         ids = [m.pk for m in memory_record_batch(items=items, actor=agent)]
         propagation.hold_rows(ids)
@@ -117,7 +128,9 @@ def test_the_reconciler_leaves_rows_someone_is_embedding_alone(db, project_scope
 
     from governance.tasks import reconcile
 
-    items = [MemoryInput(scope=project_scope, kind="episodic", text=t, source_kind="user") for t in SENTENCES[:2]]
+    items = [
+        MemoryInput(scope=project_scope, kind="episodic", text=t, source_kind="user") for t in SENTENCES[:2]
+    ]
     held, loose = [m.pk for m in memory_record_batch(items=items, actor=agent)]
     Memory.objects.filter(pk__in=[held, loose]).update(created_at=timezone.now() - timedelta(hours=1))
     propagation.hold_rows([held])
@@ -125,8 +138,9 @@ def test_the_reconciler_leaves_rows_someone_is_embedding_alone(db, project_scope
     assert reconcile(stale_after_seconds=0)["reembed"] == 1  # only the row no one holds
 
 
-def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_propagation_one(celery_worker,
-                                                                                       project_scope, agent):
+def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_propagation_one(
+    celery_worker, project_scope, agent
+):
     ran: list[tuple[str, str]] = []
 
     def record(sender=None, task=None, **kwargs):
@@ -134,14 +148,18 @@ def test_embedding_work_runs_on_the_embedding_queue_and_the_rest_on_the_propagat
 
     task_prerun.connect(record, weak=False)
     try:
-        memory = memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text=SENTENCES[0],
-                                                source_kind="user"), actor=agent)
+        memory = memory_record(
+            item=MemoryInput(scope=project_scope, kind="episodic", text=SENTENCES[0], source_kind="user"),
+            actor=agent,
+        )
         wait_for(lambda: Memory.objects.filter(pk=memory.pk, embedding__isnull=False).exists())
         wait_for(lambda: ("governance.tasks.propagate_outbox", settings.PROPAGATION_QUEUE) in ran)
     finally:
         task_prerun.disconnect(record)
     assert ("governance.tasks.embed_outbox", settings.EMBEDDING_QUEUE) in ran
-    assert not [name for name, queue in ran if name.startswith("governance.tasks.embed") and queue != "embedding"]
+    assert not [
+        name for name, queue in ran if name.startswith("governance.tasks.embed") and queue != "embedding"
+    ]
 
 
 def test_runstack_starts_a_worker_for_every_queue():
@@ -150,12 +168,21 @@ def test_runstack_starts_a_worker_for_every_queue():
     commands = worker_commands("python", port=8000, concurrency=2)
     consumed = set()
     for argv in commands.values():
-        consumed |= {q for arg in argv if arg.startswith("--queues=") for q in arg.split("=", 1)[1].split(",")}
-    assert consumed == {q.name for q in settings.CELERY_TASK_QUEUES} == {
-        "celery", "propagation", "embedding", "reinforcement", "maintenance", "webhooks"}
+        consumed |= {
+            q for arg in argv if arg.startswith("--queues=") for q in arg.split("=", 1)[1].split(",")
+        }
+    assert (
+        consumed
+        == {q.name for q in settings.CELERY_TASK_QUEUES}
+        == {"celery", "propagation", "embedding", "reinforcement", "maintenance", "webhooks"}
+    )
     assert "--concurrency=1" in commands["embedder"]
-    assert "--queues=webhooks" in commands["webhooks"]  # a slow receiver never holds a worker that carries forgets
-    assert "--queues=embedding" in commands["embedder"]  # embedding alone: it never shares a worker with a forget
+    assert (
+        "--queues=webhooks" in commands["webhooks"]
+    )  # a slow receiver never holds a worker that carries forgets
+    assert (
+        "--queues=embedding" in commands["embedder"]
+    )  # embedding alone: it never shares a worker with a forget
 
 
 def test_import_prints_progress_with_rate_and_eta(db, tmp_path, monkeypatch):
@@ -163,8 +190,12 @@ def test_import_prints_progress_with_rate_and_eta(db, tmp_path, monkeypatch):
 
     monkeypatch.setattr(import_conversations, "BATCH_TURNS", 2)
     out = StringIO()
-    call_command("import_conversations", conversation_file(tmp_path, 5, scope="imp/progress"), stdout=out,
-                 stderr=StringIO())
+    call_command(
+        "import_conversations",
+        conversation_file(tmp_path, 5, scope="imp/progress"),
+        stdout=out,
+        stderr=StringIO(),
+    )
 
     lines = [line for line in out.getvalue().splitlines() if line.startswith("  ")]
     pattern = r"  (\d+)/5 turns \((\d+)%\), (\d+) memories created, [\d.]+ turns/s, ETA \d+:\d\d"
@@ -183,20 +214,29 @@ def test_eta_is_written_in_minutes_or_hours():
     assert progress_line(10, 40, 12, 5.0) == "  10/40 turns (25%), 12 memories created, 2.0 turns/s, ETA 0:15"
 
 
-def test_imported_turns_are_found_by_keyword_at_once_and_the_packet_says_their_vectors_are_pending(db, tmp_path):
+def test_imported_turns_are_found_by_keyword_at_once_and_the_packet_says_their_vectors_are_pending(
+    db, tmp_path
+):
     from governance.recall.packet import assemble_context
 
-    call_command("import_conversations", conversation_file(tmp_path, 3, scope="imp/pending"), "--no-embed",
-                 stdout=StringIO(), stderr=StringIO())
+    call_command(
+        "import_conversations",
+        conversation_file(tmp_path, 3, scope="imp/pending"),
+        "--no-embed",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
 
-    before = assemble_context(principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800,
-                              store=False)
+    before = assemble_context(
+        principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800, store=False
+    )
     assert before["trace"]["pending_vectors"] == 3
     assert "ferries" in before["text"]  # the keyword index has the turn already
 
     propagation.embed_memories(list(Memory.objects.values_list("pk", flat=True)))
-    after = assemble_context(principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800,
-                             store=False)
+    after = assemble_context(
+        principal=None, scope="imp/pending", query="ferries harbour", budget_tokens=800, store=False
+    )
     assert after["trace"]["pending_vectors"] == 0
 
 
@@ -209,8 +249,9 @@ def test_embedding_batches_are_bounded_by_count_and_characters():
     assert embedding_batches([(7, 50_000)], size=10, max_chars=1000) == [[7]]  # one text always goes
 
 
-def test_an_import_of_many_short_sessions_reaches_the_embedder_in_full_batches(db, tmp_path, counted_embedder,
-                                                                              settings):
+def test_an_import_of_many_short_sessions_reaches_the_embedder_in_full_batches(
+    db, tmp_path, counted_embedder, settings
+):
     settings.EMBEDDING_BATCH_SIZE = 8
     calls: list[int] = []
     embedder = get_embedder()
@@ -221,8 +262,17 @@ def test_an_import_of_many_short_sessions_reaches_the_embedder_in_full_batches(d
         return counting(texts)
 
     embedder.embed_memories = recording
-    lines = [{"scope": "imp/sessions", "session": f"s{i // 3}", "at": f"2026-03-01T10:00:{i:02d}Z", "role": "user",
-              "content": f"{SENTENCES[i % len(SENTENCES)]} (turn {i})", "ref": str(i)} for i in range(20)]
+    lines = [
+        {
+            "scope": "imp/sessions",
+            "session": f"s{i // 3}",
+            "at": f"2026-03-01T10:00:{i:02d}Z",
+            "role": "user",
+            "content": f"{SENTENCES[i % len(SENTENCES)]} (turn {i})",
+            "ref": str(i),
+        }
+        for i in range(20)
+    ]
     path = tmp_path / "sessions.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
 
@@ -233,14 +283,22 @@ def test_an_import_of_many_short_sessions_reaches_the_embedder_in_full_batches(d
     assert sum(counted_embedder.values()) == 20
 
 
-def test_an_import_that_only_writes_is_embedded_once_by_the_embedding_queue(celery_worker, tmp_path,
-                                                                            counted_embedder):
-    call_command("import_conversations", conversation_file(tmp_path, 12, scope="imp/queue"), "--no-embed",
-                 stdout=StringIO(), stderr=StringIO())
+def test_an_import_that_only_writes_is_embedded_once_by_the_embedding_queue(
+    celery_worker, tmp_path, counted_embedder
+):
+    call_command(
+        "import_conversations",
+        conversation_file(tmp_path, 12, scope="imp/queue"),
+        "--no-embed",
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
 
     wait_for(lambda: Memory.objects.filter(scope__path="imp/queue", embedding__isnull=False).count() == 12)
     wait_for(lambda: not OutboxDelivery.objects.filter(store="embedding").exclude(state="done").exists())
-    assert counted_embedder == Counter(Memory.objects.filter(scope__path="imp/queue").values_list("text", flat=True))
+    assert counted_embedder == Counter(
+        Memory.objects.filter(scope__path="imp/queue").values_list("text", flat=True)
+    )
 
 
 def test_import_embeds_on_a_thread_of_its_own_while_it_writes(transactional_db, tmp_path, settings):
@@ -259,8 +317,12 @@ def test_import_embeds_on_a_thread_of_its_own_while_it_writes(transactional_db, 
 
     embedder.embed_memories = recording
     try:
-        call_command("import_conversations", conversation_file(tmp_path, 20, scope="imp/ahead"),
-                     stdout=StringIO(), stderr=StringIO())
+        call_command(
+            "import_conversations",
+            conversation_file(tmp_path, 20, scope="imp/ahead"),
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
     finally:
         del embedder.embed_memories
 
@@ -270,8 +332,9 @@ def test_import_embeds_on_a_thread_of_its_own_while_it_writes(transactional_db, 
     assert not Memory.objects.filter(scope__path="imp/ahead", embedding_claimed_until__isnull=False).exists()
 
 
-def test_a_failing_embedder_fails_the_import_keeps_the_turns_and_gives_their_claims_back(transactional_db,
-                                                                                        tmp_path, settings):
+def test_a_failing_embedder_fails_the_import_keeps_the_turns_and_gives_their_claims_back(
+    transactional_db, tmp_path, settings
+):
     settings.EMBEDDING_BATCH_SIZE = 4
     embedder = get_embedder()
 
@@ -282,8 +345,12 @@ def test_a_failing_embedder_fails_the_import_keeps_the_turns_and_gives_their_cla
     rows = Memory.objects.filter(scope__path="imp/broken")
     try:
         with pytest.raises(RuntimeError, match="embedder crashed"):
-            call_command("import_conversations", conversation_file(tmp_path, 16, scope="imp/broken"),
-                         stdout=StringIO(), stderr=StringIO())
+            call_command(
+                "import_conversations",
+                conversation_file(tmp_path, 16, scope="imp/broken"),
+                stdout=StringIO(),
+                stderr=StringIO(),
+            )
         assert rows.count() >= 4  # what was written before the error stays, searchable by keyword
         # No row is left held by the dead import: the embedding queue may take every one of them now. (When
         # a test worker runs in this process, it may take them and fail on the same embedder: it gives them

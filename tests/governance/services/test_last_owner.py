@@ -94,7 +94,8 @@ def test_the_api_refuses_the_last_owner_revoke_with_409_for_the_owner(workspace_
 def test_the_api_never_lets_another_role_remove_the_last_owner(request, workspace_scope, owner, who):
     grant = _owner_grant(owner, workspace_scope)
     response = token_client(request.getfixturevalue(who)).delete(
-        f"/api/v1/grants/{grant.pk}", {"reason": "x"}, format="json")
+        f"/api/v1/grants/{grant.pk}", {"reason": "x"}, format="json"
+    )
     assert response.status_code in (403, 404)
     assert Grant.objects.filter(pk=grant.pk).exists()
 
@@ -122,7 +123,9 @@ def test_the_dashboard_refuses_the_last_owner_revoke_with_409(workspace_scope, o
     client = signed_in(owner, "pw-olivia")
     confirm = client.get(reverse("dashboard:grant-revoke"), {"grant": grant.pk})
     assert confirm.status_code == 200 and confirm.context["blocked"]
-    assert LAST_OWNER.format(path="acme").encode() in confirm.content and b'name="reason"' not in confirm.content
+    assert (
+        LAST_OWNER.format(path="acme").encode() in confirm.content and b'name="reason"' not in confirm.content
+    )
     response = client.post(reverse("dashboard:grant-revoke"), {"grant": grant.pk, "reason": "leaving"})
     assert response.status_code == 409 and LAST_OWNER.format(path="acme").encode() in response.content
     assert Grant.objects.filter(pk=grant.pk).exists()

@@ -19,9 +19,15 @@ def other_connection():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_locking_a_memory_for_an_action_leaves_its_scope_and_row_open_to_foreign_key_checks(project_scope, agent):
-    memory = memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text="Standup moved to 9:30",
-                                            source_kind="user"), actor=agent)
+def test_locking_a_memory_for_an_action_leaves_its_scope_and_row_open_to_foreign_key_checks(
+    project_scope, agent
+):
+    memory = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="episodic", text="Standup moved to 9:30", source_kind="user"
+        ),
+        actor=agent,
+    )
     with other_connection() as other, transaction.atomic():
         locked = memory_services.lock_memory(memory.pk)  # what confirm, reject, retire and forget start with
         assert locked.scope_id == project_scope.pk
@@ -30,18 +36,25 @@ def test_locking_a_memory_for_an_action_leaves_its_scope_and_row_open_to_foreign
         other.execute("SELECT 1 FROM governance_memory WHERE id = %s FOR KEY SHARE NOWAIT", [memory.pk])
         # The row itself is still held against a second action on it.
         with pytest.raises(psycopg.errors.LockNotAvailable):
-            other.execute("SELECT 1 FROM governance_memory WHERE id = %s FOR NO KEY UPDATE NOWAIT", [memory.pk])
+            other.execute(
+                "SELECT 1 FROM governance_memory WHERE id = %s FOR NO KEY UPDATE NOWAIT", [memory.pk]
+            )
 
 
 @pytest.mark.django_db(transaction=True)
 def test_reinforcing_memories_leaves_their_scope_open_to_foreign_key_checks(project_scope, agent):
     from governance.models import ReinforcementEvent
 
-    memory = memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text="Lunch is at noon",
-                                            source_kind="user"), actor=agent)
+    memory = memory_record(
+        item=MemoryInput(scope=project_scope, kind="episodic", text="Lunch is at noon", source_kind="user"),
+        actor=agent,
+    )
     with other_connection() as other:
         with transaction.atomic():
-            memory_services.memory_reinforce(memory_ids=[memory.pk], weight=0.3, actor=None,
-                                             reason=ReinforcementEvent.Reason.RECALL)
-            other.execute("SELECT 1 FROM governance_scope WHERE id = %s FOR KEY SHARE NOWAIT", [project_scope.pk])
+            memory_services.memory_reinforce(
+                memory_ids=[memory.pk], weight=0.3, actor=None, reason=ReinforcementEvent.Reason.RECALL
+            )
+            other.execute(
+                "SELECT 1 FROM governance_scope WHERE id = %s FOR KEY SHARE NOWAIT", [project_scope.pk]
+            )
             other.execute("SELECT 1 FROM governance_memory WHERE id = %s FOR KEY SHARE NOWAIT", [memory.pk])

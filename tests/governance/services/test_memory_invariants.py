@@ -20,16 +20,22 @@ from governance.services.memory import (
 
 
 def keyed(scope, text, **kw):
-    return MemoryInput(scope=scope, kind="convention", key="export_format", text=text, source_kind="user", **kw)
+    return MemoryInput(
+        scope=scope, kind="convention", key="export_format", text=text, source_kind="user", **kw
+    )
 
 
 def test_episodic_trace_is_recorded_active_and_inferred_memory_is_a_candidate(project_scope, agent):
     trace = memory_record(
-        item=MemoryInput(scope=project_scope, kind="episodic", text="User: export as PDF", source_kind="user"),
+        item=MemoryInput(
+            scope=project_scope, kind="episodic", text="User: export as PDF", source_kind="user"
+        ),
         actor=agent,
     )
     guess = memory_record(
-        item=MemoryInput(scope=project_scope, kind="preference", text="likes PDF", source_kind="model_inference"),
+        item=MemoryInput(
+            scope=project_scope, kind="preference", text="likes PDF", source_kind="model_inference"
+        ),
         actor=agent,
     )
     assert trace.status == Status.ACTIVE
@@ -54,7 +60,9 @@ def test_partial_unique_index_allows_one_active_memory_per_key(project_scope):
         memory_record(item=keyed(project_scope, "PPTX", status="active"), actor=None)
     # The database itself refuses, even past the service.
     first = Memory.objects.get()
-    dup = Memory(**{f.attname: getattr(first, f.attname) for f in Memory._meta.concrete_fields if f.attname != "id"})
+    dup = Memory(
+        **{f.attname: getattr(first, f.attname) for f in Memory._meta.concrete_fields if f.attname != "id"}
+    )
     dup.revision = 7
     with pytest.raises(IntegrityError), transaction.atomic():
         dup.save()
@@ -71,8 +79,9 @@ def test_two_texts_for_the_same_key_revision_conflict_and_same_text_is_idempoten
 
 def test_supersede_creates_next_revision_links_and_marks_old_superseded(project_scope, curator):
     old = memory_record(item=keyed(project_scope, "Export as PDF", status="active"), actor=None)
-    new = memory_supersede(memory_id=old.pk, text="Export as PPTX", reason="user changed it",
-                           source_kind="user", actor=curator)
+    new = memory_supersede(
+        memory_id=old.pk, text="Export as PPTX", reason="user changed it", source_kind="user", actor=curator
+    )
     old.refresh_from_db()
     assert (old.status, new.status, new.revision, new.key) == ("superseded", "active", 2, "export_format")
     assert Relation.objects.filter(source=new, target=old, kind="supersedes").exists()

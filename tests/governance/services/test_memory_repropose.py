@@ -17,8 +17,19 @@ from governance.services.review import REPROPOSED_FROM, memory_repropose
 
 
 def rejected(scope, text="The user prefers dark themes", *, key=None, tier=None, kind="preference"):
-    memory = memory_record(item=MemoryInput(scope=scope, kind=kind, key=key, text=text, source_kind="assistant",
-                                            source_ref="turn-7", status="proposed", tier=tier), actor=None)
+    memory = memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind=kind,
+            key=key,
+            text=text,
+            source_kind="assistant",
+            source_ref="turn-7",
+            status="proposed",
+            tier=tier,
+        ),
+        actor=None,
+    )
     return memory_reject(memory_id=memory.pk, actor=None, reason="the user never said that")
 
 
@@ -34,29 +45,48 @@ def test_a_reviewer_proposes_a_rejected_memory_again_as_a_new_audited_proposal(p
     assert old.status == Status.REJECTED  # the rejected version is never changed back
     assert new.pk != old.pk and new.status == Status.PROPOSED
     assert (new.text, new.kind, new.key, new.scope_id, new.source_kind, new.source_ref) == (
-        old.text, old.kind, old.key, old.scope_id, old.source_kind, old.source_ref)
+        old.text,
+        old.kind,
+        old.key,
+        old.scope_id,
+        old.source_kind,
+        old.source_ref,
+    )
     assert new.revision == old.revision + 1 and new.created_by == reviewer
     assert new.meta["reproposed"]["from"] == old.pk
-    assert (new.meta["reproposed"]["by"], new.meta["reproposed"]["reason"]) == (reviewer.pk, "rejected by mistake")
+    assert (new.meta["reproposed"]["by"], new.meta["reproposed"]["reason"]) == (
+        reviewer.pk,
+        "rejected by mistake",
+    )
     link = Relation.objects.get(source=new, target=old)
     assert (link.kind, link.reason, link.actor) == (RelationKind.DERIVED_FROM, REPROPOSED_FROM, reviewer)
     event = AuditEvent.objects.get(action="memory.repropose")
     assert (event.target_id, event.reason, event.data["from"], event.actor) == (
-        str(new.pk), "rejected by mistake", old.pk, reviewer)
+        str(new.pk),
+        "rejected by mistake",
+        old.pk,
+        reviewer,
+    )
     assert AuditEvent.objects.count() == audits + 1
     assert Outbox.objects.filter(memory=new, topic="memory.created").count() == 1
     assert Outbox.objects.count() == outbox + 1
 
 
 def test_the_new_proposal_can_be_confirmed(project_scope, reviewer):
-    new = memory_repropose(memory_id=rejected(project_scope).pk, actor=reviewer, reason="it was right after all")
+    new = memory_repropose(
+        memory_id=rejected(project_scope).pk, actor=reviewer, reason="it was right after all"
+    )
     assert memory_confirm(memory_id=new.pk, actor=reviewer).status == Status.ACTIVE
 
 
 @pytest.mark.parametrize("status", [Status.PROPOSED, Status.ACTIVE])
 def test_only_a_rejected_memory_is_proposed_again_and_nothing_is_written(status, project_scope, reviewer):
-    memory = memory_record(item=MemoryInput(scope=project_scope, kind="preference", text="Prefers PDF",
-                                            source_kind="assistant", status=status), actor=None)
+    memory = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="preference", text="Prefers PDF", source_kind="assistant", status=status
+        ),
+        actor=None,
+    )
     before = counts()
     with pytest.raises(InvalidTransition) as exc:
         memory_repropose(memory_id=memory.pk, actor=reviewer, reason="again")
@@ -97,7 +127,9 @@ def test_who_may_is_who_may_reject(project_scope, agent, outsider):
 
 
 def test_under_four_eyes_the_new_proposal_needs_two_reviewers(four_eyes_scope, reviewer, second_reviewer):
-    old = rejected(four_eyes_scope, text="Release notes are written in English", kind="convention", tier="long")
+    old = rejected(
+        four_eyes_scope, text="Release notes are written in English", kind="convention", tier="long"
+    )
     new = memory_repropose(memory_id=old.pk, actor=reviewer, reason="rejected by mistake")
     assert new.meta["approvals_needed"] == 2
     first = memory_confirm(memory_id=new.pk, actor=reviewer)

@@ -14,12 +14,23 @@ from governance.services.memory.promotion import PromotionUnsupported, promotion
 
 
 def long_proposal(scope, text="Release notes are written in English", **kw):
-    return memory_record(item=MemoryInput(scope=scope, kind="convention", text=text, source_kind="assistant",
-                                          status="proposed", tier="long", **kw), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="convention",
+            text=text,
+            source_kind="assistant",
+            status="proposed",
+            tier="long",
+            **kw,
+        ),
+        actor=None,
+    )
 
 
-def test_four_eyes_needs_two_different_reviewers_for_a_long_term_commitment(four_eyes_scope, reviewer,
-                                                                             second_reviewer):
+def test_four_eyes_needs_two_different_reviewers_for_a_long_term_commitment(
+    four_eyes_scope, reviewer, second_reviewer
+):
     m = long_proposal(four_eyes_scope)
     first = memory_confirm(memory_id=m.pk, actor=reviewer, reason="looks right")
     assert first.status == Status.PROPOSED
@@ -44,14 +55,32 @@ def test_four_eyes_rule_of_a_parent_scope_covers_its_sub_scopes(workspace_scope,
 
 def test_a_reviewer_cannot_skip_four_eyes_by_writing_a_long_term_memory_active(four_eyes_scope, reviewer):
     with pytest.raises(FourEyesRequired):
-        memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", text="Always PDF",
-                                       source_kind="reviewer", status="active", tier="long"), actor=reviewer)
+        memory_record(
+            item=MemoryInput(
+                scope=four_eyes_scope,
+                kind="convention",
+                text="Always PDF",
+                source_kind="reviewer",
+                status="active",
+                tier="long",
+            ),
+            actor=reviewer,
+        )
     assert not Memory.objects.filter(text="Always PDF").exists()
 
 
 def test_mid_term_memories_need_one_reviewer_even_in_a_four_eyes_scope(four_eyes_scope, reviewer):
-    m = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="preference", text="Prefers dark slides",
-                                       source_kind="assistant", status="proposed", tier="mid"), actor=None)
+    m = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="preference",
+            text="Prefers dark slides",
+            source_kind="assistant",
+            status="proposed",
+            tier="mid",
+        ),
+        actor=None,
+    )
     assert memory_confirm(memory_id=m.pk, actor=reviewer).status == Status.ACTIVE
 
 
@@ -60,19 +89,44 @@ def test_review_queue_shows_approvals_so_far_and_needed(four_eyes_scope, reviewe
     memory_confirm(memory_id=m.pk, actor=reviewer)
     [item] = review_queue(principal=second_reviewer)
     assert (item.kind, item.memory.pk, item.approvals, item.approvals_needed, item.can_confirm) == (
-        "proposal", m.pk, ["rami"], 2, True)
+        "proposal",
+        m.pk,
+        ["rami"],
+        2,
+        True,
+    )
     assert review_queue(principal=outsider) == []
 
 
 def episodes(scope, sessions, task_type="slides"):
-    return [memory_record(item=MemoryInput(scope=scope, kind="episodic", text=f"User asked for PDF in {s}",
-                                           source_kind="user", session=s, task_type=task_type), actor=None)
-            for s in sessions]
+    return [
+        memory_record(
+            item=MemoryInput(
+                scope=scope,
+                kind="episodic",
+                text=f"User asked for PDF in {s}",
+                source_kind="user",
+                session=s,
+                task_type=task_type,
+            ),
+            actor=None,
+        )
+        for s in sessions
+    ]
 
 
 def candidate(scope, session, text="Exports slides as PDF", task_type="slides"):
-    return memory_record(item=MemoryInput(scope=scope, kind="preference", text=text, source_kind="model_inference",
-                                          session=session, task_type=task_type), actor=None)
+    return memory_record(
+        item=MemoryInput(
+            scope=scope,
+            kind="preference",
+            text=text,
+            source_kind="model_inference",
+            session=session,
+            task_type=task_type,
+        ),
+        actor=None,
+    )
 
 
 def test_candidate_seen_in_enough_sessions_becomes_a_promotion_citing_its_episodes(project_scope, reviewer):
@@ -81,7 +135,9 @@ def test_candidate_seen_in_enough_sessions_becomes_a_promotion_citing_its_episod
         candidate(project_scope, s)
     [proposal] = promotion_scan(scope=project_scope, needed=3)
     assert (proposal.status, proposal.tier) == (Status.PROPOSED, "long")
-    cited = set(Relation.objects.filter(source=proposal, kind="derived_from").values_list("target_id", flat=True))
+    cited = set(
+        Relation.objects.filter(source=proposal, kind="derived_from").values_list("target_id", flat=True)
+    )
     assert cited == {e.pk for e in eps}
     assert promotion_scan(scope=project_scope, needed=3) == []  # one proposal per group, not one per scan
     [item] = [i for i in review_queue(principal=reviewer) if i.memory.pk == proposal.pk]
@@ -113,11 +169,30 @@ def test_promotion_is_refused_without_supporting_episodes(project_scope, agent, 
     assert Memory.objects.get(pk=proposal.pk).status == Status.PROPOSED
 
 
-def test_a_keyed_memory_contradicting_the_active_one_is_queued_with_both_shown(project_scope, agent, reviewer):
-    active = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                            text="Export as PDF", source_kind="user", status="active"), actor=None)
-    new = memory_record(item=MemoryInput(scope=project_scope, kind="convention", key="export_format",
-                                         text="Export as PPTX", source_kind="model_inference"), actor=agent)
+def test_a_keyed_memory_contradicting_the_active_one_is_queued_with_both_shown(
+    project_scope, agent, reviewer
+):
+    active = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            text="Export as PDF",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
+    new = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            key="export_format",
+            text="Export as PPTX",
+            source_kind="model_inference",
+        ),
+        actor=agent,
+    )
     assert new.status == Status.PROPOSED
     assert Relation.objects.filter(source=new, target=active, kind="contradicts").exists()
     [item] = review_queue(principal=reviewer)
@@ -127,19 +202,49 @@ def test_a_keyed_memory_contradicting_the_active_one_is_queued_with_both_shown(p
 
 
 def test_an_unkeyed_statement_of_the_opposite_polarity_is_detected_as_a_conflict(project_scope, agent):
-    active = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Always deploy on Fridays",
-                                            source_kind="user", status="active"), actor=None)
-    new = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Never deploy on Fridays",
-                                         source_kind="model_inference"), actor=agent)
-    unrelated = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Slides use 16:9",
-                                               source_kind="model_inference"), actor=agent)
+    active = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Always deploy on Fridays",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
+    new = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Never deploy on Fridays",
+            source_kind="model_inference",
+        ),
+        actor=agent,
+    )
+    unrelated = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="convention", text="Slides use 16:9", source_kind="model_inference"
+        ),
+        actor=agent,
+    )
     assert new.status == Status.PROPOSED and unrelated.status == Status.CANDIDATE
     assert Relation.objects.filter(source=new, target=active, kind="contradicts").exists()
 
 
-def test_supersede_of_a_long_term_commitment_in_a_four_eyes_scope_goes_through_review(four_eyes_scope, curator):
-    m = memory_record(item=MemoryInput(scope=four_eyes_scope, kind="convention", text="PDF", tier="long",
-                                       source_kind="user", status="active"), actor=None)
+def test_supersede_of_a_long_term_commitment_in_a_four_eyes_scope_goes_through_review(
+    four_eyes_scope, curator
+):
+    m = memory_record(
+        item=MemoryInput(
+            scope=four_eyes_scope,
+            kind="convention",
+            text="PDF",
+            tier="long",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
     with pytest.raises(FourEyesRequired):
         memory_supersede(memory_id=m.pk, text="PPTX", reason="changed", source_kind="user", actor=curator)
 
@@ -165,8 +270,16 @@ def test_beat_tasks_scan_promotions_and_apply_retention(project_scope, workspace
     candidate(project_scope, "s2")
     assert scan_promotions() == 1
     assert scan_promotions() == 0
-    stale = memory_record(item=MemoryInput(scope=project_scope, kind="convention", text="Use the 2019 template",
-                                           source_kind="user", status="active"), actor=None)
+    stale = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Use the 2019 template",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
     retention_policy_set(scope=workspace_scope, actor=owner, retire_unused_days=1)
     Memory.objects.filter(pk=stale.pk).update(created_at=timezone.now() - timedelta(days=3))
     result = apply_retention()

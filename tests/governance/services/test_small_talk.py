@@ -12,19 +12,52 @@ from governance.services.small_talk import is_small_talk, small_talk_turn
 from governance.tasks import embed_memories
 
 
-@pytest.mark.parametrize("text", [
-    "ok", "OK.", "okkk", "thanks!", "Thank you so much!", "haha nice", "hahaha", "lol", "Sounds great!",
-    "Bye!", "hi", "🙂", "...", "好的", "好的，谢谢！", "哈哈哈", "收到", "嗯嗯", "没问题", "谢谢你啦",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ok",
+        "OK.",
+        "okkk",
+        "thanks!",
+        "Thank you so much!",
+        "haha nice",
+        "hahaha",
+        "lol",
+        "Sounds great!",
+        "Bye!",
+        "hi",
+        "🙂",
+        "...",
+        "好的",
+        "好的，谢谢！",
+        "哈哈哈",
+        "收到",
+        "嗯嗯",
+        "没问题",
+        "谢谢你啦",
+    ],
+)
 def test_acknowledgements_greetings_and_reactions_are_small_talk(text):
     assert is_small_talk(text)
 
 
-@pytest.mark.parametrize("text", [
-    "The client wants PPTX.", "Yes, 3pm works", "No, PDF please", "ok, send it to Anna", "Thanks, Melanie!",
-    "I love painting", "5", "haha my dog ate the charger", "好的，明天发PPT", "我们用MySQL", "谢谢，发到邮箱",
-    "ok " * 30,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The client wants PPTX.",
+        "Yes, 3pm works",
+        "No, PDF please",
+        "ok, send it to Anna",
+        "Thanks, Melanie!",
+        "I love painting",
+        "5",
+        "haha my dog ate the charger",
+        "好的，明天发PPT",
+        "我们用MySQL",
+        "谢谢，发到邮箱",
+        "ok " * 30,
+    ],
+)
 def test_a_turn_with_a_content_word_a_name_or_a_number_is_kept(text):
     assert not is_small_talk(text)
 
@@ -53,15 +86,22 @@ def test_small_talk_is_stored_but_not_embedded_indexed_or_recalled(project_scope
     pending = set(needs_embedding(None).filter(pk__in=[m.pk for m in created]).values_list("pk", flat=True))
     assert pending == {m.pk for m in created} - {episodes[ref].pk for ref in small}
     embed_memories([m.pk for m in created])
-    vectors = dict(Memory.objects.filter(pk__in=[m.pk for m in created]).values_list("source_ref", "embedding"))
+    vectors = dict(
+        Memory.objects.filter(pk__in=[m.pk for m in created]).values_list("source_ref", "embedding")
+    )
     assert vectors["a1"] is None and vectors["u2"] is None and vectors["u1"] is not None
     assert vectors["r1"] is not None  # a tool's "ok" is a result, embedded
 
     for query in ("thanks", "haha nice", "ok"):
         found = {r["memory_id"] for r in recall_memories(principal=owner, scope=project_scope, query=query)}
         assert not found & {episodes[ref].pk for ref in small}, query
-    packet = assemble_context(principal=owner, scope=project_scope, query="thanks, how is the deck exported?",
-                              budget_tokens=1500, session="s1")["packet"]
+    packet = assemble_context(
+        principal=owner,
+        scope=project_scope,
+        query="thanks, how is the deck exported?",
+        budget_tokens=1500,
+        session="s1",
+    )["packet"]
     evidence = {b["memory_id"] for b in packet["evidence"]}
     assert episodes["u1"].pk in evidence | {b["memory_id"] for b in packet["recent"]}
     assert not evidence & {episodes[ref].pk for ref in small}
@@ -80,15 +120,30 @@ def test_the_report_counts_marked_turns_and_marked_evidence_of_a_benchmark_file(
 
     from django.core.management import call_command
 
-    sample = [{"sample_id": "conv-1", "conversation": {
-        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [
-            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat called Miso last week."},
-            {"speaker": "Bo", "dia_id": "D1:2", "text": "haha nice"},
-            {"speaker": "Ann", "dia_id": "D1:3", "text": "Thanks!"},
-        ]},
-        "qa": [{"question": "What is Ann's cat called?", "answer": "Miso", "evidence": ["D1:1"], "category": 4},
-               {"question": "What did Bo say?", "answer": "haha nice", "evidence": ["D1:2"], "category": 4}]}]
+    sample = [
+        {
+            "sample_id": "conv-1",
+            "conversation": {
+                "speaker_a": "Ann",
+                "speaker_b": "Bo",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": [
+                    {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat called Miso last week."},
+                    {"speaker": "Bo", "dia_id": "D1:2", "text": "haha nice"},
+                    {"speaker": "Ann", "dia_id": "D1:3", "text": "Thanks!"},
+                ],
+            },
+            "qa": [
+                {
+                    "question": "What is Ann's cat called?",
+                    "answer": "Miso",
+                    "evidence": ["D1:1"],
+                    "category": 4,
+                },
+                {"question": "What did Bo say?", "answer": "haha nice", "evidence": ["D1:2"], "category": 4},
+            ],
+        }
+    ]
     path = tmp_path / "conv.json"
     path.write_text(json.dumps(sample))
     out = StringIO()

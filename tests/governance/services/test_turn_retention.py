@@ -43,16 +43,25 @@ def remember(scope, text, **kw):
 
 
 def make_turn(scope, *, days_ago: float, session="s1", cites=(), query="q"):
-    turn = Turn.objects.create(scope=scope, session=session, query=query, packet={
-        "evidence": [{"memory_id": m.pk, "text": m.text, "kind": m.kind, "status": m.status} for m in cites]},
-        text="\n".join(f"- {m.text}" for m in cites))
+    turn = Turn.objects.create(
+        scope=scope,
+        session=session,
+        query=query,
+        packet={
+            "evidence": [
+                {"memory_id": m.pk, "text": m.text, "kind": m.kind, "status": m.status} for m in cites
+            ]
+        },
+        text="\n".join(f"- {m.text}" for m in cites),
+    )
     Turn.objects.filter(pk=turn.pk).update(created_at=timezone.now() - timedelta(days=days_ago))
     TurnMemory.objects.bulk_create([TurnMemory(turn=turn, memory=m, slot="evidence") for m in cites])
     return Turn.objects.get(pk=turn.pk)
 
 
-def test_turns_past_the_age_limit_are_archived_with_their_citations_and_deleted(project_scope, workspace_scope,
-                                                                                 owner):
+def test_turns_past_the_age_limit_are_archived_with_their_citations_and_deleted(
+    project_scope, workspace_scope, owner
+):
     rule = remember(project_scope, "Slides are exported as PDF")
     old = make_turn(project_scope, days_ago=40, cites=[rule])
     fresh = make_turn(project_scope, days_ago=1, cites=[rule])
@@ -63,7 +72,11 @@ def test_turns_past_the_age_limit_are_archived_with_their_citations_and_deleted(
     assert list(Turn.objects.filter(scope=project_scope).values_list("pk", flat=True)) == [fresh.pk]
     archived = TurnArchive.objects.get(turn_id=old.pk)
     assert archived.cited == [rule.pk] and archived.packet == old.packet and archived.text == old.text
-    assert (archived.scope_id, archived.session, archived.created_at) == (project_scope.pk, "s1", old.created_at)
+    assert (archived.scope_id, archived.session, archived.created_at) == (
+        project_scope.pk,
+        "s1",
+        old.created_at,
+    )
     assert not TurnMemory.objects.filter(turn_id=old.pk).exists()
     assert ReinforcementEvent.objects.get(memory=rule).turn_id is None  # the reinforcement stays, unlinked
     policy.refresh_from_db()
@@ -75,8 +88,9 @@ def test_turns_past_the_age_limit_are_archived_with_their_citations_and_deleted(
     assert audit_verify_chain().ok
 
 
-def test_each_scope_keeps_its_newest_turns_and_turns_someone_points_to(project_scope, sibling_scope,
-                                                                       workspace_scope, owner):
+def test_each_scope_keeps_its_newest_turns_and_turns_someone_points_to(
+    project_scope, sibling_scope, workspace_scope, owner
+):
     turns = [make_turn(project_scope, days_ago=10 - i, session=f"s{i}") for i in range(7)]  # oldest first
     others = [make_turn(sibling_scope, days_ago=5 - i) for i in range(2)]
     # A proposal waiting for review, written after turns[0] in its session: turns[0] is its origin turn.
@@ -93,7 +107,8 @@ def test_each_scope_keeps_its_newest_turns_and_turns_someone_points_to(project_s
     # archive_turns off: deleted, not archived. The sibling scope had 3 turns: under the limit.
     assert result == {"pruned": 1, "archived": 0} and not TurnArchive.objects.exists()
     assert Turn.objects.filter(scope=sibling_scope).count() == 3 and all(
-        Turn.objects.filter(pk=t.pk).exists() for t in others)
+        Turn.objects.filter(pk=t.pk).exists() for t in others
+    )
 
     # Once the proposal is decided, its origin turn is no longer held.
     Memory.objects.filter(pk=proposal.pk).update(status="rejected")
@@ -112,13 +127,22 @@ def test_a_policy_without_turn_limits_or_disabled_prunes_nothing(project_scope, 
     assert Turn.objects.filter(scope=project_scope).count() == 1
 
 
-def test_a_hard_forget_redacts_archived_turns_and_the_reconciler_finds_one_left(project_scope, workspace_scope,
-                                                                                owner):
+def test_a_hard_forget_redacts_archived_turns_and_the_reconciler_finds_one_left(
+    project_scope, workspace_scope, owner
+):
     marker = unique_marker()
     secret = remember(project_scope, f"The vault code is {marker}", kind="semantic")
     run_pending()
-    packets = [assemble_context(principal=owner, scope=project_scope, query="what is the vault code?",
-                                budget_tokens=800, session="s1") for _ in range(2)]
+    packets = [
+        assemble_context(
+            principal=owner,
+            scope=project_scope,
+            query="what is the vault code?",
+            budget_tokens=800,
+            session="s1",
+        )
+        for _ in range(2)
+    ]
     assert all(marker in p["text"] for p in packets)
     Turn.objects.filter(pk=packets[0]["turn_id"]).update(created_at=timezone.now() - timedelta(days=90))
     policy = retention_policy_set(scope=workspace_scope, actor=owner, turns_max_age_days=30)
@@ -129,7 +153,8 @@ def test_a_hard_forget_redacts_archived_turns_and_the_reconciler_finds_one_left(
     # The forget commits but no delivery runs: the drift check sees the archived copy (and the live one).
     memory_forget(memory_id=secret.pk, actor=owner, reason="asked", hard=True)
     assert {(archived.turn_id, secret.pk), (packets[1]["turn_id"], secret.pk)} <= set(
-        propagation.turns_still_holding_purged())
+        propagation.turns_still_holding_purged()
+    )
     run_pending()
     assert postgres_hits(marker) == []
     archived.refresh_from_db()
@@ -137,8 +162,9 @@ def test_a_hard_forget_redacts_archived_turns_and_the_reconciler_finds_one_left(
     assert propagation.turns_still_holding_purged() == []
 
 
-def test_turn_limits_are_set_through_the_api_by_an_owner_only(project_scope, workspace_scope, owner, curator,
-                                                              outsider):
+def test_turn_limits_are_set_through_the_api_by_an_owner_only(
+    project_scope, workspace_scope, owner, curator, outsider
+):
     body = {"scope": "acme", "turns_max_age_days": 90, "turns_max_count": 5000, "archive_turns": True}
     response = token_client(owner).put("/api/v1/retention", body, format="json")
     assert response.status_code == 200, response.content
@@ -161,7 +187,10 @@ def test_turn_limits_are_set_through_the_api_by_an_owner_only(project_scope, wor
 
     assert APIClient().put("/api/v1/retention", body, format="json").status_code == 401
     policy.refresh_from_db()
-    assert (policy.turns_max_age_days, policy.turns_max_count) == (90, 5000)  # refused requests changed nothing
+    assert (policy.turns_max_age_days, policy.turns_max_count) == (
+        90,
+        5000,
+    )  # refused requests changed nothing
 
 
 @pytest.mark.parametrize("field", ["turns_max_age_days", "turns_max_count"])
@@ -227,8 +256,9 @@ def test_the_benchmark_prunes_the_older_half_and_prints_its_cost(db):
     assert not Turn.objects.filter(scope__path="bench/turns").exists()  # each round cleans up
 
 
-def test_a_turn_pointed_to_after_the_run_read_what_is_due_stays(project_scope, workspace_scope, owner,
-                                                                monkeypatch):
+def test_a_turn_pointed_to_after_the_run_read_what_is_due_stays(
+    project_scope, workspace_scope, owner, monkeypatch
+):
     from governance.services import turn_retention
 
     flagged, other = make_turn(project_scope, days_ago=50), make_turn(project_scope, days_ago=45)

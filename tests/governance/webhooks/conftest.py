@@ -20,10 +20,14 @@ def receiver():
 
 def subscribe(scope, url, owner, events=None):
     """Subscribe `url` to the events of `scope`'s workspace; returns (subscription, secret)."""
-    created = webhook_create(workspace=scope.workspace, url=url, event_types=events or ALL_EVENTS, actor=owner)
+    created = webhook_create(
+        workspace=scope.workspace, url=url, event_types=events or ALL_EVENTS, actor=owner
+    )
     return created.subscription, created.secret
 
 
 def remember(scope, text, *, actor=None, kind="convention", status="active", **kw):
-    return memory_record(item=MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", status=status, **kw),
-                         actor=actor)
+    return memory_record(
+        item=MemoryInput(scope=scope, kind=kind, text=text, source_kind="user", status=status, **kw),
+        actor=actor,
+    )

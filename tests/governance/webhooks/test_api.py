@@ -55,14 +55,18 @@ def test_other_roles_of_the_workspace_are_refused_with_the_reason(request, owner
     assert sub.active and WebhookSubscription.objects.count() == 1
 
 
-def test_another_workspaces_owner_cannot_tell_a_subscription_from_a_missing_one(owner, outsider, workspace_scope):
+def test_another_workspaces_owner_cannot_tell_a_subscription_from_a_missing_one(
+    owner, outsider, workspace_scope
+):
     sub, _ = subscribe(workspace_scope, URL, owner)
     client = token_client(outsider)
     for path in (f"/api/v1/webhooks/{sub.pk}", f"/api/v1/webhooks/{sub.pk}/deliveries"):
         foreign, missing = client.get(path), client.get(path.replace(str(sub.pk), "987654"))
         assert foreign.status_code == missing.status_code == 404 and foreign.json() == missing.json()
-    assert client.get("/api/v1/webhooks", {"workspace": "acme"}).json() == \
-        client.get("/api/v1/webhooks", {"workspace": "nope"}).json()
+    assert (
+        client.get("/api/v1/webhooks", {"workspace": "acme"}).json()
+        == client.get("/api/v1/webhooks", {"workspace": "nope"}).json()
+    )
     assert client.post("/api/v1/webhooks", NEW, format="json").status_code == 404
     assert client.delete(f"/api/v1/webhooks/{sub.pk}").status_code == 404
     assert client.get("/api/v1/webhooks").json() == []
@@ -105,14 +109,24 @@ def test_bad_input_is_a_400_with_the_field_and_changes_nothing(owner, workspace_
 def test_an_owner_pauses_rotates_and_deletes_a_subscription(owner, workspace_scope):
     sub, old = subscribe(workspace_scope, URL, owner)
     client = token_client(owner)
-    paused = client.patch(f"/api/v1/webhooks/{sub.pk}", {"active": False, "description": "CRM"}, format="json")
-    assert paused.status_code == 200 and paused.json()["active"] is False and paused.json()["description"] == "CRM"
+    paused = client.patch(
+        f"/api/v1/webhooks/{sub.pk}", {"active": False, "description": "CRM"}, format="json"
+    )
+    assert (
+        paused.status_code == 200
+        and paused.json()["active"] is False
+        and paused.json()["description"] == "CRM"
+    )
     rotated = client.post(f"/api/v1/webhooks/{sub.pk}/rotate-secret").json()["secret"]
     sub.refresh_from_db()
     assert rotated != old and sub.secret() == rotated
     assert client.delete(f"/api/v1/webhooks/{sub.pk}").status_code == 204
     assert client.get(f"/api/v1/webhooks/{sub.pk}").status_code == 404
-    actions = set(AuditEvent.objects.filter(target_type="webhook", target_id=str(sub.pk)).values_list("action", flat=True))
+    actions = set(
+        AuditEvent.objects.filter(target_type="webhook", target_id=str(sub.pk)).values_list(
+            "action", flat=True
+        )
+    )
     assert actions == {"webhook.create", "webhook.update", "webhook.rotate_secret", "webhook.delete"}
 
 

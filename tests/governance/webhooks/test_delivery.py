@@ -22,7 +22,10 @@ def _delivery(event_type: str, state: str | None = None):
 
 
 def test_a_confirmed_memory_reaches_the_receiver_signed_with_the_subscriptions_secret(
-    celery_worker, owner, project_scope, receiver,
+    celery_worker,
+    owner,
+    project_scope,
+    receiver,
 ):
     sub, secret = subscribe(project_scope, receiver.url, owner, ["memory.confirmed"])
     memory = remember(project_scope, "Decks are exported as PDF", key="export_format", actor=owner)
@@ -31,7 +34,9 @@ def test_a_confirmed_memory_reaches_the_receiver_signed_with_the_subscriptions_s
     assert body["type"] == "memory.confirmed" and body["workspace"] == "acme" and body["actor"] == "olivia"
     assert body["data"]["memory"]["id"] == memory.pk and body["data"]["memory"]["key"] == "export_format"
     assert body["data"]["memory"]["scope"] == "acme/slides" and body["data"]["memory"]["status"] == "active"
-    assert hit.headers["x-memgov-event-id"] == body["id"] and hit.headers["x-memgov-event"] == "memory.confirmed"
+    assert (
+        hit.headers["x-memgov-event-id"] == body["id"] and hit.headers["x-memgov-event"] == "memory.confirmed"
+    )
     assert WebhookReceiver.verify(hit, secret)
     assert not WebhookReceiver.verify(hit, secret + "x")  # the check can fail
     delivery = wait_for(lambda: _delivery("memory.confirmed", "delivered"))
@@ -41,7 +46,9 @@ def test_a_confirmed_memory_reaches_the_receiver_signed_with_the_subscriptions_s
 
 
 def test_a_receiver_answering_500_gets_the_same_event_again_until_it_answers_200(
-    celery_worker, owner, project_scope,
+    celery_worker,
+    owner,
+    project_scope,
 ):
     with WebhookReceiver(statuses=[500, 503]) as receiver:
         subscribe(project_scope, receiver.url, owner, ["memory.confirmed"])
@@ -55,7 +62,10 @@ def test_a_receiver_answering_500_gets_the_same_event_again_until_it_answers_200
 
 
 def test_a_receiver_that_keeps_failing_leaves_the_delivery_failed_after_the_cap_and_a_person_can_redeliver(
-    celery_worker, owner, project_scope, settings,
+    celery_worker,
+    owner,
+    project_scope,
+    settings,
 ):
     with WebhookReceiver(statuses=[500, 500, 500, 500]) as receiver:
         subscribe(project_scope, receiver.url, owner, ["memory.confirmed"])
@@ -72,7 +82,10 @@ def test_a_receiver_that_keeps_failing_leaves_the_delivery_failed_after_the_cap_
 
 
 def test_a_forgotten_memorys_event_carries_its_id_and_hash_and_never_its_text(
-    celery_worker, owner, project_scope, receiver,
+    celery_worker,
+    owner,
+    project_scope,
+    receiver,
 ):
     subscribe(project_scope, receiver.url, owner)
     secret_text = "The client's door code is 4711-9932"
@@ -90,7 +103,11 @@ def test_a_forgotten_memorys_event_carries_its_id_and_hash_and_never_its_text(
 
 
 def test_a_subscription_of_one_workspace_never_gets_another_workspaces_events(
-    celery_worker, owner, outsider, project_scope, other_workspace_scope,
+    celery_worker,
+    owner,
+    outsider,
+    project_scope,
+    other_workspace_scope,
 ):
     grant_add(principal=outsider, scope=scope_ensure(path="globex", actor=None), role=Role.OWNER, actor=None)
     with WebhookReceiver() as ours, WebhookReceiver() as theirs:
@@ -109,7 +126,12 @@ def test_a_subscription_of_one_workspace_never_gets_another_workspaces_events(
 
 
 def test_a_proposal_an_agent_writes_tells_the_subscriber_a_review_is_waiting(
-    celery_worker, owner, agent, reviewer, project_scope, receiver,
+    celery_worker,
+    owner,
+    agent,
+    reviewer,
+    project_scope,
+    receiver,
 ):
     subscribe(project_scope, receiver.url, owner, ["review.waiting", "memory.confirmed"])
     proposal = remember(project_scope, "The team prefers dark slides", kind="preference", actor=agent)
@@ -132,8 +154,12 @@ def test_the_reconciler_sends_a_delivery_whose_task_was_lost(celery_worker, owne
 
     sub, secret = subscribe(project_scope, receiver.url, owner, ["memory.retired"])
     # As a worker that died after the fan-out leaves it: pending, due a minute ago, no message queued.
-    lost = WebhookDelivery.objects.create(subscription=sub, event_type="memory.retired", next_attempt_at=timezone.now()
-                                          - timedelta(seconds=60), body={"id": "lost", "type": "memory.retired"})
+    lost = WebhookDelivery.objects.create(
+        subscription=sub,
+        event_type="memory.retired",
+        next_attempt_at=timezone.now() - timedelta(seconds=60),
+        body={"id": "lost", "type": "memory.retired"},
+    )
     assert reconcile(stale_after_seconds=30)["webhooks_requeued"] == 1
     hit = receiver.wait_for(1)[0]
     assert hit.headers["x-memgov-event-id"] == str(lost.event_id) and WebhookReceiver.verify(hit, secret)

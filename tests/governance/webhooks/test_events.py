@@ -21,8 +21,11 @@ def _fan_out_all() -> None:
 
 
 def _bodies(event_type: str, workspace: str = "acme") -> list[dict]:
-    return [d.body for d in WebhookDelivery.objects.filter(event_type=event_type).order_by("pk")
-            if d.body["workspace"] == workspace]
+    return [
+        d.body
+        for d in WebhookDelivery.objects.filter(event_type=event_type).order_by("pk")
+        if d.body["workspace"] == workspace
+    ]
 
 
 def test_a_grant_added_and_revoked_says_who_what_role_and_which_change(owner, project_scope):
@@ -37,7 +40,9 @@ def test_a_grant_added_and_revoked_says_who_what_role_and_which_change(owner, pr
     assert {b["actor"] for b in _bodies("grant.changed")} == {"olivia"}
 
 
-def test_a_team_membership_change_reaches_each_workspace_where_the_team_holds_a_grant(owner, outsider, project_scope):
+def test_a_team_membership_change_reaches_each_workspace_where_the_team_holds_a_grant(
+    owner, outsider, project_scope
+):
     globex = scope_ensure(path="globex", actor=None)
     grant_add(principal=outsider, scope=globex, role=Role.OWNER, actor=None)
     subscribe(project_scope, URL, owner, ["grant.changed"])
@@ -62,8 +67,9 @@ def test_a_team_membership_change_reaches_each_workspace_where_the_team_holds_a_
 def test_a_superseded_memory_names_the_revision_that_replaced_it(owner, project_scope):
     subscribe(project_scope, URL, owner, ["memory.superseded", "memory.confirmed"])
     old = remember(project_scope, "Export as PDF", key="export_format", actor=owner)
-    new = memory_supersede(memory_id=old.pk, text="Export as PPTX", reason="client asked", source_kind="user",
-                           actor=owner)
+    new = memory_supersede(
+        memory_id=old.pk, text="Export as PPTX", reason="client asked", source_kind="user", actor=owner
+    )
     _fan_out_all()
     superseded = _bodies("memory.superseded")
     assert [b["data"]["memory"]["id"] for b in superseded] == [old.pk]
@@ -74,9 +80,19 @@ def test_a_superseded_memory_names_the_revision_that_replaced_it(owner, project_
 
 def test_a_batch_of_proposals_makes_one_review_event_each_and_episodes_none(owner, agent, project_scope):
     subscribe(project_scope, URL, owner, ["review.waiting", "memory.confirmed"])
-    items = [MemoryInput(scope=project_scope, kind="preference", text=f"Prefers style {n}", source_kind="user",
-                         status="active") for n in range(3)]
-    items.append(MemoryInput(scope=project_scope, kind="episodic", text="Opened the deck", source_kind="user"))
+    items = [
+        MemoryInput(
+            scope=project_scope,
+            kind="preference",
+            text=f"Prefers style {n}",
+            source_kind="user",
+            status="active",
+        )
+        for n in range(3)
+    ]
+    items.append(
+        MemoryInput(scope=project_scope, kind="episodic", text="Opened the deck", source_kind="user")
+    )
     created = memory_record_batch(items=items, actor=agent)
     _fan_out_all()
     proposals = [m.pk for m in created if m.status == "proposed"]

@@ -42,7 +42,8 @@ def test_a_receiver_answering_one_byte_at_a_time_is_cut_at_the_total_deadline(se
 
 @pytest.mark.django_db(transaction=True)  # the sender runs on a thread of its own: it must see the rows
 def test_a_tarpit_delivery_is_recorded_as_a_failed_attempt_and_not_sent_twice_while_in_flight(
-        owner, project_scope, settings):
+    owner, project_scope, settings
+):
     import threading
 
     settings.WEBHOOK_TIMEOUT_SECONDS = 2.0
@@ -51,8 +52,12 @@ def test_a_tarpit_delivery_is_recorded_as_a_failed_attempt_and_not_sent_twice_wh
         subscription, _ = subscribe(project_scope, tarpit.url, owner, ["memory.confirmed"])
         # The delivery row as the outbox's webhooks store makes it, without queueing a task (a worker of the
         # test session would race this test's sender for it).
-        delivery = WebhookDelivery.objects.create(subscription=subscription, event_type="memory.confirmed",
-                                                  body={"type": "memory.confirmed"}, next_attempt_at=timezone.now())
+        delivery = WebhookDelivery.objects.create(
+            subscription=subscription,
+            event_type="memory.confirmed",
+            body={"type": "memory.confirmed"},
+            next_attempt_at=timezone.now(),
+        )
         before = tarpit.requests
         outcome = {}
 
@@ -73,7 +78,9 @@ def test_a_tarpit_delivery_is_recorded_as_a_failed_attempt_and_not_sent_twice_wh
         assert hooks.webhook_deliveries_due(overdue_seconds=0) == 0
         assert hooks.webhook_attempt(delivery.pk) is None
         sender.join(10)
-    assert outcome["state"] == WebhookDelivery.State.PENDING  # cut at the deadline, retried later with backoff
+    assert (
+        outcome["state"] == WebhookDelivery.State.PENDING
+    )  # cut at the deadline, retried later with backoff
     row = WebhookDelivery.objects.get(pk=delivery.pk)
     assert "deadline" in row.last_error and row.attempts == 1
     assert tarpit.requests == before + 1
@@ -95,7 +102,10 @@ def test_webhook_deliveries_have_a_queue_of_their_own():
     # Queueing each delivery (after a fan-out, or the reconciler's re-queue) is the webhooks queue's work too.
     assert app.amqp.router.route({}, "governance.tasks.queue_webhooks")["queue"].name == "webhooks"
     assert queue != settings.PROPAGATION_QUEUE
-    assert app.amqp.router.route({}, "governance.tasks.propagate_outbox")["queue"].name == settings.PROPAGATION_QUEUE
+    assert (
+        app.amqp.router.route({}, "governance.tasks.propagate_outbox")["queue"].name
+        == settings.PROPAGATION_QUEUE
+    )
 
 
 EMBEDDING_LOOPBACK_OR_PRIVATE = [
@@ -114,12 +124,15 @@ EMBEDDING_LOOPBACK_OR_PRIVATE = [
 def test_ipv6_forms_embedding_a_private_ipv4_address_are_refused(owner, workspace_scope, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE = False
     with pytest.raises(InvalidInput) as refused:
-        webhook_create(workspace=workspace_scope.workspace, url=url, event_types=["memory.confirmed"], actor=owner)
+        webhook_create(
+            workspace=workspace_scope.workspace, url=url, event_types=["memory.confirmed"], actor=owner
+        )
     assert refused.value.message == URL_PRIVATE
 
 
 def test_the_same_refusal_through_the_api_for_the_owner_and_403_or_404_for_others(
-        owner, reviewer, outsider, workspace_scope, settings):
+    owner, reviewer, outsider, workspace_scope, settings
+):
     settings.WEBHOOK_ALLOW_PRIVATE = False
     body = {"url": "http://[64:ff9b::7f00:1]/hook", "event_types": ["memory.confirmed"], "workspace": "acme"}
     refused = token_client(owner).post("/api/v1/webhooks", body, format="json")

@@ -23,34 +23,58 @@ from tests.governance.webhooks.conftest import remember, subscribe
 from tests.webhook_receiver import WebhookReceiver
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:8000/hook", "http://localhost/hook", "http://10.1.2.3/hook", "http://192.168.0.10/",
-    "http://172.16.5.4/", "http://169.254.169.254/latest/meta-data/", "http://[::1]/hook",
-    "http://[::ffff:127.0.0.1]/hook", "http://0.0.0.0/", "http://100.64.0.1/", "http://[fd00::1]/",
-    "http://2130706433/",  # 127.0.0.1 written as one number
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000/hook",
+        "http://localhost/hook",
+        "http://10.1.2.3/hook",
+        "http://192.168.0.10/",
+        "http://172.16.5.4/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://0.0.0.0/",
+        "http://100.64.0.1/",
+        "http://[fd00::1]/",
+        "http://2130706433/",  # 127.0.0.1 written as one number
+    ],
+)
 def test_private_and_loopback_targets_are_refused_when_not_allowed(owner, workspace_scope, settings, url):
     settings.WEBHOOK_ALLOW_PRIVATE = False
     with pytest.raises(InvalidInput) as refused:
-        webhook_create(workspace=workspace_scope.workspace, url=url, event_types=["memory.confirmed"], actor=owner)
+        webhook_create(
+            workspace=workspace_scope.workspace, url=url, event_types=["memory.confirmed"], actor=owner
+        )
     assert refused.value.message == URL_PRIVATE and refused.value.extra["field"] == "url"
 
 
-@pytest.mark.parametrize(("url", "message"), [
-    ("file:///etc/passwd", URL_SCHEME), ("gopher://example.com/", URL_SCHEME), ("ftp://example.com/", URL_SCHEME),
-    ("//example.com/hook", URL_SCHEME), ("https://user:pw@example.com/hook", URL_CREDENTIALS),
-    ("https://example.com/a\r\nX-Injected: 1", URL_CHARACTERS), ("https://example.com/a b", URL_CHARACTERS),
-])
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("file:///etc/passwd", URL_SCHEME),
+        ("gopher://example.com/", URL_SCHEME),
+        ("ftp://example.com/", URL_SCHEME),
+        ("//example.com/hook", URL_SCHEME),
+        ("https://user:pw@example.com/hook", URL_CREDENTIALS),
+        ("https://example.com/a\r\nX-Injected: 1", URL_CHARACTERS),
+        ("https://example.com/a b", URL_CHARACTERS),
+    ],
+)
 def test_only_plain_http_and_https_urls_are_accepted(owner, workspace_scope, url, message):
     with pytest.raises(InvalidInput) as refused:
-        webhook_create(workspace=workspace_scope.workspace, url=url, event_types=["memory.confirmed"], actor=owner)
+        webhook_create(
+            workspace=workspace_scope.workspace, url=url, event_types=["memory.confirmed"], actor=owner
+        )
     assert refused.value.message == message
 
 
 def test_public_addresses_are_allowed_and_private_ones_only_with_the_setting(settings):
     settings.WEBHOOK_ALLOW_PRIVATE = False
     assert address_allowed("93.184.215.14") and address_allowed("2606:4700::1111")
-    assert not any(address_allowed(a) for a in ("127.0.0.1", "::1", "10.0.0.1", "::ffff:10.0.0.1", "224.0.0.1"))
+    assert not any(
+        address_allowed(a) for a in ("127.0.0.1", "::1", "10.0.0.1", "::ffff:10.0.0.1", "224.0.0.1")
+    )
     settings.WEBHOOK_ALLOW_PRIVATE = True
     assert address_allowed("127.0.0.1") and address_allowed("10.0.0.1")
     assert not address_allowed("0.0.0.0") and not address_allowed("224.0.0.1")
@@ -62,10 +86,14 @@ def _fan_out(memory) -> WebhookDelivery:
 
 
 def test_a_target_that_became_private_is_refused_before_the_request_and_not_retried(
-    owner, project_scope, settings,
+    owner,
+    project_scope,
+    settings,
 ):
     with WebhookReceiver() as receiver:
-        subscribe(project_scope, receiver.url, owner, ["memory.confirmed"])  # allowed while subscribing (tests)
+        subscribe(
+            project_scope, receiver.url, owner, ["memory.confirmed"]
+        )  # allowed while subscribing (tests)
         delivery = _fan_out(remember(project_scope, "Use the blue template", key="template", actor=owner))
         settings.WEBHOOK_ALLOW_PRIVATE = False
         assert propagation.webhook_attempt(delivery.pk) == WebhookDelivery.State.FAILED
@@ -101,7 +129,9 @@ def test_no_subscription_means_no_webhook_store_on_the_outbox_row(owner, project
 
 
 def test_a_secret_encrypted_under_a_lost_key_fails_the_delivery_with_advice_instead_of_looping(
-    owner, project_scope, settings,
+    owner,
+    project_scope,
+    settings,
 ):
     from governance.propagation.webhooks import SECRET_UNREADABLE
 

@@ -55,7 +55,10 @@ def test_readyz_fails_with_503_when_no_worker_ever_beat():
     assert body["checks"]["database"]["state"] == "ok"
     assert body["checks"]["redis"]["state"] == "ok"
     assert body["checks"]["worker_heartbeat"] == {
-        "state": "fail", "age_seconds": None, "max_seconds": 90.0, "message": NO_HEARTBEAT,
+        "state": "fail",
+        "age_seconds": None,
+        "max_seconds": 90.0,
+        "message": NO_HEARTBEAT,
     }
 
 
@@ -92,8 +95,12 @@ def test_readyz_fails_when_the_embedding_backlog_is_past_its_limit_and_counts_bo
     record_heartbeat()
     for text in ("The client wants PPTX.", "The deadline is Friday.", "Use metric units."):
         # No worker in this test: the rows stay without a vector.
-        memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text=text, source_kind="user",
-                                       session="s1"), actor=agent)
+        memory_record(
+            item=MemoryInput(
+                scope=project_scope, kind="episodic", text=text, source_kind="user", session="s1"
+            ),
+            actor=agent,
+        )
     response = Client().get("/readyz")
     backlog = response.json()["checks"]["embedding_backlog"]
     assert response.status_code == 503
@@ -103,8 +110,12 @@ def test_readyz_fails_when_the_embedding_backlog_is_past_its_limit_and_counts_bo
 @pytest.mark.django_db
 def test_readyz_names_redis_as_failed_when_redis_is_unreachable(settings, tmp_path):
     record_heartbeat()
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": f"unix://{tmp_path}/nothing.sock"}}
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"unix://{tmp_path}/nothing.sock",
+        }
+    }
     response = Client().get("/readyz")
     body = response.json()
     assert response.status_code == 503

@@ -19,7 +19,9 @@ SECRET_TEXTS = ("Export as PDF with the Zanzibar watermark", "Export as PPTX wit
 @pytest.fixture
 def captured_log():
     """The stream of the handler the project's LOGGING set up on the root logger, swapped for a buffer."""
-    handler = next(h for h in logging.getLogger().handlers if any(isinstance(f, ContextFilter) for f in h.filters))
+    handler = next(
+        h for h in logging.getLogger().handlers if any(isinstance(f, ContextFilter) for f in h.filters)
+    )
     buffer = io.StringIO()
     previous = handler.setStream(buffer)
     yield buffer
@@ -34,16 +36,26 @@ def test_log_lines_of_a_write_a_conflict_and_a_context_request_are_json_with_req
     captured_log, reviewer, project_scope
 ):
     client = token_client(reviewer)
-    write = {"scope": "acme/slides", "kind": "convention", "key": "export_format", "text": SECRET_TEXTS[0],
-             "status": "active", "source": {"kind": "user", "ref": "t1"}}
+    write = {
+        "scope": "acme/slides",
+        "kind": "convention",
+        "key": "export_format",
+        "text": SECRET_TEXTS[0],
+        "status": "active",
+        "source": {"kind": "user", "ref": "t1"},
+    }
     created = client.post("/api/v1/memories", write, format="json", HTTP_X_REQUEST_ID="write-1")
     assert created.status_code == 201, created.json()
     assert created["X-Request-ID"] == "write-1"
-    conflict = client.post("/api/v1/memories", {**write, "text": SECRET_TEXTS[1]}, format="json",
-                           HTTP_X_REQUEST_ID="conflict-2")
+    conflict = client.post(
+        "/api/v1/memories", {**write, "text": SECRET_TEXTS[1]}, format="json", HTTP_X_REQUEST_ID="conflict-2"
+    )
     assert conflict.status_code == 409, conflict.json()
-    context = client.post("/api/v1/context", {"scope": "acme/slides", "query": "Zanzibar export format",
-                                              "budget_tokens": 400}, format="json")
+    context = client.post(
+        "/api/v1/context",
+        {"scope": "acme/slides", "query": "Zanzibar export format", "budget_tokens": 400},
+        format="json",
+    )
     assert context.status_code == 200, context.json()
     assert SECRET_TEXTS[0] in context.content.decode()  # the answer has the text; the logs must not
     generated = context["X-Request-ID"]
@@ -55,11 +67,15 @@ def test_log_lines_of_a_write_a_conflict_and_a_context_request_are_json_with_req
         assert secret not in raw
     requests = [line for line in lines if line["logger"] == "memoryui.request"]
     assert [(r["request_id"], r["method"], r["status"]) for r in requests] == [
-        ("write-1", "POST", 201), ("conflict-2", "POST", 409), (generated, "POST", 200),
+        ("write-1", "POST", 201),
+        ("conflict-2", "POST", 409),
+        (generated, "POST", 200),
     ]
     assert all(r["route"] and isinstance(r["duration_ms"], float) for r in requests)
     # Other loggers' lines in the 409 request carry its id too (Django logs the 4xx answer).
-    others = [line for line in lines if line["logger"] != "memoryui.request" and line["request_id"] == "conflict-2"]
+    others = [
+        line for line in lines if line["logger"] != "memoryui.request" and line["request_id"] == "conflict-2"
+    ]
     assert others, lines
     assert {"ts", "level", "logger", "message", "request_id", "task_id"} <= set(lines[0])
 

@@ -68,29 +68,48 @@ def test_allowed_addresses_come_from_the_setting(settings):
 
 @pytest.mark.django_db
 def test_scrape_time_gauges_show_outbox_lag_backlog_and_propagation_latency(project_scope, agent):
-    memory_record(item=MemoryInput(scope=project_scope, kind="episodic", text="The client wants PPTX.",
-                                   source_kind="user", session="s1"), actor=agent)  # no worker: no vector
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="episodic",
+            text="The client wants PPTX.",
+            source_kind="user",
+            session="s1",
+        ),
+        actor=agent,
+    )  # no worker: no vector
     old = Outbox.objects.create(topic="memory.created")
     Outbox.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(seconds=300))
     done = Outbox.objects.create(topic="memory.created", state=Outbox.State.DONE)
-    OutboxDelivery.objects.create(outbox=done, store="cache", state=OutboxDelivery.State.DONE,
-                                  done_at=done.created_at + timedelta(seconds=2))
+    OutboxDelivery.objects.create(
+        outbox=done,
+        store="cache",
+        state=OutboxDelivery.State.DONE,
+        done_at=done.created_at + timedelta(seconds=2),
+    )
     text = _scrape(REMOTE_ADDR="127.0.0.1").content.decode()
     assert _value(text, "memory_metrics_database_up") == 1.0
     assert 300 <= _value(text, "memory_outbox_lag_seconds") < 400
     assert _value(text, "memory_embedding_backlog") == 1.0
-    assert _value(text, 'memory_propagation_latency_seconds{stat="max",store="cache"}') == pytest.approx(2.0, abs=0.01)
+    assert _value(text, 'memory_propagation_latency_seconds{stat="max",store="cache"}') == pytest.approx(
+        2.0, abs=0.01
+    )
 
 
 @pytest.mark.django_db
 def test_requests_context_stages_and_throttled_answers_are_counted(settings, reviewer, project_scope):
     client = token_client(reviewer)
-    context = client.post("/api/v1/context", {"scope": "acme/slides", "query": "export format",
-                                              "budget_tokens": 300}, format="json")
+    context = client.post(
+        "/api/v1/context",
+        {"scope": "acme/slides", "query": "export format", "budget_tokens": 300},
+        format="json",
+    )
     assert context.status_code == 200
     stages = {stage["name"] for stage in context.json()["trace"]["stages"]}
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {
-        **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "read": "1/min"}}
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "read": "1/min"},
+    }
     before = _scrape(REMOTE_ADDR="127.0.0.1").content.decode()
     throttled_before = _value_or_zero(before, 'memory_throttled_requests_total{bucket="read"}')
     answers = [client.get("/api/v1/memories").status_code for _ in range(3)]

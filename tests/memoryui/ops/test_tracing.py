@@ -53,11 +53,16 @@ def receiver():
                 for resource_spans in request.resource_spans:
                     for scope_spans in resource_spans.scope_spans:
                         for span in scope_spans.spans:
-                            got.spans.append({
-                                "name": span.name, "trace_id": span.trace_id.hex(), "span_id": span.span_id.hex(),
-                                "parent": span.parent_span_id.hex(), "kind": span.kind,
-                                "attributes": {a.key: _value(a.value) for a in span.attributes},
-                            })
+                            got.spans.append(
+                                {
+                                    "name": span.name,
+                                    "trace_id": span.trace_id.hex(),
+                                    "span_id": span.span_id.hex(),
+                                    "parent": span.parent_span_id.hex(),
+                                    "kind": span.kind,
+                                    "attributes": {a.key: _value(a.value) for a in span.attributes},
+                                }
+                            )
             self.send_response(200)
             self.send_header("Content-Type", "application/x-protobuf")
             self.end_headers()
@@ -98,30 +103,44 @@ def traced_service(receiver, celery_worker, monkeypatch):
 def test_tracing_is_off_without_an_otlp_endpoint():
     assert tracing.wanted({}) is False
     assert tracing.wanted({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_SDK_DISABLED": "true"}) is False
-    assert tracing.wanted({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none"}) is False
+    assert (
+        tracing.wanted({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://x", "OTEL_TRACES_EXPORTER": "none"}) is False
+    )
     assert tracing.wanted({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://x"}) is True
     assert domain_tracing.enabled() is False  # the test settings set no endpoint: nothing installed
     assert domain_tracing.span("recall.vector") is domain_tracing.span("recall.fuse")  # one shared no-op
 
 
-def test_a_context_trace_has_its_stages_and_sql_and_a_forget_trace_reaches_its_task(traced_service, receiver,
-                                                                                     owner, project_scope):
+def test_a_context_trace_has_its_stages_and_sql_and_a_forget_trace_reaches_its_task(
+    traced_service, receiver, owner, project_scope
+):
     headers = {"Authorization": f"Token {token_issue(principal=owner, actor=None)}"}
     with httpx.Client(base_url=f"{traced_service}/api/v1", headers=headers, timeout=60) as http:
-        rule = http.post("/memories", json={"scope": "acme/slides", "kind": "convention", "key": "export_format",
-                                            "status": "active", "text": SECRET_TEXT,
-                                            "source": {"kind": "user", "ref": "t1"}})
+        rule = http.post(
+            "/memories",
+            json={
+                "scope": "acme/slides",
+                "kind": "convention",
+                "key": "export_format",
+                "status": "active",
+                "text": SECRET_TEXT,
+                "source": {"kind": "user", "ref": "t1"},
+            },
+        )
         assert rule.status_code == 201, rule.text
         packet = http.post("/context", json={"scope": "acme/slides", "query": QUERY, "budget_tokens": 400})
         assert packet.status_code == 200 and SECRET_TEXT in packet.json()["text"]
         context_trace = packet.headers["X-Request-ID"]  # the request id is the trace id
-        forgotten = http.post(f"/memories/{rule.json()['id']}/forget", json={"mode": "hard", "reason": "asked"})
+        forgotten = http.post(
+            f"/memories/{rule.json()['id']}/forget", json={"mode": "hard", "reason": "asked"}
+        )
         assert forgotten.status_code == 202, forgotten.text
         forget_trace = forgotten.headers["X-Request-ID"]
     assert len(context_trace) == 32 and context_trace != forget_trace
 
-    spans = wait_for(lambda: (s := receiver.by_trace(context_trace)) and any(x["kind"] == 2 for x in s) and s,
-                     timeout=30)
+    spans = wait_for(
+        lambda: (s := receiver.by_trace(context_trace)) and any(x["kind"] == 2 for x in s) and s, timeout=30
+    )
     names = [s["name"] for s in spans]
     server = next(s for s in spans if s["kind"] == 2)  # SERVER: the Django request
     assert server["attributes"].get("http.route", "").endswith("context") and server["parent"] == ""
@@ -136,8 +155,14 @@ def test_a_context_trace_has_its_stages_and_sql_and_a_forget_trace_reaches_its_t
     try:
         forget = wait_for(forget_task_spans, timeout=30)
     except AssertionError:
-        raise AssertionError(("forget trace", [s["name"] for s in receiver.by_trace(forget_trace)],
-                              "all", sorted({s["name"] for s in receiver.spans}))) from None
+        raise AssertionError(
+            (
+                "forget trace",
+                [s["name"] for s in receiver.by_trace(forget_trace)],
+                "all",
+                sorted({s["name"] for s in receiver.spans}),
+            )
+        ) from None
     task_runs = [s["name"] for s in forget if s["name"].startswith("run/")]
     assert any("governance.tasks." in n for n in task_runs), [s["name"] for s in forget]
     assert any(s["name"].startswith("apply_async/") for s in forget)  # published in the request

@@ -11,8 +11,14 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from memoryui.middleware import UNAVAILABLE_PAGE, ServiceUnavailableMiddleware
 
 
-@pytest.mark.parametrize("exc", [OperationalError("server closed the connection unexpectedly"),
-                                 RedisConnectionError("Connection refused")], ids=["db", "redis"])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        OperationalError("server closed the connection unexpectedly"),
+        RedisConnectionError("Connection refused"),
+    ],
+    ids=["db", "redis"],
+)
 def test_a_page_that_lost_its_database_or_redis_is_a_503_with_retry_after(exc):
     middleware = ServiceUnavailableMiddleware(lambda request: None)
     response = middleware.process_exception(RequestFactory().get("/memories/"), exc)
@@ -22,7 +28,9 @@ def test_a_page_that_lost_its_database_or_redis_is_a_503_with_retry_after(exc):
 
 def test_under_the_api_the_503_has_the_api_error_shape():
     middleware = ServiceUnavailableMiddleware(lambda request: None)
-    response = middleware.process_exception(RequestFactory().get("/api/v1/memories"), OperationalError("gone"))
+    response = middleware.process_exception(
+        RequestFactory().get("/api/v1/memories"), OperationalError("gone")
+    )
     assert response.status_code == 503 and b'"service_unavailable"' in response.content
 
 

@@ -48,8 +48,16 @@ class Settings:
     max_backoff: float
 
     @classmethod
-    def resolve(cls, url: str | None, token: str | None, *, timeout: float | None, max_retries: int,
-                backoff: float, max_backoff: float) -> Settings:
+    def resolve(
+        cls,
+        url: str | None,
+        token: str | None,
+        *,
+        timeout: float | None,
+        max_retries: int,
+        backoff: float,
+        max_backoff: float,
+    ) -> Settings:
         url = url or os.environ.get("MEMGOV_URL")
         token = token or os.environ.get("MEMGOV_TOKEN")
         if not url:
@@ -61,11 +69,21 @@ class Settings:
             base += "/api/v1"
         if timeout is None:
             timeout = float(os.environ.get("MEMGOV_TIMEOUT", DEFAULT_TIMEOUT))
-        return cls(base_url=base, token=token, timeout=timeout, max_retries=max_retries, backoff=backoff,
-                   max_backoff=max_backoff)
+        return cls(
+            base_url=base,
+            token=token,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+        )
 
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Token {self.token}", "Accept": "application/json", "User-Agent": USER_AGENT}
+        return {
+            "Authorization": f"Token {self.token}",
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+        }
 
     def retry_wait(self, response: httpx.Response | None, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (0-based): the answer's Retry-After when it has
@@ -73,7 +91,7 @@ class Settings:
         after = retry_after_seconds(response) if response is not None else None
         if after is not None:
             return min(after, self.max_backoff)
-        return random.uniform(0, min(self.max_backoff, self.backoff * (2 ** attempt)))
+        return random.uniform(0, min(self.max_backoff, self.backoff * (2**attempt)))
 
 
 def retry_after_seconds(response: httpx.Response) -> float | None:

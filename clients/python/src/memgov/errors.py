@@ -13,8 +13,14 @@ class MemgovError(Exception):
 
     code = "error"
 
-    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
-                 body: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        code: str | None = None,
+        body: dict[str, Any] | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.status = status
@@ -123,14 +129,31 @@ class APIConnectionError(MemgovError):
 
 
 _BY_CODE: dict[str, type[MemgovError]] = {
-    cls.code: cls for cls in (
-        InvalidInput, NotAuthenticated, Forbidden, NotFound, Conflict, KeyRevisionConflict, ActiveKeyExists,
-        InvalidTransition, StaleRevision, FourEyesRequired, PinnedOverBudget, Throttled,
+    cls.code: cls
+    for cls in (
+        InvalidInput,
+        NotAuthenticated,
+        Forbidden,
+        NotFound,
+        Conflict,
+        KeyRevisionConflict,
+        ActiveKeyExists,
+        InvalidTransition,
+        StaleRevision,
+        FourEyesRequired,
+        PinnedOverBudget,
+        Throttled,
     )
 }
 _BY_STATUS: dict[int, type[MemgovError]] = {
-    400: InvalidInput, 401: NotAuthenticated, 403: Forbidden, 404: NotFound, 409: Conflict,
-    422: PinnedOverBudget, 429: Throttled, 503: ServiceUnavailable,
+    400: InvalidInput,
+    401: NotAuthenticated,
+    403: Forbidden,
+    404: NotFound,
+    409: Conflict,
+    422: PinnedOverBudget,
+    429: Throttled,
+    503: ServiceUnavailable,
 }
 _BY_CODE["authentication_failed"] = NotAuthenticated
 

@@ -33,7 +33,9 @@ class GetContextArgs(BaseModel):
 
 class RememberArgs(BaseModel):
     text: str = Field(description="The thing to remember, as one self-contained sentence.")
-    kind: str = Field(default="semantic", description="semantic, preference, convention, method or stage_fact.")
+    kind: str = Field(
+        default="semantic", description="semantic, preference, convention, method or stage_fact."
+    )
     key: str | None = Field(default=None, description="Optional name for a keyed fact, e.g. 'export_format'.")
 
 
@@ -45,9 +47,16 @@ def _render_memory(m: Memory) -> str:
     return f"Remembered as memory {m.id} ({m.status}, not in force until a person confirms it)."
 
 
-def memgov_tools(*, scope: str, url: str | None = None, token: str | None = None, budget_tokens: int = 1500,
-                 session: str | None = None, client: Client | None = None,
-                 aclient: AsyncClient | None = None) -> list[StructuredTool]:
+def memgov_tools(
+    *,
+    scope: str,
+    url: str | None = None,
+    token: str | None = None,
+    budget_tokens: int = 1500,
+    session: str | None = None,
+    client: Client | None = None,
+    aclient: AsyncClient | None = None,
+) -> list[StructuredTool]:
     """[get_context, remember] bound to one scope (and session, when given)."""
     clients: dict[str, object] = {}
 
@@ -58,12 +67,24 @@ def memgov_tools(*, scope: str, url: str | None = None, token: str | None = None
         return aclient or clients.setdefault("async", AsyncClient(url, token))
 
     def context_args(query: str, task_goal: str | None) -> dict:
-        return {"scope": scope, "query": query, "budget_tokens": budget_tokens, "task": task_goal,
-                "session": session}
+        return {
+            "scope": scope,
+            "query": query,
+            "budget_tokens": budget_tokens,
+            "task": task_goal,
+            "session": session,
+        }
 
     def remember_args(text: str, kind: str, key: str | None) -> dict:
-        return {"scope": scope, "text": text, "kind": kind, "key": key, "status": "candidate", "source_kind": "user",
-                "source_ref": f"langchain:{session}" if session else "langchain"}
+        return {
+            "scope": scope,
+            "text": text,
+            "kind": kind,
+            "key": key,
+            "status": "candidate",
+            "source_kind": "user",
+            "source_ref": f"langchain:{session}" if session else "langchain",
+        }
 
     def get_context(query: str, task_goal: str | None = None) -> str:
         try:
@@ -90,10 +111,20 @@ def memgov_tools(*, scope: str, url: str | None = None, token: str | None = None
             raise ToolException(str(exc)) from exc
 
     return [
-        StructuredTool.from_function(func=get_context, coroutine=aget_context, name="get_context",
-                                     description=GET_CONTEXT_DESCRIPTION, args_schema=GetContextArgs,
-                                     handle_tool_error=True),
-        StructuredTool.from_function(func=remember, coroutine=aremember, name="remember",
-                                     description=REMEMBER_DESCRIPTION, args_schema=RememberArgs,
-                                     handle_tool_error=True),
+        StructuredTool.from_function(
+            func=get_context,
+            coroutine=aget_context,
+            name="get_context",
+            description=GET_CONTEXT_DESCRIPTION,
+            args_schema=GetContextArgs,
+            handle_tool_error=True,
+        ),
+        StructuredTool.from_function(
+            func=remember,
+            coroutine=aremember,
+            name="remember",
+            description=REMEMBER_DESCRIPTION,
+            args_schema=RememberArgs,
+            handle_tool_error=True,
+        ),
     ]

@@ -96,7 +96,12 @@ def value_of(memory_text: str, kind: str, meta: dict[str, Any]) -> dict[str, Any
 
 def _meta(m: Memory | RecallHit) -> dict[str, Any]:
     memory_id = m.id if isinstance(m, Memory) else m.memory_id
-    return {"memory_id": memory_id, "status": m.status, "revision": m.revision, "in_force": m.status == "active"}
+    return {
+        "memory_id": memory_id,
+        "status": m.status,
+        "revision": m.revision,
+        "in_force": m.status == "active",
+    }
 
 
 def _key(m: Memory | RecallHit) -> str:
@@ -106,8 +111,14 @@ def _key(m: Memory | RecallHit) -> str:
 
 def _item(m: Memory, cls=Item, **extra) -> Item:
     at = m.created_at or datetime.now(UTC)
-    return cls(namespace=namespace_of(m.scope), key=_key(m), value=value_of(m.text, m.kind, _meta(m)),
-               created_at=at, updated_at=at, **extra)
+    return cls(
+        namespace=namespace_of(m.scope),
+        key=_key(m),
+        value=value_of(m.text, m.kind, _meta(m)),
+        created_at=at,
+        updated_at=at,
+        **extra,
+    )
 
 
 def _matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
@@ -117,9 +128,18 @@ def _matches(value: dict[str, Any], filter: dict[str, Any] | None) -> bool:
 class MemgovStore(BaseStore):
     """LangGraph store over the memory service (sync and async). See the module docstring."""
 
-    def __init__(self, url: str | None = None, token: str | None = None, *, client: Client | None = None,
-                 aclient: AsyncClient | None = None, kind: str = "semantic", source_kind: str = "model_inference",
-                 delete_mode: str = "retire", open_scopes: bool = True):
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        client: Client | None = None,
+        aclient: AsyncClient | None = None,
+        kind: str = "semantic",
+        source_kind: str = "model_inference",
+        delete_mode: str = "retire",
+        open_scopes: bool = True,
+    ):
         if delete_mode not in ("retire", "forget"):
             raise ValueError("delete_mode is 'retire' or 'forget'.")
         self._url, self._token = url, token
@@ -161,9 +181,9 @@ class MemgovStore(BaseStore):
 
     async def _find(self, api, namespace: tuple[str, ...], key: str) -> Memory | None:
         path = scope_path(namespace)
-        if key.startswith(UNKEYED_PREFIX) and key[len(UNKEYED_PREFIX):].isdigit():
+        if key.startswith(UNKEYED_PREFIX) and key[len(UNKEYED_PREFIX) :].isdigit():
             try:
-                found = await api.memories.get(int(key[len(UNKEYED_PREFIX):]))
+                found = await api.memories.get(int(key[len(UNKEYED_PREFIX) :]))
             except NotFound:
                 return None
             return found if found.scope == path and found.status in LIVE else None
@@ -181,8 +201,14 @@ class MemgovStore(BaseStore):
 
     async def _put(self, api, namespace, key, value) -> None:
         text, kind = text_of(value)
-        write = dict(scope=scope_path(namespace), text=text, kind=kind or self.kind, key=key,
-                     source_kind=self.source_kind, source_ref="langgraph-store")
+        write = dict(
+            scope=scope_path(namespace),
+            text=text,
+            kind=kind or self.kind,
+            key=key,
+            source_kind=self.source_kind,
+            source_ref="langgraph-store",
+        )
         try:
             await api.memories.create(**write)
         except NotFound:
@@ -215,7 +241,9 @@ class MemgovStore(BaseStore):
         wanted = op.offset + op.limit
         try:
             if op.query:
-                hits = await api.recall(scope=path, query=op.query, k=min(100, max(1, wanted * 2 if op.filter else wanted)))
+                hits = await api.recall(
+                    scope=path, query=op.query, k=min(100, max(1, wanted * 2 if op.filter else wanted))
+                )
                 found = [(await api.memories.get(h.memory_id), h.score) for h in hits]
             else:
                 found, page_no = [], 1
@@ -229,20 +257,20 @@ class MemgovStore(BaseStore):
             return []
         items = [_item(m, SearchItem, score=score) for m, score in found]
         items = [i for i in items if _matches(i.value, op.filter)]
-        return items[op.offset:op.offset + op.limit]
+        return items[op.offset : op.offset + op.limit]
 
     async def _list_namespaces(self, api, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         spaces = [namespace_of(s.path) for s in await api.scopes.list()]
         for cond in op.match_conditions or ():
             spaces = [ns for ns in spaces if _namespace_matches(ns, cond.match_type, tuple(cond.path))]
         if op.max_depth is not None:
-            spaces = [ns[:op.max_depth] for ns in spaces]
+            spaces = [ns[: op.max_depth] for ns in spaces]
         unique = sorted(set(spaces))
-        return unique[op.offset:op.offset + op.limit]
+        return unique[op.offset : op.offset + op.limit]
 
 
 def _namespace_matches(ns: tuple[str, ...], match_type: str, path: tuple[str, ...]) -> bool:
     if len(path) > len(ns):
         return False
-    part = ns[:len(path)] if match_type == "prefix" else ns[len(ns) - len(path):]
+    part = ns[: len(path)] if match_type == "prefix" else ns[len(ns) - len(path) :]
     return all(p == "*" or p == n for p, n in zip(path, part, strict=True))

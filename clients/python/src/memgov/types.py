@@ -52,11 +52,21 @@ class Memory:
     @classmethod
     def from_dict(cls, d: dict) -> Memory:
         return cls(
-            id=d["id"], scope=d.get("scope", ""), kind=d.get("kind", ""), key=d.get("key"),
-            revision=d.get("revision", 1), status=d.get("status", ""), text=d.get("text", ""),
-            source=Source.from_dict(d.get("source")), confidence=d.get("confidence", 0.5),
-            importance=d.get("importance", 0.5), tier=d.get("tier", ""), session=d.get("session", ""),
-            call_id=d.get("call_id", ""), created_at=_dt(d.get("created_at")), occurred_at=_dt(d.get("occurred_at")),
+            id=d["id"],
+            scope=d.get("scope", ""),
+            kind=d.get("kind", ""),
+            key=d.get("key"),
+            revision=d.get("revision", 1),
+            status=d.get("status", ""),
+            text=d.get("text", ""),
+            source=Source.from_dict(d.get("source")),
+            confidence=d.get("confidence", 0.5),
+            importance=d.get("importance", 0.5),
+            tier=d.get("tier", ""),
+            session=d.get("session", ""),
+            call_id=d.get("call_id", ""),
+            created_at=_dt(d.get("created_at")),
+            occurred_at=_dt(d.get("occurred_at")),
             raw=d,
         )
 
@@ -78,9 +88,18 @@ class MemoryState:
 
     @classmethod
     def from_dict(cls, d: dict) -> MemoryState:
-        return cls(id=d["id"], scope=d.get("scope", ""), kind=d.get("kind", ""), key=d.get("key"),
-                   revision=d.get("revision", 1), status=d.get("status", ""), tier=d.get("tier", ""),
-                   approvals=d.get("approvals", 0), approvals_needed=d.get("approvals_needed", 1), raw=d)
+        return cls(
+            id=d["id"],
+            scope=d.get("scope", ""),
+            kind=d.get("kind", ""),
+            key=d.get("key"),
+            revision=d.get("revision", 1),
+            status=d.get("status", ""),
+            tier=d.get("tier", ""),
+            approvals=d.get("approvals", 0),
+            approvals_needed=d.get("approvals_needed", 1),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -91,7 +110,11 @@ class ForgetResult:
 
     @classmethod
     def from_dict(cls, d: dict) -> ForgetResult:
-        return cls(memory=MemoryState.from_dict(d["memory"]), mode=d.get("mode", ""), propagation=d.get("propagation"))
+        return cls(
+            memory=MemoryState.from_dict(d["memory"]),
+            mode=d.get("mode", ""),
+            propagation=d.get("propagation"),
+        )
 
 
 @dataclass(frozen=True)
@@ -109,9 +132,18 @@ class RecallHit:
 
     @classmethod
     def from_dict(cls, d: dict) -> RecallHit:
-        return cls(memory_id=d["memory_id"], text=d.get("text", ""), kind=d.get("kind", ""), key=d.get("key"),
-                   revision=d.get("revision", 1), status=d.get("status", ""), source=Source.from_dict(d.get("source")),
-                   score=d.get("score", 0.0), scores=d.get("scores", {}), raw=d)
+        return cls(
+            memory_id=d["memory_id"],
+            text=d.get("text", ""),
+            kind=d.get("kind", ""),
+            key=d.get("key"),
+            revision=d.get("revision", 1),
+            status=d.get("status", ""),
+            source=Source.from_dict(d.get("source")),
+            score=d.get("score", 0.0),
+            scores=d.get("scores", {}),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -138,11 +170,25 @@ class Block:
 
     @classmethod
     def from_dict(cls, d: dict) -> Block:
-        return cls(memory_id=d.get("memory_id"), kind=d.get("kind", ""), key=d.get("key"), revision=d.get("revision"),
-                   status=d.get("status", ""), text=d.get("text", ""), source=Source.from_dict(d.get("source")),
-                   score=d.get("score", 0.0), reason=d.get("reason", ""), role=d.get("role"),
-                   call_id=d.get("call_id"), session=d.get("session"), flags=tuple(d.get("flags") or ()),
-                   replaced_by=d.get("replaced_by"), slot=d.get("slot"), tokens=d.get("tokens"), raw=d)
+        return cls(
+            memory_id=d.get("memory_id"),
+            kind=d.get("kind", ""),
+            key=d.get("key"),
+            revision=d.get("revision"),
+            status=d.get("status", ""),
+            text=d.get("text", ""),
+            source=Source.from_dict(d.get("source")),
+            score=d.get("score", 0.0),
+            reason=d.get("reason", ""),
+            role=d.get("role"),
+            call_id=d.get("call_id"),
+            session=d.get("session"),
+            flags=tuple(d.get("flags") or ()),
+            replaced_by=d.get("replaced_by"),
+            slot=d.get("slot"),
+            tokens=d.get("tokens"),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -204,8 +250,12 @@ class Trace:
 
     @classmethod
     def from_dict(cls, d: dict) -> Trace:
-        return cls(stages=tuple(Stage(name=s.get("name", ""), ms=s.get("ms", 0.0), n_in=s.get("in", 0),
-                                      n_out=s.get("out", 0)) for s in (d or {}).get("stages", [])))
+        return cls(
+            stages=tuple(
+                Stage(name=s.get("name", ""), ms=s.get("ms", 0.0), n_in=s.get("in", 0), n_out=s.get("out", 0))
+                for s in (d or {}).get("stages", [])
+            )
+        )
 
     def ms(self, name: str) -> float | None:
         return next((s.ms for s in self.stages if s.name == name), None)
@@ -224,9 +274,14 @@ class Context:
 
     @classmethod
     def from_dict(cls, d: dict) -> Context:
-        return cls(turn_id=d.get("turn_id"), packet=Packet.from_dict(d.get("packet", {})),
-                   budget=Budget.from_dict(d.get("budget", {})), trace=Trace.from_dict(d.get("trace", {})),
-                   text=d.get("text", ""), raw=d)
+        return cls(
+            turn_id=d.get("turn_id"),
+            packet=Packet.from_dict(d.get("packet", {})),
+            budget=Budget.from_dict(d.get("budget", {})),
+            trace=Trace.from_dict(d.get("trace", {})),
+            text=d.get("text", ""),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -248,10 +303,20 @@ class Turn:
 
     @classmethod
     def from_dict(cls, d: dict) -> Turn:
-        return cls(id=d["id"], scope=d.get("scope", ""), session=d.get("session", ""), query=d.get("query", ""),
-                   strategy=d.get("strategy", ""), packet=Packet.from_dict(d.get("packet", {})),
-                   budget=Budget.from_dict(d.get("budget", {})), trace=Trace.from_dict(d.get("trace", {})),
-                   text=d.get("text", ""), request=d.get("request", {}), created_at=_dt(d.get("created_at")), raw=d)
+        return cls(
+            id=d["id"],
+            scope=d.get("scope", ""),
+            session=d.get("session", ""),
+            query=d.get("query", ""),
+            strategy=d.get("strategy", ""),
+            packet=Packet.from_dict(d.get("packet", {})),
+            budget=Budget.from_dict(d.get("budget", {})),
+            trace=Trace.from_dict(d.get("trace", {})),
+            text=d.get("text", ""),
+            request=d.get("request", {}),
+            created_at=_dt(d.get("created_at")),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -265,8 +330,14 @@ class Scope:
 
     @classmethod
     def from_dict(cls, d: dict) -> Scope:
-        return cls(id=d["id"], path=d["path"], name=d.get("name", ""), parent=d.get("parent"),
-                   workspace=d.get("workspace", ""), created=d.get("created"))
+        return cls(
+            id=d["id"],
+            path=d["path"],
+            name=d.get("name", ""),
+            parent=d.get("parent"),
+            workspace=d.get("workspace", ""),
+            created=d.get("created"),
+        )
 
 
 @dataclass(frozen=True)
@@ -281,9 +352,15 @@ class ReviewItem:
 
     @classmethod
     def from_dict(cls, d: dict) -> ReviewItem:
-        return cls(kind=d["kind"], memory=d["memory"], supporting_episodes=d.get("supporting_episodes", []),
-                   conflicting=d.get("conflicting"), approvals=d.get("approvals", []),
-                   approvals_needed=d.get("approvals_needed", 1), can_confirm=d.get("can_confirm", False))
+        return cls(
+            kind=d["kind"],
+            memory=d["memory"],
+            supporting_episodes=d.get("supporting_episodes", []),
+            conflicting=d.get("conflicting"),
+            approvals=d.get("approvals", []),
+            approvals_needed=d.get("approvals_needed", 1),
+            can_confirm=d.get("can_confirm", False),
+        )
 
 
 @dataclass(frozen=True)
@@ -299,8 +376,16 @@ class Relation:
 
     @classmethod
     def from_dict(cls, d: dict) -> Relation:
-        return cls(id=d["id"], source=d["source"], target=d["target"], kind=d["kind"], reason=d.get("reason", ""),
-                   by_hand=d.get("by_hand", False), actor=d.get("actor"), created_at=_dt(d.get("created_at")))
+        return cls(
+            id=d["id"],
+            source=d["source"],
+            target=d["target"],
+            kind=d["kind"],
+            reason=d.get("reason", ""),
+            by_hand=d.get("by_hand", False),
+            actor=d.get("actor"),
+            created_at=_dt(d.get("created_at")),
+        )
 
 
 @dataclass(frozen=True)
@@ -315,8 +400,15 @@ class Grant:
 
     @classmethod
     def from_dict(cls, d: dict) -> Grant:
-        return cls(id=d["id"], principal=d["principal"], principal_kind=d.get("principal_kind", ""), scope=d["scope"],
-                   role=d["role"], granted_by=d.get("granted_by"), created_at=_dt(d.get("created_at")))
+        return cls(
+            id=d["id"],
+            principal=d["principal"],
+            principal_kind=d.get("principal_kind", ""),
+            scope=d["scope"],
+            role=d["role"],
+            granted_by=d.get("granted_by"),
+            created_at=_dt(d.get("created_at")),
+        )
 
 
 @dataclass(frozen=True)
@@ -329,8 +421,13 @@ class IssuedToken:
 
     @classmethod
     def from_dict(cls, d: dict) -> IssuedToken:
-        return cls(token=d["token"], scope=d.get("scope", ""), role=d.get("role", ""),
-                   expires_at=_dt(d.get("expires_at")), note=d.get("note", ""))
+        return cls(
+            token=d["token"],
+            scope=d.get("scope", ""),
+            role=d.get("role", ""),
+            expires_at=_dt(d.get("expires_at")),
+            note=d.get("note", ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -349,9 +446,17 @@ class TokenInfo:
 
     @classmethod
     def from_dict(cls, d: dict) -> TokenInfo:
-        return cls(id=d["id"], principal=d["principal"], prefix=d["prefix"], scope=d.get("scope"), role=d["role"],
-                   created_at=_dt(d.get("created_at")), expires_at=_dt(d.get("expires_at")),
-                   last_used_at=_dt(d.get("last_used_at")), revoked_at=_dt(d.get("revoked_at")))
+        return cls(
+            id=d["id"],
+            principal=d["principal"],
+            prefix=d["prefix"],
+            scope=d.get("scope"),
+            role=d["role"],
+            created_at=_dt(d.get("created_at")),
+            expires_at=_dt(d.get("expires_at")),
+            last_used_at=_dt(d.get("last_used_at")),
+            revoked_at=_dt(d.get("revoked_at")),
+        )
 
 
 @dataclass(frozen=True)
@@ -372,10 +477,18 @@ class Webhook:
 
     @classmethod
     def from_dict(cls, d: dict) -> Webhook:
-        return cls(id=d["id"], workspace=d["workspace"], url=d["url"], event_types=list(d.get("event_types", [])),
-                   description=d.get("description", ""), active=bool(d.get("active", True)),
-                   created_at=_dt(d.get("created_at")), updated_at=_dt(d.get("updated_at")), secret=d.get("secret"),
-                   raw=d)
+        return cls(
+            id=d["id"],
+            workspace=d["workspace"],
+            url=d["url"],
+            event_types=list(d.get("event_types", [])),
+            description=d.get("description", ""),
+            active=bool(d.get("active", True)),
+            created_at=_dt(d.get("created_at")),
+            updated_at=_dt(d.get("updated_at")),
+            secret=d.get("secret"),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -398,11 +511,21 @@ class WebhookDelivery:
 
     @classmethod
     def from_dict(cls, d: dict) -> WebhookDelivery:
-        return cls(id=d["id"], subscription=d["subscription"], event_id=str(d["event_id"]), event_type=d["event_type"],
-                   state=d["state"], attempts=d.get("attempts", 0), last_status_code=d.get("last_status_code"),
-                   last_error=d.get("last_error", ""), response_ms=d.get("response_ms"),
-                   created_at=_dt(d.get("created_at")), delivered_at=_dt(d.get("delivered_at")),
-                   body=d.get("body") or {}, raw=d)
+        return cls(
+            id=d["id"],
+            subscription=d["subscription"],
+            event_id=str(d["event_id"]),
+            event_type=d["event_type"],
+            state=d["state"],
+            attempts=d.get("attempts", 0),
+            last_status_code=d.get("last_status_code"),
+            last_error=d.get("last_error", ""),
+            response_ms=d.get("response_ms"),
+            created_at=_dt(d.get("created_at")),
+            delivered_at=_dt(d.get("delivered_at")),
+            body=d.get("body") or {},
+            raw=d,
+        )
 
 
 def as_dict(value: Any) -> Any:
@@ -421,5 +544,9 @@ class Page:
 
     @classmethod
     def from_dict(cls, d: dict) -> Page:
-        return cls(count=d.get("count", 0), next=d.get("next"), previous=d.get("previous"),
-                   results=[Memory.from_dict(m) for m in d.get("results", [])])
+        return cls(
+            count=d.get("count", 0),
+            next=d.get("next"),
+            previous=d.get("previous"),
+            results=[Memory.from_dict(m) for m in d.get("results", [])],
+        )

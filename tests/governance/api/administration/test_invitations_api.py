@@ -16,13 +16,19 @@ from tests.conftest import token_client
 
 
 def _invite(client, scope="acme/slides", role="reviewer", **extra):
-    return client.post("/api/v1/invitations", {"scope": scope, "role": role, "note": "Pat from design", **extra},
-                       format="json")
+    return client.post(
+        "/api/v1/invitations",
+        {"scope": scope, "role": role, "note": "Pat from design", **extra},
+        format="json",
+    )
 
 
 def _accept(client, token, username="pat", password="a-long-enough-passphrase"):
-    return client.post("/api/v1/invitations/accept", {"token": token, "username": username, "password": password},
-                       format="json")
+    return client.post(
+        "/api/v1/invitations/accept",
+        {"token": token, "username": username, "password": password},
+        format="json",
+    )
 
 
 def test_an_invitation_creates_the_user_with_the_role_once(owner, project_scope, anonymous):
@@ -70,16 +76,21 @@ def test_who_may_invite(owner, reviewer, curator, agent, outsider, anonymous, pr
         assert _invite(token_client(principal)).status_code == 403
     foreign, unknown = _invite(token_client(outsider)), _invite(token_client(outsider), scope="acme/none")
     assert foreign.status_code == unknown.status_code == 404
-    assert anonymous.post("/api/v1/invitations", {"scope": "acme/slides", "role": "viewer"},
-                          format="json").status_code == 401
+    assert (
+        anonymous.post(
+            "/api/v1/invitations", {"scope": "acme/slides", "role": "viewer"}, format="json"
+        ).status_code
+        == 401
+    )
     # Never above one's own role: an owner of a sub-scope may invite owners there, not elsewhere.
     assert _invite(token_client(owner), role="owner").status_code == 201
     assert [i["scope"] for i in token_client(owner).get("/api/v1/invitations").json()] == ["acme/slides"]
     assert token_client(outsider).get("/api/v1/invitations").json() == []
 
 
-def test_a_taken_name_or_weak_password_is_refused_and_the_link_stays_usable(owner, reviewer, project_scope,
-                                                                           anonymous):
+def test_a_taken_name_or_weak_password_is_refused_and_the_link_stays_usable(
+    owner, reviewer, project_scope, anonymous
+):
     raw = _invite(token_client(owner)).json()["token"]
     taken = _accept(anonymous, raw, username="rami")
     weak = _accept(anonymous, raw, password="123")

@@ -45,4 +45,6 @@ def test_opposite_moves_at_once_never_build_a_cycle():
     assert paths in ({"acme", "acme/b", "acme/b/a"}, {"acme", "acme/a", "acme/a/b"})
     for scope in Scope.objects.all():  # every tree is its parent's tree plus its own id
         expected = f"{scope.parent.tree}.{scope.pk}" if scope.parent_id else str(scope.pk)
-        assert scope.tree == expected and (scope.parent_id is None or scope.path.startswith(scope.parent.path + "/"))
+        assert scope.tree == expected and (
+            scope.parent_id is None or scope.path.startswith(scope.parent.path + "/")
+        )

@@ -24,7 +24,10 @@ def test_only_site_admins_create_workspaces(owner, reviewer, agent, outsider, an
     for principal in (owner, reviewer, agent, outsider):
         response = token_client(principal).post("/api/v1/workspaces", {"slug": "mine", "name": "Mine"})
         assert response.status_code == 403 and response.json()["message"] == WORKSPACE_CREATE_DENIED
-    assert anonymous.post("/api/v1/workspaces", {"slug": "mine", "name": "Mine"}, format="json").status_code == 401
+    assert (
+        anonymous.post("/api/v1/workspaces", {"slug": "mine", "name": "Mine"}, format="json").status_code
+        == 401
+    )
     assert not Workspace.objects.filter(slug="mine").exists()
 
 
@@ -35,9 +38,13 @@ def test_a_bound_token_of_a_site_admin_cannot_create_workspaces(site_admin, work
 
     grant_add(principal=site_admin, scope=workspace_scope, role=Role.OWNER, actor=None)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION="Token " + token_issue(principal=site_admin, scope=workspace_scope,
-                                                                 max_role=Role.OWNER, actor=site_admin))
-    assert client.post("/api/v1/workspaces", {"slug": "mine", "name": "Mine"}, format="json").status_code == 403
+    client.credentials(
+        HTTP_AUTHORIZATION="Token "
+        + token_issue(principal=site_admin, scope=workspace_scope, max_role=Role.OWNER, actor=site_admin)
+    )
+    assert (
+        client.post("/api/v1/workspaces", {"slug": "mine", "name": "Mine"}, format="json").status_code == 403
+    )
 
 
 def test_an_existing_or_malformed_slug_is_refused_with_a_code(site_admin, workspace_scope):
@@ -49,15 +56,21 @@ def test_an_existing_or_malformed_slug_is_refused_with_a_code(site_admin, worksp
 
 
 def test_an_owner_renames_the_workspace_and_every_path_follows(owner, reviewer, project_scope):
-    task = Scope.objects.create(workspace=project_scope.workspace, parent=project_scope, name="t1",
-                                path="acme/slides/t1")
+    task = Scope.objects.create(
+        workspace=project_scope.workspace, parent=project_scope, name="t1", path="acme/slides/t1"
+    )
     task.tree = f"{project_scope.tree}.{task.pk}"
     task.save(update_fields=["tree"])
     assert token_client(reviewer).patch("/api/v1/workspaces/acme", {"name": "X"}).status_code == 403
-    response = token_client(owner).patch("/api/v1/workspaces/acme", {"slug": "acme-corp", "name": "Acme Corp"})
+    response = token_client(owner).patch(
+        "/api/v1/workspaces/acme", {"slug": "acme-corp", "name": "Acme Corp"}
+    )
     assert response.status_code == 200, response.content
     assert set(Scope.objects.filter(workspace__slug="acme-corp").values_list("path", flat=True)) == {
-        "acme-corp", "acme-corp/slides", "acme-corp/slides/t1"}
+        "acme-corp",
+        "acme-corp/slides",
+        "acme-corp/slides/t1",
+    }
     event = AuditEvent.objects.get(action="workspace.rename")
     assert event.data["old"]["slug"] == "acme" and event.data["new"]["slug"] == "acme-corp"
     # The reviewer's grant follows the scope row.
@@ -80,7 +93,13 @@ def test_members_show_inherited_and_team_roles_with_what_each_gives(owner, revie
     assert body["scopes"] == ["acme", "acme/slides"]
     rows = {m["principal"]: {c["scope"]: c for c in m["scopes"]} for m in body["members"]}
     assert rows["olivia"]["acme/slides"]["via"] == ["owner: from acme"]
-    assert rows["olivia"]["acme/slides"]["permissions"] == ["read", "propose", "confirm", "revoke", "administer"]
+    assert rows["olivia"]["acme/slides"]["permissions"] == [
+        "read",
+        "propose",
+        "confirm",
+        "revoke",
+        "administer",
+    ]
     assert rows["rami"]["acme/slides"]["permissions"] == ["read", "propose", "confirm"]
     assert "acme" not in rows["rami"]
     assert rows["nina"]["acme/slides"]["via"] == ["curator: team designers"]
