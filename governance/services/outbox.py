@@ -5,6 +5,7 @@ import logging
 from django.db import transaction
 
 from governance.models import Memory, Outbox, OutboxDelivery
+from governance.runtime.degraded import publish
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +45,5 @@ def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | Non
 def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
     from governance.propagation.tasks import dispatch_outbox
 
-    try:
-        dispatch_outbox(outbox_id, stores)
-    except Exception:  # broker down: the change is committed, the reconciler will dispatch it later
-        logger.warning(
-            "could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True
-        )
+    # Broker down: the change is committed and the request answers; the reconciler dispatches it later.
+    publish(lambda: dispatch_outbox(outbox_id, stores), what=f"propagation of outbox {outbox_id}")

@@ -252,6 +252,7 @@ def embedding_ahead(data: dict, principal):
 
 class RecallView(APIView):
     rate_bucket = CONTEXT
+    retry_on_dropped_connection = True  # it only reads (memoryui.middleware.DroppedConnectionRetryMiddleware)
 
     @extend_schema(
         operation_id="recall",
@@ -278,6 +279,8 @@ class RecallView(APIView):
 
 class ContextView(APIView):
     rate_bucket = CONTEXT
+    # Retried after a dropped connection only until it sends its one write, the turn (its last statement).
+    retry_on_dropped_connection = True
 
     @extend_schema(
         operation_id="context",
