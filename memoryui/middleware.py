@@ -9,6 +9,7 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 from governance.api.limits import BODY_TOO_LARGE, declared_length
+from governance.runtime.dbretry import Attempt
 
 # Routes that take an export file (governance/api/portability/views.py, memoryui/views/portability.py).
 UPLOAD_ROUTES = re.compile(r"^(/api/v1/scopes/\d+/import|/portability/import/)$")
@@ -75,56 +76,6 @@ class ServiceUnavailableMiddleware:
 
 
 # --- One retry of a read whose database connection was dropped ----------------------------------------------
-# Statements that change nothing; anything else (INSERT, UPDATE, a data-modifying WITH, COPY, DDL, a call)
-# counts as a write, and a request that sent one is never run again here.
-_READ_ONLY = re.compile(r"^\s*(SELECT|SAVEPOINT|RELEASE|ROLLBACK|SET|SHOW|EXPLAIN)\b", re.IGNORECASE)
-_WITH = re.compile(r"^\s*WITH\b", re.IGNORECASE)
-_WRITING = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
-# SQLSTATEs of a connection that went away: class 08 (connection exception) and the server's shutdowns
-# (57P01 terminated by an administrator or a failover, 57P02 crash, 57P03 cannot connect now). A deadlock,
-# a serialization failure, a lock or statement timeout are not: the connection is fine and so is the answer.
-_LOST_STATES = ("57P01", "57P02", "57P03")
-
-
-def is_write(sql: str) -> bool:
-    if _READ_ONLY.match(sql):
-        return False
-    return not (_WITH.match(sql) and not _WRITING.search(sql))
-
-
-def connection_lost(exc: BaseException) -> bool:
-    """Whether a database error means the connection itself was lost (the server ended it, the network
-    dropped it), rather than a statement failing on a live connection."""
-    from django.db import InterfaceError, OperationalError
-
-    if isinstance(exc, InterfaceError):  # "connection already closed"
-        return True
-    if not isinstance(exc, OperationalError):
-        return False
-    sqlstate = getattr(exc.__cause__, "sqlstate", None)
-    # No SQLSTATE: the client library saw the socket close ("server closed the connection unexpectedly").
-    return sqlstate is None or sqlstate.startswith("08") or sqlstate in _LOST_STATES
-
-
-class _Attempt:
-    """An execute wrapper on every database connection of the request's thread: whether the request sent a
-    write, and whether a statement failed because its connection was lost."""
-
-    def __init__(self) -> None:
-        self.wrote = False
-        self.lost = False
-
-    def __call__(self, execute, sql, params, many, context):
-        if not self.wrote and is_write(sql):
-            self.wrote = True
-        try:
-            return execute(sql, params, many, context)
-        except Exception as exc:
-            if connection_lost(exc):
-                self.lost = True
-            raise
-
-
 def retries_reads(request) -> bool:
     """GET and HEAD, and the POSTs of views that only read or whose one write comes last (RecallView and
     ContextView say so with `retry_on_dropped_connection`)."""
@@ -146,8 +97,8 @@ class DroppedConnectionRetryMiddleware:
     """A request that may be run twice and whose database connection was dropped under it (a failover, a
     restarted pooler, `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503.
 
-    Only if it sent no write: a request that sent an INSERT or UPDATE may have committed it, and is never
-    retried here; its client retries, and the idempotency keys decide (docs/api.md). That makes /context
+    Only if it sent no write (governance.runtime.dbretry decides): a request that sent an INSERT or UPDATE
+    may have committed it, and is never retried here; its client retries, and the idempotency keys decide (docs/api.md). That makes /context
     retryable until its turn is stored (one statement, its last), and not after. One retry, never more:
     a database that is really gone answers the 503 of ServiceUnavailableMiddleware."""
 
@@ -162,14 +113,14 @@ class DroppedConnectionRetryMiddleware:
                 request.body  # noqa: B018 - read once and keep: the second attempt parses the same bytes
             except Exception:  # noqa: BLE001 - an unreadable body is the view's to answer, once
                 return self.get_response(request)
-        attempt = _Attempt()
+        attempt = Attempt()
         response = self._run(request, attempt)
-        if not attempt.lost or attempt.wrote or response.status_code < 500:
+        if not attempt.may_retry or response.status_code < 500:
             return response
         from governance.runtime.metrics import DB_READ_RETRIES
 
         _close_connections()
-        response = self._run(request, _Attempt())
+        response = self._run(request, Attempt())
         DB_READ_RETRIES.labels(outcome=f"{response.status_code // 100}xx").inc()
         logger.warning(
             "database connection dropped under a read; ran it again on a fresh one: %s",
@@ -177,7 +128,7 @@ class DroppedConnectionRetryMiddleware:
         )
         return response
 
-    def _run(self, request, attempt: _Attempt):
+    def _run(self, request, attempt: Attempt):
         from contextlib import ExitStack
 
         from django.db import connections
