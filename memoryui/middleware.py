@@ -98,9 +98,11 @@ class DroppedConnectionRetryMiddleware:
     restarted pooler, `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503.
 
     Only if it sent no write (governance.runtime.dbretry decides): a request that sent an INSERT or UPDATE
-    may have committed it, and is never retried here; its client retries, and the idempotency keys decide (docs/api.md). That makes /context
-    retryable until its turn is stored (one statement, its last), and not after. One retry, never more:
-    a database that is really gone answers the 503 of ServiceUnavailableMiddleware."""
+    may have committed it, and is never retried here; its client decides (a keyed write with its revision
+    and an event turn with its `ref` are safe to send again; docs/operations.md, "When Redis or the
+    database fails"). That makes /context retryable until its turn is stored (one statement, its last),
+    and not after. One retry, never more: a database that is really gone answers the 503 of
+    ServiceUnavailableMiddleware."""
 
     def __init__(self, get_response):
         self.get_response = get_response

@@ -1,4 +1,4 @@
-"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|all] [--tarpit K]`
+"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|web-reload|all] [--tarpit K]`
 
 Starts the team topology (devtools/topology.py: PostgreSQL and Redis on TCP, gunicorn, three Celery
 workers, beat; production settings and environment variables only) under a temporary folder, drives it
@@ -46,6 +46,9 @@ from django.core.management.base import BaseCommand, CommandError
 from devtools.benchmarks.tarpit import Tarpit
 
 FAULTS = ("worker-kill", "web-kill", "redis-restart", "db-drop")
+# Not part of `all` (which stays the four faults above, comparable between runs): a graceful reload of
+# every web worker (SIGHUP to the gunicorn master), which should fail no request.
+EXTRA_FAULTS = ("web-reload",)
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "benchmarks" / "locustfile.py"
 DRAIN_TIMEOUT = 240.0
 # Operators keep 30 s (docs/operations.md); shorter here so a fault's backlog drains within the run.
@@ -132,7 +135,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fault",
             action="append",
-            choices=[*FAULTS, "all"],
+            choices=[*FAULTS, *EXTRA_FAULTS, "all"],
             default=[],
             help="inject this fault during the run (repeatable; `all`: each once, spread out)",
         )
@@ -275,6 +278,8 @@ class Command(BaseCommand):
                 topology.kill_worker("worker")
             elif fault == "web-kill":
                 topology.kill_web_worker()
+            elif fault == "web-reload":
+                topology.reload_web()
             elif fault == "redis-restart":
                 topology.restart_redis(down_seconds=2.0)
             elif fault == "db-drop":
