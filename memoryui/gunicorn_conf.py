@@ -7,7 +7,7 @@ kept-alive connection meanwhile with `Connection: close`, so a graceful restart 
 worker killed outright (SIGKILL, the OOM killer) loses the requests it was serving. Options given on the
 command line win over these."""
 
-from memoryui.settings.env import env_float, env_int
+from memoryui.settings.env import env_int
 
 wsgi_app = "memoryui.wsgi:application"
 worker_class = "gthread"  # threads: a request waiting on PostgreSQL does not hold the process
@@ -15,9 +15,9 @@ workers = env_int("WEB_WORKERS", 2)
 threads = env_int("WEB_THREADS", 4)
 # Longer than the slowest request (a context packet's p99 is about a second under load), so a graceful
 # stop never cuts one; a worker silent for `timeout` is killed and replaced.
-graceful_timeout = env_float("WEB_GRACEFUL_TIMEOUT", 30.0)
-timeout = env_float("WEB_TIMEOUT", 60.0)
-keepalive = env_float("WEB_KEEPALIVE", 5.0)
+graceful_timeout = env_int("WEB_GRACEFUL_TIMEOUT", 30)
+timeout = env_int("WEB_TIMEOUT", 60)
+keepalive = env_int("WEB_KEEPALIVE", 5)
 # Recycle a worker after this many requests (0: never), spread by the jitter so they do not all restart at once.
 max_requests = env_int("WEB_MAX_REQUESTS", 0)
 max_requests_jitter = env_int("WEB_MAX_REQUESTS_JITTER", 0)
