@@ -76,9 +76,14 @@ class ServiceUnavailableMiddleware:
 
 
 # --- One retry of a read whose database connection was dropped ----------------------------------------------
+# POSTs that may run again when they committed nothing, by route name: the dashboard's sign-in (its writes,
+# the session, the last login and the lock-out's log, come after the password check that takes its time).
+RETRYABLE_ROUTES = frozenset({"login"})
+
+
 def retries_reads(request) -> bool:
-    """GET and HEAD, and the POSTs of views that only read or whose one write comes last (RecallView and
-    ContextView say so with `retry_on_dropped_connection`)."""
+    """GET and HEAD; the POSTs of views that say so with `retry_on_dropped_connection` (RecallView,
+    ContextView) and of RETRYABLE_ROUTES. None of them calls out of the service before its writes."""
     if request.method in ("GET", "HEAD"):
         return True
     if request.method != "POST":
@@ -90,18 +95,19 @@ def retries_reads(request) -> bool:
     except Resolver404:
         return False
     view = getattr(match.func, "view_class", None) or getattr(match.func, "cls", None)
-    return bool(getattr(view, "retry_on_dropped_connection", False))
+    return match.url_name in RETRYABLE_ROUTES or bool(getattr(view, "retry_on_dropped_connection", False))
 
 
 class DroppedConnectionRetryMiddleware:
     """A request that may be run twice and whose database connection was dropped under it (a failover, a
     restarted pooler, `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503.
 
-    Only if it sent no write (governance.runtime.dbretry decides): a request that sent an INSERT or UPDATE
-    may have committed it, and is never retried here; its client decides (a keyed write with its revision
-    and an event turn with its `ref` are safe to send again; docs/operations.md, "When Redis or the
-    database fails"). That makes /context retryable until its turn is stored (one statement, its last),
-    and not after. One retry, never more: a database that is really gone answers the 503 of
+    Only if it committed no write (governance.runtime.dbretry decides): a request that committed an INSERT
+    or UPDATE, or sent one the lost connection left unknown, is never retried here, and other writes
+    (POST, PUT, PATCH, DELETE) never are; their clients decide (a keyed write with its revision and an
+    event turn with its `ref` are safe to send again; docs/operations.md, "When Redis or the database
+    fails"). That makes /context retryable until its turn may be stored (one statement, its last), and
+    not after. One retry, never more: a database that is really gone answers the 503 of
     ServiceUnavailableMiddleware."""
 
     def __init__(self, get_response):

@@ -1,7 +1,8 @@
 """What decides whether a request whose database connection was dropped may run again
 (memoryui.middleware.DroppedConnectionRetryMiddleware): the connection was lost, not a statement refused,
-and the request sent no write, or only writes marked `repeatable()` (setting a token's last use to now
-twice is the same as once)."""
+and the request committed no write (none may have: a write whose outcome the lost connection left unknown
+counts as committed), other than writes marked `repeatable()` (setting a token's last use to now twice is
+the same as once). Such a request changed nothing; running it again is what its client would do."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, transaction
 
 # Statements that change nothing; anything else (INSERT, UPDATE, a data-modifying WITH, COPY, DDL, a call)
 # counts as a write.
@@ -54,23 +55,44 @@ def connection_lost(exc: BaseException) -> bool:
     return sqlstate is None or sqlstate.startswith("08") or sqlstate in _LOST_STATES
 
 
+def _never_ran(exc: BaseException) -> bool:
+    """The server ended the connection before the statement could commit: terminated or shut down while
+    idle or while running it (it aborts the statement's transaction). A socket that closed without a word
+    leaves the outcome unknown."""
+    return getattr(exc.__cause__, "sqlstate", None) in _LOST_STATES
+
+
 class Attempt:
-    """An execute wrapper for every database connection of the request's thread: whether the request sent
-    a write (other than a repeatable one), and whether a statement failed because its connection was lost."""
+    """An execute wrapper for every database connection of the request's thread: whether the request
+    committed a write (or sent one whose outcome is unknown), and whether a statement failed because its
+    connection was lost. A write counts once it is committed: at once outside a transaction, through
+    `on_commit` inside one (a transaction cut by the lost connection committed nothing). Writes marked
+    `repeatable()` never count."""
 
     def __init__(self) -> None:
         self.wrote = False
         self.lost = False
 
+    def _committed(self) -> None:
+        self.wrote = True
+
     def __call__(self, execute, sql, params, many, context):
-        if not self.wrote and not _repeatable.get() and is_write(sql):
-            self.wrote = True
+        write = not _repeatable.get() and is_write(sql)
+        conn = context["connection"]
         try:
-            return execute(sql, params, many, context)
+            result = execute(sql, params, many, context)
         except Exception as exc:
             if connection_lost(exc):
                 self.lost = True
+                if write and not conn.in_atomic_block and not _never_ran(exc):
+                    self.wrote = True  # it may have committed before the connection went
             raise
+        if write:
+            if conn.in_atomic_block:
+                transaction.on_commit(self._committed, using=conn.alias)
+            else:
+                self.wrote = True
+        return result
 
     @property
     def may_retry(self) -> bool:

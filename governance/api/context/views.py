@@ -279,7 +279,7 @@ class RecallView(APIView):
 
 class ContextView(APIView):
     rate_bucket = CONTEXT
-    # Retried after a dropped connection only until it sends its one write, the turn (its last statement).
+    # Retried after a dropped connection unless its one write, the turn (its last statement), may be stored.
     retry_on_dropped_connection = True
 
     @extend_schema(

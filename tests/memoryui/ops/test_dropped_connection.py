@@ -1,7 +1,7 @@
 """A read whose database connection is dropped under it (pg_terminate_backend of the request's own backend,
 as a failover or a restarted pooler does) is run once more on a fresh connection and answers 200; a write
-is never run again (it answers 503 and its client's retry, with its idempotency key, decides); /context is
-retried until it sends its turn, and not after (issue 23)."""
+is never run again (it answers 503 and its client decides); a request that committed a write, or sent one
+whose outcome is unknown, is not run again either (issue 23)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import contextlib
 
 import psycopg
 import pytest
-from django.db import InterfaceError, OperationalError, connection, connections
+from django.db import InterfaceError, OperationalError, connection, connections, transaction
+from django.test import Client
 
-from governance.models import Memory, Turn
-from governance.runtime.dbretry import connection_lost, is_write
+from governance.models import ApiToken, Memory, Turn
+from governance.runtime.dbretry import Attempt, connection_lost, is_write
 from governance.runtime.metrics import DB_READ_RETRIES
 from governance.services.memory import MemoryInput, memory_record
 from tests.conftest import token_client, wait_for
@@ -107,15 +108,74 @@ def test_context_is_retried_when_its_connection_drops_during_the_read_stages(age
 
 
 @on_the_requests_connection
-def test_context_is_not_retried_once_its_turn_was_sent(agent, memory):
+def test_context_whose_turn_statement_met_a_dropped_connection_is_retried_and_stores_one_turn(agent, memory):
+    """The server had ended the connection before the turn's statement arrived (57P01): it never ran, so
+    running the request again stores the one turn."""
     client = token_client(agent)
     body = {"scope": "acme/slides", "query": "16:9 layout", "budget_tokens": 400}
     turns = Turn.objects.count()
     with backend_killed_at('"governance_turn"', writes=True) as killed:
         response = client.post("/api/v1/context", body, format="json")
     assert killed
-    assert response.status_code == 503
-    assert Turn.objects.count() == turns
+    assert response.status_code == 200, response.content
+    assert Turn.objects.count() == turns + 1
+
+
+@on_the_requests_connection
+def test_the_dashboard_sign_in_is_retried_when_its_connection_drops_before_it_writes(owner):
+    client = Client()
+    # Killed before its first write (the password check before it takes the time: a drop lands there).
+    with backend_killed_at("", writes=True) as killed:
+        response = client.post("/accounts/login/", {"username": "olivia", "password": "pw-olivia"})
+    assert killed
+    assert response.status_code == 302, response.content
+    assert client.get("/").status_code == 200  # signed in
+
+
+def _kill_own_backend() -> None:
+    pid = connection.connection.info.backend_pid
+    side = connections.create_connection("default")
+    try:
+        with side.cursor() as cursor:
+            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+            wait_for(lambda: not _alive(cursor, pid), timeout=10, interval=0.01)
+    finally:
+        side.close()
+
+
+@on_the_requests_connection
+def test_a_request_that_committed_a_write_is_not_retried_after_a_lost_connection(agent):
+    attempt = Attempt()
+    with connection.execute_wrapper(attempt):
+        ApiToken.objects.filter(principal=agent).update(last_used_at=None)  # autocommit: committed
+        _kill_own_backend()
+        with pytest.raises(OperationalError):
+            ApiToken.objects.count()
+    connection.close()
+    assert attempt.lost and attempt.wrote and not attempt.may_retry
+
+
+@on_the_requests_connection
+def test_a_transaction_cut_by_a_lost_connection_committed_nothing_and_may_run_again(agent):
+    attempt = Attempt()
+    with connection.execute_wrapper(attempt):
+        with pytest.raises(OperationalError), transaction.atomic():
+            ApiToken.objects.filter(principal=agent).update(last_used_at=None)
+            _kill_own_backend()
+            ApiToken.objects.count()
+    connection.close()
+    assert attempt.lost and not attempt.wrote and attempt.may_retry
+
+
+def test_a_write_whose_outcome_the_lost_connection_left_unknown_counts_as_committed():
+    attempt = Attempt()
+
+    def socket_closed(sql, params, many, context):
+        raise _wrapped(psycopg.OperationalError("server closed the connection unexpectedly"))
+
+    with pytest.raises(OperationalError):
+        attempt(socket_closed, 'UPDATE "x" SET y = 1', None, False, {"connection": connection})
+    assert attempt.lost and attempt.wrote and not attempt.may_retry
 
 
 def _wrapped(cause: Exception, kind=OperationalError) -> Exception:
