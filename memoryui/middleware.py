@@ -76,47 +76,31 @@ class ServiceUnavailableMiddleware:
 
 
 # --- One retry of a read whose database connection was dropped ----------------------------------------------
-# POSTs that may run again when they committed nothing, by route name: the dashboard's sign-in (its writes,
-# the session, the last login and the lock-out's log, come after the password check that takes its time).
-RETRYABLE_ROUTES = frozenset({"login"})
-
-
-def retries_reads(request) -> bool:
-    """GET and HEAD; the POSTs of views that say so with `retry_on_dropped_connection` (RecallView,
-    ContextView) and of RETRYABLE_ROUTES. None of them calls out of the service before its writes."""
-    if request.method in ("GET", "HEAD"):
-        return True
-    if request.method != "POST":
-        return False
-    from django.urls import Resolver404, resolve
-
-    try:
-        match = resolve(request.path_info)
-    except Resolver404:
-        return False
-    view = getattr(match.func, "view_class", None) or getattr(match.func, "cls", None)
-    return match.url_name in RETRYABLE_ROUTES or bool(getattr(view, "retry_on_dropped_connection", False))
+def may_run_twice(request) -> bool:
+    """Every request but the file uploads (their bodies are too large to keep for a second attempt); whether
+    it does run again is the database's answer (governance.runtime.dbretry): only when it committed nothing."""
+    return not (UPLOAD_ROUTES.match(request.path) or request.path == EVALUATION_UPLOAD_ROUTE)
 
 
 class DroppedConnectionRetryMiddleware:
-    """A request that may be run twice and whose database connection was dropped under it (a failover, a
-    restarted pooler, `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503.
+    """A request whose database connection was dropped under it (a failover, a restarted pooler,
+    `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503, when running it
+    again is exactly what its client would do: it committed nothing (governance.runtime.dbretry decides).
 
-    Only if it committed no write (governance.runtime.dbretry decides): a request that committed an INSERT
-    or UPDATE, or sent one the lost connection left unknown, is never retried here, and other writes
-    (POST, PUT, PATCH, DELETE) never are; their clients decide (a keyed write with its revision and an
-    event turn with its `ref` are safe to send again; docs/operations.md, "When Redis or the database
-    fails"). That makes /context retryable until its turn may be stored (one statement, its last), and
-    not after. One retry, never more: a database that is really gone answers the 503 of
+    A request that committed a write, or sent one whose outcome the lost connection left unknown (a socket
+    closed mid-statement, a failed COMMIT), is never run again here; it answers 503 and its client decides
+    (docs/operations.md, "When Redis or the database fails"). So /context is run again unless its turn
+    (its one write, its last statement) may be stored, and a write whose transaction the server cut is run
+    again and stored once. One retry, never more: a database that is really gone answers the 503 of
     ServiceUnavailableMiddleware."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        if not retries_reads(request):
+        if not may_run_twice(request):
             return self.get_response(request)
-        if request.method == "POST":
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
             try:
                 request.body  # noqa: B018 - read once and keep: the second attempt parses the same bytes
             except Exception:  # noqa: BLE001 - an unreadable body is the view's to answer, once
@@ -125,13 +109,13 @@ class DroppedConnectionRetryMiddleware:
         response = self._run(request, attempt)
         if not attempt.may_retry or response.status_code < 500:
             return response
-        from governance.runtime.metrics import DB_READ_RETRIES
+        from governance.runtime.metrics import DB_RETRIES
 
         _close_connections()
         response = self._run(request, Attempt())
-        DB_READ_RETRIES.labels(outcome=f"{response.status_code // 100}xx").inc()
+        DB_RETRIES.labels(outcome=f"{response.status_code // 100}xx").inc()
         logger.warning(
-            "database connection dropped under a read; ran it again on a fresh one: %s",
+            "database connection dropped under a request that had committed nothing; ran it again: %s",
             response.status_code,
         )
         return response

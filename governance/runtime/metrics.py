@@ -65,9 +65,9 @@ PUBLISH_DEFERRED = Counter(
     "memory_publish_deferred_total",
     "Celery messages not sent because the broker was away; the reconciler sends their work later.",
 )
-DB_READ_RETRIES = Counter(
-    "memory_db_read_retries_total",
-    "Idempotent requests run again on a fresh database connection after theirs was dropped, per outcome "
-    "(the status class of the second answer).",
+DB_RETRIES = Counter(
+    "memory_db_retries_total",
+    "Requests run again on a fresh database connection after theirs was dropped before they committed "
+    "anything, per outcome (the status class of the second answer).",
     ["outcome"],
 )

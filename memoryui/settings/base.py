@@ -47,7 +47,7 @@ MIDDLEWARE = [
     "memoryui.ops.logs.RequestIdMiddleware",  # first: every later log line carries the request id
     "django.middleware.security.SecurityMiddleware",
     "memoryui.middleware.RequestBodyLimitMiddleware",
-    # A read whose database connection dropped runs once more on a fresh one (everything below it again).
+    # A request that committed nothing when its database connection dropped runs once more on a fresh one.
     "memoryui.middleware.DroppedConnectionRetryMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -61,7 +61,6 @@ def embedding_ahead(data: dict, principal):
 
 class RecallView(APIView):
     rate_bucket = CONTEXT
-    retry_on_dropped_connection = True  # it only reads (memoryui.middleware.DroppedConnectionRetryMiddleware)
 
     @extend_schema(
         operation_id="recall",
@@ -88,8 +87,6 @@ class RecallView(APIView):
 
 class ContextView(APIView):
     rate_bucket = CONTEXT
-    # Retried after a dropped connection unless its one write, the turn (its last statement), may be stored.
-    retry_on_dropped_connection = True
 
     @extend_schema(
         operation_id="context",
