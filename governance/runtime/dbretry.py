@@ -72,9 +72,13 @@ class Attempt:
     def __init__(self) -> None:
         self.wrote = False
         self.lost = False
+        # A transaction holding a write that has neither committed nor been cut by the lost connection:
+        # its COMMIT may have failed with its outcome unknown (a COMMIT is not a statement seen here).
+        self.pending = False
 
     def _committed(self) -> None:
         self.wrote = True
+        self.pending = False
 
     def __call__(self, execute, sql, params, many, context):
         write = not _repeatable.get() and is_write(sql)
@@ -84,11 +88,14 @@ class Attempt:
         except Exception as exc:
             if connection_lost(exc):
                 self.lost = True
-                if write and not conn.in_atomic_block and not _never_ran(exc):
+                if conn.in_atomic_block:
+                    self.pending = False  # the server ended the transaction: none of it commits
+                elif write and not _never_ran(exc):
                     self.wrote = True  # it may have committed before the connection went
             raise
         if write:
             if conn.in_atomic_block:
+                self.pending = True
                 transaction.on_commit(self._committed, using=conn.alias)
             else:
                 self.wrote = True
@@ -96,4 +103,4 @@ class Attempt:
 
     @property
     def may_retry(self) -> bool:
-        return self.lost and not self.wrote
+        return self.lost and not self.wrote and not self.pending

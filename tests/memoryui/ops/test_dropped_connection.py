@@ -169,6 +169,22 @@ def test_a_transaction_cut_by_a_lost_connection_committed_nothing_and_may_run_ag
     assert attempt.lost and not attempt.wrote and attempt.may_retry
 
 
+@on_the_requests_connection
+def test_a_transaction_that_ended_without_committing_or_being_cut_keeps_a_request_from_running_again(agent):
+    """A write's transaction that neither committed nor met the lost connection (its COMMIT may have failed
+    with the outcome unknown, or it rolled back): a later lost connection does not make the request safe."""
+    attempt = Attempt()
+    with connection.execute_wrapper(attempt):
+        with pytest.raises(RuntimeError), transaction.atomic():
+            ApiToken.objects.filter(principal=agent).update(last_used_at=None)
+            raise RuntimeError("rolled back, or a COMMIT whose answer was lost")
+        _kill_own_backend()
+        with pytest.raises(OperationalError):
+            ApiToken.objects.count()
+    connection.close()
+    assert attempt.lost and not attempt.may_retry
+
+
 def test_a_write_whose_outcome_the_lost_connection_left_unknown_counts_as_committed():
     attempt = Attempt()
 
