@@ -20,6 +20,7 @@ from governance.errors import NotFound
 from governance.permissions import ScopeAccess, scope_access
 from governance.recall import STRATEGIES, assemble_context, recall_memories
 from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS, embed_ahead
+from governance.runtime.replica import PRIMARY, REPLICA, routed_read, served_by
 
 
 class RecallInput(serializers.Serializer):
@@ -49,8 +50,15 @@ class RecallItemOutput(serializers.Serializer):
     scores = ScoresOutput()
 
 
+SERVED_BY_HELP = (
+    "Which database server answered the read: `replica` (a streaming replica that had replayed every "
+    "forget, supersede, retire and grant change of the workspace) or `primary`."
+)
+
+
 class RecallOutput(serializers.Serializer):
     results = RecallItemOutput(many=True)
+    served_by = serializers.ChoiceField(choices=[PRIMARY, REPLICA], help_text=SERVED_BY_HELP)
 
 
 class TaskInput(serializers.Serializer):
@@ -217,6 +225,7 @@ class ContextOutput(serializers.Serializer):
     budget = BudgetOutput()
     trace = TraceOutput()
     text = serializers.CharField(allow_blank=True)
+    served_by = serializers.ChoiceField(choices=[PRIMARY, REPLICA], help_text=SERVED_BY_HELP)
 
 
 class PinnedOverBudgetOutput(serializers.Serializer):
@@ -264,16 +273,19 @@ class RecallView(APIView):
         data = valid(RecallInput, request.data)
         with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
-            results = recall_memories(
-                principal=principal,
-                scope=scope,
-                query=data["query"],
-                k=data["k"],
-                strategy=data["strategy"],
-                as_of=data.get("as_of"),
-                embedding=embedding,
+            results = routed_read(
+                scope.scope.workspace_id,
+                lambda: recall_memories(
+                    principal=principal,
+                    scope=scope,
+                    query=data["query"],
+                    k=data["k"],
+                    strategy=data["strategy"],
+                    as_of=data.get("as_of"),
+                    embedding=embedding,
+                ),
             )
-        return Response({"results": results})
+        return Response({"results": results, "served_by": served_by()})
 
 
 class ContextView(APIView):
@@ -291,15 +303,18 @@ class ContextView(APIView):
         with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
             task = dict(data["task"]) if data.get("task") else None
-            result = assemble_context(
-                principal=principal,
-                scope=scope,
-                query=data["query"],
-                budget_tokens=data["budget_tokens"],
-                strategy=data["strategy"],
-                task=task,
-                as_of=data.get("as_of"),
-                session=data.get("session", ""),
-                embedding=embedding,
+            result = routed_read(
+                scope.scope.workspace_id,
+                lambda: assemble_context(
+                    principal=principal,
+                    scope=scope,
+                    query=data["query"],
+                    budget_tokens=data["budget_tokens"],
+                    strategy=data["strategy"],
+                    task=task,
+                    as_of=data.get("as_of"),
+                    session=data.get("session", ""),
+                    embedding=embedding,
+                ),
             )
-        return Response(result)
+        return Response({**result, "served_by": served_by()})
