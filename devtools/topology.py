@@ -364,10 +364,12 @@ class Topology:
         pgdata = pgdata or self.pgdata
         if not (pgdata / "postmaster.pid").exists():
             return
+        # As root, again: another pytest run on the machine may have reset its temporary folders to 0700.
+        user = self._pg_system_user() if getattr(self, "_pg_user", None) else None
         subprocess.run(
             [self._pg_bin("pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast", "stop"],
             capture_output=True,
-            user=getattr(self, "_pg_user", None),
+            user=user,
             timeout=60,
         )
 
