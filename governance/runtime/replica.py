@@ -15,6 +15,7 @@ reads from the primary for the rest of the request. Without a replica nothing he
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from collections.abc import Callable
@@ -23,6 +24,8 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connections
+
+from governance.runtime.metrics import REPLICA_READS
 
 logger = logging.getLogger(__name__)
 
@@ -124,27 +127,28 @@ def _fence(workspace_id: int | None) -> str | None:
         return cursor.fetchone()[0]
 
 
-def replica_caught_up(workspace_id: int | None, max_wait: float | None = None) -> bool:
+def replica_caught_up(workspace_id: int | None, max_wait: float | None = None) -> str:
     """Whether the replica has replayed every change that took something out of force in this workspace,
-    waiting up to `max_wait` seconds (REPLICA_MAX_WAIT_MS) for it. False when the replica is unreachable."""
+    waiting up to `max_wait` seconds (REPLICA_MAX_WAIT_MS) for it: "replica", "replica_after_wait",
+    "primary_behind", or "primary_unavailable" when the replica does not answer."""
     fence = _fence(workspace_id)
     if fence is None:
-        return True  # nothing was ever taken out of force here
+        return "replica"  # nothing was ever taken out of force here
     wait = settings.REPLICA_MAX_WAIT_MS / 1000 if max_wait is None else max_wait
     deadline = time.monotonic() + wait
     try:
         with connections[REPLICA].cursor() as cursor:
-            while True:
+            for attempt in itertools.count():
                 cursor.execute(REPLAYED_SQL, [fence])
                 if cursor.fetchone()[0]:
-                    return True
+                    return "replica_after_wait" if attempt else "replica"
                 if time.monotonic() >= deadline:
-                    return False
+                    return "primary_behind"
                 time.sleep(POLL_SECONDS)
     except DatabaseError:
         logger.warning("the read replica did not answer; reading from the primary", exc_info=True)
         connections[REPLICA].close()
-        return False
+    return "primary_unavailable"
 
 
 def routed_read(workspace_id: int | None, read: Callable[[], T]) -> T:
@@ -152,23 +156,28 @@ def routed_read(workspace_id: int | None, read: Callable[[], T]) -> T:
     written, and the replica has replayed the workspace's read fence; otherwise on the primary, and on the
     primary again when the replica's connection fails midway (a lost connection, a query the standby
     cancelled for a conflict with recovery). served_by() then says which one answered."""
-    use_replica = (
-        replica_configured()
-        and not _wrote.get()
-        and not connections[DEFAULT_DB_ALIAS].in_atomic_block
-        and replica_caught_up(workspace_id)
-    )
-    if not use_replica:
+    if not replica_configured():
+        _served_by.set(PRIMARY)
+        return read()
+    if _wrote.get() or connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        outcome = "primary_wrote"
+    else:
+        outcome = replica_caught_up(workspace_id)
+    if not outcome.startswith(REPLICA):
+        REPLICA_READS.labels(outcome=outcome).inc()
         _served_by.set(PRIMARY)
         return read()
     token = _read_alias.set(REPLICA)
     try:
         _served_by.set(REPLICA)
-        return read()
+        result = read()
+        REPLICA_READS.labels(outcome=outcome).inc()
+        return result
     except OperationalError:
         if _wrote.get():
             raise  # it wrote: not a read to run twice
         logger.warning("a read failed on the replica; reading from the primary", exc_info=True)
+        REPLICA_READS.labels(outcome="primary_unavailable").inc()
         connections[REPLICA].close()
         _read_alias.set(None)
         _served_by.set(PRIMARY)

@@ -41,6 +41,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -276,7 +277,7 @@ class Command(BaseCommand):
             self._print_database_errors(topology)
         self._print_faults(drains, record)
         if lag:
-            self._print_replica(record, lag)
+            self._print_replica(record, lag, topology)
         problems = self._check(topology, run, record)
         self._print_forget_propagation(topology)
         requests = int(total["Request Count"])
@@ -331,7 +332,7 @@ class Command(BaseCommand):
             f"{float(total['Requests/s']):>8.1f}{total['50%']:>8}{total['95%']:>8}{total['99%']:>8}"
         )
 
-    def _print_replica(self, record: dict, lag: ReplicaLag) -> None:
+    def _print_replica(self, record: dict, lag: ReplicaLag, topology) -> None:
         from devtools.benchmarks.stats import percentile
 
         served = record.get("served_by", {})
@@ -343,6 +344,17 @@ class Command(BaseCommand):
             + ", ".join(f"{k} {n}" for k, n in sorted(served.items()))
             + ")"
         )
+        try:  # why the others went to the primary: the web processes' counter (loopback may scrape)
+            with urllib.request.urlopen(f"{topology.base_url}/metrics", timeout=10) as response:
+                lines = response.read().decode().splitlines()
+            outcomes = []
+            for line in lines:
+                if line.startswith("memory_replica_reads_total{"):
+                    label = line.split('outcome="', 1)[1].split('"', 1)[0]
+                    outcomes.append(f"{label} {float(line.rsplit(' ', 1)[1]):.0f}")
+            self.stdout.write("  routed reads by outcome (all kinds): " + (", ".join(outcomes) or "none"))
+        except (OSError, ValueError, IndexError):
+            pass
         values = sorted(lag.samples)
         if values:
             self.stdout.write(
