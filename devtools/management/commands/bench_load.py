@@ -48,6 +48,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from devtools.benchmarks.tarpit import Tarpit
+from governance.services.audit import CHAIN_LOCK
 
 FAULTS = ("worker-kill", "web-kill", "redis-restart", "db-drop")
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "benchmarks" / "locustfile.py"
@@ -127,23 +128,35 @@ class Drain(threading.Thread):
                 time.sleep(0.5)
 
 
-class ReplicaLag(threading.Thread):
-    """The replica's replay lag as the primary sees it (pg_stat_replication.replay_lag), every 0.5 s."""
+class Sampler(threading.Thread):
+    """Every 0.5 s on the primary: how many backends wait for the audit chain's advisory lock (the write
+    ceiling of one database, docs/scaling.md), and with a replica its replay lag (pg_stat_replication)."""
 
     def __init__(self, topology) -> None:
         super().__init__(daemon=True)
-        self.topology, self.stop, self.samples = topology, threading.Event(), []
+        self.topology, self.stop = topology, threading.Event()
+        self.lag: list[float] = []
+        self.chain_waits: list[int] = []
 
     def run(self) -> None:
         while not self.stop.wait(0.5):
             try:
                 with self.topology.connect() as db:
                     while not self.stop.wait(0.5):
-                        row = db.execute(
-                            "SELECT extract(epoch FROM replay_lag) * 1000 FROM pg_stat_replication LIMIT 1"
-                        ).fetchone()
-                        # NULL: nothing to replay for a while (the replica is caught up).
-                        self.samples.append(float(row[0]) if row and row[0] is not None else 0.0)
+                        # A bigint advisory key shows in pg_locks as classid (high half) and objid (low).
+                        self.chain_waits.append(
+                            db.execute(
+                                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                                " AND objsubid = 1 AND classid = %s AND objid = %s",
+                                [CHAIN_LOCK >> 32, CHAIN_LOCK & 0xFFFFFFFF],
+                            ).fetchone()[0]
+                        )
+                        if self.topology.replica:
+                            row = db.execute(
+                                "SELECT extract(epoch FROM replay_lag) * 1000 FROM pg_stat_replication LIMIT 1"
+                            ).fetchone()
+                            # NULL: nothing to replay for a while (the replica is caught up).
+                            self.lag.append(float(row[0]) if row and row[0] is not None else 0.0)
             except Exception:  # the database-drop fault ends this connection too
                 continue
 
@@ -256,13 +269,11 @@ class Command(BaseCommand):
         t0 = time.time()
         with open(root / "locust.log", "w") as log:
             locust = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
-            lag = ReplicaLag(topology) if topology.replica else None
-            if lag:
-                lag.start()
+            sampler = Sampler(topology)
+            sampler.start()
             drains = self._inject(topology, faults, t0, seconds)
             locust.wait(seconds + 120)
-            if lag:
-                lag.stop.set()
+            sampler.stop.set()
         if not (root / "bench-record.json").exists():
             raise CommandError(
                 f"locust ended without its record:\n{(root / 'locust.log').read_text()[-3000:]}"
@@ -276,8 +287,14 @@ class Command(BaseCommand):
         if not record["failures"]:
             self._print_database_errors(topology)
         self._print_faults(drains, record)
-        if lag:
-            self._print_replica(record, lag, topology)
+        waits = sampler.chain_waits
+        if waits:
+            self.stdout.write(
+                f"  audit chain lock: a request waited for it in {sum(1 for w in waits if w)} of {len(waits)} "
+                f"samples (at most {max(waits)} at once)"
+            )
+        if topology.replica:
+            self._print_replica(record, sampler, topology)
         problems = self._check(topology, run, record)
         self._print_forget_propagation(topology)
         requests = int(total["Request Count"])
@@ -332,7 +349,7 @@ class Command(BaseCommand):
             f"{float(total['Requests/s']):>8.1f}{total['50%']:>8}{total['95%']:>8}{total['99%']:>8}"
         )
 
-    def _print_replica(self, record: dict, lag: ReplicaLag, topology) -> None:
+    def _print_replica(self, record: dict, sampler: Sampler, topology) -> None:
         from devtools.benchmarks.stats import percentile
 
         served = record.get("served_by", {})
@@ -355,7 +372,7 @@ class Command(BaseCommand):
             self.stdout.write("  routed reads by outcome (all kinds): " + (", ".join(outcomes) or "none"))
         except (OSError, ValueError, IndexError):
             pass
-        values = sorted(lag.samples)
+        values = sorted(sampler.lag)
         if values:
             self.stdout.write(
                 f"  replica replay lag (pg_stat_replication, {len(values)} samples): p50 "
