@@ -19,6 +19,7 @@ import itertools
 import logging
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
 
@@ -109,6 +110,17 @@ def begin_request(**_) -> None:
     _wrote.set(False)
     _read_alias.set(None)
     _served_by.set(PRIMARY)
+
+
+@contextmanager
+def bookkeeping():
+    """A write the rest of the request never reads back (a token's last use): it does not pin the
+    request to the primary."""
+    token = _wrote.set(_wrote.get())
+    try:
+        yield
+    finally:
+        _wrote.reset(token)
 
 
 def note_write() -> None:
