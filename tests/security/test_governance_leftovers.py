@@ -202,3 +202,60 @@ def test_the_reconciler_does_not_dispatch_an_outbox_row_again_while_its_message_
     # A message lost before any worker took it and never marked (the broker was down): dispatched at once.
     OutboxDelivery.objects.update(queued_at=None)
     assert set(reconciler.pending_outbox(stale_after_seconds=30, limit=500)) == {oid for oid, _ in dispatched}
+
+
+# --- (d) A move weighs unkeyed rules too ---------------------------------------------------------------
+
+
+def test_moving_a_scope_whose_unkeyed_rule_contradicts_a_four_eyes_commitment_there_is_refused(
+    workspace_scope, project_scope, sibling_scope, owner, reviewer, outsider
+):
+    from rest_framework.test import APIClient
+
+    from governance.models import Tier
+    from governance.services.four_eyes import MOVE_WOULD_OVERRIDE
+
+    workspace_scope.require_two_reviewers = True
+    workspace_scope.save(update_fields=["require_two_reviewers"])
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Always export the client deck as PDF.",
+            source_kind="user",
+            status="active",
+            tier=Tier.LONG,
+        ),
+        actor=None,
+    )
+    task = scope_ensure(path="acme/payments/task", actor=None)
+    memory_record(
+        item=MemoryInput(
+            scope=task,
+            kind="convention",
+            text="Never export the client deck as PDF.",
+            source_kind="user",
+            status="active",
+        ),
+        actor=None,
+    )
+    url, body = f"/api/v1/scopes/{task.pk}", {"parent": "acme/slides"}
+    refused = token_client(owner).patch(url, body, format="json")
+    assert (refused.status_code, refused.json()["error"]) == (409, "four_eyes_required"), refused.content
+    assert refused.json()["message"] == MOVE_WOULD_OVERRIDE
+    # Nobody else gets further than the owner: a reviewer, another workspace's owner, no token.
+    assert token_client(reviewer).patch(url, body, format="json").status_code in (403, 404)
+    assert token_client(outsider).patch(url, body, format="json").status_code == 404
+    assert APIClient().patch(url, body, format="json").status_code == 401
+    task.refresh_from_db()
+    assert task.path == "acme/payments/task"
+    # An unkeyed rule that contradicts nothing there moves.
+    calm = scope_ensure(path="acme/payments/calm", actor=None)
+    memory_record(
+        item=MemoryInput(
+            scope=calm, kind="convention", text="Name files by date.", source_kind="user", status="active"
+        ),
+        actor=None,
+    )
+    moved = token_client(owner).patch(f"/api/v1/scopes/{calm.pk}", body, format="json")
+    assert moved.status_code == 200, moved.content
