@@ -17,7 +17,7 @@ team to work outside its home."""
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from governance.errors import InvalidInput, NotFound
 from governance.models import Grant, Memory, Principal, PrincipalKind, Scope, Turn, Workspace
@@ -237,16 +237,16 @@ def principals_visible_to(actor: Principal | None, workspace: Workspace | None =
 TEAM_WORKSPACE_REQUIRED = "Teams of this name are in several of your workspaces: say which workspace."
 
 
-def _named(name: str | None, kinds: tuple[str, ...] | None, workspace_id: int | None) -> list[Principal]:
+def _named(name: str | None, kinds: tuple[str, ...] | None, workspace_id: int | None) -> QuerySet[Principal]:
     """Every principal a name may stand for: the user, agent or home-less team of that name (one
     namespace across the installation) and the teams of that name (unique within their workspace), of
-    `workspace_id` only when given. Teams first."""
+    `workspace_id` only when given."""
     qs = Principal.objects.filter(name=(name or "").strip())
     if kinds is not None:
         qs = qs.filter(kind__in=kinds)
     if workspace_id is not None:
         qs = qs.filter(Q(workspace__isnull=True) | Q(workspace_id=workspace_id))
-    return sorted(qs, key=lambda p: (p.workspace_id is None, p.pk))
+    return qs
 
 
 def _workspace_id(workspace: Workspace | int | None) -> int | None:
@@ -269,7 +269,14 @@ def principal_by_name(
     narrows the kind: a name of another kind is the same answer as an unknown one. Anything else:
     exactly as for an unknown name."""
     workspace_id = _workspace_id(workspace)
-    found = [p for p in _named(name, kinds, workspace_id) if principal_visible(actor, p)]
+    candidates = _named(name, kinds, workspace_id)
+    if workspace_id is None and actor is not None:  # the teams it may know of: of its workspaces only
+        candidates = candidates.filter(
+            Q(workspace__isnull=True) | Q(workspace_id__in=acting_workspace_ids(actor) or set())
+        )
+    found = sorted(
+        (p for p in candidates if principal_visible(actor, p)), key=lambda p: (p.workspace_id is None, p.pk)
+    )
     homed = [p for p in found if p.workspace_id is not None]
     unhomed = [p for p in found if p.workspace_id is None]
     if workspace_id is not None:
@@ -313,11 +320,5 @@ def member_by_name(
     workspace_id = _workspace_id(workspace)
     if workspace_id is None:
         return None
-    return next(
-        (
-            p
-            for p in _named(name, kinds, workspace_id)
-            if is_member(p, workspace_id) and principal_visible(actor, p)
-        ),
-        None,
-    )
+    teams_first = _named(name, kinds, workspace_id).order_by(F("workspace_id").asc(nulls_last=True), "pk")
+    return next((p for p in teams_first if is_member(p, workspace_id) and principal_visible(actor, p)), None)

@@ -35,7 +35,7 @@ class MemberInput(serializers.Serializer):
     member = serializers.CharField(max_length=150)
 
 
-class TeamQuery(serializers.Serializer):
+class TeamMembersInput(serializers.Serializer):
     """`?workspace=<short name>`: the team's workspace (a team's name is unique within its workspace only;
     needed when teams of that name are in several of the caller's workspaces)."""
 

@@ -14,7 +14,7 @@ from governance.api.access.serializers import (
     GrantListInput,
     GrantOutput,
     MemberInput,
-    TeamQuery,
+    TeamMembersInput,
     TokenInput,
     TokenIssuedOutput,
     TokenListInput,
@@ -53,7 +53,7 @@ TEAM_WORKSPACE = OpenApiParameter(
 def _team_and_member(actor, request: Request, group: str, member: str):
     """The team named in the path (within `?workspace=` when given) and a person or agent a membership of
     its workspace may name: an unknown name, another workspace's and not-yours are one answer (404)."""
-    slug = valid(TeamQuery, request.query_params)["workspace"]
+    slug = valid(TeamMembersInput, request.query_params)["workspace"]
     workspace = workspace_by_slug(actor, slug) if slug else None
     team = team_by_name(actor, group, workspace=workspace)
     who = principal_by_name(
