@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devtools.workers import worker_commands
+from memoryui.ops.gunicorn_logging import LOGGER_CLASS_ARG
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE = "memory"
@@ -541,6 +542,7 @@ class Topology:
                 f"--threads={self.web_threads}",
                 "--graceful-timeout=10",
                 "--timeout=60",
+                LOGGER_CLASS_ARG,  # its log lines without invitation tokens
             ],
         }
         for name, argv in specs.items():

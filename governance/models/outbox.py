@@ -52,6 +52,10 @@ class OutboxDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     # A worker claims a delivery for a lease; a worker that dies leaves the lease to expire.
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # When a message for it was last handed to the broker; a worker taking it up clears it. The
+    # reconciler dispatches it again only once RECONCILE_REQUEUE_AFTER_SECONDS have passed since, so a
+    # row waiting behind a backlog is not queued once more on every pass (propagation/reconcile.py).
+    queued_at = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -48,7 +48,11 @@ def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | Non
     row = Outbox.objects.create(topic=topic, memory=memory, payload=payload)
     if topic in FENCED_TOPICS:
         read_fence_raise(workspace_id=_workspace_of(memory, payload))
-    OutboxDelivery.objects.bulk_create(OutboxDelivery(outbox=row, store=store) for store in stores)
+    # Queued when committed (below): the reconciler leaves the rows to that message for a while.
+    queued_at = timezone.now()
+    OutboxDelivery.objects.bulk_create(
+        OutboxDelivery(outbox=row, store=store, queued_at=queued_at) for store in stores
+    )
     transaction.on_commit(lambda: _dispatch(row.pk, stores))
     return row
 
@@ -95,3 +99,4 @@ def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
         logger.warning(
             "could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True
         )
+        OutboxDelivery.objects.filter(outbox_id=outbox_id).update(queued_at=None)

@@ -238,6 +238,9 @@ MEMORY_SMALL_TALK_FILTER = env_bool("MEMORY_SMALL_TALK_FILTER", True)
 # --- Governance (see docs/governance.md) ----------------------------------------------------------------
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this
 RECONCILE_STALE_AFTER_SECONDS = env_int("RECONCILE_STALE_AFTER_SECONDS", 30)
+# A row whose message was queued this recently is not queued again by the reconciler (it waits behind a
+# backlog): outbox and webhook deliveries' `queued_at` (docs/governance.md, "The reconciler").
+RECONCILE_REQUEUE_AFTER_SECONDS = env_int("RECONCILE_REQUEUE_AFTER_SECONDS", 120)
 PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
 # Key of the memories' content hashes (tombstones, dedup, audit): an HMAC, so a stored hash cannot confirm a
 # guessed text. Empty: derived from SECRET_KEY. Set it on its own before rotating SECRET_KEY (docs/governance.md).

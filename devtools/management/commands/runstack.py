@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from devtools import embedded, workers
+from memoryui.ops.gunicorn_logging import LOGGER_CLASS_ARG
 
 EXIT_PORT_IN_USE = 2
 EXIT_FOLDER_IN_USE = 3
@@ -285,6 +286,7 @@ class Command(BaseCommand):
                     "--threads=4",
                     "--graceful-timeout=10",
                     "--access-logfile=-",
+                    LOGGER_CLASS_ARG,  # its access lines without invitation tokens
                 ],
                 env,
                 logs,
