@@ -21,5 +21,7 @@ keepalive = env_int("WEB_KEEPALIVE", 5)
 # Recycle a worker after this many requests (0: never), spread by the jitter so they do not all restart at once.
 max_requests = env_int("WEB_MAX_REQUESTS", 0)
 max_requests_jitter = env_int("WEB_MAX_REQUESTS_JITTER", 0)
+# Invitation and password-reset tokens out of gunicorn's own access and error lines (memoryui/ops/gunicorn_logging.py).
+logger_class = "memoryui.ops.gunicorn_logging.RedactingLogger"
 # No preload: the application (and its embedder, which hangs in a forked child) is loaded in each worker.
 preload_app = False

@@ -328,15 +328,32 @@ def queue_deliveries_later(delivery_ids: list[int]) -> None:
     if not delivery_ids:
         return
     # Broker down: the rows are pending and due; the reconciler sends them.
-    publish(lambda: queue_webhooks.delay(list(delivery_ids)), what=f"{len(delivery_ids)} webhook deliveries")
+    if publish(
+        lambda: queue_webhooks.delay(list(delivery_ids)), what=f"{len(delivery_ids)} webhook deliveries"
+    ):
+        _mark_queued(delivery_ids)
+
+
+def _mark_queued(delivery_ids: list[int], countdown: float = 0) -> None:
+    """Remember that a message for these rows is on its way (runnable `countdown` seconds from now): the
+    reconciler leaves them alone until RECONCILE_REQUEUE_AFTER_SECONDS past that (webhook_deliveries_due)."""
+    at = timezone.now() + timedelta(seconds=countdown)
+    WebhookDelivery.objects.filter(pk__in=delivery_ids, state=WebhookDelivery.State.PENDING).update(
+        queued_at=at
+    )
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
-    for pk in delivery_ids:  # broker down: the row is pending and due; the reconciler sends it
-        publish(
+    queued = [
+        pk
+        for pk in delivery_ids  # broker down: the row is pending and due; the reconciler sends it
+        if publish(
             lambda pk=pk: deliver_webhook.apply_async((pk,), countdown=countdown),
             what=f"webhook delivery {pk}",
         )
+    ]
+    if queued:
+        _mark_queued(queued, countdown)
 
 
 # The task lives beside the attempt it runs (its name stays `governance.tasks.deliver_webhook`): queueing a
@@ -382,7 +399,8 @@ def _claim(delivery_id: int) -> bool:
             pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now
         )
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + hold, attempts=F("attempts") + 1, last_attempt_at=now)
+        # Its message is taken: the claim, not `queued_at`, keeps the reconciler off it from here.
+        .update(claimed_until=now + hold, attempts=F("attempts") + 1, last_attempt_at=now, queued_at=None)
     )
 
 
@@ -459,11 +477,16 @@ def webhook_attempt(delivery_id: int) -> str | None:
 
 def webhook_deliveries_due(*, overdue_seconds: float, limit: int = 500) -> int:
     """The reconciler's part: queue pending deliveries overdue by more than `overdue_seconds` (their task
-    was lost with a worker or a broker restart). A duplicate message finds the row claimed or done."""
-    cutoff = timezone.now() - timedelta(seconds=overdue_seconds)
+    was lost with a worker or a broker restart). A row whose message is still waiting (queued less than
+    RECONCILE_REQUEUE_AFTER_SECONDS ago: a backlog on the webhooks queue) is not queued again on every
+    pass; a duplicate message would find the row claimed or done anyway, but a backlog of them is work."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=overdue_seconds)
+    requeue = now - timedelta(seconds=float(settings.RECONCILE_REQUEUE_AFTER_SECONDS))
     ids = list(
         WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING, next_attempt_at__lt=cutoff)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()))
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=requeue))
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )

@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TypeVar
 
 from django.conf import settings
 from kombu.exceptions import OperationalError as BrokerError
@@ -29,8 +28,6 @@ logger = logging.getLogger(__name__)
 # Redis (or the broker on it) could not be reached or did not answer in time. Not every RedisError: a
 # bad command or a wrong type is a bug and must surface.
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, BrokerError, ConnectionError, TimeoutError)
-
-T = TypeVar("T")
 
 
 class Breaker:
@@ -125,27 +122,27 @@ def cache_set(key: str, value, timeout: float | None) -> None:
     CACHE.succeeded()
 
 
-def publish(send: Callable[[], T], *, what: str) -> T | None:
+def publish(send: Callable[[], object], *, what: str) -> bool:
     """Send a Celery message whose work the reconciler finds again if it is lost (an outbox row, a
-    webhook delivery, a reinforcement). The broker's own retries are bounded (settings, "Celery"); while
-    it is known to be down the message is not even tried. Never raises: the request that committed the
-    work answers whatever happens here."""
+    webhook delivery, a reinforcement); whether it was sent. The broker's own retries are bounded
+    (settings, "Celery"); while it is known to be down the message is not even tried. Never raises: the
+    request that committed the work answers whatever happens here."""
     if not BROKER.should_try():
         PUBLISH_DEFERRED.inc()
-        return None
+        return False
     try:
-        result = send()
+        send()
     except REDIS_DOWN as exc:
         BROKER.failed(exc)
         PUBLISH_DEFERRED.inc()
         logger.warning("could not queue %s (broker unavailable); the reconciler will", what)
-        return None
+        return False
     except Exception:  # noqa: BLE001 - anything else is logged with its trace; the commit stands
         PUBLISH_DEFERRED.inc()
         logger.warning("could not queue %s; the reconciler will", what, exc_info=True)
-        return None
+        return False
     BROKER.succeeded()
-    return result
+    return True
 
 
 for _breaker in BREAKERS:  # every part shows in /metrics from the start, at 0

@@ -71,3 +71,11 @@ DB_RETRIES = Counter(
     "anything, per outcome (the status class of the second answer).",
     ["outcome"],
 )
+# Read replicas (governance.runtime.replica): where each routed read went, and why when not the replica.
+REPLICA_READS = Counter(
+    "memory_replica_reads_total",
+    "Reads that a replica may answer (recall, context, dashboard lists), by outcome: replica (caught up at "
+    "once), replica_after_wait (caught up within REPLICA_MAX_WAIT_MS), primary_behind (not within it), "
+    "primary_wrote (the request had written), primary_unavailable (the replica did not answer or failed).",
+    ["outcome"],
+)

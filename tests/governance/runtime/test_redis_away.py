@@ -104,7 +104,7 @@ def test_a_broker_that_accepts_but_never_answers_holds_a_publish_for_a_bounded_t
         silent.listen(16)  # connections complete in the backlog; nothing ever reads or answers
         with broker_at(f"redis://127.0.0.1:{silent.getsockname()[1]}/0"):
             started = time.monotonic()
-            assert degraded.publish(worker_heartbeat.delay, what="a heartbeat") is None
+            assert degraded.publish(worker_heartbeat.delay, what="a heartbeat") is False
             elapsed = time.monotonic() - started
     timeout = settings.CELERY_BROKER_TRANSPORT_OPTIONS["socket_timeout"]
     assert elapsed < 2 * timeout + 2  # two attempts (the publish retry policy), each up to the timeout
