@@ -17,7 +17,8 @@ threads = env_int("WEB_THREADS", 4)
 # stop never cuts one; a worker silent for `timeout` is killed and replaced.
 graceful_timeout = env_int("WEB_GRACEFUL_TIMEOUT", 30)
 timeout = env_int("WEB_TIMEOUT", 60)
-keepalive = env_int("WEB_KEEPALIVE", 5)
+# gunicorn's default: fewer idle client connections die with a worker killed outright than with a longer one.
+keepalive = env_int("WEB_KEEPALIVE", 2)
 # Recycle a worker after this many requests (0: never), spread by the jitter so they do not all restart at once.
 max_requests = env_int("WEB_MAX_REQUESTS", 0)
 max_requests_jitter = env_int("WEB_MAX_REQUESTS_JITTER", 0)
