@@ -83,6 +83,10 @@ class Attempt:
     def __call__(self, execute, sql, params, many, context):
         write = not _repeatable.get() and is_write(sql)
         conn = context["connection"]
+        if self.pending and not conn.in_atomic_block:
+            # The transaction with the write has ended and this runs after it (an on_commit hook registered
+            # before the write runs before ours): it may have committed.
+            self.wrote = True
         try:
             result = execute(sql, params, many, context)
         except Exception as exc:

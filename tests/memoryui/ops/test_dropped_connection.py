@@ -185,6 +185,25 @@ def test_a_transaction_that_ended_without_committing_or_being_cut_keeps_a_reques
     assert attempt.lost and not attempt.may_retry
 
 
+@on_the_requests_connection
+def test_a_hook_that_runs_after_a_commit_and_meets_the_lost_connection_does_not_make_it_retryable(agent):
+    """bench_load --fault all stored one write twice before this: an on_commit hook registered before the
+    write (a read fence's stamp) ran its statement after the commit, before the tracker's own hook, met
+    the dropped connection, and the request ran again."""
+    attempt = Attempt()
+
+    def after_commit() -> None:
+        _kill_own_backend()
+        ApiToken.objects.count()
+
+    with connection.execute_wrapper(attempt):
+        with pytest.raises(OperationalError), transaction.atomic():
+            transaction.on_commit(after_commit)  # before the write: it runs first
+            ApiToken.objects.filter(principal=agent).update(last_used_at=None)
+    connection.close()
+    assert attempt.lost and attempt.wrote and not attempt.may_retry
+
+
 def test_a_write_whose_outcome_the_lost_connection_left_unknown_counts_as_committed():
     attempt = Attempt()
 
