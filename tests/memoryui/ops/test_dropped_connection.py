@@ -187,9 +187,9 @@ def test_a_transaction_that_ended_without_committing_or_being_cut_keeps_a_reques
 
 @on_the_requests_connection
 def test_a_hook_that_runs_after_a_commit_and_meets_the_lost_connection_does_not_make_it_retryable(agent):
-    """bench_load --fault all stored one write twice before this: an on_commit hook registered before the
-    write (a read fence's stamp) ran its statement after the commit, before the tracker's own hook, met
-    the dropped connection, and the request ran again."""
+    """An on_commit hook registered before the transaction's first write runs before the tracker's own
+    hook; a statement it sends after the commit that meets the dropped connection must not make the
+    committed request look retryable."""
     attempt = Attempt()
 
     def after_commit() -> None:
