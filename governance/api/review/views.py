@@ -66,6 +66,16 @@ class ReviewItemOutput(serializers.Serializer):
     edited_from = serializers.IntegerField(
         allow_null=True, help_text="The proposal a reviewer edited into it."
     )
+    near_duplicate = ReviewMemoryBriefOutput(
+        allow_null=True,
+        help_text="The memory of its scope this proposal repeats (every content word already there): "
+        "confirming it makes it the next revision when that one has a key.",
+    )
+    merged = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Repeats merged into this memory instead of being stored (source kind and ref, session, "
+        "share of its words, when, by whom), newest last.",
+    )
     created_at = serializers.DateTimeField()
     cursor = serializers.CharField(help_text="Pass as `after` to list the items after this one.")
 
@@ -99,6 +109,8 @@ def review_item(item) -> dict:
         "proposer_reason": item.proposer_reason,
         "origin_turn_id": item.origin_turn_id,
         "edited_from": item.edited_from.pk if item.edited_from else None,
+        "near_duplicate": brief(item.near_duplicate) if item.near_duplicate else None,
+        "merged": item.merged,
         "created_at": item.memory.created_at,
         "cursor": encode_cursor(item.memory),
     }
