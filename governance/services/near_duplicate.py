@@ -55,9 +55,13 @@ MERGED, OF = NEAR_DUPLICATES, NEAR_DUPLICATE_OF
 MERGED_KEPT = 50  # the newest sources listed on the row; the count and the audit log keep the rest
 REINFORCE_WEIGHT = 0.5
 
+# Writes the service derives from memories already there (a promotion of repeated candidates, a reviewer's
+# edit of a proposal) repeat them on purpose: never checked.
+DERIVED = ("promotion", "edited_from", "reproposed")
+
 _CANDIDATES_SQL = (
     "SELECT id, text, key, revision, status FROM governance_memory"
-    " WHERE scope_id = %s AND kind = %s AND status = ANY(%s) AND purged_at IS NULL"
+    " WHERE scope_id = %s AND kind = %s AND task_type = %s AND status = ANY(%s) AND purged_at IS NULL"
     " AND lexical_tsv @@ plainto_tsquery('simple', %s)"
     " ORDER BY (status = 'active') DESC, id LIMIT %s"
 )
@@ -77,6 +81,11 @@ class NearDuplicate:
 
 def enabled() -> bool:
     return settings.MEMORY_NEAR_DUPLICATES
+
+
+def checked(kind: str, meta: dict | None) -> bool:
+    """Is a write of this kind (and meta) checked for repeats? Statements, not derived, with the check on."""
+    return enabled() and kind in CHECKED_KINDS and not any(k in (meta or {}) for k in DERIVED)
 
 
 def _negated(text: str) -> bool:
@@ -100,8 +109,8 @@ def lock_text(scope_id: int, digest: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"near:{scope_id}:{digest}"])
 
 
-def near_duplicate_find(*, scope_id: int, kind: str, text: str) -> NearDuplicate | None:
-    """The memory of this scope and kind that a new `text` repeats, preferring one in force; None if none.
+def near_duplicate_find(*, scope_id: int, kind: str, text: str, task_type: str = "") -> NearDuplicate | None:
+    """The memory of this scope, kind and task type that a new `text` repeats, preferring one in force; None if none.
     The candidates are the rows holding every term of the new text (the tsvector's GIN index)."""
     if kind not in CHECKED_KINDS:
         return None
@@ -109,7 +118,9 @@ def near_duplicate_find(*, scope_id: int, kind: str, text: str) -> NearDuplicate
     if len(words.split()) < MIN_TERMS:
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_CANDIDATES_SQL, [scope_id, kind, list(TARGET_STATUSES), words, MAX_CANDIDATES])
+        cursor.execute(
+            _CANDIDATES_SQL, [scope_id, kind, task_type or "", list(TARGET_STATUSES), words, MAX_CANDIDATES]
+        )
         rows = cursor.fetchall()
     for pk, old_text, key, _revision, status in rows:
         share = same_statement(text, old_text)

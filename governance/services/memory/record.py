@@ -296,7 +296,8 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
-            _queue_conflicts(memory, actor)
+            if found is None:  # a repeat says nothing its original does not: no contradiction to queue
+                _queue_conflicts(memory, actor)
             fix_at_proposal(memory)
             return memory
     except IntegrityError as exc:
@@ -306,10 +307,12 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
 def _near_duplicate(item: MemoryInput) -> near_duplicate.NearDuplicate | None:
     """The memory this write repeats (governance/services/near_duplicate.py), None for episodes, or with
     the check off. Writes of one text in one scope take turns here, so two at once store one."""
-    if not near_duplicate.enabled() or item.kind not in near_duplicate.CHECKED_KINDS:
+    if not near_duplicate.checked(item.kind, item.meta):
         return None
     near_duplicate.lock_text(item.scope.pk, content_hash(item.text))
-    return near_duplicate.near_duplicate_find(scope_id=item.scope.pk, kind=item.kind, text=item.text)
+    return near_duplicate.near_duplicate_find(
+        scope_id=item.scope.pk, kind=item.kind, text=item.text, task_type=item.task_type
+    )
 
 
 def _source_of(item: MemoryInput) -> dict:
@@ -388,7 +391,7 @@ def integrity_to_domain(exc: IntegrityError) -> Exception:
 
 
 def _near_checked(item: MemoryInput) -> bool:
-    return near_duplicate.enabled() and item.kind in near_duplicate.CHECKED_KINDS
+    return near_duplicate.checked(item.kind, item.meta)
 
 
 def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) -> list[Memory]:
