@@ -1,6 +1,6 @@
 """Near-duplicates at write: a new memory that says nothing an existing one of the same scope and kind does
-not say reinforces that one instead of being stored again; a new rule is proposed instead, as the next
-revision of the one it repeats (agents propose, people decide).
+not say reinforces that one instead of being stored again; a repeat of a rule in force is proposed
+instead, as the next revision of the rule it repeats (agents propose, people decide).
 
 The rule, and why it is lexical (docs/governance.md "Near-duplicates", measured on the real LoCoMo file by
 `manage.py measure_near_duplicates`):
@@ -59,7 +59,7 @@ REINFORCE_WEIGHT = 0.5
 # edit of a proposal) repeat them on purpose: never checked.
 DERIVED = ("promotion", "edited_from", "reproposed")
 
-_CANDIDATES_SQL = (
+CANDIDATES_SQL = (
     "SELECT id, text, key, revision, status FROM governance_memory"
     " WHERE scope_id = %s AND kind = %s AND task_type = %s AND status = ANY(%s) AND purged_at IS NULL"
     " AND lexical_tsv @@ plainto_tsquery('simple', %s)"
@@ -119,7 +119,7 @@ def near_duplicate_find(*, scope_id: int, kind: str, text: str, task_type: str =
         return None
     with connection.cursor() as cursor:
         cursor.execute(
-            _CANDIDATES_SQL, [scope_id, kind, task_type or "", list(TARGET_STATUSES), words, MAX_CANDIDATES]
+            CANDIDATES_SQL, [scope_id, kind, task_type or "", list(TARGET_STATUSES), words, MAX_CANDIDATES]
         )
         rows = cursor.fetchall()
     for pk, old_text, key, _revision, status in rows:
@@ -131,6 +131,12 @@ def near_duplicate_find(*, scope_id: int, kind: str, text: str, task_type: str =
 
 def is_rule(kind: str, key: str | None) -> bool:
     return key is not None or kind in RULE_KINDS
+
+
+def proposes(kind: str, found: NearDuplicate) -> bool:
+    """A repeat of a rule in force is proposed as its next revision (for a person); a repeat of anything
+    else, a rule still waiting for review included, reinforces it (one review item, not two)."""
+    return found.status == Status.ACTIVE and is_rule(kind, found.key)
 
 
 def near_duplicate_merge(

@@ -285,13 +285,15 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
                 same = _existing_keyed(item)
                 if same is not None:
                     return same
-            found = _near_duplicate(item)
-            if found is not None:
-                if not (near_duplicate.is_rule(item.kind, item.key) or item.key or found.key):
-                    return near_duplicate.near_duplicate_merge(
-                        kept_id=found.memory_id, source=_source_of(item), share=found.share, actor=actor
-                    )
+            found = find_repeat(item)
+            if found is not None and item.key is None and not near_duplicate.proposes(item.kind, found):
+                return near_duplicate.near_duplicate_merge(
+                    kept_id=found.memory_id, source=_source_of(item), share=found.share, actor=actor
+                )
+            if found is not None and near_duplicate.proposes(item.kind, found):
                 confirmed = _propose_revision(item, found, confirmed)
+            else:
+                found = None  # a keyed write repeating a memory not in force: the key decides
             memory = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
@@ -304,7 +306,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
         raise integrity_to_domain(exc) from exc
 
 
-def _near_duplicate(item: MemoryInput) -> near_duplicate.NearDuplicate | None:
+def find_repeat(item: MemoryInput) -> near_duplicate.NearDuplicate | None:
     """The memory this write repeats (governance/services/near_duplicate.py), None for episodes, or with
     the check off. Writes of one text in one scope take turns here, so two at once store one."""
     if not near_duplicate.checked(item.kind, item.meta):

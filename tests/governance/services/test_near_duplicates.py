@@ -126,7 +126,7 @@ def test_a_repeated_rule_is_proposed_as_the_next_revision_for_a_person(
 
 
 @pytest.mark.django_db
-def test_the_review_page_shows_the_repeat_and_the_merged_sources(project_scope, agent, reviewer):
+def test_the_review_page_shows_the_repeat_and_the_merged_sources(project_scope, agent, reviewer, curator):
     from tests.memoryui.conftest import signed_in
 
     reviewer_client = signed_in(reviewer, "pw-rami")
@@ -139,11 +139,14 @@ def test_the_review_page_shows_the_repeat_and_the_merged_sources(project_scope, 
     )
     rule = memory_record(
         item=MemoryInput(
-            scope=project_scope, kind="method", text="Render every chart as an SVG image.", source_kind="user"
+            scope=project_scope,
+            kind="method",
+            text="Render every chart as an SVG image.",
+            source_kind="user",
+            status="active",
         ),
-        actor=agent,
+        actor=curator,
     )
-    memory_propose(memory_id=rule.pk, actor=None)
     repeat = memory_record(
         item=MemoryInput(
             scope=project_scope, kind="method", text="Render charts as SVG image", source_kind="user"
@@ -155,6 +158,22 @@ def test_the_review_page_shows_the_repeat_and_the_merged_sources(project_scope, 
     html = reviewer_client.get(reverse("dashboard:review")).content.decode()
     assert "1 later write of the same statement reinforced this one" in html and "user t9" in html
     assert f"#{rule.pk}</a>" in html and "every word of this one is already there" in html
+
+
+@pytest.mark.django_db
+def test_a_rule_waiting_for_review_absorbs_its_repeat(project_scope, agent):
+    first = memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="convention", text="Never give up on a draft!", source_kind="user"
+        ),
+        actor=agent,
+    )
+    again = memory_record(
+        item=MemoryInput(scope=project_scope, kind="convention", text="never give up", source_kind="user"),
+        actor=agent,
+    )
+    assert again.pk == first.pk and again.status == Status.CANDIDATE
+    assert Memory.objects.filter(scope=project_scope).count() == 1
 
 
 @pytest.mark.django_db
