@@ -122,6 +122,8 @@ def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int) -> d
         off.append(write(text, False))
         alone.append(check(text))
         server.append(server_ms(scope.pk, text))
+    kinds = ("repeat", "fewer words", "new, common words")
+    by_kind = {k: [server[i] for i in range(len(probes)) if i % 3 == j] for j, k in enumerate(kinds)}
     # The probes that are new statements (every third) are stored either way: on them the check's cost is
     # pure overhead; a repeat (the others) stores nothing with the check on.
     new_on, new_off = on[2::3], off[2::3]
@@ -138,8 +140,16 @@ def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int) -> d
         "write_off_p95_ms": percentile(off, 95),
         "check_p50_ms": statistics.median(alone),
         "check_p95_ms": percentile(alone, 95),
-        "query_server_p50_ms": statistics.median(server),
-        "query_server_p95_ms": percentile(server, 95),
+        "query_server_p50_ms": statistics.median(ms for ms, _ in server),
+        "query_server_p95_ms": percentile([ms for ms, _ in server], 95),
+        "query_buffers": {
+            k: {"p50": statistics.median(b for _, b in v), "max": max(b for _, b in v)}
+            for k, v in by_kind.items()
+        },
+        "query_ms_by_probe": {
+            k: {"p50": statistics.median(ms for ms, _ in v), "p95": percentile([ms for ms, _ in v], 95)}
+            for k, v in by_kind.items()
+        },
         "load_avg_1m": os.getloadavg()[0],
     }
     result["added_p50_ms"] = result["new_on_p50_ms"] - result["new_off_p50_ms"]
@@ -156,6 +166,11 @@ def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int) -> d
         f"(1-min load average {result['load_avg_1m']:.1f} on {os.cpu_count()} CPUs: wall-clock figures on a "
         "shared machine are mostly waiting for a core)"
     )
+    for k in kinds:
+        t, b = result["query_ms_by_probe"][k], result["query_buffers"][k]
+        out.write(
+            f"    {k:<18} query p50 {t['p50']:.3f} ms, p95 {t['p95']:.3f} ms; buffers p50 {b['p50']:.0f}, max {b['max']}"
+        )
     for label, text in (("a repeat", probes[0]), ("common words, no match", probes[2])):
         result[f"plan_{label}"] = plan = explain(scope.pk, text)
         out.write(f"  EXPLAIN ANALYZE of the candidate query for {label} ({text!r}):")
@@ -164,8 +179,9 @@ def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int) -> d
     return result
 
 
-def server_ms(scope_id: int, text: str) -> float:
-    """Planning + execution time of the candidate query as PostgreSQL measures it (no client, no network)."""
+def server_ms(scope_id: int, text: str) -> tuple[float, int]:
+    """Planning + execution time of the candidate query as PostgreSQL measures it (no client, no network),
+    and the buffers it touched (the same on a busy or an idle machine)."""
     import json
 
     from governance.models import lexical
@@ -173,12 +189,13 @@ def server_ms(scope_id: int, text: str) -> float:
     words = " ".join(dict.fromkeys(lexical.terms(text)))
     with connection.cursor() as cursor:
         cursor.execute(
-            "EXPLAIN (ANALYZE, FORMAT JSON) " + CANDIDATES_SQL,
+            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + CANDIDATES_SQL,
             [scope_id, "semantic", "", list(TARGET_STATUSES), words, MAX_CANDIDATES],
         )
         raw = cursor.fetchone()[0]
     plan = (json.loads(raw) if isinstance(raw, str) else raw)[0]
-    return float(plan["Planning Time"]) + float(plan["Execution Time"])
+    buffers = plan["Plan"].get("Shared Hit Blocks", 0) + plan["Plan"].get("Shared Read Blocks", 0)
+    return float(plan["Planning Time"]) + float(plan["Execution Time"]), int(buffers)
 
 
 def explain(scope_id: int, text: str) -> list[str]:
