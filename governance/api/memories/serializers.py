@@ -44,6 +44,17 @@ class MemoryCreateInput(serializers.Serializer):
     )
 
 
+class NearDuplicateOutput(serializers.Serializer):
+    decision = serializers.ChoiceField(
+        choices=["reinforced", "proposed"],
+        help_text="reinforced: nothing was stored, this is the memory repeated; proposed: a repeated rule in "
+        "force, written as the proposal of its next revision.",
+    )
+    memory_id = serializers.IntegerField(help_text="The memory repeated.")
+    share = serializers.FloatField(help_text="Share of the repeated memory's words the write said.")
+    status = serializers.CharField(required=False, help_text="The repeated memory's status then.")
+
+
 def _meta(memory) -> dict:
     # Lists read rows without meta (MemoryQuerySet.light): no query per row for it.
     return {} if "meta" in memory.get_deferred_fields() else memory.meta or {}
@@ -76,6 +87,7 @@ class MemoryOutput(serializers.Serializer):
         help_text="How many repeats were merged into this memory instead of being stored."
     )
 
+    @extend_schema_field(NearDuplicateOutput(allow_null=True))
     def get_near_duplicate(self, memory) -> dict | None:
         return getattr(memory, "near_duplicate", None) or _meta(memory).get(NEAR_DUPLICATE_OF)
 

@@ -36,6 +36,16 @@ class ReviewMemoryOutput(ReviewMemoryBriefOutput):
     source_kind = serializers.CharField()
 
 
+class MergedRepeatOutput(serializers.Serializer):
+    source_kind = serializers.CharField()
+    source_ref = serializers.CharField(allow_blank=True)
+    session = serializers.CharField(allow_blank=True)
+    status = serializers.CharField(allow_blank=True, help_text="The status the repeat was written with.")
+    share = serializers.FloatField(help_text="Share of this memory's words the repeat said.")
+    at = serializers.DateTimeField()
+    by = serializers.CharField(allow_null=True, help_text="Who wrote the repeat (null: the system).")
+
+
 class ReviewItemOutput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["proposal", "promotion", "conflict"])
     memory = ReviewMemoryOutput()
@@ -60,8 +70,8 @@ class ReviewItemOutput(serializers.Serializer):
         help_text="The memory of its scope this proposal repeats (every content word already there): "
         "confirming it makes it the next revision when that one has a key.",
     )
-    merged = serializers.ListField(
-        child=serializers.DictField(),
+    merged = MergedRepeatOutput(
+        many=True,
         help_text="Repeats merged into this memory instead of being stored (source kind and ref, session, "
         "share of its words, when, by whom), newest last.",
     )
