@@ -837,7 +837,8 @@ def _repeated(text: str, lang: str) -> str:
 def _near_duplicate(c: _Ctx) -> EvalTask:
     """The agent relays a statement already stored in the scope, in fewer words. A fact (case `fact`) is
     reinforced, not stored again; a rule (case `rule`) becomes a proposal of its next revision, never in
-    force by itself. A statement with another value, and the same words one scope over, stay apart."""
+    force by itself. A statement with another value, and the same words one scope and one workspace over,
+    stay apart."""
     index = int(c.tid.rsplit("-", 1)[1])
     case = ("fact", "rule")[(index + {"en": 0, "zh": 1}[c.lang]) % 2]
     ago = c.rng.randint(2 * DAY, 6 * DAY)
@@ -875,7 +876,7 @@ def _near_duplicate(c: _Ctx) -> EvalTask:
 
     repeat = relayed("repeat", said_again)
     other = relayed("other", c.state(1)) if case == "fact" else None
-    elsewhere = relayed("dup-sibling", said_again, place="sibling")
+    elsewhere = [relayed(f"dup-{place}", said_again, place=place) for place in ("sibling", "foreign")]
     decision = "reinforced" if case == "fact" else "proposed"
     expect = Expect(
         include=("original",),
@@ -886,16 +887,17 @@ def _near_duplicate(c: _Ctx) -> EvalTask:
         repeats=(
             ("repeat", "original", decision),
             ("dup-sibling", "original", "separate"),
+            ("dup-foreign", "original", "separate"),
             *((("other", "original", "separate"),) if other else ()),
         ),
-        absent=("dup-sibling",),
+        absent=("dup-sibling", "dup-foreign"),
     )
     return c.task(
         "near_duplicate",
         c.ask(),
         session="s-now",
         events=(c.statement_event("original-turn", original.text, ago), *c.noise(8, 16)),
-        memories=(original, repeat, *((other,) if other else ()), elsewhere),
+        memories=(original, repeat, *((other,) if other else ()), *elsewhere),
         expect=expect,
     )
 

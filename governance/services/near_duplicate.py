@@ -26,19 +26,14 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
 
 from governance.models import (
     NEAR_DUPLICATE_OF,
     NEAR_DUPLICATES,
     Kind,
-    Memory,
-    Principal,
-    ReinforcementEvent,
     Status,
     lexical,
 )
-from governance.services.audit import AuditEntry, audit_record
 from governance.services.conflict import NEGATIONS
 
 # Kinds whose memories are statements (episodes and working notes are records of what happened: two
@@ -137,47 +132,6 @@ def proposes(kind: str, found: NearDuplicate) -> bool:
     """A repeat of a rule in force is proposed as its next revision (for a person); a repeat of anything
     else, a rule still waiting for review included, reinforces it (one review item, not two)."""
     return found.status == Status.ACTIVE and is_rule(kind, found.key)
-
-
-def near_duplicate_merge(
-    *, kept_id: int, source: dict, share: float, actor: Principal | None, at=None
-) -> Memory:
-    """Reinforce the kept memory with a repeat, list the repeat's source on it and audit the decision
-    (no text in the audit event: a forget must reach every copy). Call in the write's transaction."""
-    from governance.services.memory.lifecycle import reinforce_rows
-
-    kept = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").get(pk=kept_id)
-    at = at or timezone.now()
-    entry = {**source, "share": round(share, 3), "at": at.isoformat(), "by": actor.name if actor else None}
-    merged = [*(kept.meta.get(MERGED) or []), entry][-MERGED_KEPT:]
-    kept.meta = {
-        **kept.meta,
-        MERGED: merged,
-        "near_duplicates_count": (kept.meta.get("near_duplicates_count") or 0) + 1,
-    }
-    kept.save(update_fields=["meta", "updated_at"])
-    reinforce_rows(
-        [kept], weight=REINFORCE_WEIGHT, reason=ReinforcementEvent.Reason.WRITE, actor=actor, at=at
-    )
-    audit_record(
-        actor=actor,
-        entry=AuditEntry(
-            "memory.near_duplicate",
-            "memory",
-            str(kept.pk),
-            kept.scope.path,
-            kept.status,
-            kept.status,
-            "",
-            {
-                "decision": "reinforced",
-                "share": round(share, 3),
-                **{k: source[k] for k in ("source_kind", "source_ref") if k in source},
-            },
-        ),
-    )
-    kept.near_duplicate = {"decision": "reinforced", "memory_id": kept.pk, "share": round(share, 3)}
-    return kept
 
 
 def proposal_entry(found: NearDuplicate) -> dict:

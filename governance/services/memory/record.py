@@ -44,6 +44,7 @@ from governance.services import near_duplicate
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.bulk import copy_insert
 from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
+from governance.services.memory.reinforcement import near_duplicate_merge
 from governance.services.outbox import outbox_emit
 
 MAX_TEXT_CHARS = 20_000
@@ -287,7 +288,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
                     return same
             found = find_repeat(item)
             if found is not None and item.key is None and not near_duplicate.proposes(item.kind, found):
-                return near_duplicate.near_duplicate_merge(
+                return near_duplicate_merge(
                     kept_id=found.memory_id, source=_source_of(item), share=found.share, actor=actor
                 )
             if found is not None and near_duplicate.proposes(item.kind, found):
