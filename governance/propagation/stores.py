@@ -13,7 +13,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
-from governance.propagation.embedding import embed_memories, waiting_rows
+from governance.propagation.embedding import embed_memories, turns_after, waiting_rows
 from governance.propagation.turns import redact_turns
 
 logger = logging.getLogger(__name__)
@@ -77,6 +77,12 @@ def _embedding_store(outbox: Outbox) -> None:
     Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
     )
+    if outbox.topic == "memory.forgotten":
+        # The turn after a forgotten one was embedded with it as context (turn_context): embed it again,
+        # now with the turn before that (its stored text and keyword terms never held the forgotten one).
+        after = turns_after(ids)
+        Memory.objects.filter(pk__in=after).exclude(embedding_hash="").update(embedding_hash="")
+        ids += [pk for pk in after if pk not in ids]
     # Fill the batch with other rows waiting for a vector (their own deliveries then find nothing to do).
     ids += waiting_rows(exclude=ids, limit=settings.EMBEDDING_BATCH_SIZE - len(ids))
     embed_memories(ids, heartbeat=lambda: renew_lease(outbox.pk, "embedding"))
