@@ -9,4 +9,6 @@ class GovernanceConfig(AppConfig):
     def ready(self) -> None:
         # Derived stores whose update is a service register their handler from the service's module
         # (governance.propagation.stores.handler / repair): import them in every process that may run one.
+        # Unkeyed contradictions are proposed after each embedding (governance.propagation.after_embedding).
+        from governance.recall import disputes  # noqa: F401
         from governance.services import summary  # noqa: F401

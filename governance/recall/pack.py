@@ -65,6 +65,7 @@ BLOCK_EXTRAS = (
     "override_rejected",
     "pending_changes",
     "pending_more",
+    "in_dispute",
 )
 
 

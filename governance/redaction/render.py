@@ -24,7 +24,19 @@ def _one_line(text: str) -> str:
 
 
 def render_block(slot: str, block: dict) -> str:
-    return _render_block(slot, block) + session_notes(block)
+    return _render_block(slot, block) + _dispute_note(block) + session_notes(block)
+
+
+def _dispute_note(block: dict) -> str:
+    """A proposed contradiction no person has decided (governance/recall/disputes.py): both sides stay
+    evidence; the model is told they disagree and which was said later."""
+    dispute = block.get("in_dispute")
+    if not isinstance(dispute, dict):
+        return ""
+    other = _one_line((dispute.get("with") or {}).get("text", ""))
+    newer = dispute.get("newer") == block.get("memory_id")
+    when = "this one is newer" if newer else "that one is newer"
+    return f' (IN DISPUTE, not decided by a person, with: "{other}"; {when})'
 
 
 def _render_block(slot: str, block: dict) -> str:
