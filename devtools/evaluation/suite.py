@@ -22,6 +22,7 @@ CATEGORIES = (
     "exact_term",
     "support_chain",
     "correction_in_conversation",
+    "unkeyed_contradiction",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -101,6 +102,10 @@ class Expect:
     # (correction, rule, how): this session's correction `overrides` the rule (pinned in its place, the rule in
     # negative naming it), or the rule holds and its block says so: `binding`, `rejected`, `pending`.
     session: tuple[tuple[str, str, str], ...] = ()
+    # (newer, older): a dispute the system proposed and no person decided: both usable, each block marked in
+    # dispute with the other, naming the newer one.
+    disputes: tuple[tuple[str, str], ...] = ()
+    undisputed: tuple[str, ...] = ()  # never marked in dispute (similar, but no contradiction)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from governance.models import RECALLABLE, Kind, Memory
+from governance.models import RECALLABLE, Kind, Memory, RelationKind
 from governance.propagation.stores import after_embedding
 from governance.recall.eligible import Eligibility
 from governance.recall.vector import nearest
@@ -37,7 +37,9 @@ MAX_CHARS = 400
 NOT_STATEMENTS = ("tool_call", "tool_result")
 _COLUMNS = (
     "m.text, m.speaker, m.kind, m.status, COALESCE(m.occurred_at, m.created_at) AS at,"
-    " COALESCE(m.meta->>'role', '') AS role, (m.meta @> '{\"small_talk\": true}') AS small_talk",
+    " COALESCE(m.meta->>'role', '') AS role, (m.meta @> '{\"small_talk\": true}') AS small_talk,"
+    " EXISTS (SELECT 1 FROM governance_relation r WHERE r.source_id = m.id AND r.kind = 'derived_from')"
+    " AS extracted",
     [],
 )
 
@@ -56,11 +58,14 @@ def candidate_pairs(memory: Memory, vector) -> list[tuple[int, float, tuple[str,
             continue
         if row["kind"] not in DISPUTED_KINDS or not _statement(row["text"], row["role"], row["small_talk"]):
             continue
+        if row["extracted"]:
+            continue  # a fact read from a turn: the turn itself is compared
         if (memory.speaker or "") != (row["speaker"] or ""):
             continue
         newer = (at, memory.pk) > (row["at"], other_id)
         older_text, newer_text = (row["text"], memory.text) if newer else (memory.text, row["text"])
-        verdict = unkeyed_contradiction(older_text, newer_text)
+        facts = Kind.EPISODIC not in (memory.kind, row["kind"])
+        verdict = unkeyed_contradiction(older_text, newer_text, facts=facts)
         if verdict is not None:
             found.append((other_id, similarity, verdict, newer))
     return found
@@ -80,6 +85,9 @@ def propose_disputes(memory_ids: list[int]) -> int:
         .annotate(chars=Length("text"))
         .filter(chars__lte=MAX_CHARS)
         .exclude(meta__contains={"small_talk": True})
+        # A fact read from a turn (extraction links it derived_from) says what the turn says: the turn is
+        # compared, and one dispute is proposed, not two.
+        .exclude(relations_out__kind=RelationKind.DERIVED_FROM)
         .select_related("scope")
     )
     proposed = 0
@@ -96,6 +104,10 @@ def propose_disputes(memory_ids: list[int]) -> int:
 
 @after_embedding
 def _after_embedding(memory_ids: list[int]) -> None:
+    from django.conf import settings
+
+    if not settings.MEMORY_DISPUTES:
+        return
     try:
         propose_disputes(memory_ids)
     except Exception:  # derived proposals: a failure here must not fail the embedding that succeeded
@@ -153,14 +165,18 @@ def mark_disputes(state, pool: dict) -> int:
             other = older_id if memory_id == newer_id else newer_id
             side = "this one is newer" if memory_id == newer_id else f"memory {newer_id} is newer"
             for hit in seen[memory_id]:
-                hit.extra["in_dispute"] = {
-                    "dispute_id": dispute_id,
-                    # The other side in a member of its own id, so forgetting it redacts exactly its text.
-                    "with": {"memory_id": other, "text": seen[other][0].row["text"]},
-                    "newer": newer_id,
-                    "state": "proposed",
-                    "reason": reason,
-                }
+                # A memory in several disputes: the oldest one is described, every one is flagged.
+                hit.extra.setdefault(
+                    "in_dispute",
+                    {
+                        "dispute_id": dispute_id,
+                        # The other side in a member of its own id, so forgetting it redacts exactly its text.
+                        "with": {"memory_id": other, "text": seen[other][0].row["text"]},
+                        "newer": newer_id,
+                        "state": "proposed",
+                        "reason": reason,
+                    },
+                )
                 hit.flags.append(
                     f"in dispute with {other}: a proposed contradiction a person has not decided; {side}"
                 )

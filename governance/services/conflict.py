@@ -157,6 +157,20 @@ _CJK_AFTER_CUE = re.compile(
     f"(?:改用|换成|换到|换为|改成|改为|改到|迁移到|迁到|搬到|转到|转向)([{_CJK}A-Za-z0-9]{{1,8}}?)(?:了|的|[，。,.!！？]|$)"
 )
 _SUBJECT_VALUE = re.compile(r"^\s*([^:：=]{2,60})[:：=]\s*(\S.*)$")
+# A Chinese statement that names a value says so ("用的是", "使用", "采用", "是", "为", "在…上"); one
+# that does not ("周五团队沟通比较少") has no value to be replaced.
+_CJK_STATES = re.compile(r"用|是|为|在|采用")
+
+
+_TEMPORAL = re.compile(
+    r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*$|^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*$|"
+    r"^\d|^(?:am|pm|noon|midnight)$|周[一二三四五六日天]|星期|[点时]|[上下]午|晚上|早上|[月号日]$"
+)
+
+
+def _temporal(value: str) -> bool:
+    """A day, month, hour or number: the value of a when, not of a what."""
+    return bool(_TEMPORAL.search(value))
 
 
 def change_cues(text: str) -> list[str]:
@@ -195,18 +209,21 @@ def _subject_terms(text: str, values: set[str]) -> set[str]:
     }
 
 
-def unkeyed_contradiction(older: str, newer: str) -> tuple[str, list[str]] | None:
+def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tuple[str, list[str]] | None:
     """Whether `newer`, said after `older` about the same thing (the caller checked their similarity),
     reads as replacing it: the reason and the cues, or None. Three tests, each cheap and conservative:
     the same "subject: value" with another value; one negated and the other not, on the same words
-    (conflict detection's own test); a change wording in the newer one naming a value the older one
+    (conflict detection's own test, when both are statements of fact: `facts`); a change wording in the newer one naming a value the older one
     does not have, while the older one names one the newer does not."""
     a, b = _SUBJECT_VALUE.match(older), _SUBJECT_VALUE.match(newer)
     if a and b and set(lexical.terms(a.group(1))) == set(lexical.terms(b.group(1))):
         if set(lexical.terms(a.group(2))) != set(lexical.terms(b.group(2))):
             return REASON_OTHER_VALUE, ["same subject, other value"]
         return None
-    if contradicts(older, newer):
+    # Negation is a cue between statements of fact (conflict detection's own test, for its kinds only);
+    # between turns of a conversation it is mostly talk ("no matter what", "don't forget to rest"): on the
+    # LoCoMo dev file it proposed 4 pairs, all wrong, and nothing else did.
+    if facts and contradicts(older, newer):
         return REASON_UNKEYED_NEGATION, ["negation"]
     cues = change_cues(newer)
     if not cues:
@@ -217,7 +234,11 @@ def unkeyed_contradiction(older: str, newer: str) -> tuple[str, list[str]] | Non
     # one does not (or, in Chinese, where values need not be Latin words: says what it changed to).
     fresh = {v for v in new_values if v not in lowered_old}
     dropped = old_values - new_values
-    if not fresh or not (dropped or _CJK_AFTER_CUE.search(newer)):
+    if not fresh or not (dropped or (_CJK_AFTER_CUE.search(newer) and _CJK_STATES.search(older))):
+        return None
+    # One value replaced by another of its kind: a time by a time, a name by a name. "Production has
+    # migrated to Hetzner." does not replace the day of "Production deploys happen on Tuesdays.".
+    if dropped and not any(_temporal(d) == _temporal(f) for d in dropped for f in fresh):
         return None
     # About the same thing: the newer one's own subject words (beyond the change and its value) appear in
     # the older one, or it has none ("The team has moved to PostgreSQL.").
