@@ -28,9 +28,15 @@ def reinforced_log_k(log_k: float, decay: float, weight: float, at: datetime) ->
     return hi + math.log1p(math.exp(lo - hi))
 
 
+# log A(t) is clamped to [FLOOR, CEILING] before exp(): PostgreSQL's exp() raises "value out of range:
+# underflow" where the result would be 0 (a memory that occurred centuries ago, as an API caller may
+# write), and e^-700 is 0 for any ranking or display.
+CEILING, FLOOR = 50.0, -700.0
+
+
 def activation(log_k: float, decay: float, at: datetime) -> float:
     exponent = log_k - decay * days(at)
-    return math.exp(min(exponent, 50.0))
+    return math.exp(max(min(exponent, CEILING), FLOOR))
 
 
 def activation_from_history(
@@ -61,4 +67,4 @@ def activation_sql(at_param: str = "%s") -> str:
     days_sql = (
         f"(extract(epoch from ({at_param})::timestamptz - '{EPOCH.isoformat()}'::timestamptz) / 86400.0)"
     )
-    return f"exp(LEAST({log_activation_sql().replace('%s', days_sql)}, 50))"
+    return f"exp(GREATEST(LEAST({log_activation_sql().replace('%s', days_sql)}, {CEILING}), {FLOOR}))"

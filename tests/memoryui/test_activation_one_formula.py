@@ -53,3 +53,15 @@ def test_the_chart_curve_at_now_is_the_stored_and_the_sql_activation(reviewer_cl
     after = Memory.objects.filter(pk=used.pk).with_activation(timezone.now()).get().activation
     before = Memory.objects.filter(pk=used.pk).with_activation(at).get().activation
     assert after * (1 - 1e-6) <= served["y"][-1] <= before * (1 + 1e-6)
+
+
+def test_a_memory_that_occurred_centuries_ago_has_activation_near_zero_in_sql_too(project_scope):
+    """PostgreSQL's exp() raises on underflow (the schema fuzz's recall with a memory dated year 1 was a
+    500): the SQL clamps log A(t) as the Python does, and both give the same ~0."""
+    memory = remember(
+        project_scope, "An ancient note", occurred_at=timezone.now() - timedelta(days=365 * 1500)
+    )
+    at = timezone.now()
+    in_sql = Memory.objects.filter(pk=memory.pk).with_activation(at).get().activation
+    stored = activation(Memory.objects.get(pk=memory.pk).activation_log_k, memory.decay_rate, at)
+    assert in_sql == pytest.approx(stored, rel=1e-9) and 0 <= in_sql < 1e-300

@@ -12,218 +12,27 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
+from governance.api.context.serializers import (
+    ContextInput,
+    ContextOutput,
+    PinnedOverBudgetOutput,
+    RecallInput,
+    RecallOutput,
+    StageOutput,
+)
 from governance.api.limits import CONTEXT
-from governance.api.memories.serializers import SourceOutput
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
 from governance.errors import NotFound
 from governance.permissions import ScopeAccess, scope_access
-from governance.recall import STRATEGIES, assemble_context, recall_memories
-from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS, embed_ahead
+from governance.recall import assemble_context, recall_memories
+from governance.recall.packet import embed_ahead
 
-
-class RecallInput(serializers.Serializer):
-    scope = serializers.CharField(max_length=512)
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
-    k = serializers.IntegerField(required=False, min_value=1, max_value=MAX_K, default=10)
-    strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="full")
-    as_of = serializers.DateTimeField(required=False)
-
-
-class ScoresOutput(serializers.Serializer):
-    semantic = serializers.FloatField(allow_null=True)
-    lexical = serializers.FloatField(allow_null=True)
-    activation = serializers.FloatField()
-    recency = serializers.FloatField()
-
-
-class RecallItemOutput(serializers.Serializer):
-    memory_id = serializers.IntegerField()
-    text = serializers.CharField()
-    kind = serializers.CharField()
-    key = serializers.CharField(allow_null=True)
-    revision = serializers.IntegerField()
-    status = serializers.CharField()
-    source = SourceOutput()
-    score = serializers.FloatField()
-    scores = ScoresOutput()
-
-
-class RecallOutput(serializers.Serializer):
-    results = RecallItemOutput(many=True)
-
-
-class TaskInput(serializers.Serializer):
-    goal = serializers.CharField(max_length=2000)
-    state = serializers.CharField(required=False, allow_blank=True, max_length=4000)
-    type = serializers.CharField(required=False, allow_blank=True, max_length=100)
-
-
-class ContextInput(serializers.Serializer):
-    scope = serializers.CharField(max_length=512)
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
-    task = TaskInput(required=False)
-    budget_tokens = serializers.IntegerField(min_value=1, max_value=MAX_BUDGET)
-    strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="full")
-    as_of = serializers.DateTimeField(required=False)
-    session = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
-
-
-class ReplacementOutput(serializers.Serializer):
-    memory_id = serializers.IntegerField()
-    revision = serializers.IntegerField()
-    text = serializers.CharField()
-    status = serializers.CharField()
-
-
-class SessionMemberOutput(serializers.Serializer):
-    """A memory named inside another block (its own id: a forget redacts it there too)."""
-
-    memory_id = serializers.IntegerField()
-    key = serializers.CharField(allow_null=True)
-    revision = serializers.IntegerField()
-    status = serializers.CharField()
-    text = serializers.CharField()
-
-
-class SessionCorrectionOutput(SessionMemberOutput):
-    session = serializers.CharField()
-    turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn.")
-    told_by = serializers.ChoiceField(
-        choices=["agent", "end_user"],
-        help_text="agent: an agent's account of the user's words; end_user: a person's token.",
-    )
-
-
-class SessionOverrideOutput(serializers.Serializer):
-    session = serializers.CharField()
-    turn = serializers.CharField(allow_blank=True)
-    told_by = serializers.ChoiceField(choices=["agent", "end_user"])
-    since = serializers.DateTimeField(allow_null=True)
-    awaiting = serializers.CharField(help_text="confirmation: a person has not decided yet.")
-    replaces = SessionMemberOutput(help_text="The rule set aside for this session.")
-
-
-class SetAsideOutput(serializers.Serializer):
-    session = serializers.CharField()
-    why = serializers.CharField()
-    by = SessionMemberOutput(help_text="The correction in force for this session instead.")
-
-
-class BindingRequestOutput(SessionCorrectionOutput):
-    why = serializers.CharField(help_text="Why no session may set this rule aside.")
-    decide = serializers.CharField(help_text="Who must decide: a reviewer.")
-
-
-class PendingChangeOutput(SessionCorrectionOutput):
-    why_not_in_force = serializers.CharField(
-        allow_blank=True, help_text="Why it is not in force in this session."
-    )
-
-
-class BlockOutput(serializers.Serializer):
-    memory_id = serializers.IntegerField(allow_null=True)
-    kind = serializers.CharField()
-    key = serializers.CharField(allow_null=True)
-    revision = serializers.IntegerField(allow_null=True)
-    status = serializers.CharField()
-    text = serializers.CharField(allow_blank=True)
-    source = SourceOutput()
-    score = serializers.FloatField()
-    reason = serializers.CharField()
-    # Present only where they apply:
-    role = serializers.CharField(required=False, help_text="The speaker of a recorded turn.")
-    call_id = serializers.CharField(
-        required=False, help_text="Ties a tool call to its result; they travel together."
-    )
-    session = serializers.CharField(required=False)
-    flags = serializers.ListField(
-        child=serializers.CharField(),
-        required=False,
-        help_text="Contradictions: 'contradicts <id>', 'loses to <id>: <why>'.",
-    )
-    replaced_by = ReplacementOutput(
-        required=False, allow_null=True, help_text="Negative context: the memory now in force instead."
-    )
-    supported_by = serializers.ListField(child=serializers.IntegerField(), required=False)
-    supports = serializers.IntegerField(required=False)
-    # Session overrides (docs/governance.md): a user's correction in force for this session, the rule it
-    # set aside there, and what a rule that holds says about this session's or another's correction.
-    session_override = SessionOverrideOutput(required=False, help_text="In force for this session only.")
-    set_aside = SetAsideOutput(required=False, help_text="Negative context: set aside for this session only.")
-    binding_request = BindingRequestOutput(
-        required=False, help_text="The user asked to change a binding rule."
-    )
-    override_rejected = SessionCorrectionOutput(
-        required=False, help_text="This session's correction was rejected: the rule again."
-    )
-    pending_changes = PendingChangeOutput(
-        many=True, required=False, help_text="Changes waiting for a reviewer."
-    )
-    pending_more = serializers.IntegerField(required=False, help_text="How many more wait.")
-
-
-class SkippedOutput(BlockOutput):
-    slot = serializers.CharField()
-    tokens = serializers.IntegerField(required=False, help_text="What the block would have cost.")
-
-
-class PacketOutput(serializers.Serializer):
-    task = BlockOutput(many=True)
-    constraints = BlockOutput(many=True)
-    recent = BlockOutput(many=True)
-    evidence = BlockOutput(many=True)
-    preferences = BlockOutput(many=True)
-    relations = BlockOutput(many=True)
-    external = BlockOutput(many=True)
-    negative = BlockOutput(many=True)
-    skipped = SkippedOutput(many=True)
-
-
-class BudgetOutput(serializers.Serializer):
-    limit = serializers.IntegerField()
-    used = serializers.IntegerField()
-    counter = serializers.CharField()
-
-
-class StageOutput(serializers.Serializer):
-    name = serializers.CharField()
-    ms = serializers.FloatField()
-    # `in` is a Python keyword: declared through the fields mapping below.
+# `in` is a Python keyword: declared through the fields mapping below.
 
 
 StageOutput._declared_fields["in"] = serializers.IntegerField()
 StageOutput._declared_fields["out"] = serializers.IntegerField()
-
-
-class TraceOutput(serializers.Serializer):
-    stages = StageOutput(many=True)
-    pending_vectors = serializers.IntegerField(
-        help_text="Eligible memories still waiting for their vector (found by keyword meanwhile); capped at 10,000."
-    )
-    counts = serializers.DictField(
-        child=serializers.DictField(),
-        required=False,
-        help_text="Per stage, what its in/out counts are made of, so they add up from stage to stage: `unit` when "
-        "they are not memories (scopes, the query), `from` {stage: n} when what came in came from several "
-        "stages, and how many it left out without naming each (found_twice, collapsed, cut, "
-        "to_negative, not_placed, over_budget, …).",
-    )
-
-
-class ContextOutput(serializers.Serializer):
-    turn_id = serializers.IntegerField(allow_null=True)
-    packet = PacketOutput()
-    budget = BudgetOutput()
-    trace = TraceOutput()
-    text = serializers.CharField(allow_blank=True)
-
-
-class PinnedOverBudgetOutput(serializers.Serializer):
-    error = serializers.CharField()
-    message = serializers.CharField()
-    needed = serializers.IntegerField()
-    budget = serializers.IntegerField()
 
 
 def _visible_access(principal, path: str) -> ScopeAccess:

@@ -4,42 +4,18 @@ and extracts candidates."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
+from governance.api.events.serializers import EventInput, EventOutput
 from governance.api.memories.serializers import MemoryOutput
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
 from governance.selectors.memory import scope_visible
-from governance.services.events import EXTRACTED_BY, MAX_TURNS, ROLES, event_ingest
-
-
-# One turn of the interaction (not a stored context turn: that is turns.TurnOutput). A comment, not a
-# docstring: the schema would publish a docstring as the component's description.
-class TurnInput(serializers.Serializer):
-    role = serializers.ChoiceField(choices=list(ROLES))
-    speaker = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    content = serializers.CharField(max_length=20_000)
-    ref = serializers.CharField(required=False, allow_blank=True, max_length=500)
-    call_id = serializers.CharField(required=False, allow_blank=True, max_length=200)
-
-
-class EventInput(serializers.Serializer):
-    scope = serializers.CharField(max_length=512)
-    session = serializers.CharField(max_length=200)
-    at = serializers.DateTimeField(required=False)
-    turns = TurnInput(many=True, allow_empty=False, max_length=MAX_TURNS)
-
-
-class EventOutput(serializers.Serializer):
-    created = MemoryOutput(
-        many=True,
-        help_text="The episodes recorded (one per new turn); extracted candidates are "
-        "not listed here: they wait in the review queue.",
-    )
+from governance.services.events import EXTRACTED_BY, event_ingest
 
 
 class EventsView(APIView):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from governance.api.operations.views import OutboxStateOutput
+from governance.api.operations.serializers import OutboxStateOutput
 from governance.models import Kind, Memory, SourceKind, Status, Tier
 from governance.services.memory import REASON_REQUIRED
 

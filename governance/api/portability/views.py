@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,12 +16,12 @@ from rest_framework.views import APIView
 from governance.api.auth import request_principal
 from governance.api.limits import GOVERNANCE
 from governance.api.portability.export_schema import EXPORT_LINE
+from governance.api.portability.serializers import ScopeImportInput, ScopeImportOutput
 from governance.api.validation import valid
 from governance.errors import DomainError
 from governance.models import Scope
 from governance.permissions import scope_by_id
 from governance.services.portability import scope_export, scope_import
-from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 
 IMPORT_TOO_LARGE = (
     "The import file is larger than the {limit} bytes this service accepts; use manage.py import_scope."
@@ -31,32 +31,6 @@ IMPORT_TOO_LARGE = (
 class ImportTooLarge(DomainError):
     code = "import_too_large"
     status = 413
-
-
-class ScopeImportInput(serializers.Serializer):
-    file = serializers.FileField(help_text="A file made by an export (JSON lines).")
-    name = serializers.RegexField(
-        r"^[a-z0-9][a-z0-9_-]{0,62}$",
-        required=False,
-        help_text="Import as a new child scope of this name; without it, into this scope.",
-    )
-    grants = serializers.ChoiceField(
-        choices=[GRANTS_DROP, GRANTS_KEEP],
-        default=GRANTS_DROP,
-        help_text="drop the file's grants (default) or keep them (never above yours).",
-    )
-    preview = serializers.BooleanField(
-        default=False, help_text="Check the file and count it; change nothing."
-    )
-
-
-class ScopeImportOutput(serializers.Serializer):
-    root = serializers.CharField(help_text="The scope the export's root became.")
-    preview = serializers.BooleanField()
-    import_id = serializers.IntegerField(
-        allow_null=True, help_text="The import's record (null for a preview)."
-    )
-    counts = serializers.DictField(child=serializers.IntegerField())
 
 
 def export_filename(scope: Scope) -> str:

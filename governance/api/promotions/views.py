@@ -5,31 +5,17 @@ in the review queue like any proposal: a request never puts anything in force.""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
 from governance.api.memories.serializers import MemoryOutput
+from governance.api.promotions.serializers import PromotionRequestInput
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
 from governance.services.memory.promotion import promotion_propose
-
-MAX_EPISODES = 200
-
-
-class PromotionRequestInput(serializers.Serializer):
-    memory = serializers.IntegerField(
-        min_value=1, help_text="The candidate preference or convention to promote."
-    )
-    episodes = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
-        min_length=1,
-        max_length=MAX_EPISODES,
-        help_text="Episodic memories that support it.",
-    )
-    reason = serializers.CharField(required=False, allow_blank=True, max_length=500, default="")
 
 
 class PromotionRequestView(APIView):

@@ -6,45 +6,23 @@ from __future__ import annotations
 import re
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance.api.auth import request_principal
+from governance.api.scopes.serializers import (
+    ScopeCreatedOutput,
+    ScopeCreateInput,
+    ScopeListInput,
+    ScopeOutput,
+)
 from governance.api.validation import valid
 from governance.permissions import governed_scopes, scope_by_path
 from governance.services.scope import scope_create_child
 
 MAX_LISTED = 500
-
-
-class ScopeCreateInput(serializers.Serializer):
-    parent = serializers.CharField(max_length=512, help_text="Path of an existing scope you may write in.")
-    name = serializers.CharField(
-        max_length=200, help_text="The new child's name: lowercase letters, digits, - and _."
-    )
-
-
-class ScopeListInput(serializers.Serializer):
-    under = serializers.CharField(
-        required=False, max_length=512, help_text="Only this scope and its subtree."
-    )
-
-
-class ScopeOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    path = serializers.CharField()
-    name = serializers.CharField()
-    parent = serializers.CharField(source="parent.path", allow_null=True, default=None)
-    workspace = serializers.CharField(source="workspace.slug")
-    created_at = serializers.DateTimeField()
-
-
-class ScopeCreatedOutput(ScopeOutput):
-    created = serializers.BooleanField(
-        help_text="False when the scope already existed (then the status is 200)."
-    )
 
 
 class ScopesView(APIView):

@@ -1,5 +1,6 @@
-"""The API package's conventions, checked so a new operation follows them: serializers are named
-<Thing>Input or <Thing>Output, views read input only through governance.api.validation.valid, and every
+"""The API package's conventions, checked so a new operation follows them: every resource is a package
+laid out the same way (serializers.py beside views.py, no serializer defined in a views module),
+serializers are named <Thing>Input or <Thing>Output, views read input only through governance.api.validation.valid, and every
 route counts in the rate bucket meant for it (governance/api/limits.py)."""
 
 from __future__ import annotations
@@ -36,6 +37,22 @@ def test_every_api_serializer_is_named_input_or_output():
     }
     assert len(names) > 30  # the walk found the resource modules
     assert sorted(n for n in names if not n.endswith(("Input", "Output")) and n != "ErrorBody") == []
+
+
+def test_every_resource_keeps_its_serializers_beside_its_views():
+    resources = sorted(p.parent.name for p in API_DIR.glob("*/views.py"))
+    assert len(resources) >= 13  # memories, context, administration, webhooks, …
+    assert [r for r in resources if not (API_DIR / r / "serializers.py").exists()] == []
+    in_views = [
+        f"{module.__name__}.{cls.__name__}"
+        for module in _api_modules()
+        if module.__name__.endswith(".views")
+        for cls in vars(module).values()
+        if inspect.isclass(cls)
+        and issubclass(cls, serializers.Field)  # a Serializer is a Field too
+        and cls.__module__ == module.__name__
+    ]
+    assert in_views == []
 
 
 def test_views_read_request_input_only_through_the_validation_helper():

@@ -392,7 +392,7 @@ def test_the_schema_documents_the_packets_session_fields_and_the_scope_settings(
 
 def test_packet_blocks_match_the_documented_fields(scenario):
     """What the packet's blocks carry is what BlockOutput documents (no undocumented field)."""
-    from governance.api.context.views import BlockOutput
+    from governance.api.context.serializers import BlockOutput
 
     _owner, agent_client, _rule, _proposal = scenario
     documented = set(BlockOutput().fields)

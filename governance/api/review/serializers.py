@@ -1,0 +1,59 @@
+"""Input and Output shapes of the review queue. Inputs validate only; services do every write."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from governance.runtime import cursor as codec
+
+
+class ReviewQueueInput(serializers.Serializer):
+    """GET /review: the query string (not in the schema). The filters are the dashboard queue's
+    (governance.selectors.review.QueueFilter), which validates them."""
+
+    scope = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    kind = serializers.CharField(required=False, allow_blank=True, max_length=20)
+    proposer = serializers.CharField(required=False, allow_blank=True, max_length=150)
+    older = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    newer = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    sort = serializers.CharField(required=False, allow_blank=True, max_length=10)
+    after = serializers.CharField(required=False, allow_blank=True, max_length=codec.MAX_LENGTH)
+
+
+class ReviewMemoryBriefOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    scope = serializers.CharField()
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+    revision = serializers.IntegerField()
+    status = serializers.CharField()
+    text = serializers.CharField(allow_blank=True)
+    session = serializers.CharField(allow_blank=True)
+
+
+class ReviewMemoryOutput(ReviewMemoryBriefOutput):
+    tier = serializers.CharField()
+    source_kind = serializers.CharField()
+
+
+class ReviewItemOutput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["proposal", "promotion", "conflict"])
+    memory = ReviewMemoryOutput()
+    supporting_episodes = ReviewMemoryBriefOutput(many=True)
+    conflicting = ReviewMemoryBriefOutput(allow_null=True)
+    approvals = serializers.ListField(
+        child=serializers.CharField(), help_text="Reviewers who approved so far."
+    )
+    approvals_needed = serializers.IntegerField()
+    can_confirm = serializers.BooleanField()
+    proposer = serializers.CharField(allow_null=True, help_text="Who wrote it (null: the system).")
+    proposer_kind = serializers.CharField(allow_null=True, help_text="user, agent or group.")
+    proposer_reason = serializers.CharField(allow_blank=True, help_text="Why it was put in the queue.")
+    origin_turn_id = serializers.IntegerField(
+        allow_null=True, help_text="The turn of its session it was seen in."
+    )
+    edited_from = serializers.IntegerField(
+        allow_null=True, help_text="The proposal a reviewer edited into it."
+    )
+    created_at = serializers.DateTimeField()
+    cursor = serializers.CharField(help_text="Pass as `after` to list the items after this one.")
