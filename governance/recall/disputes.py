@@ -128,7 +128,8 @@ def mark_disputes(state, pool: dict) -> int:
     """Adjudication's reading of proposed disputes: both memories stay evidence, each block says it is
     in dispute with the other and which one is newer (`in_dispute`, and a flag). A pair of which the
     query found one end brings the other (when eligible for the caller), so the agent sees both. Nothing
-    here decides: a person does (governance/services/dispute.py). One query; returns the pairs marked."""
+    here decides: a person does (governance/services/dispute.py). One query, none when no row read is in
+    dispute (the `disputed` column of recall.COLUMNS); returns the pairs marked."""
     from governance.recall.recall import fetch
     from governance.recall.state import Hit
 
@@ -137,9 +138,10 @@ def mark_disputes(state, pool: dict) -> int:
     for hit in [*pool.values(), *state.recent]:
         if hit not in seen.setdefault(hit.id, []):
             seen[hit.id].append(hit)
-    if not seen:
+    # Each row the search stages read says whether a dispute touches it (recall.COLUMNS): no query otherwise.
+    ids = [i for i, hits in seen.items() if hits[0].row.get("disputed", True)]
+    if not ids:
         return 0
-    ids = list(seen)
     with connection.cursor() as cursor:
         cursor.execute(_OPEN_SQL, [ids, ids])
         open_disputes = cursor.fetchall()

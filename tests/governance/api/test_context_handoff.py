@@ -180,3 +180,20 @@ def test_the_context_endpoint_with_the_hand_off_answers_each_role_another_worksp
     bad = _ask(token_client(agent), include=["everything"])
     assert bad.status_code == 400 and bad.json()["error"] == "invalid_input"
     assert Turn.objects.filter(request__include=["everything"]).count() == 0
+
+
+def test_a_hard_forget_redacts_every_hand_off_line_of_a_stored_turn(task_history, agent, owner):
+    import json
+
+    from governance.propagation.turns import redact_turns, turns_still_holding_purged
+    from governance.services.memory import memory_forget
+
+    response = _ask(token_client(agent))
+    rule = task_history["rule"]  # a constraint line, and the replacement of the corrected requirement
+    assert json.dumps(response.json()["packet"]["handoff"]).count(rule.text) == 2
+    memory_forget(memory_id=rule.pk, actor=owner, reason="user asked", hard=True)
+    redact_turns([rule.pk])
+    turn = Turn.objects.get(pk=response.json()["turn_id"])
+    assert rule.text not in json.dumps(turn.packet) and rule.text not in turn.text
+    assert task_history["old_rule"].text in turn.text  # the corrected requirement's own text stays
+    assert turns_still_holding_purged() == []

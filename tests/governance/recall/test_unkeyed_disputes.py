@@ -215,3 +215,22 @@ def test_dispute_endpoints_answer_each_role_another_workspace_and_no_token(
         token_client(owner).post(f"/api/v1/disputes/{dispute.pk}/confirm", body, format="json").status_code
         == 200
     )
+
+
+def test_a_hard_forget_of_one_side_redacts_it_from_the_other_sides_block(pair, agent, owner):
+    import json
+
+    from governance.models import Turn
+    from governance.propagation.turns import redact_turns
+    from governance.services.memory import memory_forget
+
+    old, new = pair
+    result = assemble_context(
+        principal=agent, scope="acme/slides", query="which database do we use?", budget_tokens=1500
+    )
+    assert old.text in json.dumps(result["packet"])
+    memory_forget(memory_id=old.pk, actor=owner, reason="user asked", hard=True)
+    redact_turns([old.pk])
+    turn = Turn.objects.get(pk=result["turn_id"])
+    assert old.text not in json.dumps(turn.packet) and old.text not in turn.text
+    assert new.text in turn.text
