@@ -174,8 +174,18 @@ def _temporal(value: str) -> bool:
 
 
 def change_cues(text: str) -> list[str]:
-    """The change wording found in `text`, lowercased ("moved to", "no longer", "改用")."""
-    return sorted({m.group(0).lower() for m in CHANGE_CUES.finditer(text)})
+    """The change wording found in `text`, lowercased ("moved … to", "no longer", "改用"): the words between
+    a verb and its "to" are the text's own and are left out, so a dispute keeps no fragment of a memory
+    that may be forgotten later."""
+    out = set()
+    for m in CHANGE_CUES.finditer(text):
+        words = m.group(0).lower().split()
+        out.add(
+            " ".join(words)
+            if len(words) <= 2 or words[0] in ("no", "now", "from")
+            else f"{words[0]} … {words[-1]}"
+        )
+    return sorted(out)
 
 
 def named_values(text: str) -> set[str]:
