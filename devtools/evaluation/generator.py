@@ -826,6 +826,151 @@ def _correction_in_conversation(c: _Ctx) -> EvalTask:
     )
 
 
+def _repeated(text: str, lang: str) -> str:
+    """The same statement said again with less: without its first word (character, in Chinese), its
+    final stop and its capitals. Every content word of it is in the original (services/near_duplicate.py)."""
+    if lang == "zh":
+        return text.rstrip("。")[1:]
+    return " ".join(text.rstrip(".").split()[1:]).lower()
+
+
+def _near_duplicate(c: _Ctx) -> EvalTask:
+    """The agent relays a statement already stored in the scope, in fewer words. A fact (case `fact`) is
+    reinforced, not stored again; a rule (case `rule`) becomes a proposal of its next revision, never in
+    force by itself. A statement with another value, and the same words one scope and one workspace over,
+    stay apart."""
+    index = int(c.tid.rsplit("-", 1)[1])
+    case = ("fact", "rule")[(index + {"en": 0, "zh": 1}[c.lang]) % 2]
+    ago = c.rng.randint(2 * DAY, 6 * DAY)
+    if case == "rule":
+        original = c.rule("original", 0, ago)
+        kind = "convention"
+    else:
+        original = MemorySpec(
+            label="original",
+            place="task",
+            kind="semantic",
+            text=c.state(0),
+            source_kind="user",
+            source_ref=c.ref("original-turn"),
+            ago_min=ago,
+            importance=0.7,
+            confidence=0.9,
+        )
+        kind = "semantic"
+    said_again = _repeated(original.text, c.lang)
+
+    def relayed(label: str, text: str, place: str = "task") -> MemorySpec:
+        return MemorySpec(
+            label=label,
+            place=place,
+            kind=kind,
+            text=text,
+            source_kind="user",
+            source_ref=c.ref(label + "-turn"),
+            status="candidate",
+            session="s-now",
+            by="agent",
+            ago_min=c.rng.randint(2, 60),
+        )
+
+    repeat = relayed("repeat", said_again)
+    other = relayed("other", c.state(1)) if case == "fact" else None
+    elsewhere = [relayed(f"dup-{place}", said_again, place=place) for place in ("sibling", "foreign")]
+    decision = "reinforced" if case == "fact" else "proposed"
+    expect = Expect(
+        include=("original",),
+        slots=(("original", "constraints"),) if case == "rule" else (),
+        proposals=("repeat",) if case == "rule" else (),
+        constraints=("original",) if case == "rule" else (),
+        evidence=("original",),
+        repeats=(
+            ("repeat", "original", decision),
+            ("dup-sibling", "original", "separate"),
+            ("dup-foreign", "original", "separate"),
+            *((("other", "original", "separate"),) if other else ()),
+        ),
+        absent=("dup-sibling", "dup-foreign"),
+    )
+    return c.task(
+        "near_duplicate",
+        c.ask(),
+        session="s-now",
+        events=(c.statement_event("original-turn", original.text, ago), *c.noise(8, 16)),
+        memories=(original, repeat, *((other,) if other else ()), *elsewhere),
+        expect=expect,
+    )
+
+
+def _unkeyed_contradiction(c: _Ctx) -> EvalTask:
+    """A fact said plainly, and days later a message saying it changed, with no key between them ("We use
+    MySQL." / "The team has moved to PostgreSQL."); beside them the same subject said again with no change
+    and a change of something else. Cases in turn: nobody has decided (both are evidence, marked in dispute,
+    the newer named), or a curator confirmed the newer one (the older is no longer in force, replaced by it).
+    The dispute must be proposed by the system after embedding (the loader runs it as the worker does)."""
+    fact = vocab.FACTS[c.rng.randrange(len(vocab.FACTS))]
+    old_value, new_value = c.rng.sample(fact.values, 2)
+    said = c.rng.choice(fact.said[c.lang]).format(v=old_value)
+    changed = c.rng.choice(fact.changed[c.lang]).format(w=new_value)
+    old_ago = c.rng.randint(8 * DAY, 14 * DAY)
+    events = [
+        c.statement_event("said", said, old_ago),
+        c.statement_event("aside", fact.aside[c.lang], c.rng.randint(4 * DAY, 7 * DAY), session="s-mid"),
+        c.statement_event(
+            "other", vocab.OTHER_CHANGE[c.lang], c.rng.randint(2 * DAY, 4 * DAY), session="s-mid"
+        ),
+        c.statement_event("changed", changed, c.rng.randint(60, 2 * DAY), session="s-later"),
+        *c.noise(8, 16),
+    ]
+    # In turn, and English and Chinese apart, so the smoke suite (one task each) holds both cases.
+    settled = (int(c.tid.rsplit("-", 1)[1]) + (c.lang == "zh")) % 2 == 1
+    actions = (
+        (ActionSpec(op="settle", target="said", label="changed", reason=vocab.SETTLE_REASON[c.lang]),)
+        if settled
+        else ()
+    )
+    expect = (
+        Expect(
+            include=("changed",),
+            negative=(("said", "changed"),),
+            not_in_force=("said",),
+            stale=("said",),
+            undisputed=("aside", "other"),
+            evidence=("changed",),
+            absent=("dup-sibling", "dup-foreign"),
+        )
+        if settled
+        else Expect(
+            include=("said", "changed"),
+            disputes=(("changed", "said"),),
+            undisputed=("aside", "other"),
+            evidence=("changed",),
+            absent=("dup-sibling", "dup-foreign"),
+        )
+    )
+    # The old statement in a sibling project and another workspace, where nothing changed it.
+    dups = tuple(
+        MemorySpec(
+            label=f"dup-{place}",
+            place=place,
+            kind="episodic",
+            text=said,
+            source_kind="user",
+            source_ref=c.ref(f"dup-{place}"),
+            ago_min=c.rng.randint(60, 3 * DAY),
+        )
+        for place in ("sibling", "foreign")
+    )
+    return c.task(
+        "unkeyed_contradiction",
+        c.rng.choice(fact.asks[c.lang]),
+        events=tuple(events),
+        memories=dups,
+        actions=actions,
+        expect=expect,
+    )
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -840,5 +985,7 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "exact_term": _exact_term,
     "support_chain": _support_chain,
     "correction_in_conversation": _correction_in_conversation,
+    "near_duplicate": _near_duplicate,
+    "unkeyed_contradiction": _unkeyed_contradiction,
 }
 assert set(BUILDERS) == set(CATEGORIES)

@@ -22,6 +22,8 @@ CATEGORIES = (
     "exact_term",
     "support_chain",
     "correction_in_conversation",
+    "near_duplicate",
+    "unkeyed_contradiction",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -101,6 +103,13 @@ class Expect:
     # (correction, rule, how): this session's correction `overrides` the rule (pinned in its place, the rule in
     # negative naming it), or the rule holds and its block says so: `binding`, `rejected`, `pending`.
     session: tuple[tuple[str, str, str], ...] = ()
+    # (repeat, original, decision): the write of `repeat` was `reinforced` into `original` (no row of its
+    # own), `proposed` as its next revision (a proposal with its key, never in force), or kept `separate`.
+    repeats: tuple[tuple[str, str, str], ...] = ()
+    # (newer, older): a dispute the system proposed and no person decided: both usable, each block marked in
+    # dispute with the other, naming the newer one.
+    disputes: tuple[tuple[str, str], ...] = ()
+    undisputed: tuple[str, ...] = ()  # never marked in dispute (similar, but no contradiction)
 
 
 @dataclass(frozen=True)

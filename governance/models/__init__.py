@@ -4,6 +4,8 @@ from governance.models.invitation import Invitation
 from governance.models.memory import (
     DECAY_PER_DAY,
     IN_FORCE,
+    NEAR_DUPLICATE_OF,
+    NEAR_DUPLICATES,
     RECALLABLE,
     TRANSITIONS,
     Kind,
@@ -17,7 +19,7 @@ from governance.models.memory import (
 from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery, ReadFence
 from governance.models.portability import ImportedAuditEvent, ScopeImport
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
-from governance.models.relation import Relation, RelationKind
+from governance.models.relation import Dispute, DisputeState, Relation, RelationKind
 from governance.models.retention import RetentionPolicy
 from governance.models.scope import AgentWrite, Scope, SessionOverrides, Workspace
 from governance.models.summary import Summary
@@ -25,12 +27,16 @@ from governance.models.turn import Turn, TurnArchive, TurnMemory
 from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscription
 
 __all__ = [
+    "NEAR_DUPLICATE_OF",
+    "NEAR_DUPLICATES",
     "AgentWrite",
     "SessionOverrides",
     "Invitation",
     "ApiToken",
     "AuditEvent",
     "DECAY_PER_DAY",
+    "Dispute",
+    "DisputeState",
     "DERIVED_STORES",
     "EvaluationRun",
     "EventType",
