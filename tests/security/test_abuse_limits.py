@@ -250,20 +250,20 @@ def test_the_memory_list_search_is_answered_by_the_keyword_index_not_a_scan_of_e
 
     from governance.models import Memory
     from governance.selectors.memory import memory_list
-    from governance.selectors.search import keyword_match
+    from governance.models import fulltext
 
     _remember(project_scope, ["Exports go out as PPTX.", "Invoices are due monthly."], None)
     qs = memory_list(principal=owner, q="exporting")
     assert [m.text for m in qs] == ["Exports go out as PPTX."]  # word forms match, as in the keyword index
     sql, params = qs.query.sql_with_params()
-    assert "LIKE" not in sql.upper() and "to_tsvector('simple', governance_memory.lexical) @@" in sql
+    assert "LIKE" not in sql.upper() and "governance_memory.lexical_tsv @@" in sql
     # That predicate, alone, is what the GIN index answers (a tiny table: ask what the plan can use).
-    only, only_params = keyword_match(Memory.objects.values("pk"), "exporting").query.sql_with_params()
+    only, only_params = Memory.objects.keyword("exporting").values("pk").query.sql_with_params()
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + only, only_params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "lexical_fts" in plan, plan
+    assert fulltext.MEMORY_INDEX in plan, plan
 
 
 @pytest.mark.django_db
