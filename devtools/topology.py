@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from devtools.workers import worker_commands
+from memoryui.ops.gunicorn_logging import LOGGER_CLASS_ARG
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE = "memory"
@@ -150,7 +151,10 @@ class Topology:
     # A team runs collectstatic when it builds a release; the topology test (API only) skips it to save time.
     collectstatic: bool = True
     extra_env: dict[str, str] = field(default_factory=dict)
+    # A streaming replica (hot standby) of PostgreSQL, given to the application as DATABASE_REPLICA_URL.
+    replica: bool = False
     pg_port: int = 0
+    replica_port: int = 0
     redis_port: int = 0
     web_port: int = 0
     procs: dict[str, Proc] = field(default_factory=dict)
@@ -160,6 +164,7 @@ class Topology:
         self.root = Path(self.root).resolve()
         self.logs = self.root / "logs"
         self.pgdata = self.root / "pgdata"
+        self.replica_data = self.root / "replica-pgdata"
         self._pg_password = secrets.token_urlsafe(18)
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -170,6 +175,10 @@ class Topology:
     @property
     def database_url(self) -> str:
         return f"postgres://{PG_USER}:{self._pg_password}@127.0.0.1:{self.pg_port}/{DATABASE}"
+
+    @property
+    def replica_url(self) -> str:
+        return f"postgres://{PG_USER}:{self._pg_password}@127.0.0.1:{self.replica_port}/{DATABASE}"
 
     @property
     def redis_url(self) -> str:
@@ -185,6 +194,8 @@ class Topology:
         self.logs.mkdir(exist_ok=True)
         try:
             self.start_postgres()
+            if self.replica:
+                self.start_replica()
             self.start_redis()
             self.env = self.app_env()
             self.manage("migrate", "--noinput")
@@ -208,6 +219,7 @@ class Topology:
             for name in ("web", "beat", "worker", "embedder", "webhooks", "redis"):
                 if name in self.procs:
                     self.procs[name].stop()
+        self.stop_postgres(self.replica_data)
         self.stop_postgres()
 
     def __enter__(self) -> Topology:
@@ -269,16 +281,31 @@ class Topology:
         )
         pwfile.unlink()
         self.pg_port = free_port()
+        self._pg_user = user
+        self._pg_ctl_start(self.pgdata, self.pg_port)
+        import psycopg
+
+        admin = f"postgres://{PG_USER}:{self._pg_password}@127.0.0.1:{self.pg_port}/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{DATABASE}"')
+            for name, value in NO_TEXT_IN_SERVER_LOG.items():
+                conn.execute(f"ALTER DATABASE \"{DATABASE}\" SET {name} = '{value}'")
+
+    def _pg_ctl_start(self, pgdata: Path, port: int) -> None:
+        # wal_level=replica and WAL senders: what a streaming replica needs of the primary (PostgreSQL's
+        # defaults, written out); hot_standby and its feedback apply on the replica, which reads the same
+        # options (a standby's max_connections must be at least the primary's).
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {self.pg_port} -c unix_socket_directories='' "
-            "-c shared_buffers=128MB -c max_connections=200 -c fsync=off"
+            f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories='' "
+            "-c shared_buffers=128MB -c max_connections=200 -c fsync=off "
+            "-c wal_level=replica -c max_wal_senders=4 -c hot_standby=on -c hot_standby_feedback=on"
         )
-        log = self.pgdata / "server.log"
+        log = pgdata / "server.log"
         result = subprocess.run(
             [
                 self._pg_bin("pg_ctl"),
                 "-D",
-                str(self.pgdata),
+                str(pgdata),
                 "-w",
                 "-t",
                 "60",
@@ -289,27 +316,61 @@ class Topology:
                 "start",
             ],
             capture_output=True,
-            user=user,
+            user=self._pg_user,
             timeout=90,
         )
         if result.returncode:
             raise TopologyError(f"PostgreSQL did not start:\n{result.stderr.decode()}\n{_tail(log)}")
-        self._pg_user = user
+
+    def start_replica(self) -> None:
+        """A hot standby streaming from the primary: a replication role (initdb's pg_hba.conf already lets
+        `replication` connect from 127.0.0.1 with a password), `pg_basebackup -R` (the copy, standby.signal
+        and primary_conninfo), then the copy started on a port of its own."""
         import psycopg
 
+        password = secrets.token_urlsafe(18)
         admin = f"postgres://{PG_USER}:{self._pg_password}@127.0.0.1:{self.pg_port}/postgres"
         with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{DATABASE}"')
-            for name, value in NO_TEXT_IN_SERVER_LOG.items():
-                conn.execute(f"ALTER DATABASE \"{DATABASE}\" SET {name} = '{value}'")
-
-    def stop_postgres(self) -> None:
-        if not (self.pgdata / "postmaster.pid").exists():
-            return
-        subprocess.run(
-            [self._pg_bin("pg_ctl"), "-D", str(self.pgdata), "-w", "-m", "fast", "stop"],
+            conn.execute(f"CREATE ROLE replicator WITH REPLICATION LOGIN PASSWORD '{password}'")
+        self.replica_data.mkdir(mode=0o700, exist_ok=True)
+        if self._pg_user:
+            shutil.chown(self.replica_data, self._pg_user, self._pg_user)
+        result = subprocess.run(
+            [
+                self._pg_bin("pg_basebackup"),
+                f"--dbname=host=127.0.0.1 port={self.pg_port} user=replicator password={password}",
+                "-D",
+                str(self.replica_data),
+                "-R",
+                "--wal-method=stream",
+                "--checkpoint=fast",
+            ],
             capture_output=True,
-            user=getattr(self, "_pg_user", None),
+            user=self._pg_user,
+            timeout=120,
+        )
+        if result.returncode:
+            raise TopologyError(f"pg_basebackup failed:\n{result.stderr.decode()}")
+        (self.replica_data / "server.log").unlink(missing_ok=True)  # the primary's log, copied
+        self.replica_port = free_port()
+        self._pg_ctl_start(self.replica_data, self.replica_port)
+
+    def replica_connect(self):
+        """A direct connection to the replica (autocommit): pg_wal_replay_pause() and its lag."""
+        import psycopg
+
+        return psycopg.connect(self.replica_url, autocommit=True)
+
+    def stop_postgres(self, pgdata: Path | None = None) -> None:
+        pgdata = pgdata or self.pgdata
+        if not (pgdata / "postmaster.pid").exists():
+            return
+        # As root, again: another pytest run on the machine may have reset its temporary folders to 0700.
+        user = self._pg_system_user() if getattr(self, "_pg_user", None) else None
+        subprocess.run(
+            [self._pg_bin("pg_ctl"), "-D", str(pgdata), "-w", "-m", "fast", "stop"],
+            capture_output=True,
+            user=user,
             timeout=60,
         )
 
@@ -402,6 +463,7 @@ class Topology:
                 "DJANGO_SETTINGS_MODULE": "memoryui.settings.production",
                 "SECRET_KEY": secrets.token_urlsafe(50),
                 "DATABASE_URL": self.database_url,
+                **({"DATABASE_REPLICA_URL": self.replica_url} if self.replica else {}),
                 "REDIS_URL": self.redis_url,
                 "ALLOWED_HOSTS": "127.0.0.1,localhost",
                 "PROMETHEUS_MULTIPROC_DIR": str(prom),
@@ -480,6 +542,7 @@ class Topology:
                 f"--threads={self.web_threads}",
                 "--graceful-timeout=10",
                 "--timeout=60",
+                LOGGER_CLASS_ARG,  # its log lines without invitation tokens
             ],
         }
         for name, argv in specs.items():
@@ -559,11 +622,12 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Start the team topology under a temporary folder.")
     parser.add_argument("--web-workers", type=int, default=3)
+    parser.add_argument("--replica", action="store_true", help="add a streaming replica of PostgreSQL")
     parser.add_argument("--root", help="folder to use (default: a new temporary one, deleted at the end)")
     parser.add_argument("--keep", action="store_true", help="keep the folder (logs, data) after stopping")
     args = parser.parse_args(argv)
     root = Path(args.root) if args.root else Path(tempfile.mkdtemp(prefix="memory-topology-"))
-    topology = Topology(root, web_workers=args.web_workers)
+    topology = Topology(root, web_workers=args.web_workers, replica=args.replica)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:

@@ -7,6 +7,13 @@ class GovernanceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core.signals import request_started
+
+        from governance.runtime.replica import begin_request
+
         # Derived stores whose update is a service register their handler from the service's module
         # (governance.propagation.stores.handler / repair): import them in every process that may run one.
         from governance.services import summary  # noqa: F401
+
+        # Read replicas: each request starts unpinned (it has written nothing yet).
+        request_started.connect(begin_request, dispatch_uid="governance.runtime.replica.begin_request")

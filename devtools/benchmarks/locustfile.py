@@ -40,6 +40,7 @@ RECORD = {
     "reads": [],  # [team, kind, [memory ids]]
     "leaks": [],  # [team, kind, reason]
     "failures": [],  # [time, name, status or exception]
+    "served_by": {},  # {"context primary": n, "recall replica": n, …}: which database server answered
 }
 _forgotten_texts: list[tuple[float, str]] = []
 
@@ -112,7 +113,9 @@ class TeamUser(HttpUser):
             return
         body = resp.text
         leaks = [text for at, text in list(_forgotten_texts) if at < started and text in body]
+        served = f"{kind} {resp.json().get('served_by', 'primary')}"
         with _lock:
+            RECORD["served_by"][served] = RECORD["served_by"].get(served, 0) + 1
             RECORD["reads"].append([self.team, kind, sorted(_ids(resp.json()))])
             for text in leaks:
                 RECORD["leaks"].append([self.team, kind, f"forgotten text returned: {text[:40]}"])

@@ -14,7 +14,7 @@ from governance.models.memory import (
     Tier,
     content_hash,
 )
-from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery
+from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery, ReadFence
 from governance.models.portability import ImportedAuditEvent, ScopeImport
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Relation, RelationKind
@@ -41,6 +41,7 @@ __all__ = [
     "Memory",
     "Outbox",
     "OutboxDelivery",
+    "ReadFence",
     "Principal",
     "PrincipalKind",
     "RECALLABLE",

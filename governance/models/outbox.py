@@ -52,6 +52,10 @@ class OutboxDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     # A worker claims a delivery for a lease; a worker that dies leaves the lease to expire.
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # When a message for it was last handed to the broker; a worker taking it up clears it. The
+    # reconciler dispatches it again only once RECONCILE_REQUEUE_AFTER_SECONDS have passed since, so a
+    # row waiting behind a backlog is not queued once more on every pass (propagation/reconcile.py).
+    queued_at = models.DateTimeField(null=True, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -72,3 +76,30 @@ class OutboxDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.store} of outbox {self.outbox_id} ({self.state})"
+
+
+class LsnField(models.CharField):
+    """A PostgreSQL WAL position (pg_lsn), read and written as its text form (e.g. "0/3000148")."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("max_length", 32)
+        super().__init__(*args, **kwargs)
+
+    def db_type(self, connection) -> str:
+        return "pg_lsn"
+
+
+class ReadFence(models.Model):
+    """Read-your-forgets (docs/scaling.md, "Read replicas"): per workspace, the WAL position a replica must
+    have replayed before it may answer a read there, because a change at or before it took something out of
+    force (a forget, a supersede, a retire, a grant change). Written with the change's outbox row:
+    `commit_lsn` is NULL inside the change's transaction and stamped right after its commit; a NULL that
+    stayed (a process died in between) means "the primary's position now". workspace_id 0 fences every
+    workspace (a team membership change, which belongs to no single scope)."""
+
+    workspace_id = models.BigIntegerField(primary_key=True)
+    commit_lsn = LsnField(null=True, blank=True)
+    changed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"workspace {self.workspace_id} fenced at {self.commit_lsn or 'pending'}"

@@ -11,12 +11,21 @@ class PrincipalKind(models.TextChoices):
     AGENT = "agent", "Agent"
 
 
+# The names an import gives principals of a file that match nobody here ("import:<workspace id>:<name>",
+# services/portability/names.py): provenance only. A person's user name never holds ':', so no one signs up
+# under one, and such a principal is never a person (permissions/owners.py: it keeps no scope governed).
+IMPORT_PLACEHOLDER_PREFIX = "import:"
+
+
 class Principal(models.Model):
     """Whoever acts: a person (linked to a Django user), a team, or an agent holding API tokens.
     Grants are given to principals; a user also holds the grants of every group it belongs to."""
 
     kind = models.CharField(max_length=10, choices=PrincipalKind.choices)
-    name = models.CharField(max_length=150, unique=True)
+    # One namespace for users, agents and teams without a home (across the installation: a person's name
+    # is their address, like a user name on a code host); a team's name is unique within its workspace
+    # only, so two workspaces may each have a team "ops" (docs/governance.md, "Names").
+    name = models.CharField(max_length=150)
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="principal"
     )
@@ -39,6 +48,14 @@ class Principal(models.Model):
             models.CheckConstraint(
                 condition=models.Q(workspace__isnull=True) | models.Q(kind="group"),
                 name="principal_home_only_for_teams",
+            ),
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(workspace__isnull=True), name="principal_name_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "name"],
+                condition=models.Q(workspace__isnull=False),
+                name="team_name_unique_in_workspace",
             ),
         ]
 

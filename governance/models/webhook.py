@@ -91,6 +91,10 @@ class WebhookDelivery(models.Model):
     next_attempt_at = models.DateTimeField()
     # A worker sending it holds it this long; one that dies leaves the claim to expire.
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # When the message last handed to the broker for it becomes runnable (now, or now + its countdown):
+    # the reconciler queues it again only once that is WEBHOOK_REQUEUE_AFTER_SECONDS past, so a row
+    # waiting behind a backlog is not queued once more on every pass (propagation/webhooks.py).
+    queued_at = models.DateTimeField(null=True, blank=True)
     last_status_code = models.PositiveIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     response_ms = models.PositiveIntegerField(null=True, blank=True)

@@ -17,9 +17,9 @@ team to work outside its home."""
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
-from governance.errors import NotFound
+from governance.errors import InvalidInput, NotFound
 from governance.models import Grant, Memory, Principal, PrincipalKind, Scope, Turn, Workspace
 from governance.permissions.access import (
     effective_grants,
@@ -234,6 +234,25 @@ def principals_visible_to(actor: Principal | None, workspace: Workspace | None =
     return qs.filter(Q(pk=actor.pk) | people | homes)
 
 
+TEAM_WORKSPACE_REQUIRED = "Teams of this name are in several of your workspaces: say which workspace."
+
+
+def _named(name: str | None, kinds: tuple[str, ...] | None, workspace_id: int | None) -> QuerySet[Principal]:
+    """Every principal a name may stand for: the user, agent or home-less team of that name (one
+    namespace across the installation) and the teams of that name (unique within their workspace), of
+    `workspace_id` only when given."""
+    qs = Principal.objects.filter(name=(name or "").strip())
+    if kinds is not None:
+        qs = qs.filter(kind__in=kinds)
+    if workspace_id is not None:
+        qs = qs.filter(Q(workspace__isnull=True) | Q(workspace_id=workspace_id))
+    return qs
+
+
+def _workspace_id(workspace: Workspace | int | None) -> int | None:
+    return workspace if isinstance(workspace, int) or workspace is None else workspace.pk
+
+
 def principal_by_name(
     actor: Principal | None,
     name: str | None,
@@ -243,21 +262,36 @@ def principal_by_name(
     missing: Exception | None = None,
 ) -> Principal:
     """The principal named `name` that the actor may know of (principal_visible) and, with `workspace`,
-    that a grant or membership there may name: a team of that workspace; a user or agent of any
-    workspace the actor shares with it, or an unaffiliated one. `kinds` narrows the kind: a name of
-    another kind is the same answer as an unknown one. Anything else: exactly as for an unknown name."""
-    found = Principal.objects.filter(name=(name or "").strip()).first()
-    if (
-        found is None
-        or (kinds is not None and found.kind not in kinds)
-        or not principal_visible(actor, found)
-    ):
+    that a grant or membership there may name: a team of that workspace (its name comes first there);
+    else a user or agent of any workspace the actor shares with it, or an unaffiliated one. Without
+    `workspace`: the user or agent of that name, else the one team of that name the actor may know of
+    (several, in different workspaces of the actor's: InvalidInput, say which workspace). `kinds`
+    narrows the kind: a name of another kind is the same answer as an unknown one. Anything else:
+    exactly as for an unknown name."""
+    workspace_id = _workspace_id(workspace)
+    candidates = _named(name, kinds, workspace_id)
+    if workspace_id is None and actor is not None:  # the teams it may know of: of its workspaces only
+        candidates = candidates.filter(
+            Q(workspace__isnull=True) | Q(workspace_id__in=acting_workspace_ids(actor) or set())
+        )
+    found = sorted(
+        (p for p in candidates if principal_visible(actor, p)), key=lambda p: (p.workspace_id is None, p.pk)
+    )
+    homed = [p for p in found if p.workspace_id is not None]
+    unhomed = [p for p in found if p.workspace_id is None]
+    if workspace_id is not None:
+        # A team the system made without a home takes one from its first grant: the system's only.
+        unhomed = [p for p in unhomed if p.kind != PrincipalKind.GROUP or actor is None]
+        pick = (homed or unhomed or [None])[0]
+    elif unhomed:
+        pick = unhomed[0]
+    elif len(homed) > 1:
+        raise InvalidInput(TEAM_WORKSPACE_REQUIRED, field="workspace")
+    else:
+        pick = (homed or [None])[0]
+    if pick is None:
         _raise(missing)
-    if workspace is not None and found.kind == PrincipalKind.GROUP:
-        workspace_id = workspace if isinstance(workspace, int) else workspace.pk
-        if found.workspace_id != workspace_id and not (actor is None and found.workspace_id is None):
-            _raise(missing)
-    return found
+    return pick
 
 
 def team_by_name(
@@ -273,14 +307,18 @@ def team_by_name(
 
 
 def member_by_name(
-    actor: Principal | None, name: str | None, workspace: Workspace | int | None
+    actor: Principal | None,
+    name: str | None,
+    workspace: Workspace | int | None,
+    *,
+    kinds: tuple[str, ...] | None = None,
 ) -> Principal | None:
     """The principal named `name` if it is a member of `workspace` the actor may know of (an import's
     matching: a name of the file stands for someone here only if that someone belongs to the target
-    workspace); None otherwise, an unknown name and another workspace's alike."""
-    if workspace is None:
+    workspace; a team's name, only a team of that workspace); None otherwise, an unknown name and
+    another workspace's alike."""
+    workspace_id = _workspace_id(workspace)
+    if workspace_id is None:
         return None
-    found = Principal.objects.filter(name=(name or "").strip()).first()
-    if found is None or not is_member(found, workspace) or not principal_visible(actor, found):
-        return None
-    return found
+    teams_first = _named(name, kinds, workspace_id).order_by(F("workspace_id").asc(nulls_last=True), "pk")
+    return next((p for p in teams_first if is_member(p, workspace_id) and principal_visible(actor, p)), None)

@@ -22,21 +22,39 @@ LAST_RUN_KEY = "reconciler:last_run"
 def pending_outbox(*, stale_after_seconds: float, limit: int) -> dict[int, set[str]]:
     """Outbox rows still pending after `stale_after_seconds`, oldest first, with the stores each has not
     finished (a row with every delivery done but not yet marked done gets {"cache"}: re-running a done
-    delivery is a no-op that lets finish_outbox close the row)."""
-    cutoff = timezone.now() - timedelta(seconds=stale_after_seconds)
+    delivery is a no-op that lets finish_outbox close the row). A delivery whose message is still
+    waiting (queued less than RECONCILE_REQUEUE_AFTER_SECONDS ago, not yet taken by a worker: a backlog)
+    is left to it; a row whose open deliveries all are is not dispatched again on this pass."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=stale_after_seconds)
+    requeue = now - timedelta(seconds=float(settings.RECONCILE_REQUEUE_AFTER_SECONDS))
     pending = list(
         Outbox.objects.filter(state=Outbox.State.PENDING, created_at__lt=cutoff)
         .order_by("pk")
         .values_list("pk", flat=True)[:limit]
     )
     stores: dict[int, set[str]] = {outbox_id: set() for outbox_id in pending}
-    for outbox_id, store in (
+    for outbox_id, store, queued_at in (
         OutboxDelivery.objects.filter(outbox_id__in=pending)
         .exclude(state=OutboxDelivery.State.DONE)
-        .values_list("outbox_id", "store")
+        .values_list("outbox_id", "store", "queued_at")
     ):
-        stores[outbox_id].add(store)
-    return {outbox_id: found or {"cache"} for outbox_id, found in stores.items()}
+        stores[outbox_id].add(store if queued_at is None or queued_at < requeue else "")
+    return {
+        outbox_id: {s for s in found if s} or {"cache"}
+        for outbox_id, found in stores.items()
+        if not found or any(found)
+    }
+
+
+def mark_dispatched(outbox_stores: dict[int, set[str]]) -> None:
+    """The reconciler queued these rows' open deliveries: they wait for that message for a while."""
+    if outbox_stores:
+        now = timezone.now()
+        requeue = now - timedelta(seconds=float(settings.RECONCILE_REQUEUE_AFTER_SECONDS))
+        OutboxDelivery.objects.filter(outbox_id__in=list(outbox_stores)).exclude(
+            state=OutboxDelivery.State.DONE
+        ).filter(Q(queued_at__isnull=True) | Q(queued_at__lt=requeue)).update(queued_at=now)
 
 
 def stale_embeddings(*, stale_after_seconds: float, limit: int) -> list[int]:
@@ -60,6 +78,7 @@ def reconcile(*, dispatch, embed, stale_after_seconds: float | None = None, limi
     pending = pending_outbox(stale_after_seconds=stale_after_seconds, limit=limit)
     for outbox_id, stores in pending.items():
         dispatch(outbox_id, stores)
+    mark_dispatched(pending)
     # Drift: vectors of purged memories, and memories whose vector is missing or from an older text.
     purged = (
         Memory.objects.filter(purged_at__isnull=False)

@@ -190,7 +190,8 @@ def claim(delivery_id: int) -> bool:
         OutboxDelivery.objects.filter(pk=delivery_id)
         .exclude(state=OutboxDelivery.State.DONE)
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + lease(), attempts=F("attempts") + 1)
+        # Its message is taken: from here the lease, not `queued_at`, keeps the reconciler off it.
+        .update(claimed_until=now + lease(), attempts=F("attempts") + 1, queued_at=None)
     )
 
 

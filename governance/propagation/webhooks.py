@@ -332,14 +332,30 @@ def queue_deliveries_later(delivery_ids: list[int]) -> None:
         logger.warning(
             "could not queue %d webhook deliveries; the reconciler will", len(delivery_ids), exc_info=True
         )
+        return
+    _mark_queued(delivery_ids)
+
+
+def _mark_queued(delivery_ids: list[int], countdown: float = 0) -> None:
+    """Remember that a message for these rows is on its way (runnable `countdown` seconds from now): the
+    reconciler leaves them alone until RECONCILE_REQUEUE_AFTER_SECONDS past that (webhook_deliveries_due)."""
+    at = timezone.now() + timedelta(seconds=countdown)
+    WebhookDelivery.objects.filter(pk__in=delivery_ids, state=WebhookDelivery.State.PENDING).update(
+        queued_at=at
+    )
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
+    queued = []
     for pk in delivery_ids:
         try:
             deliver_webhook.apply_async((pk,), countdown=countdown)
         except Exception:  # broker down: the row is pending and due; the reconciler sends it
             logger.warning("could not queue webhook delivery %s; the reconciler will", pk, exc_info=True)
+        else:
+            queued.append(pk)
+    if queued:
+        _mark_queued(queued, countdown)
 
 
 # The task lives beside the attempt it runs (its name stays `governance.tasks.deliver_webhook`): queueing a
@@ -385,7 +401,8 @@ def _claim(delivery_id: int) -> bool:
             pk=delivery_id, state=WebhookDelivery.State.PENDING, next_attempt_at__lte=now
         )
         .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
-        .update(claimed_until=now + hold, attempts=F("attempts") + 1, last_attempt_at=now)
+        # Its message is taken: the claim, not `queued_at`, keeps the reconciler off it from here.
+        .update(claimed_until=now + hold, attempts=F("attempts") + 1, last_attempt_at=now, queued_at=None)
     )
 
 
@@ -462,11 +479,16 @@ def webhook_attempt(delivery_id: int) -> str | None:
 
 def webhook_deliveries_due(*, overdue_seconds: float, limit: int = 500) -> int:
     """The reconciler's part: queue pending deliveries overdue by more than `overdue_seconds` (their task
-    was lost with a worker or a broker restart). A duplicate message finds the row claimed or done."""
-    cutoff = timezone.now() - timedelta(seconds=overdue_seconds)
+    was lost with a worker or a broker restart). A row whose message is still waiting (queued less than
+    RECONCILE_REQUEUE_AFTER_SECONDS ago: a backlog on the webhooks queue) is not queued again on every
+    pass; a duplicate message would find the row claimed or done anyway, but a backlog of them is work."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=overdue_seconds)
+    requeue = now - timedelta(seconds=float(settings.RECONCILE_REQUEUE_AFTER_SECONDS))
     ids = list(
         WebhookDelivery.objects.filter(state=WebhookDelivery.State.PENDING, next_attempt_at__lt=cutoff)
-        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=timezone.now()))
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=requeue))
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:limit]
     )

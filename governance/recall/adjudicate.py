@@ -18,13 +18,12 @@ stands as a live instruction beside the rule that replaced it. One statement for
 
 from __future__ import annotations
 
-from django.db import connection
-
 from governance.models import PrincipalKind, Relation, RelationKind, Status
 from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import fetch
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import RELATIONS
+from governance.runtime.replica import read_connection
 
 MAX_CHAIN = 10
 
@@ -126,7 +125,7 @@ def _relations_touching(ids, kinds: tuple[str, ...]) -> list[dict]:
         return []
     names = ("id", "source_id", "target_id", "kind", "reason", "by_hand")
     columns = ", ".join(names)
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             f"SELECT {columns} FROM governance_relation WHERE kind = ANY(%s) AND source_id = ANY(%s)"
             f" UNION SELECT {columns} FROM governance_relation WHERE kind = ANY(%s) AND target_id = ANY(%s)"
@@ -385,7 +384,7 @@ def _outdated_episodes(state: RecallState) -> list[Hit]:
     if not episodes:
         return []
     eps = list(episodes.values())
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             _OUTDATED_SQL,
             {

@@ -30,6 +30,7 @@ from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
 from governance.runtime import process_pool
 from governance.runtime.metrics import observe_stages
+from governance.runtime.replica import note_write
 from governance.selectors.memory import repeats_purged_text
 
 MAX_QUERY_CHARS = 4000
@@ -395,6 +396,7 @@ def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) ->
             cited.setdefault((memory_id, real_slot), slot != "skipped")
     fields = [f for f in Turn._meta.concrete_fields if not f.primary_key]
     quote = connection.ops.quote_name
+    note_write()  # on the primary; a failure from here on is not a read to run again elsewhere
     with connection.cursor() as cursor:
         # A data-modifying CTE: the TurnMemory rows take the new turn's id without a second round trip,
         # and without BEGIN/COMMIT of their own (a single statement is atomic).

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import math
 
-from django.db import connection
-
 from governance.models import fulltext, lexical
 from governance.recall.eligible import Eligibility
+from governance.runtime.replica import read_connection
 
 MAX_QUERY_TERMS = 32
 # Document frequencies are counted up to this many rows per term: past it a term is simply common, and the
@@ -85,7 +84,7 @@ def keyword_search(eligibility: Eligibility, query: str, limit: int) -> list[tup
         return []
     where, params = eligibility.where("m")
     pairs = list(zip(terms, terms[1:], strict=False))
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         weights = term_weights(cursor, eligibility, terms)
         total = sum(weights.get(t, 0.0) for t in terms) or 1.0
         cursor.execute(

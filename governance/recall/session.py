@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import json
 
-from django.db import connection
-
 from governance.models import PrincipalKind, RelationKind, Status, activation
 from governance.permissions.sessions import (
     POLICY_SQL,
@@ -39,6 +37,7 @@ from governance.permissions.sessions import (
 from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import RELATION_FIELDS
 from governance.recall.state import Hit, RecallState
+from governance.runtime.replica import read_connection
 
 # Corrections read per request, this session's first, newest first: a flood of fabricated proposals
 # against one rule costs a bounded read and a bounded packet.
@@ -94,7 +93,7 @@ def _proposals_against(pinned: dict[int, Hit]) -> dict[int, list[int]]:
 
 def _lookup(state: RecallState, against: dict[int, list[int]]) -> tuple[SessionPolicy, list[dict]]:
     pairs = [(c, r) for c, rules in against.items() for r in rules]
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             _SQL.replace("POLICY_SQL", POLICY_SQL).replace(
                 "SELECT_LIST", f"{ROW}, {activation.activation_sql('%(at)s')} AS activation"

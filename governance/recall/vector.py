@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from governance.recall import vector_index
 from governance.recall.eligible import Eligibility
+from governance.runtime.replica import read_alias, read_connection
 
 MODES = ("auto", "exact")
 
@@ -119,7 +120,10 @@ def nearest(
     branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
     if rest:
         branches.append((_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit]))
-    with transaction.atomic() if indexed else nullcontext(), connection.cursor() as cursor:
+    with (
+        transaction.atomic(using=read_alias()) if indexed else nullcontext(),
+        read_connection().cursor() as cursor,
+    ):
         if indexed:
             _set_local(
                 cursor,
@@ -148,7 +152,7 @@ def pending_vectors(eligibility: Eligibility) -> int:
     if not eligibility.scope_ids:
         return 0
     where, params = eligibility.where("m")
-    with connection.cursor() as cursor:
+    with read_connection().cursor() as cursor:
         cursor.execute(
             # Small talk never gets a vector (governance/services/small_talk.py): not pending.
             f"SELECT count(*) FROM (SELECT 1 FROM governance_memory m WHERE {where} AND m.embedding IS NULL"

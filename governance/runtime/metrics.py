@@ -45,3 +45,13 @@ def observe_stages(trace: list[dict]) -> None:
     """Each stage of one recall trace (entries of {"name", "ms", ...})."""
     for stage in trace:
         CONTEXT_STAGE.labels(stage=stage["name"]).observe(stage["ms"] / 1000.0)
+
+
+# Read replicas (governance.runtime.replica): where each routed read went, and why when not the replica.
+REPLICA_READS = Counter(
+    "memory_replica_reads_total",
+    "Reads that a replica may answer (recall, context, dashboard lists), by outcome: replica (caught up at "
+    "once), replica_after_wait (caught up within REPLICA_MAX_WAIT_MS), primary_behind (not within it), "
+    "primary_wrote (the request had written), primary_unavailable (the replica did not answer or failed).",
+    ["outcome"],
+)

@@ -109,30 +109,50 @@ def import_needs_two(memory: Memory, four_eyes_by_scope: dict[int, bool]) -> boo
 
 
 MOVE_WOULD_OVERRIDE = (
-    "This scope holds rules in force with the same key as a long-term commitment of its new place, which asks "
-    "for two reviewers: there they would override it on one person's word. Propose them again under the new "
-    "parent (two reviewers confirm), or retire them before the move."
+    "This scope holds rules in force that would override or contradict a long-term commitment of its new "
+    "place, which asks for two reviewers: there they would set it aside on one person's word. Propose them "
+    "again under the new parent (two reviewers confirm), or retire them before the move."
 )
 
 
 def move_would_override(scope: Scope, new_parent: Scope) -> bool:
     """Whether moving `scope` under `new_parent` would set aside a long-term commitment of a four-eyes scope
-    there that it did not set aside before: an active keyed memory of the moved subtree with the key of
-    such a commitment above the new place (and not above the old one)."""
+    there that it did not set aside before (one above the new place and not above the old one): an active
+    keyed memory of the moved subtree with that commitment's key, or an active unkeyed one that contradicts
+    it (by a `contradicts` link, or by its text: the test every active write gets, `_contradicted_by_text`,
+    asked the other way round, from each such commitment into the subtree)."""
     if not requires_four_eyes(new_parent):
         return False
-    keys = set(
-        Memory.objects.filter(
-            scope__tree__descendant_of=scope.tree, status=Status.ACTIVE, key__isnull=False
-        ).values_list("key", flat=True)
-    )
-    if not keys:
+    before = set(Scope.objects.ancestors_of(scope.parent).values_list("pk", flat=True))
+    gained = Scope.objects.ancestors_of(new_parent).exclude(pk__in=before)
+    commitments = [
+        m
+        for m in Memory.objects.filter(scope__in=gained, status=Status.ACTIVE, tier=Tier.LONG).select_related(
+            "scope"
+        )
+        if ending_needs_two_people(m)
+    ]
+    if not commitments:
         return False
-
-    def above(place: Scope):
-        return Memory.objects.filter(
-            scope__in=Scope.objects.ancestors_of(place), status=Status.ACTIVE, tier=Tier.LONG, key__in=keys
-        ).select_related("scope")
-
-    before = set(above(scope.parent).values_list("pk", flat=True))
-    return any(ending_needs_two_people(m) for m in above(new_parent).exclude(pk__in=before))
+    moved = Memory.objects.filter(scope__tree__descendant_of=scope.tree, status=Status.ACTIVE)
+    keys = {m.key for m in commitments if m.key}
+    if keys and moved.filter(key__in=keys).exists():
+        return True
+    unkeyed = [m for m in commitments if not m.key and m.kind in CHECKED_KINDS]
+    if not unkeyed:
+        return False
+    ids = [m.pk for m in unkeyed]
+    if (
+        Relation.objects.filter(kind=RelationKind.CONTRADICTS)
+        .filter(Q(source_id__in=ids, target__in=moved) | Q(target_id__in=ids, source__in=moved))
+        .exists()
+    ):
+        return True
+    moved_rules = moved.filter(kind__in=CHECKED_KINDS, key__isnull=True)
+    for commitment in unkeyed:
+        if not commitment.lexical or not commitment.text:
+            continue
+        near = moved_rules.filter(lexical__trigram_similar=commitment.lexical).only("text")[:MAX_CANDIDATES]
+        if any(contradicts(other.text, commitment.text) for other in near):
+            return True
+    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from governance.errors import AgentRoleCap, Conflict, InvalidInput, LastOwner, NotFound, PermissionDenied
 from governance.models import Principal, PrincipalKind, Role, Scope, Workspace
@@ -19,13 +19,14 @@ from governance.permissions import (
     lock_owner_grants,
     owned_workspaces,
     owner_left,
+    principal_by_name,
     principal_visible,
 )
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 from governance.services.principal import token_issue
 
-TEAM_NAME_TAKEN = "The name {name!r} is taken by another user, team or agent; choose another."
+TEAM_NAME_TAKEN = "The name {name!r} is taken in this workspace; choose another."
 BAD_TEAM_NAME = "A team name is 1 to 150 characters."
 
 
@@ -49,21 +50,39 @@ def team_create(*, name: str, actor: Principal | None, workspace: Workspace | No
         workspace = Workspace.objects.get(pk=owned[0])
     if not can_create_team(actor, workspace):
         raise PermissionDenied(TEAM_CREATE_DENIED, action="create_team")
-    with transaction.atomic():
-        if Principal.objects.filter(name=name).exists():
-            raise Conflict(TEAM_NAME_TAKEN.format(name=name), field="name")
-        team = Principal.objects.create(kind=PrincipalKind.GROUP, name=name, workspace=workspace)
-        audit_record(
-            actor=actor,
-            entry=AuditEntry(
-                "principal.create",
-                "principal",
-                str(team.pk),
-                data={"kind": PrincipalKind.GROUP, "name": name, "workspace": workspace.slug},
-                workspace_id=workspace.pk,
-            ),
-        )
-        return team
+    # Taken: by a team of this workspace, or by a person or agent the actor may already know of (a name
+    # a grant here would resolve to). Another workspace's team, or a person the actor cannot see, takes
+    # nothing here: the answer is a free name's (permissions.resolve, the one lookup by name).
+    try:
+        principal_by_name(actor, name, workspace=workspace, missing=_Free())
+    except _Free:
+        pass
+    else:
+        raise Conflict(TEAM_NAME_TAKEN.format(name=name), field="name")
+    try:
+        with transaction.atomic():
+            team = Principal.objects.create(kind=PrincipalKind.GROUP, name=name, workspace=workspace)
+            _audit_team(team, actor, workspace)
+            return team
+    except IntegrityError as exc:  # created by another request between the check and the insert
+        raise Conflict(TEAM_NAME_TAKEN.format(name=name), field="name") from exc
+
+
+class _Free(Exception):
+    """No principal a grant in this workspace would mean by that name."""
+
+
+def _audit_team(team: Principal, actor: Principal | None, workspace: Workspace) -> None:
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            "principal.create",
+            "principal",
+            str(team.pk),
+            data={"kind": PrincipalKind.GROUP, "name": team.name, "workspace": workspace.slug},
+            workspace_id=workspace.pk,
+        ),
+    )
 
 
 NOT_A_GROUP = "Members can only be added to a principal of kind group."

@@ -12,6 +12,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from governance.errors import Conflict, InvalidInput, InvitationInvalid, NotFound
@@ -116,9 +117,13 @@ def invitation_accept(*, token: str, username: str, password: str) -> Principal:
             inviter = invitation.created_by
             if inviter is not None and not can_grant(inviter, invitation.scope, invitation.role):
                 raise InvitationInvalid()
+            # A person's name is the installation's (users, agents); a team's is its workspace's, so only a
+            # team of the workspace joined takes it (there, a name means its team first: permissions.resolve).
             if (
                 User.objects.filter(username=username).exists()
-                or Principal.objects.filter(name=username).exists()
+                or Principal.objects.filter(name=username)
+                .filter(Q(workspace__isnull=True) | Q(workspace=invitation.scope.workspace_id))
+                .exists()
             ):
                 raise Conflict(USERNAME_TAKEN, field="username")
             user = User.objects.create_user(username=username, password=password)

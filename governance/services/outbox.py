@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import logging
 
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
-from governance.models import Memory, Outbox, OutboxDelivery
+from governance.models import Memory, Outbox, OutboxDelivery, ReadFence, Scope
+from governance.runtime.replica import FENCE_ALL_WORKSPACES, STAMP_FENCE_SQL
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +23,14 @@ TOPIC_STORES: dict[str, tuple[str, ...]] = {
     "scope.changed": ("cache", "summaries"),
 }
 
+# Topics that may take something out of force or out of a caller's reach (a forget, a supersede, a retire,
+# any status change, an archive, a grant or scope change): a replica must have replayed them before it
+# answers a read of their workspace (read-your-forgets, governance/runtime/replica.py). A new memory is
+# not among them: a replica that has not replayed it yet serves what the primary served a moment ago.
+FENCED_TOPICS = frozenset(
+    {"memory.status", "memory.forgotten", "memory.archived", "grant.changed", "scope.changed"}
+)
+
 
 def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | None = None) -> Outbox:
     """Write the outbox row and its per-store deliveries; dispatch after commit (the reconciler
@@ -36,9 +46,48 @@ def outbox_emit(*, topic: str, memory: Memory | None = None, payload: dict | Non
         payload["webhook_events"] = events
         stores = (*stores, "webhooks")
     row = Outbox.objects.create(topic=topic, memory=memory, payload=payload)
-    OutboxDelivery.objects.bulk_create(OutboxDelivery(outbox=row, store=store) for store in stores)
+    if topic in FENCED_TOPICS:
+        read_fence_raise(workspace_id=_workspace_of(memory, payload))
+    # Queued when committed (below): the reconciler leaves the rows to that message for a while.
+    queued_at = timezone.now()
+    OutboxDelivery.objects.bulk_create(
+        OutboxDelivery(outbox=row, store=store, queued_at=queued_at) for store in stores
+    )
     transaction.on_commit(lambda: _dispatch(row.pk, stores))
     return row
+
+
+def read_fence_raise(*, workspace_id: int) -> None:
+    """Read-your-forgets: a replica may answer a read of this workspace only once it has replayed this
+    transaction. The LSN that guarantees it is the commit record's, which no statement inside the
+    transaction can know (pg_current_wal_insert_lsn() here is before the commit record: a replica at that
+    position has not replayed the commit and still shows the old rows). So: inside the transaction the
+    fence becomes NULL ("the primary's position now", always safe, visible exactly when the change is);
+    right after the commit it is stamped with the primary's WAL flush position, which a committed
+    transaction has passed (STAMP_FENCE_SQL)."""
+    ReadFence.objects.bulk_create(
+        [ReadFence(workspace_id=workspace_id, commit_lsn=None, changed_at=timezone.now())],
+        update_conflicts=True,
+        unique_fields=["workspace_id"],
+        update_fields=["commit_lsn", "changed_at"],
+    )
+    transaction.on_commit(lambda: _stamp_fence(workspace_id))
+
+
+def _stamp_fence(workspace_id: int) -> None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(STAMP_FENCE_SQL, [workspace_id])
+    except DatabaseError:  # the fence stays NULL: readers wait for the primary's position then (safe)
+        logger.warning("could not stamp the read fence of workspace %s", workspace_id, exc_info=True)
+
+
+def _workspace_of(memory: Memory | None, payload: dict) -> int:
+    if memory is not None:
+        return memory.scope.workspace_id
+    if payload.get("scope_id") is not None:
+        return Scope.objects.values_list("workspace_id", flat=True).get(pk=payload["scope_id"])
+    return FENCE_ALL_WORKSPACES  # a team membership: its grants may lie in any workspace
 
 
 def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
@@ -50,3 +99,4 @@ def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
         logger.warning(
             "could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True
         )
+        OutboxDelivery.objects.filter(outbox_id=outbox_id).update(queued_at=None)

@@ -37,6 +37,9 @@ __all__ = [
 ]
 
 PRINCIPAL_KIND_TAKEN = "The name {name!r} belongs to a principal of kind {kind}; choose another name."
+TEAM_NAME_TAKEN_HERE = (
+    "A team of this workspace is already called {name!r}; the team cannot make it its home."
+)
 TOKEN_EXPIRY_PAST = "A token's expiry must lie in the future."
 TOKEN_BOUND_PARTIAL = "A token's bound is a scope and a highest role together."
 
@@ -59,9 +62,17 @@ def principal_ensure(*, name: str, kind: str, actor: Principal | None, workspace
         raise InvalidInput(f"kind must be one of: {', '.join(PrincipalKind.values)}.", field="kind")
     home = workspace if kind == PrincipalKind.GROUP else None
     with transaction.atomic():
-        principal, created = Principal.objects.get_or_create(
-            name=name, defaults={"kind": kind, "workspace": home}
+        # A team's name is its workspace's; every other name is the installation's (models.Principal).
+        # Without a home, the one team of that name the system already has (if only one) is meant.
+        teams = (
+            list(Principal.objects.filter(name=name, kind=PrincipalKind.GROUP)[:2]) if kind == "group" else []
         )
+        if home is None and len(teams) == 1:
+            principal, created = teams[0], False
+        else:
+            principal, created = Principal.objects.get_or_create(
+                name=name, workspace=home, defaults={"kind": kind}
+            )
         if principal.kind != kind:  # never hand out (a token for) a person's or a team's name as an agent
             raise Conflict(PRINCIPAL_KIND_TAKEN.format(name=name, kind=principal.kind), field="name")
         if created:
@@ -197,6 +208,8 @@ def require_grantable(principal: Principal, scope: Scope, role: str, actor: Prin
     members, holds at most the agent role."""
     if principal.kind == PrincipalKind.GROUP:
         if principal.workspace_id is None and actor is None:
+            if Principal.objects.filter(workspace=scope.workspace_id, name=principal.name).exists():
+                raise Conflict(TEAM_NAME_TAKEN_HERE.format(name=principal.name), field="principal")
             Principal.objects.filter(pk=principal.pk, workspace__isnull=True).update(
                 workspace=scope.workspace_id
             )

@@ -24,7 +24,10 @@ WORKSPACE_NAME_REQUIRED = "Give the workspace a name of 1 to 200 characters."
 SLUG_RESERVED = (
     "Short names starting with {prefix!r} are kept for the evaluation runs' own workspaces; choose another."
 )
-WORKSPACE_EXISTS = "A workspace with the short name {slug!r} already exists."
+# A short name is a workspace's address (its root scope's path), one across the installation like an
+# organisation's name on a code host: a clash says only that the name is taken, in the same words to
+# every caller (docs/governance.md, "Names").
+WORKSPACE_EXISTS = "The short name {slug!r} is taken; choose another."
 
 
 def _clean_name(name: str) -> str:

@@ -81,6 +81,16 @@ TEMPLATES = [
 DATABASE_URL = env_required("DATABASE_URL", STORE_URL_HINT)
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# A streaming replica (hot standby) of DATABASE_URL for recall, context and the dashboard's lists; reads of a
+# workspace wait up to REPLICA_MAX_WAIT_MS for it to replay the latest forget there, then go to the primary
+# (docs/scaling.md, "Read replicas"). Unset: one server, as before.
+if DATABASE_REPLICA_URL := env_str("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = dj_database_url.parse(
+        DATABASE_REPLICA_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60)
+    )
+    DATABASES["replica"].update({"CONN_HEALTH_CHECKS": True, "TEST": {"MIRROR": "default"}})
+    DATABASE_ROUTERS = ["governance.runtime.replica.ReadReplicaRouter"]
+REPLICA_MAX_WAIT_MS = env_int("REPLICA_MAX_WAIT_MS", 200)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_required("REDIS_URL", STORE_URL_HINT)
@@ -228,6 +238,9 @@ MEMORY_SMALL_TALK_FILTER = env_bool("MEMORY_SMALL_TALK_FILTER", True)
 # --- Governance (see docs/governance.md) ----------------------------------------------------------------
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this
 RECONCILE_STALE_AFTER_SECONDS = env_int("RECONCILE_STALE_AFTER_SECONDS", 30)
+# A row whose message was queued this recently is not queued again by the reconciler (it waits behind a
+# backlog): outbox and webhook deliveries' `queued_at` (docs/governance.md, "The reconciler").
+RECONCILE_REQUEUE_AFTER_SECONDS = env_int("RECONCILE_REQUEUE_AFTER_SECONDS", 120)
 PROMOTION_MIN_EPISODES = env_int("PROMOTION_MIN_EPISODES", 3)
 # Key of the memories' content hashes (tombstones, dedup, audit): an HMAC, so a stored hash cannot confirm a
 # guessed text. Empty: derived from SECRET_KEY. Set it on its own before rotating SECRET_KEY (docs/governance.md).

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
-from governance.models import AgentWrite, Kind, Principal, RetentionPolicy, Role, Scope
+from governance.models import AgentWrite, Kind, Principal, PrincipalKind, RetentionPolicy, Role, Scope
 from governance.permissions import (
     PERMISSION_WORDS,
     Action,
@@ -41,12 +41,15 @@ PICKER_LIMIT = 500
 BAD_DAYS = "Give a whole number of days."
 
 
-def _principal(actor, workspace, name: str, field: str = "principal") -> Principal:
+def _principal(actor, workspace, name: str, field: str = "principal", kinds=None) -> Principal:
     """A principal the actor may know of that this workspace may name (a team: of this workspace);
     anything else is the same answer as an unknown name."""
     return principal_by_name(
-        actor, name, workspace=workspace, missing=InvalidInput(UNKNOWN_PRINCIPAL, field=field)
+        actor, name, workspace=workspace, kinds=kinds, missing=InvalidInput(UNKNOWN_PRINCIPAL, field=field)
     )
+
+
+PEOPLE = (PrincipalKind.USER, PrincipalKind.AGENT)  # who joins a team
 
 
 def _scope_in(actor, workspace, path: str, field: str = "scope") -> Scope:
@@ -242,7 +245,7 @@ def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
             workspace=workspace,
             missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"),
         )
-        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
+        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member", PEOPLE)
         grant_membership.group_member_add(group=team, member=member, actor=request.principal)
         return f"{member.name} joined {team.name}."
 
@@ -259,7 +262,7 @@ def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
             workspace=workspace,
             missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"),
         )
-        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member")
+        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member", PEOPLE)
         grant_membership.group_member_remove(
             group=team, member=member, actor=request.principal, reason=request.POST.get("reason", "")
         )

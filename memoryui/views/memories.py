@@ -13,6 +13,7 @@ from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import TRANSITIONS, Kind, Relation, RelationKind, SourceKind, Status, Tier
 from governance.permissions import Action, RoleMap, approvers
 from governance.recall.meaning import memory_meaning
+from governance.runtime.replica import routed_read
 from governance.selectors import dashboard as sel
 from governance.selectors.dashboard.links import promotion_episodes
 from governance.services import memory as memory_services
@@ -128,16 +129,23 @@ def memory_list(request):
     filters = _filters(request)
     meaning = filters.mode == "meaning" and filters.q.strip()
     reach = {}
+    # A list is a read a streaming replica may answer (governance.runtime.replica): the workspace's read
+    # fence holds it to every forget and retire the primary has made.
+    workspace = request.scope.workspace_id if request.scope else None
     if meaning:
-        rows, reach = _within_reach(request, memory_meaning(request.principal, request.scope, filters))
+        found = routed_read(workspace, lambda: memory_meaning(request.principal, request.scope, filters))
+        rows, reach = _within_reach(request, found)
         page_obj, links = None, {}
     else:
-        page_obj = sel.memory_list_page(
-            request.principal,
-            request.scope,
-            filters,
-            after=request.GET.get("after", ""),
-            before=request.GET.get("before", ""),
+        page_obj = routed_read(
+            workspace,
+            lambda: sel.memory_list_page(
+                request.principal,
+                request.scope,
+                filters,
+                after=request.GET.get("after", ""),
+                before=request.GET.get("before", ""),
+            ),
         )
         rows, links = page_obj.object_list, _keyset_links(request, page_obj)
     context = {

@@ -248,9 +248,8 @@ def test_the_memory_list_search_is_answered_by_the_keyword_index_not_a_scan_of_e
 ):
     from django.db import connection, transaction
 
-    from governance.models import Memory
+    from governance.models import Memory, fulltext
     from governance.selectors.memory import memory_list
-    from governance.models import fulltext
 
     _remember(project_scope, ["Exports go out as PPTX.", "Invoices are due monthly."], None)
     qs = memory_list(principal=owner, q="exporting")

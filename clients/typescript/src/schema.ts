@@ -2649,7 +2649,10 @@ export interface operations {
     };
     groups_members_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
+                workspace?: string;
+            };
             header?: never;
             path: {
                 group: string;
@@ -2745,7 +2748,10 @@ export interface operations {
     };
     groups_members_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
+                workspace?: string;
+            };
             header?: never;
             path: {
                 group: string;
@@ -5335,7 +5341,10 @@ export interface operations {
     };
     teams_members_create: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
+                workspace?: string;
+            };
             header?: never;
             path: {
                 group: string;
@@ -5431,7 +5440,10 @@ export interface operations {
     };
     teams_members_destroy: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
+                workspace?: string;
+            };
             header?: never;
             path: {
                 group: string;

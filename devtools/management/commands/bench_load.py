@@ -1,4 +1,4 @@
-"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|all] [--tarpit K]`
+"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|all] [--tarpit K] [--replica]`
 
 Starts the team topology (devtools/topology.py: PostgreSQL and Redis on TCP, gunicorn, three Celery
 workers, beat; production settings and environment variables only) under a temporary folder, drives it
@@ -17,6 +17,9 @@ dashboard pages, injects the faults asked for, and then checks the data:
 `--tarpit K` subscribes K webhook receivers that answer one byte at a time (devtools/benchmarks/tarpit.py, in this
 process, on loopback) to every event of the workspace: a slow receiver must hold only the webhook workers,
 so the forget propagation figure should stay within 2x of a run without them (docs/webhooks.md).
+
+`--replica` adds a streaming replica of PostgreSQL (DATABASE_REPLICA_URL): the run then also prints the
+share of packets and recalls the replica answered and its replay lag (pg_stat_replication, sampled).
 
 It prints throughput, p50/p95/p99 per request kind and the error rate, forget propagation p50/p95 (an
 accepted hard forget's outbox row until its last delivery but the embedding's), the time each fault's backlog took
@@ -38,12 +41,14 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from devtools.benchmarks.tarpit import Tarpit
+from governance.services.audit import CHAIN_LOCK
 
 FAULTS = ("worker-kill", "web-kill", "redis-restart", "db-drop")
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "benchmarks" / "locustfile.py"
@@ -123,6 +128,39 @@ class Drain(threading.Thread):
                 time.sleep(0.5)
 
 
+class Sampler(threading.Thread):
+    """Every 0.5 s on the primary: how many backends wait for the audit chain's advisory lock (the write
+    ceiling of one database, docs/scaling.md), and with a replica its replay lag (pg_stat_replication)."""
+
+    def __init__(self, topology) -> None:
+        super().__init__(daemon=True)
+        self.topology, self.stop = topology, threading.Event()
+        self.lag: list[float] = []
+        self.chain_waits: list[int] = []
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            try:
+                with self.topology.connect() as db:
+                    while not self.stop.wait(0.5):
+                        # A bigint advisory key shows in pg_locks as classid (high half) and objid (low).
+                        self.chain_waits.append(
+                            db.execute(
+                                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                                " AND objsubid = 1 AND classid = %s AND objid = %s",
+                                [CHAIN_LOCK >> 32, CHAIN_LOCK & 0xFFFFFFFF],
+                            ).fetchone()[0]
+                        )
+                        if self.topology.replica:
+                            row = db.execute(
+                                "SELECT extract(epoch FROM replay_lag) * 1000 FROM pg_stat_replication LIMIT 1"
+                            ).fetchone()
+                            # NULL: nothing to replay for a while (the replica is caught up).
+                            self.lag.append(float(row[0]) if row and row[0] is not None else 0.0)
+            except Exception:  # the database-drop fault ends this connection too
+                continue
+
+
 class Command(BaseCommand):
     help = "Load-test the team topology with locust, inject faults, and check that nothing accepted was lost."
 
@@ -137,6 +175,7 @@ class Command(BaseCommand):
             help="inject this fault during the run (repeatable; `all`: each once, spread out)",
         )
         parser.add_argument("--web-workers", type=int, default=3)
+        parser.add_argument("--replica", action="store_true", help="add a streaming replica for the reads")
         parser.add_argument("--keep", action="store_true", help="keep the topology's folder (logs, data)")
         parser.add_argument(
             "--tarpit",
@@ -145,7 +184,7 @@ class Command(BaseCommand):
             help="subscribe this many one-byte-at-a-time webhook receivers to every event",
         )
 
-    def handle(self, *args, users, seconds, fault, web_workers, keep, tarpit=0, **options):
+    def handle(self, *args, users, seconds, fault, web_workers, keep, tarpit=0, replica=False, **options):
         if users < 1 or seconds < 5:
             raise CommandError("--users must be at least 1 and --seconds at least 5.")
         # Only looked up, never imported here: importing locust monkey-patches this process for gevent.
@@ -157,7 +196,7 @@ class Command(BaseCommand):
         root = Path(tempfile.mkdtemp(prefix="memory-bench-"))
         # The tarpits listen on loopback, which production settings refuse unless told.
         extra = {**RECOVERY_ENV, **({"WEBHOOK_ALLOW_PRIVATE": "1"} if tarpit else {})}
-        topology = Topology(root, web_workers=web_workers, extra_env=extra)
+        topology = Topology(root, web_workers=web_workers, extra_env=extra, replica=replica)
         self.stdout.write(
             f"· starting the topology under {root} (gunicorn {web_workers} workers, three Celery workers, beat)"
         )
@@ -230,8 +269,11 @@ class Command(BaseCommand):
         t0 = time.time()
         with open(root / "locust.log", "w") as log:
             locust = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+            sampler = Sampler(topology)
+            sampler.start()
             drains = self._inject(topology, faults, t0, seconds)
             locust.wait(seconds + 120)
+            sampler.stop.set()
         if not (root / "bench-record.json").exists():
             raise CommandError(
                 f"locust ended without its record:\n{(root / 'locust.log').read_text()[-3000:]}"
@@ -245,6 +287,14 @@ class Command(BaseCommand):
         if not record["failures"]:
             self._print_database_errors(topology)
         self._print_faults(drains, record)
+        waits = sampler.chain_waits
+        if waits:
+            self.stdout.write(
+                f"  audit chain lock: a request waited for it in {sum(1 for w in waits if w)} of {len(waits)} "
+                f"samples (at most {max(waits)} at once)"
+            )
+        if topology.replica:
+            self._print_replica(record, sampler, topology)
         problems = self._check(topology, run, record)
         self._print_forget_propagation(topology)
         requests = int(total["Request Count"])
@@ -298,6 +348,36 @@ class Command(BaseCommand):
             f"{'all':<22}{total['Request Count']:>7}{total['Failure Count']:>7}"
             f"{float(total['Requests/s']):>8.1f}{total['50%']:>8}{total['95%']:>8}{total['99%']:>8}"
         )
+
+    def _print_replica(self, record: dict, sampler: Sampler, topology) -> None:
+        from devtools.benchmarks.stats import percentile
+
+        served = record.get("served_by", {})
+        by_replica = sum(n for k, n in served.items() if k.endswith(" replica"))
+        reads = sum(served.values())
+        share = by_replica / reads if reads else 0.0
+        self.stdout.write(
+            f"  replica: answered {by_replica} of {reads} packets and recalls ({share:.0%}; "
+            + ", ".join(f"{k} {n}" for k, n in sorted(served.items()))
+            + ")"
+        )
+        try:  # why the others went to the primary: the web processes' counter (loopback may scrape)
+            with urllib.request.urlopen(f"{topology.base_url}/metrics", timeout=10) as response:
+                lines = response.read().decode().splitlines()
+            outcomes = []
+            for line in lines:
+                if line.startswith("memory_replica_reads_total{"):
+                    label = line.split('outcome="', 1)[1].split('"', 1)[0]
+                    outcomes.append(f"{label} {float(line.rsplit(' ', 1)[1]):.0f}")
+            self.stdout.write("  routed reads by outcome (all kinds): " + (", ".join(outcomes) or "none"))
+        except (OSError, ValueError, IndexError):
+            pass
+        values = sorted(sampler.lag)
+        if values:
+            self.stdout.write(
+                f"  replica replay lag (pg_stat_replication, {len(values)} samples): p50 "
+                f"{percentile(values, 0.5):.1f} ms, p95 {percentile(values, 0.95):.1f} ms, max {values[-1]:.1f} ms"
+            )
 
     def _print_failures(self, record: dict, topology) -> None:
         """Which requests failed and how, and the exceptions behind the server's 5xx (from the JSON logs of

@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from devtools import embedded, workers
+from memoryui.ops.gunicorn_logging import LOGGER_CLASS_ARG
 
 EXIT_PORT_IN_USE = 2
 EXIT_FOLDER_IN_USE = 3
@@ -126,6 +127,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--concurrency", type=int, default=2, help="Celery worker threads.")
         parser.add_argument(
+            "--replica",
+            action="store_true",
+            help="Add a streaming replica of the embedded PostgreSQL for recall, context and the lists.",
+        )
+        parser.add_argument(
             "--keep-services",
             action="store_true",
             help="On exit, leave the embedded PostgreSQL and Redis running (stop them with `make stop`).",
@@ -137,6 +143,8 @@ class Command(BaseCommand):
         self.own_redis = not os.environ.get("REDIS_URL")
         self.embedded = self.own_postgres or self.own_redis
         self.keep_services = opts["keep_services"]
+        self.replica = opts["replica"]
+        self.replica_url = ""
         self.children: list[Child] = []
         self.stop_event = threading.Event()
         host, port = opts["host"], opts["port"]
@@ -187,6 +195,15 @@ class Command(BaseCommand):
         self._step(f"data: {where}")
         self._step("applying migrations")
         call_command("migrate", interactive=False, verbosity=0)
+        self.replica_url = os.environ.get("DATABASE_REPLICA_URL", "")
+        if self.replica and not self.replica_url:
+            if not self.own_postgres:
+                raise CommandError(
+                    "--replica makes a replica of the embedded PostgreSQL; with DATABASE_URL "
+                    "set, give DATABASE_REPLICA_URL instead."
+                )
+            self._step("starting a streaming replica of PostgreSQL (var/replica-pgdata)")
+            self.replica_url = embedded.replica_url()
         self._step("collecting static files")
         call_command("collectstatic", interactive=False, verbosity=0)
         if not no_demo:
@@ -217,6 +234,8 @@ class Command(BaseCommand):
         # second embedded one (and settings import is faster).
         env["DATABASE_URL"] = settings.DATABASE_URL
         env["REDIS_URL"] = settings.REDIS_URL
+        if self.replica_url:
+            env["DATABASE_REPLICA_URL"] = self.replica_url
         # With the URLs given, the dev settings no longer count as the embedded stack and would refuse to
         # start without a key: hand down this installation's (from var/ or the environment).
         env["SECRET_KEY"] = settings.SECRET_KEY
@@ -267,6 +286,7 @@ class Command(BaseCommand):
                     "--threads=4",
                     "--graceful-timeout=10",
                     "--access-logfile=-",
+                    LOGGER_CLASS_ARG,  # its access lines without invitation tokens
                 ],
                 env,
                 logs,
@@ -351,6 +371,7 @@ class Command(BaseCommand):
                 if self.own_redis:
                     embedded.stop_redis()
                 if self.own_postgres:
+                    embedded.stop_replica()
                     embedded.stop_postgres()
         if not after_failure:
             self.stdout.write("Stopped.")

@@ -35,6 +35,13 @@ class MemberInput(serializers.Serializer):
     member = serializers.CharField(max_length=150)
 
 
+class TeamMembersInput(serializers.Serializer):
+    """`?workspace=<short name>`: the team's workspace (a team's name is unique within its workspace only;
+    needed when teams of that name are in several of the caller's workspaces)."""
+
+    workspace = serializers.CharField(max_length=63, required=False, allow_blank=True, default="")
+
+
 class TokenListInput(serializers.Serializer):
     """GET /tokens: the query string (not in the schema); `active=1` or `active=true` lists live ones only."""
 

@@ -3,7 +3,7 @@ Denials come from the services through governance.permissions."""
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,6 +14,7 @@ from governance.api.access.serializers import (
     GrantListInput,
     GrantOutput,
     MemberInput,
+    TeamMembersInput,
     TokenInput,
     TokenIssuedOutput,
     TokenListInput,
@@ -24,18 +25,41 @@ from governance.api.limits import GOVERNANCE
 from governance.api.memories.serializers import ReasonInput
 from governance.api.validation import valid
 from governance.errors import InvalidInput
-from governance.models import Grant
+from governance.models import Grant, PrincipalKind
 from governance.permissions import (
     UNKNOWN_PRINCIPAL,
     governed_scopes,
     principal_by_name,
     scope_by_path,
+    team_by_name,
     tokens_visible_to,
+    workspace_by_slug,
 )
 from governance.services import grant_membership
 from governance.services import principal as principal_services
 
 MAX_LISTED = 500
+
+
+TEAM_WORKSPACE = OpenApiParameter(
+    "workspace",
+    str,
+    required=False,
+    description="The team's workspace (its short name); needed when teams of this name are in several "
+    "of the caller's workspaces.",
+)
+
+
+def _team_and_member(actor, request: Request, group: str, member: str):
+    """The team named in the path (within `?workspace=` when given) and a person or agent a membership of
+    its workspace may name: an unknown name, another workspace's and not-yours are one answer (404)."""
+    slug = valid(TeamMembersInput, request.query_params)["workspace"]
+    workspace = workspace_by_slug(actor, slug) if slug else None
+    team = team_by_name(actor, group, workspace=workspace)
+    who = principal_by_name(
+        actor, member, workspace=team.workspace_id, kinds=(PrincipalKind.USER, PrincipalKind.AGENT)
+    )
+    return team, who
 
 
 class GrantListView(APIView):
@@ -87,26 +111,23 @@ class GrantRevokeView(APIView):
 class GroupMembersView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(request=MemberInput, responses={204: None})
+    @extend_schema(request=MemberInput, responses={204: None}, parameters=[TEAM_WORKSPACE])
     def post(self, request: Request, group: str) -> Response:
         data = valid(MemberInput, request.data)
         actor = request_principal(request)
-        team = principal_by_name(actor, group)
-        grant_membership.group_member_add(
-            group=team, member=principal_by_name(actor, data["member"]), actor=actor
-        )
+        team, member = _team_and_member(actor, request, group, data["member"])
+        grant_membership.group_member_add(group=team, member=member, actor=actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class GroupMemberView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={204: None}, parameters=[TEAM_WORKSPACE])
     def delete(self, request: Request, group: str, member: str) -> Response:
         actor = request_principal(request)
-        grant_membership.group_member_remove(
-            group=principal_by_name(actor, group), member=principal_by_name(actor, member), actor=actor
-        )
+        team, who = _team_and_member(actor, request, group, member)
+        grant_membership.group_member_remove(group=team, member=who, actor=actor)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -126,9 +147,10 @@ class TokenIssueView(APIView):
     def post(self, request: Request) -> Response:
         data = valid(TokenInput, request.data)
         actor = request_principal(request)
+        scope = scope_by_path(actor, data["scope"])
         raw = grant_membership.agent_token_issue(
-            agent=principal_by_name(actor, data["principal"]),
-            scope=scope_by_path(actor, data["scope"]),
+            agent=principal_by_name(actor, data["principal"], workspace=scope.workspace_id),
+            scope=scope,
             max_role=data["role"],
             expires_at=data["expires_at"],
             actor=actor,

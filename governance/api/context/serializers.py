@@ -8,6 +8,7 @@ from rest_framework import serializers
 from governance.api.memories.serializers import SourceOutput
 from governance.recall import STRATEGIES
 from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
+from governance.runtime.replica import PRIMARY, REPLICA
 
 
 class RecallInput(serializers.Serializer):
@@ -37,8 +38,15 @@ class RecallItemOutput(serializers.Serializer):
     scores = ScoresOutput()
 
 
+SERVED_BY_HELP = (
+    "Which database server answered the read: `replica` (a streaming replica that had replayed every "
+    "forget, supersede, retire and grant change of the workspace) or `primary`."
+)
+
+
 class RecallOutput(serializers.Serializer):
     results = RecallItemOutput(many=True)
+    served_by = serializers.ChoiceField(choices=[PRIMARY, REPLICA], help_text=SERVED_BY_HELP)
 
 
 class TaskInput(serializers.Serializer):
@@ -200,6 +208,7 @@ class ContextOutput(serializers.Serializer):
     budget = BudgetOutput()
     trace = TraceOutput()
     text = serializers.CharField(allow_blank=True)
+    served_by = serializers.ChoiceField(choices=[PRIMARY, REPLICA], help_text=SERVED_BY_HELP)
 
 
 class PinnedOverBudgetOutput(serializers.Serializer):

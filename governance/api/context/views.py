@@ -27,6 +27,7 @@ from governance.errors import NotFound
 from governance.permissions import ScopeAccess, scope_access
 from governance.recall import assemble_context, recall_memories
 from governance.recall.packet import embed_ahead
+from governance.runtime.replica import routed_read, served_by
 
 # `in` is a Python keyword: declared through the fields mapping below.
 
@@ -73,16 +74,19 @@ class RecallView(APIView):
         data = valid(RecallInput, request.data)
         with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
-            results = recall_memories(
-                principal=principal,
-                scope=scope,
-                query=data["query"],
-                k=data["k"],
-                strategy=data["strategy"],
-                as_of=data.get("as_of"),
-                embedding=embedding,
+            results = routed_read(
+                scope.scope.workspace_id,
+                lambda: recall_memories(
+                    principal=principal,
+                    scope=scope,
+                    query=data["query"],
+                    k=data["k"],
+                    strategy=data["strategy"],
+                    as_of=data.get("as_of"),
+                    embedding=embedding,
+                ),
             )
-        return Response({"results": results})
+        return Response({"results": results, "served_by": served_by()})
 
 
 class ContextView(APIView):
@@ -100,15 +104,18 @@ class ContextView(APIView):
         with embedding_ahead(data, principal) as embedding:
             scope = _visible_access(principal, data["scope"])
             task = dict(data["task"]) if data.get("task") else None
-            result = assemble_context(
-                principal=principal,
-                scope=scope,
-                query=data["query"],
-                budget_tokens=data["budget_tokens"],
-                strategy=data["strategy"],
-                task=task,
-                as_of=data.get("as_of"),
-                session=data.get("session", ""),
-                embedding=embedding,
+            result = routed_read(
+                scope.scope.workspace_id,
+                lambda: assemble_context(
+                    principal=principal,
+                    scope=scope,
+                    query=data["query"],
+                    budget_tokens=data["budget_tokens"],
+                    strategy=data["strategy"],
+                    task=task,
+                    as_of=data.get("as_of"),
+                    session=data.get("session", ""),
+                    embedding=embedding,
+                ),
             )
-        return Response(result)
+        return Response({**result, "served_by": served_by()})

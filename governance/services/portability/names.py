@@ -10,12 +10,13 @@ the file says about someone else."""
 from __future__ import annotations
 
 from governance.models import Principal, PrincipalKind, Workspace
+from governance.models.principal import IMPORT_PLACEHOLDER_PREFIX
 from governance.permissions import member_by_name, principal_by_name
 from governance.services.portability.format import ImportFileError
 from governance.services.principal import principal_ensure
 
 UNKNOWN_LOCAL_PRINCIPAL = "--map-principal names {name!r}, which is no principal here"
-PLACEHOLDER_PREFIX = "import:"
+PLACEHOLDER_PREFIX = IMPORT_PLACEHOLDER_PREFIX
 PRINCIPAL_KIND_CLASH = "principal record: {name!r} is a {kind} here, the file says {file_kind}"
 
 
@@ -33,19 +34,26 @@ def local_principal(
     line: int,
 ) -> Principal:
     """The principal `name` (of `kind`, at file line `line`) stands for in `workspace`."""
+    workspace_id = workspace.pk if workspace is not None else None
+    # A team's name is its workspace's (a file's team matches a team of the target workspace only); a
+    # person's or agent's is the installation's, so a kind clash there is the file's error.
+    kinds = (
+        (PrincipalKind.GROUP,) if kind == PrincipalKind.GROUP else (PrincipalKind.USER, PrincipalKind.AGENT)
+    )
     if name in principal_map:
         return principal_by_name(
             actor,
             principal_map[name],
+            workspace=workspace_id,
             missing=ImportFileError(line, UNKNOWN_LOCAL_PRINCIPAL.format(name=principal_map[name])),
         )
     if actor is None:
         try:
-            found = principal_by_name(None, name, missing=_NoMatch())
+            found = principal_by_name(None, name, workspace=workspace_id, kinds=kinds, missing=_NoMatch())
         except _NoMatch:
             found = None
     else:
-        found = member_by_name(actor, name, workspace.pk if workspace is not None else None)
+        found = member_by_name(actor, name, workspace_id, kinds=kinds)
     if found is not None:
         if found.kind != kind:
             raise ImportFileError(
