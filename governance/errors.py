@@ -52,6 +52,14 @@ class ActiveKeyExists(Conflict):
     )
 
 
+class TurnAlreadyStored(Conflict):
+    code = "turn_already_stored"
+    message = (
+        "This turn (the same scope, session and ref) is already stored with another text; send a new ref "
+        "for a new turn."
+    )
+
+
 class InvalidTransition(Conflict):
     code = "invalid_transition"
     message = "This memory cannot move to that status from its current one."

@@ -826,6 +826,82 @@ def _correction_in_conversation(c: _Ctx) -> EvalTask:
     )
 
 
+def _repeated(text: str, lang: str) -> str:
+    """The same statement said again with less: without its first word (character, in Chinese), its
+    final stop and its capitals. Every content word of it is in the original (services/near_duplicate.py)."""
+    if lang == "zh":
+        return text.rstrip("。")[1:]
+    return " ".join(text.rstrip(".").split()[1:]).lower()
+
+
+def _near_duplicate(c: _Ctx) -> EvalTask:
+    """The agent relays a statement already stored in the scope, in fewer words. A fact (case `fact`) is
+    reinforced, not stored again; a rule (case `rule`) becomes a proposal of its next revision, never in
+    force by itself. A statement with another value, and the same words one scope and one workspace over,
+    stay apart."""
+    index = int(c.tid.rsplit("-", 1)[1])
+    case = ("fact", "rule")[(index + {"en": 0, "zh": 1}[c.lang]) % 2]
+    ago = c.rng.randint(2 * DAY, 6 * DAY)
+    if case == "rule":
+        original = c.rule("original", 0, ago)
+        kind = "convention"
+    else:
+        original = MemorySpec(
+            label="original",
+            place="task",
+            kind="semantic",
+            text=c.state(0),
+            source_kind="user",
+            source_ref=c.ref("original-turn"),
+            ago_min=ago,
+            importance=0.7,
+            confidence=0.9,
+        )
+        kind = "semantic"
+    said_again = _repeated(original.text, c.lang)
+
+    def relayed(label: str, text: str, place: str = "task") -> MemorySpec:
+        return MemorySpec(
+            label=label,
+            place=place,
+            kind=kind,
+            text=text,
+            source_kind="user",
+            source_ref=c.ref(label + "-turn"),
+            status="candidate",
+            session="s-now",
+            by="agent",
+            ago_min=c.rng.randint(2, 60),
+        )
+
+    repeat = relayed("repeat", said_again)
+    other = relayed("other", c.state(1)) if case == "fact" else None
+    elsewhere = [relayed(f"dup-{place}", said_again, place=place) for place in ("sibling", "foreign")]
+    decision = "reinforced" if case == "fact" else "proposed"
+    expect = Expect(
+        include=("original",),
+        slots=(("original", "constraints"),) if case == "rule" else (),
+        proposals=("repeat",) if case == "rule" else (),
+        constraints=("original",) if case == "rule" else (),
+        evidence=("original",),
+        repeats=(
+            ("repeat", "original", decision),
+            ("dup-sibling", "original", "separate"),
+            ("dup-foreign", "original", "separate"),
+            *((("other", "original", "separate"),) if other else ()),
+        ),
+        absent=("dup-sibling", "dup-foreign"),
+    )
+    return c.task(
+        "near_duplicate",
+        c.ask(),
+        session="s-now",
+        events=(c.statement_event("original-turn", original.text, ago), *c.noise(8, 16)),
+        memories=(original, repeat, *((other,) if other else ()), *elsewhere),
+        expect=expect,
+    )
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -840,5 +916,6 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "exact_term": _exact_term,
     "support_chain": _support_chain,
     "correction_in_conversation": _correction_in_conversation,
+    "near_duplicate": _near_duplicate,
 }
 assert set(BUILDERS) == set(CATEGORIES)

@@ -259,6 +259,35 @@ def check_session(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
     return out
 
 
+def check_repeats(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
+    """What the write of a repeated statement did (read from the stored rows: it is a write-path check)."""
+    from governance.models import Memory
+
+    out = []
+    for repeat, original, decision in e.repeats:
+        rid, oid = _id(ids, repeat), _id(ids, original)
+        if rid is None or oid is None:
+            out.append(f"{repeat}/{original}: never loaded")
+            continue
+        if decision == "reinforced" and rid != oid:
+            out.append(f"{repeat} (#{rid}): stored again instead of reinforcing {original} (#{oid})")
+        elif decision == "separate" and rid == oid:
+            out.append(f"{repeat}: merged into {original} (#{oid}) although it is another statement or scope")
+        elif decision == "proposed":
+            rows = {m.pk: m for m in Memory.objects.filter(pk__in=(rid, oid))}
+            new, old = rows.get(rid), rows.get(oid)
+            if rid == oid or new is None or old is None:
+                out.append(f"{repeat}: not stored as a proposal of its own")
+            elif (new.status, new.key, new.revision) != ("proposed", old.key, old.revision + 1):
+                out.append(
+                    f"{repeat} (#{rid}): {new.status} {new.key} r{new.revision}, not the proposed next "
+                    f"revision of {original} ({old.key} r{old.revision})"
+                )
+            elif any(int(b["memory_id"]) == rid for slot, b in blocks(packet) if slot in RULE_SLOTS):
+                out.append(f"{repeat} (#{rid}): a proposal presented as a rule in force")
+    return out
+
+
 # Which checks judge which category. `absent` (nothing from another scope, nothing forgotten) judges all.
 CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "delayed_recall": (check_include, check_absent),
@@ -281,6 +310,7 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
         check_not_in_force,
         check_absent,
     ),
+    "near_duplicate": (check_include, check_slots, check_proposals, check_repeats, check_absent),
 }
 
 
@@ -304,6 +334,9 @@ CATEGORY_NEEDS: dict[str, str] = {
     "support_chain": RELATIONS,
     # This session's corrections of the pinned rules: read from the contradicts links (recall/session.py).
     "correction_in_conversation": RELATIONS,
+    # The repeat is decided at write (services/near_duplicate.py); reading it back needs the vector path.
+    # Its ablation is the write check turned off (MEMORY_NEAR_DUPLICATES=false), not a recall stage.
+    "near_duplicate": VECTOR,
 }
 
 

@@ -22,6 +22,7 @@ CATEGORIES = (
     "exact_term",
     "support_chain",
     "correction_in_conversation",
+    "near_duplicate",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -101,6 +102,9 @@ class Expect:
     # (correction, rule, how): this session's correction `overrides` the rule (pinned in its place, the rule in
     # negative naming it), or the rule holds and its block says so: `binding`, `rejected`, `pending`.
     session: tuple[tuple[str, str, str], ...] = ()
+    # (repeat, original, decision): the write of `repeat` was `reinforced` into `original` (no row of its
+    # own), `proposed` as its next revision (a proposal with its key, never in force), or kept `separate`.
+    repeats: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

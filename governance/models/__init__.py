@@ -4,6 +4,8 @@ from governance.models.invitation import Invitation
 from governance.models.memory import (
     DECAY_PER_DAY,
     IN_FORCE,
+    NEAR_DUPLICATE_OF,
+    NEAR_DUPLICATES,
     RECALLABLE,
     TRANSITIONS,
     Kind,
@@ -25,6 +27,8 @@ from governance.models.turn import Turn, TurnArchive, TurnMemory
 from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscription
 
 __all__ = [
+    "NEAR_DUPLICATE_OF",
+    "NEAR_DUPLICATES",
     "AgentWrite",
     "SessionOverrides",
     "Invitation",

@@ -80,6 +80,11 @@ DECAY_PER_DAY: dict[str, float] = {
 }
 
 
+# meta keys of near-duplicates (governance/services/near_duplicate.py): on a kept memory, the sources of the
+# repeats merged into it; on a proposal, the memory it repeats.
+NEAR_DUPLICATES = "near_duplicates"
+NEAR_DUPLICATE_OF = "near_duplicate_of"
+
 HASH_SALT = "governance.memory.content_hash"
 
 
@@ -212,6 +217,13 @@ class Memory(models.Model):
                 fields=["scope", "key", "revision"],
                 condition=models.Q(key__isnull=False),
                 name="memory_unique_key_revision",
+            ),
+            # One turn of a conversation is stored once: two importers of one scope at the same time (or a
+            # client re-sending an event) cannot store its episode twice (governance/services/events.py).
+            models.UniqueConstraint(
+                fields=["scope", "session", "source_ref"],
+                condition=models.Q(kind="episodic") & ~models.Q(source_ref=""),
+                name="memory_one_episode_per_turn",
             ),
             models.CheckConstraint(
                 condition=models.Q(status__in=[s.value for s in Status]), name="memory_status_valid"

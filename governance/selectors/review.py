@@ -13,7 +13,19 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from governance.errors import InvalidInput
-from governance.models import AuditEvent, Kind, Memory, Principal, Relation, RelationKind, Scope, Status, Turn
+from governance.models import (
+    NEAR_DUPLICATE_OF,
+    NEAR_DUPLICATES,
+    AuditEvent,
+    Kind,
+    Memory,
+    Principal,
+    Relation,
+    RelationKind,
+    Scope,
+    Status,
+    Turn,
+)
 from governance.permissions import (
     Action,
     RoleMap,
@@ -60,6 +72,9 @@ class ReviewItem:
     session_override: dict | None = (
         None  # in force in its own session meanwhile (selectors.session_overrides)
     )
+    # The memory this proposal repeats (services/near_duplicate.py), and the repeats merged into this one.
+    near_duplicate: Memory | None = None
+    merged: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -212,6 +227,7 @@ def review_queue(
     confirm_roots = _confirmable_trees(principal)
     four_eyes = four_eyes_trees({m.scope.tree for m in memories})
     overrides = session_override_notes(memories, conflicting)
+    repeated = _repeated(memories)
     items = []
     for m in memories:
         if conflicting[m.pk]:
@@ -237,9 +253,25 @@ def review_queue(
                 origin_turn_id=m.origin_turn_id,
                 edited_from=edited_from.get(m.pk),
                 session_override=overrides.get(m.pk),
+                near_duplicate=repeated.get(m.pk),
+                merged=list(m.meta.get(NEAR_DUPLICATES) or []),
             )
         )
     return items
+
+
+def _repeated(memories: list[Memory]) -> dict[int, Memory]:
+    """For each proposal that repeats a memory of its own scope (meta near_duplicate_of), that memory
+    (same scope, so readable by whoever may review it). One query."""
+    wanted = {
+        m.pk: (m.meta.get(NEAR_DUPLICATE_OF) or {}).get("memory_id")
+        for m in memories
+        if m.meta.get(NEAR_DUPLICATE_OF)
+    }
+    if not wanted:
+        return {}
+    found = Memory.objects.filter(pk__in=set(wanted.values())).select_related("scope").in_bulk()
+    return {pk: found[other] for pk, other in wanted.items() if other in found}
 
 
 UNREADABLE_TEXT = "(in a scope you cannot read; the text is not shown)"

@@ -33,6 +33,7 @@ NO_TURNS = f"An event has 1 to {MAX_TURNS} turns."
 EMPTY_CONTENT = "Every turn needs a non-empty content."
 # meta key naming the extractor of a candidate (what tells an extracted candidate from a recorded turn).
 EXTRACTED_BY = "extracted_by"
+REF_TWICE = "Two turns of this event share the ref {ref!r} with different texts; a ref names one turn."
 CALL_NEEDS_ID = "A tool_call or tool_result turn needs a call_id that pairs the call with its result."
 
 
@@ -46,6 +47,30 @@ def _validate(turns: list[dict]) -> None:
             raise InvalidInput(EMPTY_CONTENT, field=f"turns[{i}].content")
         if turn["role"] in ("tool_call", "tool_result", "tool") and not turn.get("call_id"):
             raise InvalidInput(CALL_NEEDS_ID, field=f"turns[{i}].call_id")
+
+
+def _lock_session(scope_id: int, session: str) -> None:
+    with transaction.get_connection().cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"episodes:{scope_id}:{session}"]
+        )
+
+
+def _fresh_turns(turns: list[dict], seen: set[str]) -> list[dict]:
+    """The turns not stored yet: a ref already stored, or met earlier in this event with the same text,
+    is a re-send; the same ref with another text in one event is refused (one turn, one text)."""
+    fresh, texts = [], {}
+    for i, turn in enumerate(turns):
+        ref = turn.get("ref")
+        if ref and ref in texts:
+            if texts[ref] != turn["content"]:
+                raise InvalidInput(REF_TWICE.format(ref=ref), field=f"turns[{i}].ref")
+            continue
+        if ref:
+            texts[ref] = turn["content"]
+        if not (ref and ref in seen):
+            fresh.append(turn)
+    return fresh
 
 
 def event_ingest(
@@ -63,6 +88,11 @@ def event_ingest(
     at = at or timezone.now()
     refs = [t.get("ref") for t in turns if t.get("ref")]
     with transaction.atomic():
+        if refs:
+            # Writers of one session's turns take turns, so the second reads the refs the first stored
+            # (two importers of one scope at once stored duplicates before); the unique index
+            # memory_one_episode_per_turn holds it whatever the caller.
+            _lock_session(scope.pk, session or "")
         seen = (
             set(
                 Memory.objects.filter(
@@ -72,7 +102,7 @@ def event_ingest(
             if refs
             else set()
         )
-        fresh = [t for t in turns if not (t.get("ref") and t["ref"] in seen)]
+        fresh = _fresh_turns(turns, seen)
         if not fresh:
             return []
         items = []

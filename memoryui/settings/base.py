@@ -234,6 +234,10 @@ MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)
 # Conversation turns with nothing to remember ("ok", "thanks!") are stored but neither embedded nor
 # keyword-indexed (governance/services/small_talk.py). Off: every turn is embedded (to measure the filter).
 MEMORY_SMALL_TALK_FILTER = env_bool("MEMORY_SMALL_TALK_FILTER", True)
+# A statement that repeats one of its scope (every content word already there) reinforces it instead of
+# being stored again; a repeated rule is proposed as its next revision (governance/services/near_duplicate.py).
+# Off: every write is stored (to measure the check).
+MEMORY_NEAR_DUPLICATES = env_bool("MEMORY_NEAR_DUPLICATES", True)
 
 # --- Governance (see docs/governance.md) ----------------------------------------------------------------
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this

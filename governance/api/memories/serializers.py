@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from governance.api.operations.serializers import OutboxStateOutput
-from governance.models import Kind, Memory, SourceKind, Status, Tier
+from governance.models import NEAR_DUPLICATE_OF, Kind, Memory, SourceKind, Status, Tier
 from governance.services.memory import REASON_REQUIRED
 
 
@@ -44,6 +44,22 @@ class MemoryCreateInput(serializers.Serializer):
     )
 
 
+class NearDuplicateOutput(serializers.Serializer):
+    decision = serializers.ChoiceField(
+        choices=["reinforced", "proposed"],
+        help_text="reinforced: nothing was stored, this is the memory repeated; proposed: a repeated rule in "
+        "force, written as the proposal of its next revision.",
+    )
+    memory_id = serializers.IntegerField(help_text="The memory repeated.")
+    share = serializers.FloatField(help_text="Share of the repeated memory's words the write said.")
+    status = serializers.CharField(required=False, help_text="The repeated memory's status then.")
+
+
+def _meta(memory) -> dict:
+    # Lists read rows without meta (MemoryQuerySet.light): no query per row for it.
+    return {} if "meta" in memory.get_deferred_fields() else memory.meta or {}
+
+
 class MemoryOutput(serializers.Serializer):
     id = serializers.IntegerField()
     scope = serializers.CharField(source="scope.path")
@@ -63,6 +79,20 @@ class MemoryOutput(serializers.Serializer):
     valid_until = serializers.DateTimeField(allow_null=True)
     occurred_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
+    near_duplicate = serializers.SerializerMethodField(
+        help_text="Set when this write repeated a memory of its scope: `reinforced` (nothing was stored; this "
+        "is the memory it repeats, reinforced) or `proposed` (a repeated rule, written as a proposal)."
+    )
+    merged_repeats = serializers.SerializerMethodField(
+        help_text="How many repeats were merged into this memory instead of being stored."
+    )
+
+    @extend_schema_field(NearDuplicateOutput(allow_null=True))
+    def get_near_duplicate(self, memory) -> dict | None:
+        return getattr(memory, "near_duplicate", None) or _meta(memory).get(NEAR_DUPLICATE_OF)
+
+    def get_merged_repeats(self, memory) -> int:
+        return int(_meta(memory).get("near_duplicates_count") or 0)
 
     def get_text(self, memory) -> str:
         # A forgotten memory's text is never served, even where a soft forget kept it for owners.

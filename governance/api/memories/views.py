@@ -51,8 +51,9 @@ class MemoriesView(APIView):
     @extend_schema(
         operation_id="memories_create",
         request=s.MemoryCreateInput,
-        responses={201: s.MemoryOutput, **ERROR_RESPONSES},
-        summary="Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal.",
+        responses={201: s.MemoryOutput, 200: s.MemoryOutput, **ERROR_RESPONSES},
+        summary="Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal. A "
+        "repeat of a memory of its scope is not stored: 200 with that memory, reinforced (`near_duplicate`).",
     )
     def post(self, request: Request) -> Response:
         principal = request_principal(request)
@@ -75,7 +76,11 @@ class MemoriesView(APIView):
             session=data.get("session", ""),
         )
         memory = memory_record(item=item, actor=principal)
-        return Response(s.MemoryOutput(memory).data, status=status.HTTP_201_CREATED)
+        # A repeat stored nothing (200, the memory it repeats, reinforced); anything else was created.
+        repeated = (getattr(memory, "near_duplicate", None) or {}).get("decision") == "reinforced"
+        return Response(
+            s.MemoryOutput(memory).data, status=status.HTTP_200_OK if repeated else status.HTTP_201_CREATED
+        )
 
 
 class MemoryDetailView(APIView):

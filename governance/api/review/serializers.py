@@ -36,6 +36,16 @@ class ReviewMemoryOutput(ReviewMemoryBriefOutput):
     source_kind = serializers.CharField()
 
 
+class MergedRepeatOutput(serializers.Serializer):
+    source_kind = serializers.CharField()
+    source_ref = serializers.CharField(allow_blank=True)
+    session = serializers.CharField(allow_blank=True)
+    status = serializers.CharField(allow_blank=True, help_text="The status the repeat was written with.")
+    share = serializers.FloatField(help_text="Share of this memory's words the repeat said.")
+    at = serializers.DateTimeField()
+    by = serializers.CharField(allow_null=True, help_text="Who wrote the repeat (null: the system).")
+
+
 class ReviewItemOutput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["proposal", "promotion", "conflict"])
     memory = ReviewMemoryOutput()
@@ -54,6 +64,16 @@ class ReviewItemOutput(serializers.Serializer):
     )
     edited_from = serializers.IntegerField(
         allow_null=True, help_text="The proposal a reviewer edited into it."
+    )
+    near_duplicate = ReviewMemoryBriefOutput(
+        allow_null=True,
+        help_text="The memory of its scope this proposal repeats (every content word already there): "
+        "confirming it makes it the next revision when that one has a key.",
+    )
+    merged = MergedRepeatOutput(
+        many=True,
+        help_text="Repeats merged into this memory instead of being stored (source kind and ref, session, "
+        "share of its words, when, by whom), newest last.",
     )
     created_at = serializers.DateTimeField()
     cursor = serializers.CharField(help_text="Pass as `after` to list the items after this one.")

@@ -46,6 +46,8 @@ def review_item(item) -> dict:
         "proposer_reason": item.proposer_reason,
         "origin_turn_id": item.origin_turn_id,
         "edited_from": item.edited_from.pk if item.edited_from else None,
+        "near_duplicate": brief(item.near_duplicate) if item.near_duplicate else None,
+        "merged": item.merged,
         "created_at": item.memory.created_at,
         "cursor": encode_cursor(item.memory),
     }

@@ -25,7 +25,6 @@ from governance.models import (
     Relation,
     RelationKind,
     Status,
-    activation,
 )
 from governance.permissions import (
     Action,
@@ -49,6 +48,7 @@ from governance.services.memory.record import (
     may_confirm,
     validate_input,
 )
+from governance.services.memory.reinforcement import reinforce_rows
 from governance.services.outbox import outbox_emit
 
 
@@ -391,29 +391,6 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
 
 
 # --- Reinforcement: a use or a reviewer's boost raises a memory's activation -------------------------
-
-
-def reinforce_rows(
-    memories: list[Memory],
-    *,
-    weight: float,
-    reason: str,
-    actor: Principal | None,
-    at: datetime | None = None,
-    turn_id: int | None = None,
-) -> None:
-    at = at or timezone.now()
-    for memory in memories:
-        memory.activation_log_k = activation.reinforced_log_k(
-            memory.activation_log_k, memory.decay_rate, weight, at
-        )
-        memory.last_reinforced_at = at
-        memory.reinforcement_count += 1
-        memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
-    ReinforcementEvent.objects.bulk_create(
-        ReinforcementEvent(memory=m, at=at, weight=weight, reason=reason, actor=actor, turn_id=turn_id)
-        for m in memories
-    )
 
 
 def memory_reinforce(

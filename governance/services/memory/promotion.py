@@ -11,7 +11,18 @@ from django.conf import settings
 from django.db import transaction
 
 from governance.errors import Conflict, InvalidInput
-from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, Status, Tier
+from governance.models import (
+    NEAR_DUPLICATES,
+    Kind,
+    Memory,
+    Principal,
+    Relation,
+    RelationKind,
+    Scope,
+    SourceKind,
+    Status,
+    Tier,
+)
 from governance.permissions import Action, require, require_writable
 from governance.selectors.memory import forgotten_hashes
 from governance.services.audit import AuditEntry, audit_record
@@ -83,13 +94,22 @@ def _episodes_for(candidate: Memory) -> list[Memory]:
     named = candidate.meta.get("episode_ids") if isinstance(candidate.meta, dict) else None
     if named:
         return list(base.filter(pk__in=[int(i) for i in named]))
-    if not candidate.session:
-        return []
-    return list(
-        base.filter(session=candidate.session, task_type=candidate.task_type).order_by("-occurred_at", "-pk")[
-            :EPISODES_PER_SESSION
-        ]
-    )
+    out = []
+    for session in _sessions_of(candidate):
+        out += list(
+            base.filter(session=session, task_type=candidate.task_type).order_by("-occurred_at", "-pk")[
+                :EPISODES_PER_SESSION
+            ]
+        )
+    return out
+
+
+def _sessions_of(candidate: Memory) -> list[str]:
+    """The sessions a candidate was seen in: its own, and those of the repeats merged into it
+    (services/near_duplicate.py: a repeat reinforces the candidate instead of being stored)."""
+    merged = candidate.meta.get(NEAR_DUPLICATES) if isinstance(candidate.meta, dict) else None
+    sessions = [candidate.session, *((r.get("session") or "") for r in merged or ())]
+    return [s for s in dict.fromkeys(sessions) if s]
 
 
 def _group(candidate: Memory) -> str:
@@ -282,7 +302,7 @@ def promotion_scan(
         if members[-1].content_hash in forgotten:
             continue
         group = f"{task_type}|{subject}|{members[-1].content_hash[:16]}"
-        if len({m.session for m in members if m.session}) < needed or _already_promoted(scope, group):
+        if len({s for m in members for s in _sessions_of(m)}) < needed or _already_promoted(scope, group):
             continue
         episodes: dict[int, Memory] = {}
         for member in members:

@@ -18,6 +18,7 @@ from governance.errors import (
     InvalidTransition,
     KeyRevisionConflict,
     StaleRevision,
+    TurnAlreadyStored,
 )
 from governance.models import (
     DECAY_PER_DAY,
@@ -39,9 +40,11 @@ from governance.permissions import (
     require_writable,
     requires_four_eyes,
 )
+from governance.services import near_duplicate
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.bulk import copy_insert
 from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
+from governance.services.memory.reinforcement import near_duplicate_merge
 from governance.services.outbox import outbox_emit
 
 MAX_TEXT_CHARS = 20_000
@@ -283,15 +286,59 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
                 same = _existing_keyed(item)
                 if same is not None:
                     return same
+            found = find_repeat(item)
+            if found is not None and item.key is None and not near_duplicate.proposes(item.kind, found):
+                return near_duplicate_merge(
+                    kept_id=found.memory_id, source=_source_of(item), share=found.share, actor=actor
+                )
+            if found is not None and near_duplicate.proposes(item.kind, found):
+                confirmed = _propose_revision(item, found, confirmed)
+            else:
+                found = None  # a keyed write repeating a memory not in force: the key decides
             memory = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
-            _queue_conflicts(memory, actor)
+            if found is None:  # a repeat says nothing its original does not: no contradiction to queue
+                _queue_conflicts(memory, actor)
             fix_at_proposal(memory)
             return memory
     except IntegrityError as exc:
         raise integrity_to_domain(exc) from exc
+
+
+def find_repeat(item: MemoryInput) -> near_duplicate.NearDuplicate | None:
+    """The memory this write repeats (governance/services/near_duplicate.py), None for episodes, or with
+    the check off. Writes of one text in one scope take turns here, so two at once store one."""
+    if not near_duplicate.checked(item.kind, item.meta):
+        return None
+    near_duplicate.lock_text(item.scope.pk, content_hash(item.text))
+    return near_duplicate.near_duplicate_find(
+        scope_id=item.scope.pk, kind=item.kind, text=item.text, task_type=item.task_type
+    )
+
+
+def _source_of(item: MemoryInput) -> dict:
+    return {
+        "source_kind": item.source_kind,
+        "source_ref": item.source_ref or "",
+        "session": item.session or "",
+        "status": item.status or "",
+    }
+
+
+def _propose_revision(item: MemoryInput, found: near_duplicate.NearDuplicate, confirmed: bool) -> bool:
+    """A rule written again: a proposal of the next revision of the rule it repeats (its key, when it has
+    one), for a person to confirm; only a person with the right, writing it in force, puts it in force.
+    Returns whether it is written confirmed."""
+    item.meta = {**(item.meta or {}), near_duplicate.OF: near_duplicate.proposal_entry(found)}
+    if confirmed:
+        return True
+    item.status = Status.PROPOSED
+    if item.key is None and found.key is not None:
+        item.key, item.revision = found.key, None
+        _existing_keyed(item)  # takes the key's lock and the next revision
+    return False
 
 
 def _queue_conflicts(memory: Memory, actor: Principal | None) -> None:
@@ -339,9 +386,15 @@ def integrity_to_domain(exc: IntegrityError) -> Exception:
         return KeyRevisionConflict()
     if "memory_no_resurrection" in text:
         return StaleRevision()
+    if "memory_one_episode_per_turn" in text:
+        return TurnAlreadyStored()
     if "memory_status_transition" in text:
         return InvalidTransition()
     return exc
+
+
+def _near_checked(item: MemoryInput) -> bool:
+    return near_duplicate.checked(item.kind, item.meta)
 
 
 def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) -> list[Memory]:
@@ -368,25 +421,29 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
     now = timezone.now()
     try:
         with transaction.atomic():
-            plain = [i for i in items if i.key is None]
+            # Keyed writes and statements that may repeat one already stored take the single path.
+            single = [i for i in items if i.key is not None or _near_checked(i)]
+            taken = {id(i) for i in single}
+            plain = [i for i in items if id(i) not in taken]
             created = copy_insert(
                 Memory, [build_memory(i, actor, now, confirmed=confirmed[id(i)]) for i in plain]
             )
-            for item in (i for i in items if i.key is not None):
-                created.append(memory_record(item=item, actor=actor))
-            audit_record_many(actor=actor, entries=[_created_entry(m) for m in created if m.key is None])
+            audit_record_many(actor=actor, entries=[_created_entry(m) for m in created])
+            copied = len(created)
+            for item in single:
+                memory = memory_record(item=item, actor=actor)
+                if getattr(memory, "near_duplicate", None) is None:  # a repeat adds no memory
+                    created.append(memory)
             four_eyes: dict[int, bool] = {}  # asked once per scope
-            for memory in created:
+            for memory in created[:copied]:
                 if memory.key is None:
                     _queue_conflicts(memory, actor)
                     if memory.scope_id not in four_eyes:
                         four_eyes[memory.scope_id] = requires_four_eyes(memory.scope)
                     if four_eyes[memory.scope_id]:
                         fix_at_proposal(memory)
-            if created:
-                outbox_emit(
-                    topic="memory.created", payload={"memory_ids": [m.pk for m in created if m.key is None]}
-                )
+            if copied:
+                outbox_emit(topic="memory.created", payload={"memory_ids": [m.pk for m in created[:copied]]})
             return created
     except IntegrityError as exc:
         raise integrity_to_domain(exc) from exc

@@ -1,0 +1,79 @@
+"""Reinforcement: a use, a reviewer's boost or a repeated write raises a memory's activation
+(governance.models.activation), each logged as a ReinforcementEvent. `near_duplicate_merge` is the write a
+repeat makes instead of a row of its own (governance/services/near_duplicate.py has the rule)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.utils import timezone
+
+from governance.models import NEAR_DUPLICATES, Memory, Principal, ReinforcementEvent, activation
+from governance.services import near_duplicate
+from governance.services.audit import AuditEntry, audit_record
+
+
+def reinforce_rows(
+    memories: list[Memory],
+    *,
+    weight: float,
+    reason: str,
+    actor: Principal | None,
+    at: datetime | None = None,
+    turn_id: int | None = None,
+) -> None:
+    at = at or timezone.now()
+    for memory in memories:
+        memory.activation_log_k = activation.reinforced_log_k(
+            memory.activation_log_k, memory.decay_rate, weight, at
+        )
+        memory.last_reinforced_at = at
+        memory.reinforcement_count += 1
+        memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
+    ReinforcementEvent.objects.bulk_create(
+        ReinforcementEvent(memory=m, at=at, weight=weight, reason=reason, actor=actor, turn_id=turn_id)
+        for m in memories
+    )
+
+
+def near_duplicate_merge(
+    *, kept_id: int, source: dict, share: float, actor: Principal | None, at=None
+) -> Memory:
+    """Reinforce the kept memory with a repeat, list the repeat's source on it and audit the decision
+    (no text in the audit event: a forget must reach every copy). Call in the write's transaction."""
+    kept = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").get(pk=kept_id)
+    at = at or timezone.now()
+    entry = {**source, "share": round(share, 3), "at": at.isoformat(), "by": actor.name if actor else None}
+    merged = [*(kept.meta.get(NEAR_DUPLICATES) or []), entry][-near_duplicate.MERGED_KEPT :]
+    kept.meta = {
+        **kept.meta,
+        NEAR_DUPLICATES: merged,
+        "near_duplicates_count": (kept.meta.get("near_duplicates_count") or 0) + 1,
+    }
+    kept.save(update_fields=["meta", "updated_at"])
+    reinforce_rows(
+        [kept],
+        weight=near_duplicate.REINFORCE_WEIGHT,
+        reason=ReinforcementEvent.Reason.WRITE,
+        actor=actor,
+        at=at,
+    )
+    audit_record(
+        actor=actor,
+        entry=AuditEntry(
+            "memory.near_duplicate",
+            "memory",
+            str(kept.pk),
+            kept.scope.path,
+            kept.status,
+            kept.status,
+            "",
+            {
+                "decision": "reinforced",
+                "share": round(share, 3),
+                **{k: source[k] for k in ("source_kind", "source_ref") if k in source},
+            },
+        ),
+    )
+    kept.near_duplicate = {"decision": "reinforced", "memory_id": kept.pk, "share": round(share, 3)}
+    return kept
