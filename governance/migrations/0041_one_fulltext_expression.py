@@ -21,9 +21,9 @@ class Migration(migrations.Migration):
     atomic = False
     dependencies = [
         ("governance", "0027_walls_by_identity"),
-        # Main's merge of the teams and read-fence migrations (made beside this one): following it too keeps
-        # one leaf, so no merge migration is needed (different objects).
-        ("governance", "0042_merge_teams_fences"),
+        # Main's leaf when this was merged (made beside this one): following it too keeps one leaf, so no merge
+        # migration is needed (different objects).
+        ("governance", "0043_merge_one_episode_per_turn"),
     ]
 
     operations = [migrations.RunSQL(DROP, RECREATE)]
