@@ -21,6 +21,15 @@ MEMORY = {
     "text": "Slides use the 16:9 layout.",
     "source": {"kind": "user"},
 }
+FACTS = [
+    dict(MEMORY, text=text)
+    for text in (
+        "Slides use the 16:9 layout.",
+        "Invoices are sent on the first Monday of the month.",
+        "The client's brand colour is teal.",
+        "Deploys are frozen during the quarterly audit.",
+    )
+]
 
 
 def rates(**overrides) -> dict:
@@ -105,9 +114,10 @@ def test_an_api_token_over_its_write_rate_gets_429_with_retry_after(agent):
     cache.clear()
     client = token_client(agent)
     with override_settings(REST_FRAMEWORK=rates(write="3/min")):
-        codes = [client.post("/api/v1/memories", MEMORY, format="json").status_code for _ in range(3)]
+        # Distinct facts: a repeat of the same text is a near-duplicate (200, reinforced), not a new row.
+        codes = [client.post("/api/v1/memories", fact, format="json").status_code for fact in FACTS[:3]]
         assert codes == [201, 201, 201]
-        throttled = client.post("/api/v1/memories", MEMORY, format="json")
+        throttled = client.post("/api/v1/memories", FACTS[3], format="json")
         assert throttled.status_code == 429
         assert 0 < int(throttled["Retry-After"]) <= 60
         body = throttled.json()
@@ -115,7 +125,7 @@ def test_an_api_token_over_its_write_rate_gets_429_with_retry_after(agent):
         # Buckets are separate: the token may still read.
         assert client.get("/api/v1/memories").status_code == 200
         # And the limit is per token: another token of another principal is not affected.
-        assert token_client(agent).post("/api/v1/memories", MEMORY, format="json").status_code == 201
+        assert token_client(agent).post("/api/v1/memories", FACTS[3], format="json").status_code == 201
 
 
 @pytest.mark.django_db
