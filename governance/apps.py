@@ -9,10 +9,11 @@ class GovernanceConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import request_started
 
-        from governance.runtime.replica import begin_request
-
         # Derived stores whose update is a service register their handler from the service's module
         # (governance.propagation.stores.handler / repair): import them in every process that may run one.
+        # Unkeyed contradictions are proposed after each embedding (governance.propagation.after_embedding).
+        from governance.recall import disputes  # noqa: F401
+        from governance.runtime.replica import begin_request
         from governance.services import summary  # noqa: F401
 
         # Read replicas: each request starts unpinned (it has written nothing yet).

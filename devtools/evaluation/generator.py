@@ -902,6 +902,75 @@ def _near_duplicate(c: _Ctx) -> EvalTask:
     )
 
 
+def _unkeyed_contradiction(c: _Ctx) -> EvalTask:
+    """A fact said plainly, and days later a message saying it changed, with no key between them ("We use
+    MySQL." / "The team has moved to PostgreSQL."); beside them the same subject said again with no change
+    and a change of something else. Cases in turn: nobody has decided (both are evidence, marked in dispute,
+    the newer named), or a curator confirmed the newer one (the older is no longer in force, replaced by it).
+    The dispute must be proposed by the system after embedding (the loader runs it as the worker does)."""
+    fact = vocab.FACTS[c.rng.randrange(len(vocab.FACTS))]
+    old_value, new_value = c.rng.sample(fact.values, 2)
+    said = c.rng.choice(fact.said[c.lang]).format(v=old_value)
+    changed = c.rng.choice(fact.changed[c.lang]).format(w=new_value)
+    old_ago = c.rng.randint(8 * DAY, 14 * DAY)
+    events = [
+        c.statement_event("said", said, old_ago),
+        c.statement_event("aside", fact.aside[c.lang], c.rng.randint(4 * DAY, 7 * DAY), session="s-mid"),
+        c.statement_event(
+            "other", vocab.OTHER_CHANGE[c.lang], c.rng.randint(2 * DAY, 4 * DAY), session="s-mid"
+        ),
+        c.statement_event("changed", changed, c.rng.randint(60, 2 * DAY), session="s-later"),
+        *c.noise(8, 16),
+    ]
+    # In turn, and English and Chinese apart, so the smoke suite (one task each) holds both cases.
+    settled = (int(c.tid.rsplit("-", 1)[1]) + (c.lang == "zh")) % 2 == 1
+    actions = (
+        (ActionSpec(op="settle", target="said", label="changed", reason=vocab.SETTLE_REASON[c.lang]),)
+        if settled
+        else ()
+    )
+    expect = (
+        Expect(
+            include=("changed",),
+            negative=(("said", "changed"),),
+            not_in_force=("said",),
+            stale=("said",),
+            undisputed=("aside", "other"),
+            evidence=("changed",),
+            absent=("dup-sibling", "dup-foreign"),
+        )
+        if settled
+        else Expect(
+            include=("said", "changed"),
+            disputes=(("changed", "said"),),
+            undisputed=("aside", "other"),
+            evidence=("changed",),
+            absent=("dup-sibling", "dup-foreign"),
+        )
+    )
+    # The old statement in a sibling project and another workspace, where nothing changed it.
+    dups = tuple(
+        MemorySpec(
+            label=f"dup-{place}",
+            place=place,
+            kind="episodic",
+            text=said,
+            source_kind="user",
+            source_ref=c.ref(f"dup-{place}"),
+            ago_min=c.rng.randint(60, 3 * DAY),
+        )
+        for place in ("sibling", "foreign")
+    )
+    return c.task(
+        "unkeyed_contradiction",
+        c.rng.choice(fact.asks[c.lang]),
+        events=tuple(events),
+        memories=dups,
+        actions=actions,
+        expect=expect,
+    )
+
+
 BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "delayed_recall": _delayed_recall,
     "scope_boundary": _scope_boundary,
@@ -917,5 +986,6 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "support_chain": _support_chain,
     "correction_in_conversation": _correction_in_conversation,
     "near_duplicate": _near_duplicate,
+    "unkeyed_contradiction": _unkeyed_contradiction,
 }
 assert set(BUILDERS) == set(CATEGORIES)

@@ -13,6 +13,7 @@ from devtools.evaluation.scorers import Loaded
 from devtools.evaluation.suite import VISIBLE_PLACES, EvalTask, MemorySpec
 from governance.models import Memory, Principal, Role, Scope
 from governance.propagation import embed_memories
+from governance.propagation.stores import run_after_embedding
 from governance.services.memory import (
     MemoryInput,
     memory_forget,
@@ -126,9 +127,16 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
         memory = memory_record(item=_memory_input(spec, scopes[spec.place], anchor), actor=writer)
         ids[spec.label] = Loaded(memory.pk, memory.text)
     for action in task.actions:
-        _apply(action, ids, principals.curator)
+        if action.op != "settle":
+            _apply(action, ids, principals.curator)
     scope_ids = [s.pk for s in scopes.values()]
-    embed_memories(list(Memory.objects.filter(scope_id__in=scope_ids).values_list("pk", flat=True)))
+    loaded = list(Memory.objects.filter(scope_id__in=scope_ids).values_list("pk", flat=True))
+    embed_memories(loaded)
+    # What the embedding worker does after each embedding (unkeyed contradictions proposed as disputes).
+    run_after_embedding(loaded)
+    for action in task.actions:
+        if action.op == "settle":  # a person's decision on what the system proposed once it was embedded
+            _apply(action, ids, principals.curator)
     visible = set(
         Memory.objects.filter(scope_id__in=[scopes[p].pk for p in VISIBLE_PLACES]).values_list(
             "pk", flat=True
@@ -173,6 +181,15 @@ def _apply(action, ids: dict[str, Loaded], actor: Principal) -> None:
             reason=action.reason,
             actor=actor,
         )
+    elif action.op == "settle":
+        from governance.models import Dispute
+        from governance.services.dispute import dispute_confirm
+
+        newer = ids[action.label].id
+        dispute = Dispute.objects.filter(newer_id=newer, older_id=target).first()
+        if dispute is None:
+            return  # nothing was proposed: nothing to settle, and the task's checks say what is missing
+        dispute_confirm(dispute_id=dispute.pk, holds_id=newer, reason=action.reason, actor=actor)
     elif action.op == "retire":
         memory_retire(memory_id=target, actor=actor, reason=action.reason)
     elif action.op == "forget":

@@ -288,6 +288,29 @@ def check_repeats(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
     return out
 
 
+def check_disputes(e: Expect, packet: dict, ids: dict[str, Loaded]) -> list[str]:
+    """A dispute nobody decided: both sides usable, each block marked in dispute with the other and naming
+    the newer one; a memory that contradicts nothing is never marked."""
+    out = []
+    for newer, older in e.disputes:
+        n, o = _id(ids, newer), _id(ids, older)
+        for label, mid, other in ((newer, n, o), (older, o, n)):
+            shown = [b for _, b in _usable_blocks(packet, mid or -1)]
+            if not shown:
+                out.append(f"{label} (#{mid}): not usable in the packet although only in dispute")
+            elif not any(
+                (b.get("in_dispute") or {}).get("newer") == n
+                and ((b.get("in_dispute") or {}).get("with") or {}).get("memory_id") == other
+                for b in shown
+            ):
+                out.append(f"{label} (#{mid}): not marked in dispute with #{other} (newer: #{n})")
+    for label in e.undisputed:
+        mid = _id(ids, label)
+        if any(b.get("in_dispute") for _, b in blocks(packet) if int(b["memory_id"]) == mid):
+            out.append(f"{label} (#{mid}): marked in dispute, but it contradicts nothing")
+    return out
+
+
 # Which checks judge which category. `absent` (nothing from another scope, nothing forgotten) judges all.
 CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
     "delayed_recall": (check_include, check_absent),
@@ -311,6 +334,13 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
         check_absent,
     ),
     "near_duplicate": (check_include, check_slots, check_proposals, check_repeats, check_absent),
+    "unkeyed_contradiction": (
+        check_include,
+        check_disputes,
+        check_negative,
+        check_not_in_force,
+        check_absent,
+    ),
 }
 
 
@@ -337,6 +367,8 @@ CATEGORY_NEEDS: dict[str, str] = {
     # The repeat is decided at write (services/near_duplicate.py); reading it back needs the vector path.
     # Its ablation is the write check turned off (MEMORY_NEAR_DUPLICATES=false), not a recall stage.
     "near_duplicate": VECTOR,
+    # A dispute is marked, and a settled one's loser listed as no longer in force, by adjudication.
+    "unkeyed_contradiction": ADJUDICATE,
 }
 
 

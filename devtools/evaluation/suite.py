@@ -23,6 +23,7 @@ CATEGORIES = (
     "support_chain",
     "correction_in_conversation",
     "near_duplicate",
+    "unkeyed_contradiction",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -105,6 +106,10 @@ class Expect:
     # (repeat, original, decision): the write of `repeat` was `reinforced` into `original` (no row of its
     # own), `proposed` as its next revision (a proposal with its key, never in force), or kept `separate`.
     repeats: tuple[tuple[str, str, str], ...] = ()
+    # (newer, older): a dispute the system proposed and no person decided: both usable, each block marked in
+    # dispute with the other, naming the newer one.
+    disputes: tuple[tuple[str, str], ...] = ()
+    undisputed: tuple[str, ...] = ()  # never marked in dispute (similar, but no contradiction)
 
 
 @dataclass(frozen=True)

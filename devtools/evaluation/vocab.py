@@ -387,3 +387,63 @@ UNKEYED_RULES = {
     ),
 }
 ACK_CORRECTION = {"en": "Understood, I will do it that way from now on.", "zh": "明白，以后就这样做。"}
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A plain statement of fact about a subject with one value, with no key: how it is first said, how a
+    later message says it changed, a statement about the same subject that changes nothing, and a question."""
+
+    values: tuple[str, ...]  # the same in both languages (product names)
+    said: dict[str, tuple[str, ...]]  # {v}
+    changed: dict[str, tuple[str, ...]]  # {w}: the wording of a change
+    aside: dict[str, str]  # the same subject, no change
+    asks: dict[str, tuple[str, ...]]
+
+
+# unkeyed_contradiction: "We use MySQL." and, days later, "The team has moved to PostgreSQL.".
+FACTS: tuple[Fact, ...] = (
+    Fact(
+        values=("MySQL", "PostgreSQL", "Oracle", "MongoDB"),
+        said={
+            "en": ("We use {v} for the main database.", "Our main database runs on {v}."),
+            "zh": ("我们的主数据库用的是{v}。",),
+        },
+        changed={
+            "en": (
+                "The team has moved the main database to {w}.",
+                "We switched the main database to {w} last week.",
+            ),
+            "zh": ("团队已经把主数据库迁移到{w}了。", "主数据库上周换成{w}了。"),
+        },
+        aside={"en": "The main database backups run every night.", "zh": "主数据库每晚备份一次。"},
+        asks={
+            "en": ("Which database do we use?", "What is our main database?"),
+            "zh": ("我们用的是哪个数据库？", "主数据库是什么？"),
+        },
+    ),
+    Fact(
+        values=("Jenkins", "GitHub Actions", "GitLab CI", "CircleCI"),
+        said={"en": ("Our builds run on {v}.",), "zh": ("我们的构建跑在{v}上。",)},
+        changed={"en": ("The builds now run on {w} instead.",), "zh": ("构建已经改用{w}了。",)},
+        aside={"en": "The builds take about twelve minutes.", "zh": "构建大约需要十二分钟。"},
+        asks={"en": ("Where do our builds run?",), "zh": ("我们的构建在哪里跑？",)},
+    ),
+    Fact(
+        values=("Slack", "Teams", "Discord", "Zulip"),
+        said={"en": ("Team chat runs on {v}.",), "zh": ("团队沟通用的是{v}。",)},
+        changed={"en": ("We moved team chat over to {w}.",), "zh": ("团队沟通已经换成{w}了。",)},
+        aside={"en": "Team chat is quiet on Fridays.", "zh": "周五团队沟通比较少。"},
+        asks={"en": ("Which chat tool does the team use?",), "zh": ("团队用什么聊天工具？",)},
+    ),
+    Fact(
+        values=("AWS", "Azure", "GCP", "Hetzner"),
+        said={"en": ("Production is hosted on {v}.",), "zh": ("生产环境部署在{v}上。",)},
+        changed={"en": ("Production has migrated to {w}.",), "zh": ("生产环境已经迁移到{w}了。",)},
+        aside={"en": "Production deploys happen on Tuesdays.", "zh": "生产环境每周二发布。"},
+        asks={"en": ("Where is production hosted?",), "zh": ("生产环境部署在哪里？",)},
+    ),
+)
+# A change of something else: must not be taken for a change of the fact.
+OTHER_CHANGE = {"en": "We have moved the stand-up to 10 am.", "zh": "站会改到上午十点了。"}
+SETTLE_REASON = {"en": "the later message holds: the team migrated", "zh": "以后一条为准：团队已经迁移"}

@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from governance.api.access import views as access
 from governance.api.administration import views as admin
 from governance.api.context import views as context
+from governance.api.disputes import views as disputes
 from governance.api.events import views as events
 from governance.api.memories import views as memories
 from governance.api.operations import views as operations
@@ -81,6 +82,18 @@ urlpatterns = [
     path("scopes/<int:scope_id>/import", portability.ScopeImportView.as_view(), name="api-gov-scope-import"),
     # Review.
     path("review", review.ReviewQueueView.as_view(), name="api-gov-review-queue"),
+    # Proposed contradictions between unkeyed memories (governance/api/disputes/views.py).
+    path("disputes", disputes.DisputesView.as_view(), name="api-gov-disputes"),
+    path(
+        "disputes/<int:dispute_id>/confirm",
+        disputes.DisputeConfirmView.as_view(),
+        name="api-gov-dispute-confirm",
+    ),
+    path(
+        "disputes/<int:dispute_id>/dismiss",
+        disputes.DisputeDismissView.as_view(),
+        name="api-gov-dispute-dismiss",
+    ),
     # Access: grants, group members, tokens.
     path("grants", access.GrantListView.as_view(), name="api-gov-grants"),
     path("grants/<int:grant_id>", access.GrantRevokeView.as_view(), name="api-gov-grant-revoke"),

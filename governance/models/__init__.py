@@ -19,7 +19,7 @@ from governance.models.memory import (
 from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery, ReadFence
 from governance.models.portability import ImportedAuditEvent, ScopeImport
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
-from governance.models.relation import Relation, RelationKind
+from governance.models.relation import Dispute, DisputeState, Relation, RelationKind
 from governance.models.retention import RetentionPolicy
 from governance.models.scope import AgentWrite, Scope, SessionOverrides, Workspace
 from governance.models.summary import Summary
@@ -35,6 +35,8 @@ __all__ = [
     "ApiToken",
     "AuditEvent",
     "DECAY_PER_DAY",
+    "Dispute",
+    "DisputeState",
     "DERIVED_STORES",
     "EvaluationRun",
     "EventType",

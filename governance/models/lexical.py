@@ -49,5 +49,23 @@ def searchable_text(text: str, speaker: str = "") -> str:
     return f"{speaker}: {text}" if speaker else text
 
 
+# How much of the turn before a conversation turn goes into what the turn is embedded as (characters).
+CONTEXT_CHARS = 200
+
+
+def in_context(text: str, speaker: str = "", *, before: str = "", before_speaker: str = "") -> str:
+    """What a conversation turn is embedded as: the turn before it in its session, cut to CONTEXT_CHARS,
+    on the line above the turn itself (searchable_text). A short turn ("Yes, last week!") carries its
+    meaning in the turn it answers. Only the vector gets it: the stored text and the keyword terms stay
+    the turn's own (docs/evaluation.md: the turn before in the keyword terms, and the session's day in
+    the embedded text, were measured and not kept)."""
+    before = " ".join((before or "").split())
+    if not before:
+        return searchable_text(text, speaker)
+    if len(before) > CONTEXT_CHARS:
+        before = before[:CONTEXT_CHARS].rsplit(" ", 1)[0] + " …"
+    return f"{searchable_text(before, before_speaker)}\n{searchable_text(text, speaker)}"
+
+
 def lexical_text(text: str, speaker: str = "") -> str:
     return " ".join(terms(searchable_text(text, speaker)))

@@ -34,3 +34,48 @@ class Relation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} {self.kind} {self.target_id}"
+
+
+class DisputeState(models.TextChoices):
+    PROPOSED = "proposed", "Proposed"
+    CONFIRMED = "confirmed", "Confirmed"
+    DISMISSED = "dismissed", "Dismissed"
+
+
+class Dispute(models.Model):
+    """A `contradicts` link the system proposes between two unkeyed memories that seem to say different
+    things about the same subject ("We use MySQL." / "The team has moved to PostgreSQL."), found by
+    similarity and the wording of a change (governance/services/conflict.py). It is no Relation until a
+    person decides: while proposed, both memories stay evidence and the packet marks the pair as in
+    dispute; a person confirms (the one that holds supersedes the other) or dismisses it. A dismissed
+    pair is kept, so the same pair is never proposed again."""
+
+    newer = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="disputes_newer")
+    older = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="disputes_older")
+    similarity = models.FloatField()
+    cues = models.JSONField(default=list, blank=True)  # the wording that made it a candidate
+    reason = models.TextField(blank=True, default="")
+    state = models.CharField(max_length=10, choices=DisputeState.choices, default=DisputeState.PROPOSED)
+    holds = models.ForeignKey(
+        "governance.Memory", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_by = models.ForeignKey("governance.Principal", null=True, blank=True, on_delete=models.SET_NULL)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["newer", "older"], name="dispute_unique_pair"),
+            models.CheckConstraint(condition=~models.Q(newer=models.F("older")), name="dispute_not_self"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=[s.value for s in DisputeState]), name="dispute_state_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["newer", "state"], name="dispute_newer_state"),
+            models.Index(fields=["older", "state"], name="dispute_older_state"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.newer_id} disputes {self.older_id} ({self.state})"

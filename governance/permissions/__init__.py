@@ -84,6 +84,7 @@ from governance.permissions.resolve import (  # noqa: F401
     UNKNOWN_PRINCIPAL,
     acting_workspace_ids,
     clean_path,
+    dispute_for_reader,
     grant_for_reader,
     is_member,
     member_by_name,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from governance.errors import InvalidInput, NotFound
-from governance.models import Grant, Memory, Principal, PrincipalKind, Scope, Turn, Workspace
+from governance.models import Dispute, Grant, Memory, Principal, PrincipalKind, Scope, Turn, Workspace
 from governance.permissions.access import (
     effective_grants,
     governed_scopes,
@@ -150,6 +150,22 @@ def memory_for_reader(actor: Principal | None, memory_id: int, *, missing: Excep
     if memory is None:
         _raise(missing)
     return memory
+
+
+def dispute_for_reader(
+    actor: Principal | None, dispute_id: int, *, missing: Exception | None = None
+) -> Dispute:
+    """A proposed contradiction the actor may read: both of its memories readable (memory_for_reader's
+    rule); the same answer as for an unknown id otherwise."""
+    readable = memory_readable_scopes(actor)
+    dispute = (
+        Dispute.objects.select_related("newer__scope", "older__scope")
+        .filter(pk=dispute_id, newer__scope__in=readable, older__scope__in=readable)
+        .first()
+    )
+    if dispute is None:
+        _raise(missing)
+    return dispute
 
 
 def turn_for_reader(actor: Principal | None, turn_id: int, *, missing: Exception | None = None) -> Turn:

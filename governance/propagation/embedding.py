@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from governance.embedding import get_embedder
 from governance.models import Memory, Status
-from governance.models.lexical import searchable_text
+from governance.models.lexical import in_context
 
 
 def claim_lease() -> timedelta:
@@ -29,14 +29,59 @@ def claim_lease() -> timedelta:
 EMBED_STATUSES = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED, Status.RETIRED)
 
 
-def _embedding_input(row: dict) -> str:
+def _embedding_input(row: dict, context: dict[int, tuple[str, str]]) -> str:
     """The text the embedder gets for one memory row (of EMBED_FIELDS): who said it and what, by the same
     rule as the keyword column (lexical.searchable_text), so a question naming a person finds that
-    person's turns."""
-    return searchable_text(row["text"], row["speaker"])
+    person's turns; a conversation turn with the turn before it above (lexical.in_context)."""
+    before, before_speaker = context.get(row["pk"], ("", ""))
+    return in_context(row["text"], row["speaker"], before=before, before_speaker=before_speaker)
 
 
-EMBED_FIELDS = ("pk", "text", "content_hash", "speaker")
+def turn_context(rows: list[dict]) -> dict[int, tuple[str, str]]:
+    """For each conversation turn among `rows` (an episode of a session), the (text, speaker) of the turn
+    before it in its scope and session, read in one statement (index memory_scope_session); "" when it is
+    the session's first. Same scope, so no one who may see the turn's vector match may not see the turn
+    before. A forgotten turn is never context: it is skipped, and forgetting one embeds the turn after it
+    again (the embedding store's handler, stores.py). The context is read when the turn is embedded: a
+    turn that arrives later with an earlier time does not change its successor's vector until that one
+    is embedded again (`manage.py reembed --all`)."""
+    turns = [row["pk"] for row in rows if row["kind"] == "episodic" and row["session"]]
+    if not turns:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, coalesce(p.text, ''), coalesce(p.speaker, '') FROM governance_memory m"
+            " LEFT JOIN LATERAL (SELECT b.text, b.speaker FROM governance_memory b"
+            "  WHERE b.scope_id = m.scope_id AND b.session = m.session AND b.kind = 'episodic'"
+            "   AND (b.occurred_at, b.id) < (m.occurred_at, m.id) AND b.purged_at IS NULL"
+            "   AND b.status <> 'forgotten'"
+            "  ORDER BY b.occurred_at DESC, b.id DESC LIMIT 1) p ON true"
+            " WHERE m.id = ANY(%s) AND m.occurred_at IS NOT NULL",
+            [turns],
+        )
+        return {int(pk): (text, speaker) for pk, text, speaker in cursor.fetchall()}
+
+
+def turns_after(memory_ids: list[int]) -> list[int]:
+    """The turn right after each of these conversation turns in its scope and session (forgotten ones
+    skipped, as turn_context skips them): the one whose vector holds it as context. When a turn is
+    forgotten, that one is embedded again."""
+    if not memory_ids:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n.id FROM governance_memory m CROSS JOIN LATERAL (SELECT a.id FROM governance_memory a"
+            "  WHERE a.scope_id = m.scope_id AND a.session = m.session AND a.kind = 'episodic'"
+            "   AND (a.occurred_at, a.id) > (m.occurred_at, m.id) AND a.purged_at IS NULL"
+            "   AND a.status <> 'forgotten'"
+            "  ORDER BY a.occurred_at, a.id LIMIT 1) n"
+            " WHERE m.id = ANY(%s) AND m.kind = 'episodic' AND m.session <> '' AND m.occurred_at IS NOT NULL",
+            [list(memory_ids)],
+        )
+        return sorted({int(pk) for (pk,) in cursor.fetchall()})
+
+
+EMBED_FIELDS = ("pk", "text", "content_hash", "speaker", "kind", "session", "occurred_at")
 
 
 def embeddable() -> QuerySet[Memory]:
@@ -214,7 +259,10 @@ def embed_memories(
                 .order_by("pk")
                 .values(*EMBED_FIELDS)
             )
-            vectors = embedder.embed_memories([_embedding_input(row) for row in rows]) if rows else []
+            context = turn_context(rows)
+            vectors = (
+                embedder.embed_memories([_embedding_input(row, context) for row in rows]) if rows else []
+            )
         except Exception:
             if not claimed:
                 give_back(chunk_ids)

@@ -13,7 +13,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
-from governance.propagation.embedding import embed_memories, waiting_rows
+from governance.propagation.embedding import embed_memories, turns_after, waiting_rows
 from governance.propagation.turns import redact_turns
 
 logger = logging.getLogger(__name__)
@@ -54,6 +54,24 @@ def repair(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
     return register
 
 
+# Work that needs the vectors just written (the proposal of unkeyed contradictions, which finds its pairs by
+# vector: governance/recall/disputes.py) registers here and runs after every embedding delivery, with
+# the ids the delivery embedded. Registered by a module governance.apps imports at start-up.
+AFTER_EMBEDDING: list[Callable[[list[int]], object]] = []
+
+
+def after_embedding(fn: Callable[[list[int]], object]) -> Callable[[list[int]], object]:
+    AFTER_EMBEDDING.append(fn)
+    return fn
+
+
+def run_after_embedding(memory_ids: list[int]) -> None:
+    """What follows an embedding (AFTER_EMBEDDING), for `memory_ids`: the embedding store's handler calls
+    it, and so does any caller that embeds synchronously (the evaluation loader, imports)."""
+    for hook in AFTER_EMBEDDING:
+        hook(memory_ids)
+
+
 def outbox_memory_ids(outbox: Outbox) -> list[int]:
     ids = list(outbox.payload.get("memory_ids") or [])
     if outbox.memory_id and outbox.memory_id not in ids:
@@ -77,9 +95,16 @@ def _embedding_store(outbox: Outbox) -> None:
     Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
         embedding=None, embedding_hash=""
     )
+    if outbox.topic == "memory.forgotten":
+        # The turn after a forgotten one was embedded with it as context (turn_context): embed it again,
+        # now with the turn before that (its stored text and keyword terms never held the forgotten one).
+        after = turns_after(ids)
+        Memory.objects.filter(pk__in=after).exclude(embedding_hash="").update(embedding_hash="")
+        ids += [pk for pk in after if pk not in ids]
     # Fill the batch with other rows waiting for a vector (their own deliveries then find nothing to do).
     ids += waiting_rows(exclude=ids, limit=settings.EMBEDDING_BATCH_SIZE - len(ids))
     embed_memories(ids, heartbeat=lambda: renew_lease(outbox.pk, "embedding"))
+    run_after_embedding(ids)
 
 
 @handler("keyword")

@@ -19,6 +19,7 @@ stands as a live instruction beside the rule that replaced it. One statement for
 from __future__ import annotations
 
 from governance.models import PrincipalKind, Relation, RelationKind, Status
+from governance.recall.disputes import mark_disputes
 from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import fetch
 from governance.recall.state import Hit, RecallState
@@ -51,6 +52,8 @@ def adjudicate(state: RecallState) -> tuple[int, int, dict]:
     n_in = len(state.hits)  # the fused candidates; the keyed facts are checked beside them, not counted
     before = set(state.hits)
     outdated = _outdated_episodes(state) if RELATIONS in state.stages else []
+    # Proposed contradictions no person has decided: both stay, marked in dispute (recall/disputes.py).
+    mark_disputes(state, pool)
     relations = _pool_relations(pool)
     superseded_hits = [h for h in pool.values() if h.row["status"] == Status.SUPERSEDED]
     if not relations and not superseded_hits:

@@ -14,8 +14,10 @@ from governance.recall.state import Hit, RecallState
 from governance.recall.tokens import count_tokens
 from governance.redaction.render import render_block, render_packet_text, slot_header
 
-OPTIONAL_ORDER = ("negative", "preferences", "recent", "evidence", "relations", "external")
+# The hand-off (only when the request asks for it) goes first among the optional slots: it was asked for.
+OPTIONAL_ORDER = ("handoff", "negative", "preferences", "recent", "evidence", "relations", "external")
 PINNED_REASON = "pinned: {why}"
+REPEATING = ("relations", "handoff")
 
 
 def unconfirmed(row: dict) -> bool:
@@ -65,6 +67,7 @@ BLOCK_EXTRAS = (
     "override_rejected",
     "pending_changes",
     "pending_more",
+    "in_dispute",
 )
 
 
@@ -90,7 +93,7 @@ def _is_external(hit: Hit) -> bool:
 
 
 class Packer:
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, *, handoff: bool = False):
         self.limit = limit
         self.used = 0
         self.packet: dict[str, list[dict]] = {
@@ -106,6 +109,8 @@ class Packer:
                 "negative",
             )
         }
+        if handoff:
+            self.packet["handoff"] = []
         self.skipped: list[dict] = []
         self.placed: set[int] = set()
 
@@ -116,11 +121,12 @@ class Packer:
         )
 
     def add(self, unit: list[tuple[str, dict]], *, pinned: bool = False) -> bool:
-        # A memory appears once; relation blocks describe links between memories and may repeat an id.
+        # A memory appears once; relation blocks describe links between memories and hand-off lines summarise
+        # them: those may repeat an id.
         unit = [
             (s, b)
             for s, b in unit
-            if s == "relations" or b.get("memory_id") is None or b["memory_id"] not in self.placed
+            if s in REPEATING or b.get("memory_id") is None or b["memory_id"] not in self.placed
         ]
         if not unit:
             return True
@@ -143,7 +149,7 @@ class Packer:
             return False
         for slot, b in unit:
             self.packet[slot].append(b)
-            if b.get("memory_id") is not None and slot != "relations":
+            if b.get("memory_id") is not None and slot not in REPEATING:
                 self.placed.add(b["memory_id"])
         self.used += cost
         return True
@@ -181,7 +187,7 @@ def _units(
 
 def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     """Fill the slots; returns (packet, used tokens). Raises PinnedOverBudget."""
-    p = Packer(limit)
+    p = Packer(limit, handoff=state.handoff is not None)
     pool = {h.id: h for h in list(state.hits.values()) + state.recent}
     by_call: dict[str, list[Hit]] = {}
     for hit in sorted(
@@ -213,6 +219,7 @@ def pack(state: RecallState, limit: int) -> tuple[dict, int]:
     external = [h for h in evidence if _is_external(h)]
     evidence = [h for h in evidence if not _is_external(h)][: state.k]
     optional = {
+        "handoff": [[("handoff", b)] for b in state.handoff or []],
         "negative": _units(state.negative, "negative", _negative_reason, {}),
         "preferences": _units(
             state.preferences, "preferences", lambda h: h.extra.get("pinned_why", "a preference in force"), {}

@@ -17,6 +17,7 @@ from governance.errors import InvalidInput, NotFound
 from governance.models import Principal, Scope, Status, Turn, TurnMemory
 from governance.permissions import Action, ScopeAccess, require, require_roles
 from governance.recall import adjudicate as adjudicate_mod
+from governance.recall import handoff as handoff_mod
 from governance.recall import rank as rank_mod
 from governance.recall import recall as recall_mod
 from governance.recall import session as session_mod
@@ -278,10 +279,14 @@ def assemble_context(
     session: str = "",
     store: bool = True,
     embedding: Future | _Done | None = None,
+    include: tuple[str, ...] | list[str] = (),
 ) -> dict:
     """Assemble, store and return the context packet for one turn (see docs/api.md for the shape).
-    `embedding`: the query's embedding started by embed_ahead(query, strategy, principal)."""
+    `embedding`: the query's embedding started by embed_ahead(query, strategy, principal). `include`:
+    optional slots to add, ("handoff",): the task scope's hand-off (recall/handoff.py)."""
     _validate(query, strategy, as_of, task)
+    if not isinstance(include, list | tuple) or any(i not in handoff_mod.INCLUDES for i in include):
+        raise InvalidInput(handoff_mod.BAD_INCLUDE, field="include")
     if (
         not isinstance(budget_tokens, int)
         or isinstance(budget_tokens, bool)
@@ -290,6 +295,8 @@ def assemble_context(
         raise InvalidInput(BAD_BUDGET, field="budget_tokens")
     state = _state(principal, scope, query, strategy, as_of, 10, session, task)
     _run_stages(state, embedding)
+    if "handoff" in include:
+        state.run("handoff", handoff_mod.handoff_stage)
     holder: dict = {}
 
     def _pack(s: RecallState) -> tuple[int, int]:
@@ -299,6 +306,7 @@ def assemble_context(
             "recent": len(s.recent),
             "keyed": len(s.constraints) + len(s.preferences),
             "adjudicate": len(s.negative),
+            **({"handoff": len(s.handoff)} if s.handoff is not None else {}),
         }
         out = sum(len(v) for k, v in holder["packet"].items() if k not in ("skipped", "task", "relations"))
         skipped = sum(1 for b in holder["packet"].get("skipped", []) if b.get("stage") == "pack")
@@ -321,7 +329,7 @@ def assemble_context(
     }
     observe_stages(state.trace)
     if store:
-        result["turn_id"] = _store_turn(state, result, strategy, budget_tokens)
+        result["turn_id"] = _store_turn(state, result, strategy, budget_tokens, list(include))
     return result
 
 
@@ -353,7 +361,7 @@ def used_memory_ids(packet: dict) -> list[int]:
     ]
 
 
-def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) -> int:
+def _store_turn(state: RecallState, result: dict, strategy: str, budget: int, include: list[str]) -> int:
     """Store the Turn and its TurnMemory rows in one statement (one round trip, atomic on its own; part
     of the caller's transaction when there is one), then queue the reinforcement for after the commit."""
     packet = result["packet"]
@@ -370,6 +378,7 @@ def _store_turn(state: RecallState, result: dict, strategy: str, budget: int) ->
         "task": state.task,
         "as_of": state.as_of.isoformat() if state.as_of else None,
         "session": state.session,
+        **({"include": include} if include else {}),
     }
     turn = Turn(
         scope=state.scope,

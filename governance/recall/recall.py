@@ -55,7 +55,11 @@ COLUMNS = (
     "  WHERE target_id = m.id AND kind IN ('supersedes', 'contradicts', 'supports', 'derived_from')) r) AS relations,"
     " coalesce(m.kind = 'episodic' AND m.source_ref <> '' AND EXISTS (SELECT 1 FROM governance_memory c"
     "  WHERE c.scope_id = m.scope_id AND c.source_ref = m.source_ref"
-    "  AND c.status IN ('superseded', 'retired', 'forgotten')), false) AS cited_by_stale"
+    "  AND c.status IN ('superseded', 'retired', 'forgotten')), false) AS cited_by_stale,"
+    # Whether a proposed dispute touches the row (recall/disputes.py): only then is the dispute read.
+    " (EXISTS (SELECT 1 FROM governance_dispute d WHERE d.newer_id = m.id AND d.state = 'proposed')"
+    "  OR EXISTS (SELECT 1 FROM governance_dispute d WHERE d.older_id = m.id AND d.state = 'proposed'))"
+    " AS disputed"
 )
 RELATION_FIELDS = ("id", "source_id", "target_id", "kind", "reason", "by_hand")
 

@@ -65,6 +65,8 @@ class RecallState:
     external: list[Hit] = field(default_factory=list)
     negative: list[Hit] = field(default_factory=list)
     relations: list[dict] = field(default_factory=list)
+    # The hand-off lines (recall/handoff.py), when the request includes them; None otherwise.
+    handoff: list[dict] | None = None
     # Facts in force by key: key → (memory id, scope depth) of the narrowest scope's active memory.
     keyed_winners: dict[str, tuple[int, int]] = field(default_factory=dict)
     dropped: list[tuple[Hit, str, str]] = field(default_factory=list)  # (hit, slot, why) left out early

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 SLOTS: tuple[tuple[str, str], ...] = (
     ("task", "Current task"),
+    ("handoff", "Hand-off"),
     ("constraints", "Constraints in force"),
     ("negative", "No longer in force"),
     ("preferences", "Preferences"),
@@ -24,7 +25,19 @@ def _one_line(text: str) -> str:
 
 
 def render_block(slot: str, block: dict) -> str:
-    return _render_block(slot, block) + session_notes(block)
+    return _render_block(slot, block) + _dispute_note(block) + session_notes(block)
+
+
+def _dispute_note(block: dict) -> str:
+    """A proposed contradiction no person has decided (governance/recall/disputes.py): both sides stay
+    evidence; the model is told they disagree and which was said later."""
+    dispute = block.get("in_dispute")
+    if not isinstance(dispute, dict):
+        return ""
+    other = _one_line((dispute.get("with") or {}).get("text", ""))
+    newer = dispute.get("newer") == block.get("memory_id")
+    when = "this one is newer" if newer else "that one is newer"
+    return f' (IN DISPUTE, not decided by a person, with: "{other}"; {when})'
 
 
 def _render_block(slot: str, block: dict) -> str:
@@ -33,6 +46,8 @@ def _render_block(slot: str, block: dict) -> str:
         return render_override(block)
     if slot == "negative" and block.get("set_aside"):
         return render_set_aside(block)
+    if slot == "handoff":
+        return render_handoff(block)
     if slot == "relations" and isinstance(block.get("contradicted"), dict):
         # A contradiction carries each side in a block of its own id: the line is "W (contradicts: L)".
         text = f"{text} (contradicts: {_one_line(block['contradicted'].get('text', ''))})"
@@ -67,6 +82,18 @@ def _render_block(slot: str, block: dict) -> str:
     if lost:
         line += f" (CONTRADICTED by memory {lost[0][len('loses to ') :]})"
     return line
+
+
+def render_handoff(block: dict) -> str:
+    """A hand-off line (governance/recall/handoff.py): its section, what it is, its text, what replaced it."""
+    line = (
+        f"- [{block.get('section', '')}] ({block.get('nature') or 'note'}) {_one_line(block.get('text', ''))}"
+    )
+    replaced = block.get("replaced_by")
+    if isinstance(replaced, dict):
+        line += f" → replaced by: {_one_line(replaced.get('text', ''))}"
+    ids = block.get("memory_ids") or []
+    return line + (f" [{', '.join(f'm{i}' for i in ids)}]" if ids else "")
 
 
 def _supports(block: dict) -> str:

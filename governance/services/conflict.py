@@ -7,6 +7,8 @@ preferences and conventions — a near-identical statement of the opposite polar
 
 from __future__ import annotations
 
+import re
+
 from django.db.models import Q
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
@@ -105,3 +107,152 @@ def conflict_queue(*, memory: Memory, found: list[tuple[Memory, str]], actor: Pr
     )
     # A user's correction in a session sets the rule aside in that session: audited here, once.
     session_override_audit(memory=memory, rules=[other for other, _ in found], actor=actor)
+
+
+# --- Unkeyed contradictions: similarity plus the wording of a change -----------------------------------
+# "We use MySQL." and, later, "The team has moved to PostgreSQL." share no key and no word; what tells a
+# reader they disagree is that the two are about the same thing (their embeddings are close: the caller,
+# governance/recall/disputes.py, finds the pair by vector) and that the later one says something changed
+# and names another value. Proposed for a person to confirm (a Dispute), never applied.
+REASON_CHANGE = "A later statement about the same thing says it changed, and names another value."
+REASON_UNKEYED_NEGATION = "A later statement about the same thing says the opposite."
+REASON_OTHER_VALUE = "The same subject with another value."
+# The wording of a change, in the newer statement. Deliberately the explicit ones: "now" or "new" alone
+# are everywhere in conversation ("I'm now painting a lot") and would flood review.
+CHANGE_CUES = re.compile(
+    r"\b(?:mov(?:ed|ing)|switch(?:ed|ing)?|migrat(?:ed|ing)|chang(?:ed|ing)|transition(?:ed|ing)|"
+    r"shift(?:ed|ing)|convert(?:ed|ing))(?: \w+){0,3}? (?:to|over to|from)\b"
+    r"|\bno longer\b|\bnot \w+(?: \w+)? any ?more\b|\binstead(?: of)?\b|\breplac(?:ed|ing)\b|"
+    r"\bstopped using\b|\bnow (?:use|uses|using|run|runs|on|in|is|are|lives?)\b|\bfrom now on\b|"
+    r"\bhas become\b|\bdropped\b"
+    r"|改用|换成|换到|换为|改成|改为|改到|迁移到|迁到|搬到|转到|转向|不再|已经不|现在用|现在改|取代|代替|替换|替代|弃用",
+    re.IGNORECASE,
+)
+# Words that only say *that* something changed: never the subject, never the new value.
+CHANGE_WORDS = frozenset(
+    lexical.terms(
+        "moved moving move switched switch migrated migrate changed change transitioned shifted converted "
+        "to over from no longer instead replaced stopped using now on in has become dropped any more anymore "
+        "use used uses run runs 改用 换成 换到 改成 改为 改到 迁移 迁到 搬到 转到 转向 不再 已经 现在 "
+        "取代 代替 替换 替代 弃用 用 使用"
+    )
+)
+# Words around a change that name neither its subject nor its value.
+FUNCTION_WORDS = frozenset(
+    lexical.terms(
+        "has have had been already now just recently finally officially also all the team we our us i my "
+        "they their it its this that there everyone everybody company group 团队 我们 他们 大家 已经 现在 "
+        "终于 正式 也 都 把 了 啦 吧"
+    )
+)
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff"
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_CJK_CHAR = re.compile(f"^[{_CJK}]$")
+# A value is named: a capitalised word inside a sentence (MySQL, GitHub), an acronym, a number, a
+# CamelCase or versioned name; in Chinese text any Latin or number run, and the words right after a
+# change wording ("改为美元").
+_WORD = re.compile(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]|\d[\w.:%]*")
+_SENTENCE_END = re.compile(r"(?:^|[.!?:;。！？：；]\s*)$")
+_CJK_AFTER_CUE = re.compile(
+    f"(?:改用|换成|换到|换为|改成|改为|改到|迁移到|迁到|搬到|转到|转向)([{_CJK}A-Za-z0-9]{{1,8}}?)(?:了|的|[，。,.!！？]|$)"
+)
+_SUBJECT_VALUE = re.compile(r"^\s*([^:：=]{2,60})[:：=]\s*(\S.*)$")
+# A Chinese statement that names a value says so ("用的是", "使用", "采用", "是", "为", "在…上"); one
+# that does not ("周五团队沟通比较少") has no value to be replaced.
+_CJK_STATES = re.compile(r"用|是|为|在|采用")
+
+
+_TEMPORAL = re.compile(
+    r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*$|^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*$|"
+    r"^\d|^(?:am|pm|noon|midnight)$|周[一二三四五六日天]|星期|[点时]|[上下]午|晚上|早上|[月号日]$"
+)
+
+
+def _temporal(value: str) -> bool:
+    """A day, month, hour or number: the value of a when, not of a what."""
+    return bool(_TEMPORAL.search(value))
+
+
+def change_cues(text: str) -> list[str]:
+    """The change wording found in `text`, lowercased ("moved … to", "no longer", "改用"): the words between
+    a verb and its "to" are the text's own and are left out, so a dispute keeps no fragment of a memory
+    that may be forgotten later."""
+    out = set()
+    for m in CHANGE_CUES.finditer(text):
+        words = m.group(0).lower().split()
+        out.add(
+            " ".join(words)
+            if len(words) <= 2 or words[0] in ("no", "now", "from")
+            else f"{words[0]} … {words[-1]}"
+        )
+    return sorted(out)
+
+
+def named_values(text: str) -> set[str]:
+    """The values a statement names (lowercased): see _WORD; "I" is no value."""
+    cjk = bool(_HAS_CJK.search(text))
+    out = set()
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        named = (
+            cjk
+            or any(ch.isdigit() for ch in word)
+            or (word[0].isupper() and word != "I" and not _SENTENCE_END.search(text[: m.start()]))
+            or (len(word) > 1 and word.isupper())
+            or any(ch.isupper() for ch in word[1:])
+        )
+        if named:
+            out.add(word.lower())
+    out.update(m.group(1).lower() for m in _CJK_AFTER_CUE.finditer(text))
+    return out
+
+
+def _subject_terms(text: str, values: set[str]) -> set[str]:
+    value_terms = {t for v in values for t in lexical.terms(v)}
+    return {
+        t
+        for t in lexical.terms(text)
+        if t not in CHANGE_WORDS
+        and t not in FUNCTION_WORDS
+        and t not in value_terms
+        and not _CJK_CHAR.match(t)
+    }
+
+
+def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tuple[str, list[str]] | None:
+    """Whether `newer`, said after `older` about the same thing (the caller checked their similarity),
+    reads as replacing it: the reason and the cues, or None. Three tests, each cheap and conservative:
+    the same "subject: value" with another value; one negated and the other not, on the same words
+    (conflict detection's own test, when both are statements of fact: `facts`); a change wording in the newer one naming a value the older one
+    does not have, while the older one names one the newer does not."""
+    a, b = _SUBJECT_VALUE.match(older), _SUBJECT_VALUE.match(newer)
+    if a and b and set(lexical.terms(a.group(1))) == set(lexical.terms(b.group(1))):
+        if set(lexical.terms(a.group(2))) != set(lexical.terms(b.group(2))):
+            return REASON_OTHER_VALUE, ["same subject, other value"]
+        return None
+    # Negation is a cue between statements of fact (conflict detection's own test, for its kinds only);
+    # between turns of a conversation it is mostly talk ("no matter what", "don't forget to rest"): on the
+    # LoCoMo dev file it proposed 4 pairs, all wrong, and nothing else did.
+    if facts and contradicts(older, newer):
+        return REASON_UNKEYED_NEGATION, ["negation"]
+    cues = change_cues(newer)
+    if not cues:
+        return None
+    old_values, new_values = named_values(older), named_values(newer)
+    lowered_old = older.lower()
+    # The newer one names a value the older one does not mention, and the older one names one the newer
+    # one does not (or, in Chinese, where values need not be Latin words: says what it changed to).
+    fresh = {v for v in new_values if v not in lowered_old}
+    dropped = old_values - new_values
+    if not fresh or not (dropped or (_CJK_AFTER_CUE.search(newer) and _CJK_STATES.search(older))):
+        return None
+    # One value replaced by another of its kind: a time by a time, a name by a name. "Production has
+    # migrated to Hetzner." does not replace the day of "Production deploys happen on Tuesdays.".
+    if dropped and not any(_temporal(d) == _temporal(f) for d in dropped for f in fresh):
+        return None
+    # About the same thing: the newer one's own subject words (beyond the change and its value) appear in
+    # the older one, or it has none ("The team has moved to PostgreSQL.").
+    subject = _subject_terms(newer, new_values)
+    if subject and not subject & set(lexical.terms(older)):
+        return None
+    return REASON_CHANGE, cues

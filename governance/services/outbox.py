@@ -17,6 +17,8 @@ TOPIC_STORES: dict[str, tuple[str, ...]] = {
     "memory.status": ("cache", "summaries"),
     "memory.forgotten": ("embedding", "keyword", "cache", "summaries", "turns"),
     "memory.archived": ("cache",),
+    # A contradiction proposed or dismissed (governance/services/dispute.py): packets mark the pair.
+    "memory.disputed": ("cache", "summaries"),
     "memory.reembed": ("embedding",),
     "grant.changed": ("cache",),
     # Renamed, moved, archived or reconfigured: cached recalls and the subtree's summaries are stale.

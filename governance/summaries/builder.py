@@ -1,29 +1,59 @@
-"""The deterministic part of a summary: which memories say what, section by section. Every line cites the
-ids it was built from, so a change to any of them marks the summary stale and a rebuild reflects it."""
+"""The hand-off of a task scope, section by section: the one selector behind the dashboard's summary and
+the packet's `handoff` slot. Every line cites the ids it was built from, so a change to any of them marks
+the stored summary stale and a rebuild reflects it; a line's text is only its own memory's (what replaced
+it travels in `replaced_by`, a member of its own id), so a forget redacts exactly what it must.
+
+The six sections follow the hand-off the articles ask for: goal and scope; constraints confirmed by a person,
+with their keys and revisions; actions done with where each result came from (tool results, never the
+user's requests or the assistant's guesses); corrected or void requirements; open problems, failures and
+tool calls still waiting for their result, proposals awaiting a person, disputes and unverified guesses;
+the next step and its preconditions. Each line says what it is (`nature`): a fact observed by a tool, a
+guess nobody checked, a proposal awaiting a person, an authorisation (confirmed by a person), a request,
+or void."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 from django.db.models import Q
 
-from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status
+from governance.models import (
+    Dispute,
+    DisputeState,
+    Kind,
+    Memory,
+    Relation,
+    RelationKind,
+    Scope,
+    SourceKind,
+    Status,
+)
 from governance.redaction.masking import masked_text, withheld
 
 SECTIONS = ("goal", "constraints", "done", "superseded", "open_questions", "next_step")
 SECTION_TITLES = {
-    "goal": "Goal",
-    "constraints": "Constraints in force",
-    "done": "What was done",
-    "superseded": "No longer in force",
-    "open_questions": "Open questions",
-    "next_step": "Next step",
+    "goal": "Goal and scope",
+    "constraints": "Constraints in force (confirmed)",
+    "done": "Done, with the source of each result",
+    "superseded": "Corrected or void",
+    "open_questions": "Open: problems, failures, pending calls",
+    "next_step": "Next step and its preconditions",
 }
+NATURES = ("fact", "guess", "proposal", "authorisation", "request", "pending", "void", "")
 MAX_LINES = 10
 MAX_CHARS = 240
 GOAL_KEYS = ("goal", "task.goal")
 NEXT_KEYS = ("next_step", "task.next_step")
+PRECONDITION_PREFIXES = ("precondition", "next_step.precondition", "task.precondition")
+OPEN_PREFIX = "open_question"
 CONSTRAINT_KINDS = (Kind.CONVENTION, Kind.PREFERENCE, Kind.METHOD, Kind.SEMANTIC)
+# A tool result that reports a failure is an open problem, not something done.
+FAILURE = re.compile(
+    r"\b(?:error|errors|failed|failure|fails|exception|traceback|timed? ?out|denied|refused|not found)\b"
+    r"|失败|报错|错误|异常|超时|拒绝",
+    re.IGNORECASE,
+)
 
 
 @dataclass
@@ -31,6 +61,9 @@ class SummaryLine:
     section: str
     text: str
     memory_ids: list[int] = field(default_factory=list)
+    nature: str = ""
+    # For a corrected requirement: what replaced it, as {"memory_id", "text"} (the text masked once forgotten).
+    replaced_by: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -42,33 +75,66 @@ def _clip(text: str) -> str:
 
 
 def _source(m: Memory) -> str:
-    return f"{m.source_kind}{': ' + m.source_ref if m.source_ref else ''}"
+    call = f" of call {m.call_id}" if m.call_id else ""
+    return f"{m.source_kind}{call}{': ' + m.source_ref if m.source_ref else ''}"
 
 
-def build_lines(scope: Scope) -> list[SummaryLine]:
-    """Read the scope (and what it inherits from its ancestors) and produce the cited lines."""
-    visible = Memory.objects.filter(scope__tree__ancestor_of=scope.tree, purged_at__isnull=True)
+def _label(m: Memory) -> str:
+    return f"{m.key} r{m.revision}" if m.key else f"memory {m.pk}"
+
+
+def _role(m: Memory) -> str:
+    return (m.meta or {}).get("role", "")
+
+
+def build_lines(scope: Scope, *, scope_ids: list[int] | tuple[int, ...] | None = None) -> list[SummaryLine]:
+    """The cited lines of `scope`'s hand-off: its own memories, and what it inherits from the scopes above it
+    (`scope_ids`: exactly the scopes the reader may see, for a packet; default the scope and its ancestors)."""
+    visible = (
+        Memory.objects.filter(scope_id__in=list(scope_ids))
+        if scope_ids is not None
+        else Memory.objects.filter(scope__tree__ancestor_of=scope.tree)
+    ).filter(purged_at__isnull=True)
     active = visible.filter(status=Status.ACTIVE)
     # In force means confirmed by a person (docs/governance.md): an active row no one confirmed is not.
-    in_force = active.filter(confirmed_at__isnull=False)
+    in_force = active.filter(confirmed_at__isnull=False).select_related("confirmed_by")
+    own = Memory.objects.filter(scope=scope, purged_at__isnull=True)
     lines: list[SummaryLine] = []
 
     goal = in_force.filter(key__in=GOAL_KEYS).order_by("-revision", "-pk").first()
     lines.append(
-        SummaryLine("goal", _clip(goal.text), [goal.pk]) if goal else SummaryLine("goal", "None recorded.")
+        SummaryLine("goal", f"{_clip(goal.text)} (scope: {scope.path})", [goal.pk], "authorisation")
+        if goal
+        else SummaryLine("goal", f"None recorded (scope: {scope.path}).")
     )
 
+    special = Q(key__in=GOAL_KEYS + NEXT_KEYS) | Q(key__startswith=OPEN_PREFIX)
+    for prefix in PRECONDITION_PREFIXES:
+        special |= Q(key__startswith=prefix)
     for m in (
-        in_force.filter(kind__in=CONSTRAINT_KINDS)
-        .exclude(key__in=GOAL_KEYS + NEXT_KEYS)
-        .order_by("-importance", "-pk")[:MAX_LINES]
+        in_force.filter(kind__in=CONSTRAINT_KINDS).exclude(special).order_by("-importance", "-pk")[:MAX_LINES]
     ):
-        lines.append(SummaryLine("constraints", _clip(m.text), [m.pk]))
+        who = f", confirmed by {m.confirmed_by.name}" if m.confirmed_by_id else ""
+        lines.append(
+            SummaryLine("constraints", f"{_clip(m.text)} [{_label(m)}{who}]", [m.pk], "authorisation")
+        )
 
-    own = Memory.objects.filter(scope=scope, purged_at__isnull=True)
-    for m in own.filter(kind=Kind.EPISODIC, status=Status.ACTIVE).order_by("-occurred_at", "-pk")[:MAX_LINES]:
-        lines.append(SummaryLine("done", f"{_clip(m.text)} (source: {_source(m)})", [m.pk]))
+    turns = own.filter(kind=Kind.EPISODIC, status=Status.ACTIVE)
+    results = list(
+        turns.filter(source_kind=SourceKind.TOOL_RESULT).order_by("-occurred_at", "-pk")[: 2 * MAX_LINES]
+    )
+    failures = [m for m in results if FAILURE.search(m.text)]
+    for m in [m for m in results if m not in failures][:MAX_LINES]:
+        lines.append(SummaryLine("done", f"{_clip(m.text)} (source: {_source(m)})", [m.pk], "fact"))
 
+    lines += _void(own)
+    pending = _pending_calls(turns, visible)
+    lines += _open(own, visible, failures, pending)
+    lines += _next(in_force, own, pending)
+    return lines
+
+
+def _void(own) -> list[SummaryLine]:
     superseded = list(own.filter(status=Status.SUPERSEDED).order_by("-pk")[:MAX_LINES])
     successors = {
         r.target_id: r.source
@@ -76,32 +142,108 @@ def build_lines(scope: Scope) -> list[SummaryLine]:
         .select_related("source")
         .filter(source__purged_at__isnull=True)
     }
+    out = []
     for m in superseded:
         new = successors.get(m.pk)
+        replaced = None
         if new is not None:
             # The newer version may itself be forgotten since (soft: its text is still stored): masked, and
             # not cited (a summary citing a forgotten memory is rebuilt on read).
-            lines.append(
-                SummaryLine(
-                    "superseded",
-                    f"{_clip(m.text)} → replaced by: {_clip(masked_text(new.status, new.text))}",
-                    [m.pk] if withheld(new.status) else [m.pk, new.pk],
-                )
+            replaced = {"memory_id": new.pk, "text": _clip(masked_text(new.status, new.text))}
+        ids = [m.pk] if new is None or withheld(new.status) else [m.pk, new.pk]
+        out.append(SummaryLine("superseded", f"{_clip(m.text)} [{_label(m)}]", ids, "void", replaced))
+    for m in own.filter(status=Status.RETIRED).exclude(kind=Kind.EPISODIC).order_by("-pk")[:MAX_LINES]:
+        out.append(SummaryLine("superseded", f"Withdrawn: {_clip(m.text)} [{_label(m)}]", [m.pk], "void"))
+    return out
+
+
+def _pending_calls(turns, visible) -> list[Memory]:
+    """Tool calls of the scope whose result no visible turn holds (the same call id), newest first."""
+    calls = list(
+        turns.filter(meta__role="tool_call").exclude(call_id="").order_by("-occurred_at", "-pk")[:50]
+    )
+    answered = set(
+        visible.filter(
+            kind=Kind.EPISODIC, call_id__in=[c.call_id for c in calls], meta__role="tool_result"
+        ).values_list("call_id", flat=True)
+    )
+    return [c for c in calls if c.call_id not in answered][:MAX_LINES]
+
+
+def _open(own, visible, failures: list[Memory], pending: list[Memory]) -> list[SummaryLine]:
+    out = [
+        SummaryLine(
+            "open_questions", f"Waiting for its result: {_clip(m.text)} (call {m.call_id})", [m.pk], "pending"
+        )
+        for m in pending
+    ]
+    out += [
+        SummaryLine("open_questions", f"Failed: {_clip(m.text)} (source: {_source(m)})", [m.pk], "fact")
+        for m in failures[:MAX_LINES]
+    ]
+    for m in own.filter(status=Status.ACTIVE, key__startswith=OPEN_PREFIX).order_by("pk")[:MAX_LINES]:
+        out.append(SummaryLine("open_questions", _clip(m.text), [m.pk], "request"))
+    for m in (
+        own.filter(status__in=(Status.PROPOSED, Status.CANDIDATE))
+        .exclude(kind=Kind.EPISODIC)
+        .order_by("pk")[:MAX_LINES]
+    ):
+        if m.source_kind == SourceKind.MODEL_INFERENCE:
+            continue  # a guess: below
+        prefix = "Awaiting review" if m.status == Status.PROPOSED else "Proposed, not confirmed"
+        out.append(SummaryLine("open_questions", f"{prefix}: {_clip(m.text)}", [m.pk], "proposal"))
+    guesses = own.filter(
+        source_kind=SourceKind.MODEL_INFERENCE, status__in=(Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED)
+    )
+    for m in guesses.filter(confirmed_at__isnull=True).order_by("-pk")[:MAX_LINES]:
+        out.append(SummaryLine("open_questions", f"Unverified guess: {_clip(m.text)}", [m.pk], "guess"))
+    disputes = Dispute.objects.filter(
+        state=DisputeState.PROPOSED, newer__in=own, older__in=visible
+    ).select_related("newer", "older")
+    for d in disputes.order_by("-pk")[:MAX_LINES]:
+        # One line per side (each its own memory's text), so a forget of either redacts exactly its line.
+        out.append(
+            SummaryLine(
+                "open_questions", f"In dispute (newer): {_clip(d.newer.text)}", [d.newer_id], "proposal"
             )
-        else:
-            lines.append(SummaryLine("superseded", _clip(m.text), [m.pk]))
+        )
+        out.append(
+            SummaryLine(
+                "open_questions", f"In dispute (older): {_clip(d.older.text)}", [d.older_id], "proposal"
+            )
+        )
+    return out
 
-    questions = own.filter(
-        Q(status=Status.PROPOSED) | Q(status=Status.ACTIVE, key__startswith="open_question")
-    ).order_by("pk")[:MAX_LINES]
-    for m in questions:
-        prefix = "Awaiting review: " if m.status == Status.PROPOSED else ""
-        lines.append(SummaryLine("open_questions", prefix + _clip(m.text), [m.pk]))
 
+def _next(in_force, own, pending: list[Memory]) -> list[SummaryLine]:
     nxt = in_force.filter(key__in=NEXT_KEYS).order_by("-revision", "-pk").first()
-    lines.append(
-        SummaryLine("next_step", _clip(nxt.text), [nxt.pk])
+    out = [
+        SummaryLine("next_step", _clip(nxt.text), [nxt.pk], "authorisation")
         if nxt
         else SummaryLine("next_step", "None recorded.")
+    ]
+    pre = Q()
+    for prefix in PRECONDITION_PREFIXES:
+        pre |= Q(key__startswith=prefix)
+    for m in in_force.filter(pre).order_by("pk")[:MAX_LINES]:
+        out.append(SummaryLine("next_step", f"Precondition: {_clip(m.text)}", [m.pk], "authorisation"))
+    waiting = list(
+        own.filter(status=Status.PROPOSED)
+        .exclude(kind=Kind.EPISODIC)
+        .values_list("pk", flat=True)[:MAX_LINES]
     )
-    return lines
+    if pending or waiting:
+        parts = []
+        if pending:
+            parts.append(f"{len(pending)} pending tool call(s) must return")
+        if waiting:
+            parts.append(f"{len(waiting)} proposal(s) need a person's decision")
+        out.append(
+            SummaryLine(
+                "next_step",
+                "Before it: " + "; ".join(parts) + ".",
+                [m.pk for m in pending] + waiting,
+                "pending",
+            )
+        )
+    return out

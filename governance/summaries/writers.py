@@ -32,8 +32,14 @@ class DeterministicWriter:
             out.append(f"\n## {SECTION_TITLES[section]}")
             for line in rows:
                 cite = f" [{', '.join(f'm{i}' for i in line.memory_ids)}]" if line.memory_ids else ""
-                out.append(f"- {line.text}{cite}")
+                nature = f"({line.nature}) " if line.nature else ""
+                out.append(f"- {nature}{line.text}{replaced_by(line.replaced_by)}{cite}")
         return "\n".join(out) + "\n"
+
+
+def replaced_by(member: dict | None) -> str:
+    """A corrected requirement's replacement, as written after it."""
+    return f" → replaced by: {member.get('text', '')}" if member else ""
 
 
 def get_writer() -> SummaryWriter:

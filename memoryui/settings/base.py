@@ -238,6 +238,8 @@ MEMORY_SMALL_TALK_FILTER = env_bool("MEMORY_SMALL_TALK_FILTER", True)
 # being stored again; a repeated rule is proposed as its next revision (governance/services/near_duplicate.py).
 # Off: every write is stored (to measure the check).
 MEMORY_NEAR_DUPLICATES = env_bool("MEMORY_NEAR_DUPLICATES", True)
+# Propose unkeyed contradictions (disputes) after each embedding (governance/recall/disputes.py).
+MEMORY_DISPUTES = env_bool("MEMORY_DISPUTES", True)
 
 # --- Governance (see docs/governance.md) ----------------------------------------------------------------
 OUTBOX_LEASE_SECONDS = env_int("OUTBOX_LEASE_SECONDS", 120)  # a dead worker's claim expires after this

@@ -243,7 +243,9 @@ def summarised(project_scope):
     Memory.objects.filter(pk=goal.pk).update(confirmed_at=goal.created_at)
     rule = remember(project_scope, "Never use red in charts", kind="convention", key="chart_colour")
     Memory.objects.filter(pk=rule.pk).update(confirmed_at=rule.created_at)
-    done = remember(project_scope, "User: the deck is too long, cut it", kind="episodic")
+    done = remember(project_scope, "Trim tool: the deck is too long, cut it", kind="episodic")
+    # What was done is what a tool reported (issue 25: a user's request is not something done).
+    Memory.objects.filter(pk=done.pk).update(source_kind="tool_result")
     summary_build(scope=project_scope, actor=None, reason="test")
     return goal, rule, done
 
@@ -276,7 +278,8 @@ def test_the_summary_panel_reads_in_constant_queries(
     reviewer, project_scope, summarised, django_assert_max_num_queries
 ):
     for i in range(12):
-        remember(project_scope, f"User: step {i}", kind="episodic")
+        step = remember(project_scope, f"Tool: step {i} done", kind="episodic")
+        Memory.objects.filter(pk=step.pk).update(source_kind="tool_result")
     summary_build(scope=project_scope, actor=None)
     with django_assert_max_num_queries(4):
         view = scope_summary(reviewer, project_scope)

@@ -7,8 +7,10 @@ from rest_framework import serializers
 
 from governance.api.memories.serializers import SourceOutput
 from governance.recall import STRATEGIES
+from governance.recall.handoff import INCLUDES
 from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
 from governance.runtime.replica import PRIMARY, REPLICA
+from governance.summaries.builder import NATURES, SECTIONS
 
 
 class RecallInput(serializers.Serializer):
@@ -63,6 +65,13 @@ class ContextInput(serializers.Serializer):
     strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="full")
     as_of = serializers.DateTimeField(required=False)
     session = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
+    include = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(INCLUDES)),
+        required=False,
+        default=list,
+        max_length=len(INCLUDES),
+        help_text="Optional slots: `handoff`, the task scope's six-section hand-off, within the budget.",
+    )
 
 
 class ReplacementOutput(serializers.Serializer):
@@ -117,6 +126,24 @@ class PendingChangeOutput(SessionCorrectionOutput):
     )
 
 
+class MemberOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField()
+    text = serializers.CharField(allow_blank=True)
+
+
+class InDisputeOutput(serializers.Serializer):
+    """A proposed contradiction no person has decided (governance/recall/disputes.py)."""
+
+    dispute_id = serializers.IntegerField()
+    with_ = MemberOutput(help_text="The other memory of the dispute.")
+    newer = serializers.IntegerField(help_text="Which of the two was said later.")
+    state = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+
+
+InDisputeOutput._declared_fields["with"] = InDisputeOutput._declared_fields.pop("with_")
+
+
 class BlockOutput(serializers.Serializer):
     memory_id = serializers.IntegerField(allow_null=True)
     kind = serializers.CharField()
@@ -142,6 +169,9 @@ class BlockOutput(serializers.Serializer):
         required=False, allow_null=True, help_text="Negative context: the memory now in force instead."
     )
     supported_by = serializers.ListField(child=serializers.IntegerField(), required=False)
+    in_dispute = InDisputeOutput(
+        required=False, help_text="Both sides stay evidence until a person decides; the newer one is named."
+    )
     supports = serializers.IntegerField(required=False)
     # Session overrides (docs/governance.md): a user's correction in force for this session, the rule it
     # set aside there, and what a rule that holds says about this session's or another's correction.
@@ -164,8 +194,24 @@ class SkippedOutput(BlockOutput):
     tokens = serializers.IntegerField(required=False, help_text="What the block would have cost.")
 
 
+class HandoffBlockOutput(BlockOutput):
+    """A line of the hand-off (recall/handoff.py)."""
+
+    replaced_by = MemberOutput(required=False, help_text="A corrected requirement: what replaced it.")
+    memory_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Every memory the line cites."
+    )
+    section = serializers.ChoiceField(choices=list(SECTIONS))
+    nature = serializers.ChoiceField(
+        choices=list(NATURES),
+        help_text="What the line is: fact (a tool observed it), guess, proposal (awaiting a person), "
+        "authorisation (confirmed by a person), request, pending (a call waiting for its result), void.",
+    )
+
+
 class PacketOutput(serializers.Serializer):
     task = BlockOutput(many=True)
+    handoff = HandoffBlockOutput(many=True, required=False, help_text="Only when `include` names it.")
     constraints = BlockOutput(many=True)
     recent = BlockOutput(many=True)
     evidence = BlockOutput(many=True)

@@ -116,6 +116,7 @@ class ContextView(APIView):
                     as_of=data.get("as_of"),
                     session=data.get("session", ""),
                     embedding=embedding,
+                    include=tuple(data.get("include") or ()),
                 ),
             )
         return Response({**result, "served_by": served_by()})

@@ -9,6 +9,7 @@ from governance.models import Memory, Principal, Scope, Summary
 from governance.permissions import memory_readable_scopes
 from governance.redaction.masking import FORGOTTEN_TEXT, GONE, withheld
 from governance.summaries.builder import SECTION_TITLES, SECTIONS
+from governance.summaries.writers import replaced_by
 
 
 @dataclass
@@ -76,7 +77,10 @@ def scope_summary(principal: Principal, scope: Scope) -> SummaryView | None:
                 title=SECTION_TITLES.get(section, section),
                 cited=cited,
                 masked=masked,
-                text=FORGOTTEN_TEXT if masked else line.get("text", ""),
+                # A corrected requirement's replacement is a member of its own (the builder's replaced_by).
+                text=FORGOTTEN_TEXT
+                if masked
+                else line.get("text", "") + replaced_by(line.get("replaced_by")),
             )
         )
     order = {s: n for n, s in enumerate(SECTIONS)}

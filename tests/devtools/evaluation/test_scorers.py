@@ -380,3 +380,46 @@ def test_a_rule_that_holds_must_say_why(how, field):
     assert not silent.passed and any(f"without saying {how}" in f for f in silent.failures)
     overridden = score(_session_task(how), packet(constraints=[said, b("v2", status="proposed")]), IDS)
     assert any("pinned as in force although the rule holds" in f for f in overridden.failures)
+
+
+class TestUnkeyedContradiction:
+    """first = "send the report to Bob", later = "Change it to Carol instead.": a dispute nobody decided."""
+
+    t = task(
+        "unkeyed_contradiction",
+        include=("first", "later"),
+        disputes=(("later", "first"),),
+        undisputed=("rule",),
+    )
+
+    @staticmethod
+    def marked(label: str, other: str, newer: str = "later", **extra) -> dict:
+        dispute = {"with": {"memory_id": IDS[other].id, "text": IDS[other].text}, "newer": IDS[newer].id}
+        return b(label, in_dispute=dispute, **extra)
+
+    def test_both_usable_and_marked_naming_the_newer_passes(self):
+        p = packet(evidence=[self.marked("first", "later"), self.marked("later", "first"), b("rule")])
+        assert score(self.t, p, IDS).passed
+
+    def test_an_unmarked_side_fails(self):
+        result = score(self.t, packet(evidence=[self.marked("first", "later"), b("later")]), IDS)
+        assert not result.passed and "not marked in dispute" in result.failures[0]
+
+    def test_the_wrong_newer_fails(self):
+        p = packet(evidence=[self.marked("first", "later", newer="first"), self.marked("later", "first")])
+        assert not score(self.t, p, IDS).passed
+
+    def test_a_side_moved_to_negative_fails_while_undecided(self):
+        p = packet(evidence=[self.marked("later", "first")], negative=[self.marked("first", "later")])
+        assert not score(self.t, p, IDS).passed
+
+    def test_marking_what_contradicts_nothing_fails(self):
+        p = packet(
+            evidence=[
+                self.marked("first", "later"),
+                self.marked("later", "first"),
+                self.marked("rule", "later"),
+            ]
+        )
+        result = score(self.t, p, IDS)
+        assert not result.passed and "contradicts nothing" in result.failures[-1]

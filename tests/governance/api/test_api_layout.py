@@ -94,6 +94,6 @@ def test_each_route_counts_in_the_rate_bucket_meant_for_it():
         else:
             expected[(name, method)] = "read" if method == "get" else "write"
     assert (
-        len(seen) == 52
-    )  # every operation of the API (28, 12 of administration, 7 of webhooks, 3 of curation, 2 of portability)
+        len(seen) == 55
+    )  # every operation of the API (28, 12 of administration, 7 of webhooks, 3 of curation, 2 of portability, 3 of disputes)
     assert seen == expected

@@ -27,7 +27,8 @@ def run_pending():
 def remember(scope, text, **kw):
     kw.setdefault("kind", "convention")
     kw.setdefault("status", "active")
-    return memory_record(item=MemoryInput(scope=scope, text=text, source_kind="user", **kw), actor=None)
+    kw.setdefault("source_kind", "user")
+    return memory_record(item=MemoryInput(scope=scope, text=text, **kw), actor=None)
 
 
 def test_summary_cites_every_line_and_covers_each_section(project_scope, owner, curator):
@@ -40,7 +41,10 @@ def test_summary_cites_every_line_and_covers_each_section(project_scope, owner, 
         source_kind="user",
         actor=curator,
     )
-    done = remember(project_scope, "Exported the deck as PPTX", kind="episodic", status=None)
+    # What was done is what a tool reported (a user's request or a guess is not: issue 25).
+    done = remember(
+        project_scope, "Exported the deck as PPTX", kind="episodic", status=None, source_kind="tool_result"
+    )
     question = remember(
         project_scope, "Which font does the client use?", kind="stage_fact", key="open_question.font"
     )
