@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
         ("governance", "0027_walls_by_identity"),
         # Main's leaf when this was merged (made beside this one): following it too keeps one leaf, so no merge
         # migration is needed (different objects).
-        ("governance", "0043_merge_one_episode_per_turn"),
+        ("governance", "0045_merge_disputes"),
     ]
 
     operations = [migrations.RunSQL(DROP, RECREATE)]
