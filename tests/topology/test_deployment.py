@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.topology, pytest.mark.slow]
 FAST_RECOVERY = {
     "RECONCILE_EVERY_SECONDS": "2",
     "RECONCILE_STALE_AFTER_SECONDS": "2",
+    "RECONCILE_REQUEUE_AFTER_SECONDS": "5",
     "OUTBOX_LEASE_SECONDS": "5",
     "HEARTBEAT_EVERY_SECONDS": "5",
 }
@@ -97,7 +98,8 @@ def test_a_team_deployment_loses_nothing_when_a_worker_is_killed_after_a_forget(
                 "scope": "acme/project",
                 "kind": "episodic",
                 "text": text,
-                "source": {"kind": "user", "ref": run},
+                # One turn, one ref: an episode names one turn (docs/api.md, turn_already_stored).
+                "source": {"kind": "user", "ref": f"{run}-{len(accepted)}"},
             },
         )
         assert response.status_code == 201, response.text
@@ -141,7 +143,7 @@ def test_a_team_deployment_loses_nothing_when_a_worker_is_killed_after_a_forget(
                 "scope": "acme/project",
                 "kind": "episodic",
                 "text": f"Written during the fault {run}-{i}",
-                "source": {"kind": "user", "ref": run},
+                "source": {"kind": "user", "ref": f"{run}-fault-{i}"},
             },
         )
         assert response.status_code == 201, response.text
@@ -162,7 +164,9 @@ def test_a_team_deployment_loses_nothing_when_a_worker_is_killed_after_a_forget(
         assert eventually(settled, timeout=90), "deliveries or embeddings still pending after the fault"
 
         # Every accepted write is stored exactly once.
-        rows = db.execute("SELECT id, text FROM governance_memory WHERE source_ref = %s", [run]).fetchall()
+        rows = db.execute(
+            "SELECT id, text FROM governance_memory WHERE source_ref LIKE %s", [f"{run}-%"]
+        ).fetchall()
         assert sorted(r[0] for r in rows) == sorted(accepted)
         stored_texts = [r[1] for r in rows if r[0] != accepted[0]]
         assert len(stored_texts) == len(set(stored_texts)) == len(accepted) - 1

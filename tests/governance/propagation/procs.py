@@ -94,6 +94,7 @@ class WorkerProcess:
             "REDIS_URL": self.redis_url,
             "RECONCILE_EVERY_SECONDS": "1",
             "RECONCILE_STALE_AFTER_SECONDS": "0",
+            "RECONCILE_REQUEUE_AFTER_SECONDS": "3",  # a message lost with Redis is sent again soon
             "OUTBOX_LEASE_SECONDS": "3",
             "PROMOTION_EVERY_SECONDS": "3600",
             "RETENTION_EVERY_SECONDS": "3600",
