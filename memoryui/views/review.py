@@ -19,6 +19,7 @@ from governance.models import Kind, Memory, Status
 from governance.permissions import memory_for_reader
 from governance.recall import recall_memories
 from governance.recall.packet import MAX_QUERY_CHARS
+from governance.selectors.disputes import DECIDERS, dispute_queue
 from governance.selectors.review import (
     AGES,
     QueueFilter,
@@ -82,6 +83,9 @@ def _render(request, error: DomainError | None = None, status: int = 200):
             "links": links,
             "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
             "back": request.GET.urlencode(),
+            # Contradictions the system proposed between two unkeyed memories, beside the proposals.
+            "disputes": dispute_queue(principal=request.principal, scope=request.scope),
+            "deciders": DECIDERS,
         },
         status=status,
     )
