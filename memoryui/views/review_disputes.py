@@ -11,13 +11,12 @@ from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput
 from governance.permissions import dispute_for_reader
-from governance.services.dispute import dispute_confirm, dispute_dismiss
+from governance.services.dispute import BAD_HOLDS, dispute_confirm, dispute_dismiss
 from memoryui.views.base import dashboard_view
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE
-from memoryui.views.review import _back, _render
+from memoryui.views.review import queue_back, render_queue
 
 BAD_DISPUTE_DECISION = "decision is confirm or dismiss."
-BAD_HOLDS = "holds is the id of one of the two memories of this dispute."
 
 
 @require_POST
@@ -48,6 +47,6 @@ def review_dispute(request, dispute_id: int):
         else:
             raise InvalidInput(BAD_DISPUTE_DECISION, field="decision")
     except DomainError as exc:
-        return _render(request, error=exc, status=exc.status)
+        return render_queue(request, error=exc, status=exc.status)
     messages.success(request, text)
-    return redirect(_back(request))
+    return redirect(queue_back(request))
