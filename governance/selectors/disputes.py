@@ -1,14 +1,33 @@
 """Proposed contradictions (Dispute) for review: the ones in a scope's subtree that the caller may read,
-newest first. The deciding is governance/services/dispute.py."""
+newest first, for the API (`disputes_for_reader`) and the dashboard's review queue (`dispute_queue`). The
+deciding is governance/services/dispute.py."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
 from governance.models import Dispute, DisputeState, Principal, Scope
-from governance.permissions import memory_readable_scopes
+from governance.permissions import (
+    ACTION_ROLES,
+    Action,
+    RoleMap,
+    governed_scopes,
+    memory_readable_scopes,
+    role_rank,
+    under,
+)
+from governance.redaction.masking import masked_text, withheld
 
 MAX_LIST = 200
+QUEUE_SHOWN = 50
+
+
+def _listed(qs: QuerySet[Dispute]) -> QuerySet[Dispute]:
+    return qs.select_related("newer__scope", "older__scope", "holds", "decided_by").defer(
+        "newer__embedding", "older__embedding"
+    )
 
 
 def disputes_for_reader(
@@ -16,10 +35,81 @@ def disputes_for_reader(
 ) -> QuerySet[Dispute]:
     """Disputes of `state` whose memories lie in `scope`'s subtree and both of which `actor` may read."""
     readable = memory_readable_scopes(actor)
-    return (
-        Dispute.objects.filter(state=state, newer__scope__tree__descendant_of=scope.tree)
-        .filter(newer__scope__in=readable, older__scope__in=readable)
-        .select_related("newer__scope", "older", "holds", "decided_by")
-        .defer("newer__embedding", "older__embedding")
-        .order_by("-id")[: max(1, min(limit, MAX_LIST))]
+    return _listed(
+        Dispute.objects.filter(state=state, newer__scope__tree__descendant_of=scope.tree).filter(
+            newer__scope__in=readable, older__scope__in=readable
+        )
+    ).order_by("-id")[: max(1, min(limit, MAX_LIST))]
+
+
+@dataclass
+class DisputeSide:
+    memory_id: int
+    text: str  # masked once the memory is forgotten (governance.redaction.masking)
+    withheld: bool
+    status: str
+    kind: str
+    at: object  # when it was said (occurred_at, else created_at)
+
+
+@dataclass
+class DisputeItem:
+    dispute: Dispute
+    newer: DisputeSide
+    older: DisputeSide
+    can_confirm: bool  # the supersede right on the scope (governance.permissions)
+    can_dismiss: bool  # the confirm right on the scope
+
+    @property
+    def sides(self) -> list[tuple[DisputeSide, str]]:
+        return [(self.newer, "Newer"), (self.older, "Older")]
+
+
+def _side(memory) -> DisputeSide:
+    return DisputeSide(
+        memory_id=memory.pk,
+        text=masked_text(memory.status, memory.text),
+        withheld=withheld(memory.status),
+        status=memory.status,
+        kind=memory.kind,
+        at=memory.occurred_at or memory.created_at,
     )
+
+
+def _roles(action: Action) -> list[str]:
+    return sorted(ACTION_ROLES[action], key=role_rank)
+
+
+DECIDERS = {"confirm": _roles(Action.SUPERSEDE), "dismiss": _roles(Action.CONFIRM)}
+
+
+def dispute_queue(
+    *, principal: Principal | None, scope: Scope | None = None, limit: int = QUEUE_SHOWN
+) -> list[DisputeItem]:
+    """The open disputes the review queue lists beside the proposals: their newer memory in a scope the
+    principal governs (in `scope`'s subtree when given), both memories readable, newest first; each with
+    what the principal may do. Two queries whatever the number (the grants and the disputes)."""
+    qs = Dispute.objects.filter(state=DisputeState.PROPOSED)
+    if principal is not None:
+        qs = qs.filter(
+            newer__scope__in=governed_scopes(principal), older__scope__in=memory_readable_scopes(principal)
+        )
+    if scope is not None:
+        qs = qs.filter(newer__scope__tree__descendant_of=scope.tree)
+    roles = RoleMap.of(principal) if principal is not None else None
+    confirm_roots = roles.trees(Action.SUPERSEDE) if roles else None
+    dismiss_roots = roles.trees(Action.CONFIRM) if roles else None
+
+    def allowed(tree: str, roots: list[str] | None) -> bool:
+        return roots is None or any(under(tree, r) for r in roots)
+
+    return [
+        DisputeItem(
+            dispute=d,
+            newer=_side(d.newer),
+            older=_side(d.older),
+            can_confirm=allowed(d.newer.scope.tree, confirm_roots),
+            can_dismiss=allowed(d.newer.scope.tree, dismiss_roots),
+        )
+        for d in _listed(qs).order_by("-id")[: max(1, min(limit, MAX_LIST))]
+    ]

@@ -19,6 +19,7 @@ from governance.models import Kind, Memory, Status
 from governance.permissions import memory_for_reader
 from governance.recall import recall_memories
 from governance.recall.packet import MAX_QUERY_CHARS
+from governance.selectors.disputes import DECIDERS, dispute_queue
 from governance.selectors.review import (
     AGES,
     QueueFilter,
@@ -45,10 +46,10 @@ FILTER_PARAMS = ("scope", "kind", "proposer", "older", "newer", "sort")
 
 @dashboard_view()
 def review(request):
-    return _render(request)
+    return render_queue(request)
 
 
-def _render(request, error: DomainError | None = None, status: int = 200):
+def render_queue(request, error: DomainError | None = None, status: int = 200):
     try:
         filters = QueueFilter.parse(request.GET)
     except DomainError as exc:
@@ -82,6 +83,9 @@ def _render(request, error: DomainError | None = None, status: int = 200):
             "links": links,
             "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
             "back": request.GET.urlencode(),
+            # Contradictions the system proposed between two unkeyed memories, beside the proposals.
+            "disputes": dispute_queue(principal=request.principal, scope=request.scope),
+            "deciders": DECIDERS,
         },
         status=status,
     )
@@ -93,7 +97,7 @@ def _qs(params: dict) -> str:
     return urlencode({k: v for k, v in params.items() if v})
 
 
-def _back(request: HttpRequest) -> str:
+def queue_back(request: HttpRequest) -> str:
     """Where a decision returns to without JavaScript: the queue with the filters it was made under."""
     back = request.POST.get("back", "")
     return reverse("dashboard:review") + ("?" + back if back and "\n" not in back else scope_query(request))
@@ -125,7 +129,7 @@ def review_act(request):
                     exc.message = f"Memory {memory_id}: {exc.message} Nothing was changed."
                     raise
     except DomainError as exc:
-        return _render(request, error=exc, status=exc.status)
+        return render_queue(request, error=exc, status=exc.status)
     if decision == "reject":
         messages.success(request, f"Rejected {len(ids)} item{'s' if len(ids) != 1 else ''}.")
     else:
@@ -134,7 +138,7 @@ def review_act(request):
         if waiting:
             text += f" Approval recorded, a second reviewer is needed for: {', '.join(map(str, waiting))}."
         messages.success(request, text)
-    return redirect(_back(request))
+    return redirect(queue_back(request))
 
 
 @require_POST
@@ -166,7 +170,7 @@ def review_decide(request, memory_id: int):
     except DomainError as exc:
         if _wants_json(request):
             return JsonResponse(exc.as_dict(), status=exc.status)
-        return _render(request, error=exc, status=exc.status)
+        return render_queue(request, error=exc, status=exc.status)
     text = _outcome(memory_id, decision, result)
     if _wants_json(request):
         # What the item shows after the decision: its new state and text, the new memory (an edit), the
@@ -187,7 +191,7 @@ def review_decide(request, memory_id: int):
             }
         )
     messages.success(request, text)
-    return redirect(_back(request))
+    return redirect(queue_back(request))
 
 
 def _waiting_after(request: HttpRequest) -> int | None:

@@ -15,6 +15,7 @@ from playwright.sync_api import expect
 from devtools.demo import ensure_demo_user, load_demo
 from governance.models import Grant, Memory, Scope, Status, Turn
 from governance.recall import assemble_context
+from governance.services.dispute import dispute_propose
 from governance.services.memory import MemoryInput, memory_propose, memory_record
 from tests.browser.conftest import sign_in
 
@@ -145,6 +146,15 @@ def test_find_a_turn_ask_why_not_and_decide_three_items_by_keyboard(page, live_s
 
 def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_server):
     _demo_user, slides, unused, turn, _proposals = _demo()
+    # A contradiction the system proposed, so the review queue's disputes are on the page axe reads.
+    older, newer = (
+        memory_record(
+            item=MemoryInput(scope=slides, kind="semantic", source_kind="user", text=text, status="active"),
+            actor=None,
+        )
+        for text in ("We host the decks on Dropbox.", "We have moved the decks to SharePoint.")
+    )
+    dispute_propose(newer=newer, older=older, similarity=0.84, reason="another value", cues=["moved … to"])
     grant = Grant.objects.filter(scope__path="demo/slides").exclude(principal__name="demo").first()
     fact = (
         Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
@@ -190,6 +200,8 @@ def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_serve
             violations[url] = found
     assert too_wide == {}
     assert violations == {}, json.dumps(violations, indent=1)
+    page.goto("/review/")
+    expect(page.locator(".dispute-item")).to_have_count(1)
 
     # The header folds into a menu on a phone.
     page.goto("/")
