@@ -536,12 +536,10 @@ class Topology:
                 py,
                 "-m",
                 "gunicorn",
-                "memoryui.wsgi:application",
+                "--config=python:memoryui.gunicorn_conf",  # graceful restarts (docs/operations.md)
                 f"--bind=127.0.0.1:{self.web_port}",
                 f"--workers={self.web_workers}",
                 f"--threads={self.web_threads}",
-                "--graceful-timeout=10",
-                "--timeout=60",
                 LOGGER_CLASS_ARG,  # its log lines without invitation tokens
             ],
         }
@@ -598,6 +596,13 @@ class Topology:
         victim = children[0]
         victim.kill()
         return victim.pid
+
+    def reload_web(self) -> int:
+        """A graceful reload: SIGHUP to the gunicorn master, which starts new workers and stops the old
+        ones after what they are serving (memoryui/gunicorn_conf.py). Returns the master's pid."""
+        pid = self.procs["web"].pid
+        os.kill(pid, signal.SIGHUP)
+        return pid
 
     def wait_for_workers(self, timeout: float = 60.0) -> None:
         """Until both Celery workers answer a ping through the broker."""

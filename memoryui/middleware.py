@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 from governance.api.limits import BODY_TOO_LARGE, declared_length
+from governance.runtime.dbretry import Attempt
 
 # Routes that take an export file (governance/api/portability/views.py, memoryui/views/portability.py).
 UPLOAD_ROUTES = re.compile(r"^(/api/v1/scopes/\d+/import|/portability/import/)$")
 # The dashboard's evaluation upload (memoryui/views/evaluation.py): files up to EVALUATION_UPLOAD_MAX_BYTES.
 EVALUATION_UPLOAD_ROUTE = "/evaluation/upload/"
 MULTIPART_ROOM = 64 * 1024
+
+logger = logging.getLogger(__name__)
 
 
 class RequestBodyLimitMiddleware:
@@ -69,3 +73,72 @@ class ServiceUnavailableMiddleware:
             response = HttpResponse(UNAVAILABLE_PAGE, status=503, content_type="text/plain; charset=utf-8")
         response["Retry-After"] = SERVICE_UNAVAILABLE_RETRY_AFTER
         return response
+
+
+# --- One retry of a read whose database connection was dropped ----------------------------------------------
+def may_run_twice(request) -> bool:
+    """Every request but the file uploads (their bodies are too large to keep for a second attempt); whether
+    it does run again is the database's answer (governance.runtime.dbretry): only when it committed nothing."""
+    return not (UPLOAD_ROUTES.match(request.path) or request.path == EVALUATION_UPLOAD_ROUTE)
+
+
+class DroppedConnectionRetryMiddleware:
+    """A request whose database connection was dropped under it (a failover, a restarted pooler,
+    `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503, when running it
+    again is exactly what its client would do: it committed nothing (governance.runtime.dbretry decides).
+
+    A request that committed a write, or sent one whose outcome the lost connection left unknown (a socket
+    closed mid-statement, a failed COMMIT), is never run again here; it answers 503 and its client decides
+    (docs/operations.md, "When Redis or the database fails"). So /context is run again unless its turn
+    (its one write, its last statement) may be stored, and a write whose transaction the server cut is run
+    again and stored once. One retry, never more: a database that is really gone answers the 503 of
+    ServiceUnavailableMiddleware."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not may_run_twice(request):
+            return self.get_response(request)
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            try:
+                request.body  # noqa: B018 - read once and keep: the second attempt parses the same bytes
+            except Exception:  # noqa: BLE001 - an unreadable body is the view's to answer, once
+                return self.get_response(request)
+        attempt = Attempt()
+        response = self._run(request, attempt)
+        if not attempt.may_retry or response.status_code < 500:
+            return response
+        from governance.runtime.metrics import DB_RETRIES
+
+        _close_connections()
+        response = self._run(request, Attempt())
+        DB_RETRIES.labels(outcome=f"{response.status_code // 100}xx").inc()
+        logger.warning(
+            "database connection dropped under a request that had committed nothing; ran it again: %s",
+            response.status_code,
+        )
+        return response
+
+    def _run(self, request, attempt: Attempt):
+        from contextlib import ExitStack
+
+        from django.db import connections
+
+        with ExitStack() as stack:
+            for conn in connections.all():
+                stack.enter_context(conn.execute_wrapper(attempt))
+            return self.get_response(request)
+
+
+def _close_connections() -> None:
+    """Drop this thread's connections (the lost one and any other), so the retry opens fresh ones."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        if conn.in_atomic_block:
+            continue
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - it is already broken; the point is to forget it
+            conn.connection = None

@@ -17,6 +17,7 @@ import time
 from django.conf import settings
 from django.db import connection, transaction
 
+from governance.models import fulltext
 from governance.models.activation import EPOCH
 from governance.recall import vector_index
 from governance.services.scope import scope_ensure
@@ -24,8 +25,9 @@ from governance.services.scope import scope_ensure
 PROJECTS, TASKS = 50, 20
 CENTROIDS = 256
 INDEXES = {
-    "memory_lexical_fts": "CREATE INDEX memory_lexical_fts ON governance_memory "
-    "USING gin (to_tsvector('simple', lexical))",
+    # Migration 0030's keyword index over the stored vector (governance.models.fulltext).
+    fulltext.MEMORY_INDEX: f"CREATE INDEX {fulltext.MEMORY_INDEX} ON governance_memory "
+    f"USING gin (scope_id, {fulltext.MEMORY_COLUMN})",
     "memory_text_trgm": "CREATE INDEX memory_text_trgm ON governance_memory USING gin (lexical gin_trgm_ops)",
     # Migration 0003 (a database migrated before it was added gets it here).
     "memory_recent_episodic": "CREATE INDEX memory_recent_episodic ON governance_memory (scope_id, occurred_at DESC) "
@@ -97,8 +99,8 @@ def build_vector_indexes(log) -> dict:
 
 
 # What a read touches: the table, the vector indexes (memory_vec_scope_*) and the indexes of the read path.
-# Not the trigram and plain full-text indexes (fallbacks), so that it all fits in the shared buffers.
-PREWARM_SKIP = ("memory_text_trgm", "memory_lexical_fts")
+# Not the trigram index (a fallback), so that it all fits in the shared buffers.
+PREWARM_SKIP = ("memory_text_trgm",)
 
 
 def prewarm(log) -> dict:

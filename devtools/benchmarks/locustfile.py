@@ -274,7 +274,8 @@ class TeamUser(HttpUser):
     def _sign_in(self) -> None:
         self.client.get("/accounts/login/", name="dashboard sign-in form")
         token = self.client.cookies.get("csrftoken", "")
-        resp = self.client.post(
+        started = time.time()
+        with self.client.post(
             "/accounts/login/",
             name="dashboard sign-in",
             data={
@@ -284,8 +285,17 @@ class TeamUser(HttpUser):
             },
             headers={"Referer": f"{self.host}/accounts/login/"},
             allow_redirects=False,
-        )
-        self.signed_in = resp.status_code == 302
+            catch_response=True,
+        ) as resp:
+            self.signed_in = resp.status_code == 302
+            if self.signed_in:
+                resp.success()
+            else:  # recorded like every other failure, so bench_load says when and how it failed
+                resp.failure(f"{resp.status_code}")
+                with _lock:
+                    RECORD["failures"].append(
+                        [started, "dashboard sign-in", resp.status_code or str(resp.error)[:80]]
+                    )
 
 
 @events.quitting.add_listener

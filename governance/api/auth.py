@@ -13,6 +13,7 @@ from rest_framework import authentication, exceptions
 
 from governance.models import ApiToken, Principal, Scope, hash_token
 from governance.permissions import bind_token
+from governance.runtime.dbretry import repeatable
 from governance.runtime.replica import bookkeeping
 from governance.services.principal import principal_for_user
 
@@ -62,7 +63,9 @@ class TokenAuthentication(authentication.BaseAuthentication):
         # A write (and its commit) per request is the most expensive part of authenticating: record the
         # use at most once a minute, which is all "last used" needs to say.
         if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
-            with bookkeeping():  # a read replica may still answer this request (runtime/replica.py)
+            # Bookkeeping: a read replica may still answer this request (runtime/replica.py), and the
+            # request may still run again after a dropped connection (runtime/dbretry.py).
+            with bookkeeping(), repeatable():
                 ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         user = principal.user if principal.user_id else TokenUser(principal)
         return (user, token)

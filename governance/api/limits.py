@@ -9,6 +9,7 @@ import json
 import re
 
 from django.conf import settings
+from django.core.cache.backends.locmem import LocMemCache
 from rest_framework import exceptions, status
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
@@ -16,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
+from governance.runtime import degraded
 from governance.runtime.metrics import THROTTLED
 from governance.selectors.search import CappedPaginator
 
@@ -116,9 +118,18 @@ def throttle_bucket(request, view) -> str:
     return "read" if request.method in ("GET", "HEAD", "OPTIONS") else "write"
 
 
+# While Redis is away the counts are kept here, per process (governance/runtime/degraded.py): each web
+# process then allows the full rate on its own, which is neither refusing every request nor letting every
+# request through. /readyz (`throttle`) and `memory_degraded{part="throttle"}` say when it is so.
+PER_PROCESS_COUNTS = LocMemCache(
+    "throttle-per-process", {"TIMEOUT": None, "OPTIONS": {"MAX_ENTRIES": 100_000}}
+)
+
+
 class PrincipalRateThrottle(SimpleRateThrottle):
     """A rate per API token (a signed-in dashboard user: per user) and bucket, counted in the shared
-    cache, so every web process sees the same counts. A 429 says when to retry (Retry-After)."""
+    cache, so every web process sees the same counts; in this process while Redis is away. A 429 says
+    when to retry (Retry-After)."""
 
     def __init__(self):  # the bucket, and so the rate, is known only per request (allow_request)
         pass
@@ -130,7 +141,17 @@ class PrincipalRateThrottle(SimpleRateThrottle):
         if self.rate is None:
             return True
         self.num_requests, self.duration = self.parse_rate(self.rate)
-        allowed = super().allow_request(request, view)
+        allowed = None
+        if degraded.THROTTLE.should_try():
+            try:
+                allowed = super().allow_request(request, view)
+            except degraded.REDIS_DOWN as exc:
+                degraded.THROTTLE.failed(exc)
+            else:
+                degraded.THROTTLE.succeeded()
+        if allowed is None:
+            self.cache = PER_PROCESS_COUNTS
+            allowed = super().allow_request(request, view)
         if not allowed:
             THROTTLED.labels(bucket=self.scope).inc()
         return allowed

@@ -9,6 +9,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from pgvector.django import VectorField
 
+from governance.models import fulltext, lexical
 from governance.models.activation import activation_sql
 
 
@@ -108,6 +109,10 @@ def content_hash(text: str) -> str:
     return keyed_digest(hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
+# The memory lists' keyword predicate (MemoryQuerySet.keyword).
+KEYWORD_SQL = fulltext.memory_matches("governance_memory", fulltext.plainto_tsquery())
+
+
 class MemoryQuerySet(models.QuerySet):
     """The filters and annotations the selectors share (what `ScopeQuerySet` is for scopes)."""
 
@@ -118,6 +123,17 @@ class MemoryQuerySet(models.QuerySet):
     def with_activation(self, at=None) -> "MemoryQuerySet":
         """Annotates `activation`, A(t) at `at` (now when None), by governance.models.activation."""
         return self.annotate(activation=RawSQL(activation_sql(), [at or timezone.now()]))
+
+    def keyword(self, q: str) -> "MemoryQuerySet":
+        """Memories whose keyword terms hold every term of `q`, through the stored vector and its GIN index
+        (governance.models.fulltext): the same terms as the index keeps (governance.models.lexical). A query
+        with no terms (only stopwords or punctuation) matches nothing. A forgotten memory is never matched,
+        even when the list asks for forgotten rows: a soft-forgotten row keeps its terms, and a count of 1
+        for the right PIN and 0 for a wrong one would confirm a guess though the text comes back masked."""
+        words = " ".join(lexical.terms(q or ""))
+        if not words:
+            return self.none()
+        return self.extra(where=[KEYWORD_SQL], params=[words]).not_forgotten()
 
     def light(self) -> "MemoryQuerySet":
         """Without the wide columns a list never shows (the vector, the lexical vector, meta)."""

@@ -48,6 +48,7 @@ from governance.propagation.webhook_transport import (
     post,
     sign,
 )
+from governance.runtime.degraded import publish
 from governance.runtime.retries import RETRY
 
 logger = logging.getLogger(__name__)
@@ -326,14 +327,11 @@ def queue_deliveries_later(delivery_ids: list[int]) -> None:
     backlog of slow receivers costs it one message, not hundreds."""
     if not delivery_ids:
         return
-    try:
-        queue_webhooks.delay(list(delivery_ids))
-    except Exception:  # broker down: the rows are pending and due; the reconciler sends them
-        logger.warning(
-            "could not queue %d webhook deliveries; the reconciler will", len(delivery_ids), exc_info=True
-        )
-        return
-    _mark_queued(delivery_ids)
+    # Broker down: the rows are pending and due; the reconciler sends them.
+    if publish(
+        lambda: queue_webhooks.delay(list(delivery_ids)), what=f"{len(delivery_ids)} webhook deliveries"
+    ):
+        _mark_queued(delivery_ids)
 
 
 def _mark_queued(delivery_ids: list[int], countdown: float = 0) -> None:
@@ -346,14 +344,14 @@ def _mark_queued(delivery_ids: list[int], countdown: float = 0) -> None:
 
 
 def queue_deliveries(delivery_ids: list[int], countdown: float = 0) -> None:
-    queued = []
-    for pk in delivery_ids:
-        try:
-            deliver_webhook.apply_async((pk,), countdown=countdown)
-        except Exception:  # broker down: the row is pending and due; the reconciler sends it
-            logger.warning("could not queue webhook delivery %s; the reconciler will", pk, exc_info=True)
-        else:
-            queued.append(pk)
+    queued = [
+        pk
+        for pk in delivery_ids  # broker down: the row is pending and due; the reconciler sends it
+        if publish(
+            lambda pk=pk: deliver_webhook.apply_async((pk,), countdown=countdown),
+            what=f"webhook delivery {pk}",
+        )
+    ]
     if queued:
         _mark_queued(queued, countdown)
 

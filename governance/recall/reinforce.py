@@ -15,6 +15,7 @@ from django.db import transaction
 
 from governance.recall.tasks import reinforce_used_memories
 from governance.runtime import process_pool
+from governance.runtime.degraded import publish
 
 logger = logging.getLogger(__name__)
 
@@ -30,10 +31,11 @@ def queue_reinforcement(*, turn_id: int | None, memory_ids: list[int], at: datet
     ids = sorted(set(memory_ids))
 
     def send() -> None:
-        try:
-            reinforce_used_memories.delay(turn_id=turn_id, memory_ids=ids, at=at.isoformat())
-        except Exception:  # broker down: losing one reinforcement is acceptable, failing the turn is not
-            logger.warning("could not queue reinforcement for turn %s", turn_id, exc_info=True)
+        # Broker down: losing one reinforcement is acceptable, failing the turn is not.
+        publish(
+            lambda: reinforce_used_memories.delay(turn_id=turn_id, memory_ids=ids, at=at.isoformat()),
+            what=f"reinforcement for turn {turn_id}",
+        )
 
     transaction.on_commit(lambda: publisher_pool().submit(send))
     return len(ids)

@@ -1,6 +1,6 @@
 """Keyword search over Memory.lexical (words and CJK unigrams/bigrams, see governance/models/lexical.py):
-PostgreSQL full text with the `simple` configuration (the GIN index of migration 0002), and a trigram
-word-similarity fallback that catches misspellings when full text finds too little.
+PostgreSQL full text over its stored vector (governance.models.fulltext; GIN index memory_scope_lexical_tsv),
+and a trigram word-similarity fallback that catches misspellings when full text finds too little.
 
 A match is scored by the share of the query's terms it holds, each term weighted by how rare it is among
 the memories the caller may see (an IDF capped at DF_CAP rows, counted on the GIN index), plus a bonus for
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from governance.models import lexical
+from governance.models import fulltext, lexical
 from governance.recall.eligible import Eligibility
 from governance.runtime.replica import read_connection
 
@@ -48,7 +48,7 @@ def term_weights(cursor, eligibility: Eligibility, terms: list[str]) -> dict[str
     where, params = eligibility.where("m")
     cursor.execute(
         "SELECT t, (SELECT count(*) FROM (SELECT 1 FROM governance_memory m"
-        f" WHERE {where} AND m.lexical_tsv @@ to_tsquery('simple', quote_literal(t))"
+        f" WHERE {where} AND {fulltext.memory_matches('m', fulltext.to_tsquery('quote_literal(t)'))}"
         " LIMIT %s) d) FROM unnest(%s::text[]) AS t",
         [*params, DF_CAP, terms],
     )
@@ -89,11 +89,12 @@ def keyword_search(eligibility: Eligibility, query: str, limit: int) -> list[tup
         total = sum(weights.get(t, 0.0) for t in terms) or 1.0
         cursor.execute(
             "SELECT m.id, (SELECT coalesce(sum(t.w), 0) FROM unnest(%s::tsquery[], %s::float8[]) AS t(q, w)"
-            "  WHERE m.lexical_tsv @@ t.q) / %s"
-            " + %s * (SELECT count(*) FROM unnest(%s::tsquery[]) AS p(q) WHERE m.lexical_tsv @@ p.q) AS score,"
-            " ts_rank(m.lexical_tsv, q, 1) AS r"
-            " FROM governance_memory m, to_tsquery('simple', %s) q"
-            f" WHERE {where} AND m.lexical_tsv @@ q"
+            f"  WHERE {fulltext.memory_matches('m', 't.q')}) / %s"
+            " + %s * (SELECT count(*) FROM unnest(%s::tsquery[]) AS p(q)"
+            f" WHERE {fulltext.memory_matches('m', 'p.q')}) AS score,"
+            f" ts_rank(m.{fulltext.MEMORY_COLUMN}, q, 1) AS r"
+            f" FROM governance_memory m, {fulltext.to_tsquery()} q"
+            f" WHERE {where} AND {fulltext.memory_matches('m', 'q')}"
             " ORDER BY score DESC, r DESC, m.id LIMIT %s",
             [
                 [_quoted(t) for t in terms],

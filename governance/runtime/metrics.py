@@ -5,7 +5,7 @@ prometheus-client keeps these in files there so every gunicorn worker's counts a
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 # Latency buckets (s) from a cached read to a slow context packet.
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -47,6 +47,30 @@ def observe_stages(trace: list[dict]) -> None:
         CONTEXT_STAGE.labels(stage=stage["name"]).observe(stage["ms"] / 1000.0)
 
 
+# --- Redis away (governance/runtime/degraded.py) ---------------------------------------------------------
+REDIS_ERRORS = Counter(
+    "memory_redis_errors_total",
+    "Calls to Redis that failed (unreachable or timed out) and were done without, per use "
+    "(throttle, cache, publish).",
+    ["use"],
+)
+DEGRADED = Gauge(
+    "memory_degraded",
+    "1 while this process does without Redis for a part: throttle (counting per process), cache "
+    "(reads uncached), publish (messages left to the reconciler).",
+    ["part"],
+    multiprocess_mode="livemax",
+)
+PUBLISH_DEFERRED = Counter(
+    "memory_publish_deferred_total",
+    "Celery messages not sent because the broker was away; the reconciler sends their work later.",
+)
+DB_RETRIES = Counter(
+    "memory_db_retries_total",
+    "Requests run again on a fresh database connection after theirs was dropped before they committed "
+    "anything, per outcome (the status class of the second answer).",
+    ["outcome"],
+)
 # Read replicas (governance.runtime.replica): where each routed read went, and why when not the replica.
 REPLICA_READS = Counter(
     "memory_replica_reads_total",

@@ -10,7 +10,6 @@ from django.db.models import QuerySet
 
 from governance.models import Memory, Principal, Scope, Status, Turn, content_hash
 from governance.permissions import memory_for_reader, memory_readable_scopes, scope_by_path, turn_for_reader
-from governance.selectors.search import keyword_match
 
 
 def scope_visible(principal: Principal | None, path: str) -> Scope:
@@ -41,7 +40,7 @@ def memory_list(
     if key:
         qs = qs.filter(key=key)
     if q:
-        qs = keyword_match(qs, q)  # the keyword index, not a scan of every text
+        qs = qs.keyword(q)  # the keyword index, not a scan of every text
     # Newest first by id (created_at is auto_now_add, so the same order): the primary key's index gives a
     # page without sorting every visible row, which (created_at, id) cost at 100k memories (docs/api.md).
     return qs.order_by("-id")

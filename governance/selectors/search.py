@@ -1,7 +1,8 @@
-"""Keyword search and bounded paging for the memory lists (the API's and the dashboard's): a search goes
-through the full-text index on `lexical`, never a scan of every text, and a page counts at most
+"""Bounded paging for the memory lists (the API's and the dashboard's): a page counts at most
 MEMORY_LIST_COUNT_CAP rows and goes no deeper than that, so a list of a 100k-memory workspace costs what a
-list of a small one does. docs/api.md and docs/operations.md, "Abuse limits"."""
+list of a small one does. Their keyword search is MemoryQuerySet.keyword (the full-text index of
+governance.models.fulltext, never a scan of every text). docs/api.md and docs/operations.md, "Abuse
+limits"."""
 
 from __future__ import annotations
 
@@ -11,24 +12,6 @@ from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
-
-from governance.models import Memory, Status, lexical
-
-# The expression of the GIN indexes memory_lexical_fts and memory_scope_lexical_fts (migrations 0002,
-# 0008); anything else (a COALESCE, another configuration) would read every row instead.
-KEYWORD_SQL = "to_tsvector('simple', governance_memory.lexical) @@ plainto_tsquery('simple', %s)"
-
-
-def keyword_match(qs: QuerySet[Memory], q: str) -> QuerySet[Memory]:
-    """Memories whose keyword terms hold every term of `q`: the same terms as the keyword index keeps
-    (governance.models.lexical: lowercased, lightly stemmed words; CJK unigrams and bigrams). A query with no
-    terms (only stopwords or punctuation) matches nothing. A forgotten memory is never matched, even when
-    the list asks for forgotten rows: a soft-forgotten row keeps its terms, and a count of 1 for the right
-    PIN and 0 for a wrong one would confirm a guess though the text comes back masked."""
-    words = " ".join(lexical.terms(q or ""))
-    if not words:
-        return qs.none()
-    return qs.extra(where=[KEYWORD_SQL], params=[words]).exclude(status=Status.FORGOTTEN)
 
 
 def count_cap() -> int:

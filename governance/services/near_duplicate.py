@@ -32,6 +32,7 @@ from governance.models import (
     NEAR_DUPLICATES,
     Kind,
     Status,
+    fulltext,
     lexical,
 )
 from governance.services.conflict import NEGATIONS
@@ -57,7 +58,7 @@ DERIVED = ("promotion", "edited_from", "reproposed")
 CANDIDATES_SQL = (
     "SELECT id, text, key, revision, status FROM governance_memory"
     " WHERE scope_id = %s AND kind = %s AND task_type = %s AND status = ANY(%s) AND purged_at IS NULL"
-    " AND lexical_tsv @@ plainto_tsquery('simple', %s)"
+    f" AND {fulltext.memory_matches('governance_memory', fulltext.plainto_tsquery())}"
     " ORDER BY (status = 'active') DESC, id LIMIT %s"
 )
 

@@ -6,6 +6,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery, ReadFence, Scope
+from governance.runtime.degraded import publish
 from governance.runtime.replica import FENCE_ALL_WORKSPACES, STAMP_FENCE_SQL
 
 logger = logging.getLogger(__name__)
@@ -95,10 +96,7 @@ def _workspace_of(memory: Memory | None, payload: dict) -> int:
 def _dispatch(outbox_id: int, stores: tuple[str, ...]) -> None:
     from governance.propagation.tasks import dispatch_outbox
 
-    try:
-        dispatch_outbox(outbox_id, stores)
-    except Exception:  # broker down: the change is committed, the reconciler will dispatch it later
-        logger.warning(
-            "could not queue propagation of outbox %s; the reconciler will", outbox_id, exc_info=True
-        )
+    # Broker down: the change is committed and the request answers; the reconciler dispatches it later
+    # (its deliveries lose their queued_at, so it does not wait RECONCILE_REQUEUE_AFTER_SECONDS first).
+    if not publish(lambda: dispatch_outbox(outbox_id, stores), what=f"propagation of outbox {outbox_id}"):
         OutboxDelivery.objects.filter(outbox_id=outbox_id).update(queued_at=None)

@@ -16,13 +16,19 @@ from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from governance.runtime import degraded
 from governance.runtime.heartbeat import heartbeat_age_seconds
 from governance.selectors.ops import embedding_backlog, outbox_lag_seconds
 
 logger = logging.getLogger(__name__)
 
-OK, FAIL = "ok", "fail"
+OK, DEGRADED, FAIL = "ok", "degraded", "fail"
 NO_HEARTBEAT = "no worker has recorded a heartbeat"
+# Redis away is not a reason to take the web process out of service: every request answers without it
+# (governance/runtime/degraded.py). The check says so, and the answer stays 200.
+WITHOUT_REDIS = "Redis is unreachable; answering without it (throttle per process, no cache, messages left to the reconciler)"
+# Checks that read Redis: when it is away they are degraded (with the error's class), not failed.
+REDIS_CHECKS = {"redis", "worker_heartbeat"}
 
 
 @never_cache
@@ -70,9 +76,18 @@ def _embedding_backlog() -> dict:
     return {"state": OK if count <= limit else FAIL, "count": count, "max": limit, "capped": count > limit}
 
 
+def _throttle() -> dict:
+    """Where this process counts the API rates: in Redis (shared by every process), or, while Redis is
+    away, in the process (each process then allows the full rate)."""
+    state = degraded.THROTTLE.state()
+    state["counts"] = "per-process" if degraded.THROTTLE.degraded else "shared"
+    return state
+
+
 CHECKS: dict[str, Callable[[], dict]] = {
     "database": _database,
     "redis": _redis,
+    "throttle": _throttle,
     "worker_heartbeat": _worker_heartbeat,
     "outbox_lag": _outbox_lag,
     "embedding_backlog": _embedding_backlog,
@@ -82,8 +97,9 @@ CHECKS: dict[str, Callable[[], dict]] = {
 @never_cache
 @require_GET
 def readyz(request):
-    """Each dependency named with its state and figure; 503 when one fails. A check that raises (the
-    database or Redis is down) is a failed check with the error's class, never a 500."""
+    """Each dependency named with its state and figure; 503 when one fails, 200 with status `degraded`
+    while the process answers without Redis. A check that raises (the database or Redis is down) names
+    the error's class, never a 500."""
     checks = {}
     for name, check in CHECKS.items():
         try:
@@ -91,5 +107,8 @@ def readyz(request):
         except Exception as exc:  # noqa: BLE001 - any error of a dependency means "not ready"
             logger.warning("readiness check %s failed: %s", name, exc.__class__.__name__)
             checks[name] = {"state": FAIL, "error": exc.__class__.__name__}
-    ready = all(check["state"] == OK for check in checks.values())
-    return JsonResponse({"status": OK if ready else FAIL, "checks": checks}, status=200 if ready else 503)
+            if name in REDIS_CHECKS and isinstance(exc, degraded.REDIS_DOWN):
+                checks[name].update(state=DEGRADED, message=WITHOUT_REDIS)
+    states = {check["state"] for check in checks.values()}
+    status = FAIL if FAIL in states else DEGRADED if DEGRADED in states else OK
+    return JsonResponse({"status": status, "checks": checks}, status=503 if status == FAIL else 200)

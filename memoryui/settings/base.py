@@ -47,6 +47,8 @@ MIDDLEWARE = [
     "memoryui.ops.logs.RequestIdMiddleware",  # first: every later log line carries the request id
     "django.middleware.security.SecurityMiddleware",
     "memoryui.middleware.RequestBodyLimitMiddleware",
+    # A request that committed nothing when its database connection dropped runs once more on a fresh one.
+    "memoryui.middleware.DroppedConnectionRetryMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -100,8 +102,15 @@ CACHES = {
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "mem"),
         "TIMEOUT": env_int("CACHE_TIMEOUT", 300),
+        # A Redis that is down or silent costs a request at most these (governance/runtime/degraded.py).
+        "OPTIONS": {
+            "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT", 1.0),
+            "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT", 2.0),
+        },
     }
 }
+# While Redis is away, each part that does without it (throttle, cache, publish) asks again this often.
+DEGRADED_RETRY_SECONDS = env_float("DEGRADED_RETRY_SECONDS", 2.0)
 
 # --- Celery ---------------------------------------------------------------------------------------------
 # kombu reads a unix-socket URL's database from `virtual_host`, not `db` (with `?db=N` every process would
@@ -118,7 +127,27 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 300)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 240)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900)}
+# Publishing is bounded: a request that queues work after its commit never waits on a dead or silent
+# broker for more than about connect + socket timeout, twice (kombu's defaults retry the connection for
+# minutes and wait on a silent socket for ever). The message is then left to the reconciler.
+CELERY_BROKER_CONNECTION_TIMEOUT = env_float("REDIS_CONNECT_TIMEOUT", 1.0)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 900),
+    "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT", 1.0),
+    "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT", 2.0),
+    # The connection retries of a publish (kombu's Connection.default_channel); a worker's consumer keeps
+    # its own, unbounded reconnection (broker_connection_max_retries).
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Queues per kind of work (docs/operations.md, "Queues"): `propagation` (outbox deliveries: forgets, cache
 # bumps, summaries, stored turns; the reconciler; the worker heartbeat), `embedding` (slow, CPU-bound,

@@ -12,6 +12,11 @@ os.environ.setdefault("REDIS_DB", "1")
 for _bucket in ("CONTEXT", "READ", "WRITE", "GOVERNANCE"):
     os.environ.setdefault(f"API_RATE_{_bucket}", "100000/min")
 os.environ.setdefault("LOGIN_FAILURE_LIMIT", "50")
+# The embedding engine's OpenMP threads sleep when idle instead of spinning (libgomp reads this when the
+# engine loads, after the settings). Tests embed a few texts at a time beside PostgreSQL, a live server and
+# a worker on the same cores: spinning threads took them from those, and one short passage took ~0.8 s
+# instead of ~0.02 s on a busy 2-core machine. The vectors are the same.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 from devtools.embedded import store_urls  # noqa: E402
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
@@ -27,6 +26,7 @@ from governance.permissions import (
 )
 from governance.runtime import cursor as codec
 from governance.runtime import dates
+from governance.runtime.degraded import cache_get, cache_set
 from governance.selectors import dashboard as sel
 from governance.services.audit import audit_verify_chain
 from governance.services.principal import grant_add, grant_revoke, token_revoke
@@ -180,7 +180,7 @@ def audit_verify(request):
         raise PermissionDenied(AUDIT_VERIFY_DENIED)
     last = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     key = f"dash:audit-verify:{last}"
-    report = cache.get(key)
+    report = cache_get(key)
     if report is None:
         result = audit_verify_chain()
         report = {
@@ -190,7 +190,7 @@ def audit_verify(request):
             "problem": result.problem,
             "last": last,
         }
-        cache.set(key, report, VERIFY_CACHE_SECONDS)
+        cache_set(key, report, VERIFY_CACHE_SECONDS)
     return page(request, "dashboard/governance/_verify.html", {"report": report})
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 
-from django.core.cache import cache
 from django.http import JsonResponse
 from django.urls import reverse
 
 from governance.errors import InvalidInput
 from governance.models import RelationKind, Status
+from governance.runtime.degraded import cache_get, cache_set
 from governance.selectors import dashboard as sel
 from memoryui.views.base import dashboard_view, page
 from memoryui.views.layout import edge_geometry, layout
@@ -61,11 +61,11 @@ def _cached_layout(node_ids: list[int], edges: list[tuple[int, int]]) -> dict[in
     """The layout depends only on the graph's shape; the same shape is laid out once per hour."""
     digest = hashlib.sha256(repr((sorted(node_ids), sorted(edges))).encode()).hexdigest()
     key = f"dash:layout:{digest}"
-    found = cache.get(key)
+    found = cache_get(key)
     if found is not None:
         return {int(k): tuple(v) for k, v in found.items()}
     positions = layout(node_ids, edges)
-    cache.set(key, {str(k): v for k, v in positions.items()}, LAYOUT_CACHE_SECONDS)
+    cache_set(key, {str(k): v for k, v in positions.items()}, LAYOUT_CACHE_SECONDS)
     return positions
 
 

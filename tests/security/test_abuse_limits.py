@@ -21,6 +21,15 @@ MEMORY = {
     "text": "Slides use the 16:9 layout.",
     "source": {"kind": "user"},
 }
+FACTS = [
+    dict(MEMORY, text=text)
+    for text in (
+        "Slides use the 16:9 layout.",
+        "Invoices are sent on the first Monday of the month.",
+        "The client's brand colour is teal.",
+        "Deploys are frozen during the quarterly audit.",
+    )
+]
 
 
 def rates(**overrides) -> dict:
@@ -105,9 +114,10 @@ def test_an_api_token_over_its_write_rate_gets_429_with_retry_after(agent):
     cache.clear()
     client = token_client(agent)
     with override_settings(REST_FRAMEWORK=rates(write="3/min")):
-        codes = [client.post("/api/v1/memories", MEMORY, format="json").status_code for _ in range(3)]
+        # Distinct facts: a repeat of the same text is a near-duplicate (200, reinforced), not a new row.
+        codes = [client.post("/api/v1/memories", fact, format="json").status_code for fact in FACTS[:3]]
         assert codes == [201, 201, 201]
-        throttled = client.post("/api/v1/memories", MEMORY, format="json")
+        throttled = client.post("/api/v1/memories", FACTS[3], format="json")
         assert throttled.status_code == 429
         assert 0 < int(throttled["Retry-After"]) <= 60
         body = throttled.json()
@@ -115,7 +125,7 @@ def test_an_api_token_over_its_write_rate_gets_429_with_retry_after(agent):
         # Buckets are separate: the token may still read.
         assert client.get("/api/v1/memories").status_code == 200
         # And the limit is per token: another token of another principal is not affected.
-        assert token_client(agent).post("/api/v1/memories", MEMORY, format="json").status_code == 201
+        assert token_client(agent).post("/api/v1/memories", FACTS[3], format="json").status_code == 201
 
 
 @pytest.mark.django_db
@@ -248,22 +258,21 @@ def test_the_memory_list_search_is_answered_by_the_keyword_index_not_a_scan_of_e
 ):
     from django.db import connection, transaction
 
-    from governance.models import Memory
+    from governance.models import Memory, fulltext
     from governance.selectors.memory import memory_list
-    from governance.selectors.search import keyword_match
 
     _remember(project_scope, ["Exports go out as PPTX.", "Invoices are due monthly."], None)
     qs = memory_list(principal=owner, q="exporting")
     assert [m.text for m in qs] == ["Exports go out as PPTX."]  # word forms match, as in the keyword index
     sql, params = qs.query.sql_with_params()
-    assert "LIKE" not in sql.upper() and "to_tsvector('simple', governance_memory.lexical) @@" in sql
+    assert "LIKE" not in sql.upper() and "governance_memory.lexical_tsv @@" in sql
     # That predicate, alone, is what the GIN index answers (a tiny table: ask what the plan can use).
-    only, only_params = keyword_match(Memory.objects.values("pk"), "exporting").query.sql_with_params()
+    only, only_params = Memory.objects.keyword("exporting").values("pk").query.sql_with_params()
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute("EXPLAIN " + only, only_params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "lexical_fts" in plan, plan
+    assert fulltext.MEMORY_INDEX in plan, plan
 
 
 @pytest.mark.django_db

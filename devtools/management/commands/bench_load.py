@@ -1,4 +1,4 @@
-"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|all] [--tarpit K] [--replica]`
+"""`manage.py bench_load --users N --seconds S [--fault worker-kill|web-kill|redis-restart|db-drop|web-reload|all] [--tarpit K] [--replica]`
 
 Starts the team topology (devtools/topology.py: PostgreSQL and Redis on TCP, gunicorn, three Celery
 workers, beat; production settings and environment variables only) under a temporary folder, drives it
@@ -51,6 +51,9 @@ from devtools.benchmarks.tarpit import Tarpit
 from governance.services.audit import CHAIN_LOCK
 
 FAULTS = ("worker-kill", "web-kill", "redis-restart", "db-drop")
+# Not part of `all` (which stays the four faults above, comparable between runs): a graceful reload of
+# every web worker (SIGHUP to the gunicorn master), which should fail no request.
+EXTRA_FAULTS = ("web-reload",)
 LOCUSTFILE = Path(__file__).resolve().parents[2] / "benchmarks" / "locustfile.py"
 DRAIN_TIMEOUT = 240.0
 # Operators keep 30 s (docs/operations.md); shorter here so a fault's backlog drains within the run.
@@ -58,6 +61,9 @@ RECOVERY_ENV = {
     "RECONCILE_EVERY_SECONDS": "5",
     "RECONCILE_STALE_AFTER_SECONDS": "10",
     "OUTBOX_LEASE_SECONDS": "20",
+    # The messages a killed worker held are queued again after this (operators keep 120 s); without it
+    # the post-fault drains of the runs after queued_at took 85-140 s.
+    "RECONCILE_REQUEUE_AFTER_SECONDS": "20",
 }
 
 SETUP = """
@@ -170,7 +176,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fault",
             action="append",
-            choices=[*FAULTS, "all"],
+            choices=[*FAULTS, *EXTRA_FAULTS, "all"],
             default=[],
             help="inject this fault during the run (repeatable; `all`: each once, spread out)",
         )
@@ -325,6 +331,8 @@ class Command(BaseCommand):
                 topology.kill_worker("worker")
             elif fault == "web-kill":
                 topology.kill_web_worker()
+            elif fault == "web-reload":
+                topology.reload_web()
             elif fault == "redis-restart":
                 topology.restart_redis(down_seconds=2.0)
             elif fault == "db-drop":
@@ -470,8 +478,21 @@ class Command(BaseCommand):
             forgotten_ids = {f[0] for f in record["forgotten"]}
             writes = record["writes"]
             missing = [i for i, _ in writes["accepted"] if i not in by_id]
+            # A hard forget whose answer was lost (its web worker killed after the commit) purged its memory
+            # without being recorded as accepted: that row is there, forgotten, its text gone. Allowed for
+            # at most as many rows as forgets failed; any other count but one is a write lost or doubled.
+            lost_forgets = sum(1 for f in record["failures"] if f[1] == "forget")
+            purged_unrecorded = [
+                i
+                for i, _ in writes["accepted"]
+                if i not in forgotten_ids and by_id.get(i, (None, None, False))[2]
+            ]
             doubled = [
-                t for i, t in writes["accepted"] if i not in forgotten_ids and len(stored.get(t, [])) != 1
+                t
+                for i, t in writes["accepted"]
+                if i not in forgotten_ids
+                and len(stored.get(t, [])) != 1
+                and not (i in purged_unrecorded and len(purged_unrecorded) <= lost_forgets)
             ]
             ambiguous_twice = [t for (t,) in writes["ambiguous"] if len(stored.get(t, [])) > 1]
             refused_stored = [t for (t,) in writes["rejected"] if stored.get(t)]

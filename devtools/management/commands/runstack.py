@@ -280,11 +280,10 @@ class Command(BaseCommand):
                     py,
                     "-m",
                     "gunicorn",
-                    "memoryui.wsgi:application",
+                    "--config=python:memoryui.gunicorn_conf",  # graceful restarts (docs/operations.md)
                     f"--bind={host}:{port}",
                     "--workers=1",
                     "--threads=4",
-                    "--graceful-timeout=10",
                     "--access-logfile=-",
                     LOGGER_CLASS_ARG,  # its access lines without invitation tokens
                 ],

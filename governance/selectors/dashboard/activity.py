@@ -67,13 +67,13 @@ def overview_counts(principal: Principal, scope: Scope | None) -> dict:
 
 def propagation_health() -> dict:
     """Backlog of the outbox and the reconciler's heartbeat (system-wide: it holds no memory content)."""
-    from django.core.cache import cache
+    from governance.runtime.degraded import cache_get
 
     pending = Outbox.objects.filter(state=Outbox.State.PENDING).aggregate(
         n=Count("pk"), oldest=Min("created_at")
     )
     failed = OutboxDelivery.objects.filter(state=OutboxDelivery.State.FAILED).count()
-    last_run = cache.get("reconciler:last_run")
+    last_run = cache_get("reconciler:last_run")  # None while Redis is away: the page shows "unknown"
     return {
         "pending": pending["n"],
         "oldest_pending": pending["oldest"],

@@ -7,7 +7,6 @@ from django.db.models import QuerySet
 
 from governance.models import Kind, Memory, Principal
 from governance.permissions import memory_readable_scopes
-from governance.selectors.search import keyword_match
 
 LINK_CHOICES_LIMIT = 20
 PROMOTION_EPISODES_LIMIT = 60
@@ -31,7 +30,7 @@ def link_choices(
     if digits.isdigit():
         qs = qs.filter(pk=int(digits))
     elif q:
-        qs = keyword_match(qs, q)
+        qs = qs.keyword(q)
     else:
         return []
     return list(qs.select_related("scope").light().order_by("-pk")[:limit])

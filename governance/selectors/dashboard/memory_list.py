@@ -23,7 +23,7 @@ from governance.models.activation import activation_sql, days, log_activation_sq
 from governance.runtime import cursor as codec
 from governance.runtime import dates
 from governance.selectors.dashboard.common import MAX_PAGE_SIZE, PAGE_SIZE, governed_scope_ids
-from governance.selectors.search import count_cap, keyword_match
+from governance.selectors.search import count_cap
 
 BAD_CURSOR = codec.BAD_CURSOR
 BAD_DATE = dates.BAD_DATE
@@ -279,7 +279,7 @@ def with_activation(qs: QuerySet[Memory], at: datetime | None = None) -> QuerySe
 def memory_queryset(principal: Principal, scope: Scope | None, filters: MemoryFilters) -> QuerySet[Memory]:
     qs = apply_filters(Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)), filters)
     if filters.q.strip() and filters.mode != "meaning":
-        qs = keyword_match(qs, filters.q)
+        qs = qs.keyword(filters.q)
     if filters.cold in ("cold", "hot"):
         op = "<" if filters.cold == "cold" else ">="
         qs = qs.extra(
@@ -292,7 +292,7 @@ def memory_list_queryset(
     principal: Principal, scope: Scope | None, filters: MemoryFilters
 ) -> QuerySet[Memory]:
     """The rows the list shows for these filters: the principal's governed scopes (within `scope`), the
-    filters, and the keyword search (governance.selectors.search.keyword_match: never a forgotten row)."""
+    filters, and the keyword search (MemoryQuerySet.keyword: never a forgotten row)."""
     return memory_queryset(principal, scope, filters)
 
 

@@ -8,7 +8,6 @@ from django.utils import timezone
 from governance.errors import NotFound
 from governance.models import Memory, Principal, Scope
 from governance.selectors.dashboard.common import governed_scope_ids
-from governance.selectors.search import keyword_match
 
 PICK_LIMIT = 20
 
@@ -19,7 +18,7 @@ def timeline_choices(
     """Memories (not forgotten) matching `q`: the keyword index's terms, or a memory's number; newest first."""
     qs = Memory.objects.filter(scope_id__in=governed_scope_ids(principal, scope)).not_forgotten()
     q = q.strip().lstrip("#")
-    qs = qs.filter(pk=int(q)) if q.isdigit() else keyword_match(qs, q)
+    qs = qs.filter(pk=int(q)) if q.isdigit() else qs.keyword(q)
     return list(qs.select_related("scope").light().order_by("-pk")[:limit])
 
 

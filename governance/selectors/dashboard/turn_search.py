@@ -14,7 +14,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 
 from governance.errors import NotFound
-from governance.models import Memory, Principal, Scope, Status, Turn, TurnMemory, content_hash
+from governance.models import Memory, Principal, Scope, Status, Turn, TurnMemory, content_hash, fulltext
 from governance.permissions import can_read_memory
 from governance.redaction.masking import FORGOTTEN_TEXT, withheld
 from governance.runtime import cursor as codec
@@ -77,7 +77,8 @@ def _queryset(principal: Principal, scope: Scope | None, f: TurnFilters):
         # The expression of index turn_query_fts (migration 0032), so the planner can use it.
         qs = qs.filter(
             pk__in=RawSQL(
-                "SELECT id FROM governance_turn WHERE to_tsvector('simple', query) @@ websearch_to_tsquery('simple', %s)",
+                "SELECT id FROM governance_turn WHERE "
+                + fulltext.turn_query_matches(fulltext.websearch_to_tsquery()),
                 (f.q.strip(),),
             )
         )
@@ -195,7 +196,6 @@ def why_not_choices(principal: Principal, turn: Turn, q: str, limit: int = WHY_N
     """The "why not…?" picker by `#id` or by words (the keyword index): memories of the turn's workspace the
     reader may read, never a forgotten one. (By meaning: the view asks governance.recall.meaning.)"""
     from governance.permissions import memory_readable_scopes
-    from governance.selectors.search import keyword_match
 
     q = (q or "").strip()
     if not q:
@@ -207,5 +207,5 @@ def why_not_choices(principal: Principal, turn: Turn, q: str, limit: int = WHY_N
     if digits.isdigit():
         qs = qs.filter(pk=int(digits))
     else:
-        qs = keyword_match(qs, q)
+        qs = qs.keyword(q)
     return list(qs.select_related("scope").defer("embedding", "lexical", "meta").order_by("-pk")[:limit])

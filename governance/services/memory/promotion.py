@@ -91,9 +91,15 @@ def _episodes_for(candidate: Memory) -> list[Memory]:
     base = Memory.objects.filter(scope_id=candidate.scope_id, kind=Kind.EPISODIC).exclude(
         status=Status.FORGOTTEN
     )
-    named = candidate.meta.get("episode_ids") if isinstance(candidate.meta, dict) else None
+    meta = candidate.meta if isinstance(candidate.meta, dict) else {}
+    named = [
+        int(i)
+        for entry in (meta, *(meta.get(NEAR_DUPLICATES) or ()))
+        for i in (entry.get("episode_ids") or ())
+        if isinstance(i, int)
+    ]
     if named:
-        return list(base.filter(pk__in=[int(i) for i in named]))
+        return list(base.filter(pk__in=named))
     out = []
     for session in _sessions_of(candidate):
         out += list(

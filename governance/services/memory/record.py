@@ -319,12 +319,17 @@ def find_repeat(item: MemoryInput) -> near_duplicate.NearDuplicate | None:
 
 
 def _source_of(item: MemoryInput) -> dict:
-    return {
+    source = {
         "source_kind": item.source_kind,
         "source_ref": item.source_ref or "",
         "session": item.session or "",
         "status": item.status or "",
     }
+    # The episodes a repeated candidate was read from stay its evidence: promotion counts their sessions.
+    episode_ids = (item.meta or {}).get("episode_ids")
+    if isinstance(episode_ids, list) and all(isinstance(i, int) for i in episode_ids):
+        source["episode_ids"] = episode_ids
+    return source
 
 
 def _propose_revision(item: MemoryInput, found: near_duplicate.NearDuplicate, confirmed: bool) -> bool:
