@@ -26,6 +26,11 @@ DROP_INDEX = "DROP INDEX CONCURRENTLY IF EXISTS memory_active_statement_trgm"
 
 class Migration(migrations.Migration):
     atomic = False
-    dependencies = [("governance", "0045_merge_disputes")]
+    dependencies = [
+        ("governance", "0045_merge_disputes"),
+        # Main's leaf when main was merged in (made beside this one): following it too keeps one leaf, so
+        # no merge migration is needed (different objects).
+        ("governance", "0041_one_fulltext_expression"),
+    ]
 
     operations = [migrations.RunSQL(INDEX, DROP_INDEX)]
