@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from django.db.models import Q
+from django.contrib.postgres.search import TrigramDistance
+from django.db.models import QuerySet, Value
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
 from governance.services.audit import AuditEntry, audit_record
@@ -47,6 +48,16 @@ def contradicts(a: str, b: str) -> bool:
     return len(terms_a & terms_b) / min(len(terms_a), len(terms_b)) >= OVERLAP
 
 
+def nearest_statements(rows: QuerySet, lexical_text: str) -> QuerySet:
+    """`rows` whose `lexical` is trigram-similar (`%`) to `lexical_text`, the most similar first. The
+    order makes the planner read the similar rows from the index of active unkeyed statements (migration
+    0046) instead of hoping a sequential scan stops early at the LIMIT: at 100k candidates in a scope with
+    no active statement, that scan read every row and took over a second per write (docs/benchmarks.md)."""
+    return rows.filter(lexical__trigram_similar=lexical_text).order_by(
+        TrigramDistance("lexical", Value(lexical_text)), "pk"
+    )
+
+
 def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
     """The active memories of the same scope that `memory` contradicts, with the reason."""
     if memory.kind not in CHECKED_KINDS or memory.purged_at:
@@ -57,12 +68,10 @@ def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
         return [(same_key, REASON_SAME_KEY)] if same_key else []
     if not memory.lexical:
         return []
-    # `%` is pg_trgm's similarity operator (uses the trigram index); the negation test runs on the few hits.
-    near = (
-        active.filter(kind__in=CHECKED_KINDS, key__isnull=True)
-        .filter(Q(lexical__trigram_similar=memory.lexical))
-        .only("pk", "text", "scope_id", "status", "key", "revision", "confirmed_at")[:MAX_CANDIDATES]
-    )
+    # `%` is pg_trgm's similarity operator; the negation test runs on the few hits.
+    near = nearest_statements(active.filter(kind__in=CHECKED_KINDS, key__isnull=True), memory.lexical).only(
+        "pk", "text", "scope_id", "status", "key", "revision", "confirmed_at"
+    )[:MAX_CANDIDATES]
     return [(other, REASON_NEGATION) for other in near if contradicts(memory.text, other.text)]
 
 

@@ -14,7 +14,7 @@ from django.db.models import Q
 
 from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status, Tier
 from governance.permissions import confirm_approvals_needed, ending_needs_two_people, requires_four_eyes
-from governance.services.conflict import CHECKED_KINDS, MAX_CANDIDATES, contradicts
+from governance.services.conflict import CHECKED_KINDS, MAX_CANDIDATES, contradicts, nearest_statements
 
 # How many people a proposal needs, fixed at proposal time (the review queue shows "1 of 2").
 NEEDED = "approvals_needed"
@@ -25,17 +25,10 @@ def _contradicted_by_text(memory: Memory, scope_ids: list[int]) -> list[Memory]:
     test, over the scope and every scope above it: a rule in a sub-scope is pinned beside its parent's)."""
     if memory.kind not in CHECKED_KINDS or memory.key or not memory.lexical or not memory.text:
         return []
-    near = (
-        Memory.objects.filter(
-            scope_id__in=scope_ids,
-            status=Status.ACTIVE,
-            kind__in=CHECKED_KINDS,
-            key__isnull=True,
-            lexical__trigram_similar=memory.lexical,
-        )
-        .exclude(pk=memory.pk)
-        .select_related("scope")[:MAX_CANDIDATES]
-    )
+    rows = Memory.objects.filter(
+        scope_id__in=scope_ids, status=Status.ACTIVE, kind__in=CHECKED_KINDS, key__isnull=True
+    ).exclude(pk=memory.pk)
+    near = nearest_statements(rows, memory.lexical).select_related("scope")[:MAX_CANDIDATES]
     return [other for other in near if contradicts(memory.text, other.text)]
 
 
@@ -152,7 +145,7 @@ def move_would_override(scope: Scope, new_parent: Scope) -> bool:
     for commitment in unkeyed:
         if not commitment.lexical or not commitment.text:
             continue
-        near = moved_rules.filter(lexical__trigram_similar=commitment.lexical).only("text")[:MAX_CANDIDATES]
+        near = nearest_statements(moved_rules, commitment.lexical).only("text")[:MAX_CANDIDATES]
         if any(contradicts(other.text, commitment.text) for other in near):
             return True
     return False

@@ -1,0 +1,69 @@
+"""Conflict detection's trigram query (services/conflict.find_conflicts) has an index of the rows it can
+return (migration 0046): active, unkeyed statements of the checked kinds, by scope. Without it the
+planner read the trigram index of the whole table, every scope and status, and a write took over a
+second at 100k memories (docs/benchmarks.md, "Conflict detection at write")."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from governance.models import Memory, Relation, RelationKind
+from governance.services.conflict import CHECKED_KINDS
+from governance.services.memory import MemoryInput, memory_record
+
+INDEX = "memory_active_statement_trgm"
+
+
+def _write(scope, text, status):
+    return memory_record(
+        item=MemoryInput(scope=scope, kind="convention", text=text, source_kind="user", status=status),
+        actor=None,
+    )
+
+
+def test_the_index_holds_the_kinds_conflict_detection_checks(db):
+    migration = importlib.import_module("governance.migrations.0046_active_statement_trigram")
+    kinds = re.search(r"kind IN \(([^)]*)\)", migration.INDEX).group(1)
+    assert {k.strip(" '") for k in kinds.split(",")} == {str(k) for k in CHECKED_KINDS}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [INDEX])
+        (definition,) = cursor.fetchone()
+    assert "gin (scope_id, lexical gin_trgm_ops)" in definition
+    assert "'active'" in definition and "key IS NULL" in definition
+
+
+def test_the_trigram_query_of_a_write_can_use_the_index_and_still_finds_the_contradiction(
+    project_scope, sibling_scope
+):
+    rule = _write(project_scope, "Always export the quarterly deck as PPTX for the client.", "active")
+    for i in range(30):  # rows the index leaves out: candidates here, statements of another scope
+        _write(project_scope, f"The quarterly deck number {i} was exported for the client.", "candidate")
+    with CaptureQueriesContext(connection) as ctx:
+        said = _write(project_scope, "Never export the quarterly deck as PPTX for the client.", "candidate")
+    assert set(
+        Relation.objects.filter(source=said, kind=RelationKind.CONTRADICTS).values_list(
+            "target_id", flat=True
+        )
+    ) == {rule.pk}
+    assert Memory.objects.get(pk=said.pk).status == "proposed"
+    (sql,) = [q["sql"] for q in ctx.captured_queries if " % " in q["sql"] and "governance_memory" in q["sql"]]
+    with connection.cursor() as cursor:
+        # A test database of a few rows would be read by any route: take away every other index the planner
+        # could read (in the test's transaction, rolled back after it) and sequential scans, so the plan shows
+        # whether it can prove the partial index's predicate from the query's WHERE.
+        cursor.execute(
+            "SELECT i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid"
+            " WHERE x.indrelid = 'governance_memory'::regclass AND i.relname <> %s"
+            " AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)",
+            [INDEX],
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'DROP INDEX "{name}"')
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + sql)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert f"Bitmap Index Scan on {INDEX}" in plan, plan
