@@ -33,6 +33,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Proposed contradictions between unkeyed memories, newest first (any role on the scope). */
+        get: operations["disputes_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/disputes/{dispute_id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Say which memory holds (curator or owner): the other is superseded by it. */
+        post: operations["disputes_confirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/disputes/{dispute_id}/dismiss": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Say the two do not disagree (reviewer and up): neither changes, the pair is not proposed again. */
+        post: operations["disputes_dismiss"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/events": {
         parameters: {
             query?: never;
@@ -178,7 +229,7 @@ export interface paths {
         /** Memories the caller can see (within the scope's subtree when given), newest first. */
         get: operations["memories_list"];
         put?: never;
-        /** Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal. */
+        /** Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal. A repeat of a memory of its scope is not stored: 200 with that memory, reinforced (`near_duplicate`). */
         post: operations["memories_create"];
         delete?: never;
         options?: never;
@@ -783,6 +834,8 @@ export interface components {
             call_id?: string;
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
             flags?: string[];
+            /** @description Both sides stay evidence until a person decides; the newer one is named. */
+            in_dispute?: components["schemas"]["InDisputeOutput"];
             key: string | null;
             kind: string;
             memory_id: number | null;
@@ -829,6 +882,8 @@ export interface components {
             /** Format: date-time */
             as_of?: string;
             budget_tokens: number;
+            /** @description Optional slots: `handoff`, the task scope's six-section hand-off, within the budget. */
+            include?: components["schemas"]["IncludeEnum"][];
             query: string;
             scope: string;
             /** @default  */
@@ -840,16 +895,72 @@ export interface components {
         ContextOutput: {
             budget: components["schemas"]["BudgetOutput"];
             packet: components["schemas"]["PacketOutput"];
+            /**
+             * @description Which database server answered the read: `replica` (a streaming replica that had replayed every forget, supersede, retire and grant change of the workspace) or `primary`.
+             *
+             *     * `primary` - primary
+             *     * `replica` - replica
+             */
+            served_by: components["schemas"]["ServedByEnum"];
             text: string;
             trace: components["schemas"]["TraceOutput"];
             turn_id: number | null;
         };
+        /**
+         * @description * `reinforced` - reinforced
+         *     * `proposed` - proposed
+         * @enum {string}
+         */
+        DecisionEnum: "reinforced" | "proposed";
         DeliveryStateOutput: {
             attempts: number;
             /** Format: date-time */
             done_at: string | null;
             error: string;
             state: string;
+        };
+        DisputeConfirmInputRequest: {
+            /** @description The memory that holds; the other is superseded by it. */
+            holds: number;
+            /** @description Why it holds: kept in the audit log. */
+            reason: string;
+        };
+        DisputeDismissInputRequest: {
+            /**
+             * @description Why they do not disagree.
+             * @default
+             */
+            reason?: string;
+        };
+        DisputeMemoryOutput: {
+            id: number;
+            kind: string;
+            /** Format: date-time */
+            occurred_at: string | null;
+            scope: string;
+            status: string;
+            /** @description Withheld once the memory is forgotten. */
+            text: string;
+        };
+        DisputeOutput: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description The wording that made it a candidate. */
+            cues: string[];
+            /** Format: date-time */
+            decided_at: string | null;
+            decided_by: string | null;
+            decision_reason: string;
+            /** @description Once confirmed: the memory that holds. */
+            holds: number | null;
+            id: number;
+            /** @description The later statement, which seems to replace the older one. */
+            newer: components["schemas"]["DisputeMemoryOutput"];
+            older: components["schemas"]["DisputeMemoryOutput"];
+            reason: string;
+            /** Format: double */
+            similarity: number;
+            state: components["schemas"]["StateEnum"];
         };
         /** @description Every 4xx answer: a stable machine-readable `error` code and a sentence for a person. */
         ErrorBody: {
@@ -1229,6 +1340,75 @@ export interface components {
          * @enum {string}
          */
         GrantsEnum: "drop" | "keep";
+        /** @description A line of the hand-off (recall/handoff.py). */
+        HandoffBlockOutput: {
+            /** @description The user asked to change a binding rule. */
+            binding_request?: components["schemas"]["BindingRequestOutput"];
+            /** @description Ties a tool call to its result; they travel together. */
+            call_id?: string;
+            /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
+            flags?: string[];
+            /** @description Both sides stay evidence until a person decides; the newer one is named. */
+            in_dispute?: components["schemas"]["InDisputeOutput"];
+            key: string | null;
+            kind: string;
+            memory_id: number | null;
+            /** @description Every memory the line cites. */
+            memory_ids: number[];
+            /**
+             * @description What the line is: fact (a tool observed it), guess, proposal (awaiting a person), authorisation (confirmed by a person), request, pending (a call waiting for its result), void.
+             *
+             *     * `fact` - fact
+             *     * `guess` - guess
+             *     * `proposal` - proposal
+             *     * `authorisation` - authorisation
+             *     * `request` - request
+             *     * `pending` - pending
+             *     * `void` - void
+             *     * `` -
+             */
+            nature: components["schemas"]["NatureEnum"] | components["schemas"]["BlankEnum"];
+            /** @description This session's correction was rejected: the rule again. */
+            override_rejected?: components["schemas"]["SessionCorrectionOutput"];
+            /** @description Changes waiting for a reviewer. */
+            pending_changes?: components["schemas"]["PendingChangeOutput"][];
+            /** @description How many more wait. */
+            pending_more?: number;
+            reason: string;
+            /** @description A corrected requirement: what replaced it. */
+            replaced_by?: components["schemas"]["MemberOutput"];
+            revision: number | null;
+            /** @description The speaker of a recorded turn. */
+            role?: string;
+            /** Format: double */
+            score: number;
+            section: components["schemas"]["SectionEnum"];
+            session?: string;
+            /** @description In force for this session only. */
+            session_override?: components["schemas"]["SessionOverrideOutput"];
+            /** @description Negative context: set aside for this session only. */
+            set_aside?: components["schemas"]["SetAsideOutput"];
+            source: components["schemas"]["SourceOutput"];
+            status: string;
+            supported_by?: number[];
+            supports?: number;
+            text: string;
+        };
+        /**
+         * @description * `handoff` - handoff
+         * @enum {string}
+         */
+        IncludeEnum: "handoff";
+        /** @description A proposed contradiction no person has decided (governance/recall/disputes.py). */
+        InDisputeOutput: {
+            dispute_id: number;
+            /** @description Which of the two was said later. */
+            newer: number;
+            reason: string;
+            state: string;
+            /** @description The other memory of the dispute. */
+            with: components["schemas"]["MemberOutput"];
+        };
         InvitationAcceptedOutput: {
             principal: string;
             role: string;
@@ -1290,22 +1470,12 @@ export interface components {
          * @enum {string}
          */
         Kind467Enum: "working" | "episodic" | "semantic" | "preference" | "convention" | "method" | "stage_fact" | "external";
-        MemberCellOutput: {
-            /** @description Of: read, propose, confirm, revoke, administer. */
-            permissions: string[];
-            roles: string[];
-            scope: string;
-            /** @description Where each role comes from: direct, from <path>, team <name>. */
-            via: string[];
-        };
         MemberInputRequest: {
             member: string;
         };
         MemberOutput: {
-            kind: string;
-            principal: string;
-            scopes: components["schemas"]["MemberCellOutput"][];
-            teams: string[];
+            memory_id: number;
+            text: string;
         };
         MembersOutput: {
             members: components["schemas"]["MemberOutput"][];
@@ -1353,6 +1523,10 @@ export interface components {
             importance: number;
             key: string | null;
             kind: string;
+            /** @description How many repeats were merged into this memory instead of being stored. */
+            readonly merged_repeats: number;
+            /** @description Set when this write repeated a memory of its scope: `reinforced` (nothing was stored; this is the memory it repeats, reinforced) or `proposed` (a repeated rule, written as a proposal). */
+            readonly near_duplicate: components["schemas"]["NearDuplicateOutput"] | null;
             /** Format: date-time */
             occurred_at: string | null;
             revision: number;
@@ -1403,12 +1577,58 @@ export interface components {
          * @enum {string}
          */
         MemoryStateOutputStatusEnum: "candidate" | "proposed" | "active" | "superseded" | "retired" | "forgotten" | "rejected";
+        MergedRepeatOutput: {
+            /** Format: date-time */
+            at: string;
+            /** @description Who wrote the repeat (null: the system). */
+            by: string | null;
+            session: string;
+            /**
+             * Format: double
+             * @description Share of this memory's words the repeat said.
+             */
+            share: number;
+            source_kind: string;
+            source_ref: string;
+            /** @description The status the repeat was written with. */
+            status: string;
+        };
         /**
          * @description * `soft` - soft
          *     * `hard` - hard
          * @enum {string}
          */
         ModeEnum: "soft" | "hard";
+        /**
+         * @description * `fact` - fact
+         *     * `guess` - guess
+         *     * `proposal` - proposal
+         *     * `authorisation` - authorisation
+         *     * `request` - request
+         *     * `pending` - pending
+         *     * `void` - void
+         *     * `` -
+         * @enum {string}
+         */
+        NatureEnum: "fact" | "guess" | "proposal" | "authorisation" | "request" | "pending" | "void";
+        NearDuplicateOutput: {
+            /**
+             * @description reinforced: nothing was stored, this is the memory repeated; proposed: a repeated rule in force, written as the proposal of its next revision.
+             *
+             *     * `reinforced` - reinforced
+             *     * `proposed` - proposed
+             */
+            decision: components["schemas"]["DecisionEnum"];
+            /** @description The memory repeated. */
+            memory_id: number;
+            /**
+             * Format: double
+             * @description Share of the repeated memory's words the write said.
+             */
+            share: number;
+            /** @description The repeated memory's status then. */
+            status?: string;
+        };
         OutboxStateOutput: {
             /** Format: date-time */
             created_at: string;
@@ -1426,6 +1646,8 @@ export interface components {
             constraints: components["schemas"]["BlockOutput"][];
             evidence: components["schemas"]["BlockOutput"][];
             external: components["schemas"]["BlockOutput"][];
+            /** @description Only when `include` names it. */
+            handoff?: components["schemas"]["HandoffBlockOutput"][];
             negative: components["schemas"]["BlockOutput"][];
             preferences: components["schemas"]["BlockOutput"][];
             recent: components["schemas"]["BlockOutput"][];
@@ -1535,6 +1757,13 @@ export interface components {
         };
         RecallOutput: {
             results: components["schemas"]["RecallItemOutput"][];
+            /**
+             * @description Which database server answered the read: `replica` (a streaming replica that had replayed every forget, supersede, retire and grant change of the workspace) or `primary`.
+             *
+             *     * `primary` - primary
+             *     * `replica` - replica
+             */
+            served_by: components["schemas"]["ServedByEnum"];
         };
         /**
          * @description * `supports` - supports
@@ -1627,6 +1856,10 @@ export interface components {
             edited_from: number | null;
             kind: components["schemas"]["ReviewItemOutputKindEnum"];
             memory: components["schemas"]["ReviewMemoryOutput"];
+            /** @description Repeats merged into this memory instead of being stored (source kind and ref, session, share of its words, when, by whom), newest last. */
+            merged: components["schemas"]["MergedRepeatOutput"][];
+            /** @description The memory of its scope this proposal repeats (every content word already there): confirming it makes it the next revision when that one has a key. */
+            near_duplicate: components["schemas"]["ReviewMemoryBriefOutput"] | null;
             /** @description The turn of its session it was seen in. */
             origin_turn_id: number | null;
             /** @description Who wrote it (null: the system). */
@@ -1767,6 +2000,22 @@ export interface components {
             /** Format: double */
             semantic: number | null;
         };
+        /**
+         * @description * `goal` - goal
+         *     * `constraints` - constraints
+         *     * `done` - done
+         *     * `superseded` - superseded
+         *     * `open_questions` - open_questions
+         *     * `next_step` - next_step
+         * @enum {string}
+         */
+        SectionEnum: "goal" | "constraints" | "done" | "superseded" | "open_questions" | "next_step";
+        /**
+         * @description * `primary` - primary
+         *     * `replica` - replica
+         * @enum {string}
+         */
+        ServedByEnum: "primary" | "replica";
         /** @description A memory named inside another block (its own id: a forget redacts it there too). */
         SessionCorrectionOutput: {
             key: string | null;
@@ -1824,6 +2073,8 @@ export interface components {
             call_id?: string;
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
             flags?: string[];
+            /** @description Both sides stay evidence until a person decides; the newer one is named. */
+            in_dispute?: components["schemas"]["InDisputeOutput"];
             key: string | null;
             kind: string;
             memory_id: number | null;
@@ -1882,6 +2133,13 @@ export interface components {
             name: string;
             out: number;
         };
+        /**
+         * @description * `proposed` - proposed
+         *     * `confirmed` - confirmed
+         *     * `dismissed` - dismissed
+         * @enum {string}
+         */
+        StateEnum: "proposed" | "confirmed" | "dismissed";
         StoredRequestOutput: {
             /** Format: date-time */
             as_of: string | null;
@@ -2278,6 +2536,280 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PinnedOverBudgetOutput"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    disputes_list: {
+        parameters: {
+            query: {
+                limit?: number;
+                /** @description The scope whose subtree to list. */
+                scope: string;
+                state?: "confirmed" | "dismissed" | "proposed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeOutput"][];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    disputes_confirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dispute_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DisputeConfirmInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeOutput"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    disputes_dismiss: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                dispute_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DisputeDismissInputRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DisputeOutput"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             429: {
@@ -3312,6 +3844,14 @@ export interface operations {
             };
         };
         responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryOutput"];
+                };
+            };
             201: {
                 headers: {
                     [name: string]: unknown;
