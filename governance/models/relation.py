@@ -1,4 +1,5 @@
 from django.db import models
+from django.db.models.functions import Greatest, Least
 
 
 class RelationKind(models.TextChoices):
@@ -66,7 +67,11 @@ class Dispute(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["newer", "older"], name="dispute_unique_pair"),
+            # One dispute per pair, whichever side is the newer: the worker and a person (or two workers)
+            # proposing the same pair at once store one row (services/dispute.py).
+            models.UniqueConstraint(
+                Least("newer", "older"), Greatest("newer", "older"), name="dispute_unique_pair"
+            ),
             models.CheckConstraint(condition=~models.Q(newer=models.F("older")), name="dispute_not_self"),
             models.CheckConstraint(
                 condition=models.Q(state__in=[s.value for s in DisputeState]), name="dispute_state_valid"

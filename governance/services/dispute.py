@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -58,13 +58,17 @@ def dispute_propose(
             Q(newer=newer, older=older) | Q(newer=older, older=newer)
         ).exists() or _linked(newer.pk, older.pk):
             return None
-        dispute, created = Dispute.objects.get_or_create(
-            newer=newer,
-            older=older,
-            defaults={"similarity": round(float(similarity), 4), "reason": reason, "cues": list(cues)},
-        )
-        if not created:
-            return None
+        try:
+            with transaction.atomic():
+                dispute = Dispute.objects.create(
+                    newer=newer,
+                    older=older,
+                    similarity=round(float(similarity), 4),
+                    reason=reason,
+                    cues=list(cues),
+                )
+        except IntegrityError:
+            return None  # proposed at the same moment by another writer, either way round
         audit_record(
             actor=None,
             entry=AuditEntry(
