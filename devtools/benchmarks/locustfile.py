@@ -161,10 +161,14 @@ class TeamUser(HttpUser):
 
     @task(3)
     def write_memory(self) -> None:
-        text = f"Bench {RUN} {uuid.uuid4().hex[:12]}: {_sentence(10)}"
+        turn = uuid.uuid4().hex[:12]
+        text = f"Bench {RUN} {turn}: {_sentence(10)}"
+        # One turn per write: an episode's source ref names its turn, and a second episode of one turn is
+        # refused (409 turn_already_stored).
+        source = {"kind": "user", "ref": f"{RUN}-{turn}"}
         resp, _ = self._post(
             "/api/v1/memories",
-            {"scope": self.scope, "kind": "episodic", "text": text, "source": {"kind": "user", "ref": RUN}},
+            {"scope": self.scope, "kind": "episodic", "text": text, "source": source},
             self.agent,
             "write",
             201,

@@ -36,6 +36,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -207,6 +208,9 @@ class Command(BaseCommand):
             f"· starting the topology under {root} (gunicorn {web_workers} workers, three Celery workers, beat)"
         )
         started = time.monotonic()
+        # A TERM (a CI timeout, `kill`) stops the topology as Ctrl-C does, instead of leaving its servers
+        # running with their folder gone.
+        signal.signal(signal.SIGTERM, _stop_on_term)
         topology.start()
         ok = False
         try:
@@ -653,3 +657,7 @@ class Command(BaseCommand):
         else:
             problems.append(bad)
             self.stdout.write(f"  FAIL  {bad}")
+
+
+def _stop_on_term(signum, frame):
+    raise SystemExit(128 + signum)
