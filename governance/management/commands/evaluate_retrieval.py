@@ -21,6 +21,7 @@ from governance.evaluation.report import retrieval_table
 from governance.evaluation.retrieval import (
     evaluate_loaded,
     evaluate_questions,
+    first_per_category,
     parse_questions,
     resolve_strategies,
 )
@@ -92,6 +93,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--scope-prefix", default=None, help="scope the --file's conversations go under")
         parser.add_argument("--limit", type=int, default=None, help="only the first N questions of --file")
+        parser.add_argument(
+            "--per-category",
+            type=int,
+            default=None,
+            help="only the first N questions of each category of --file (imported round-robin across "
+            "categories; with --limit, the first of those)",
+        )
         parser.add_argument("--no-baseline", action="store_true", help="skip the BM25 baseline")
         parser.add_argument(
             "--conversations",
@@ -110,6 +118,7 @@ class Command(BaseCommand):
                 options.get("limit"),
                 not options.get("no_baseline"),
                 json_out,
+                per_category=options.get("per_category"),
             )
         if not file:
             raise CommandError(NO_INPUT)
@@ -148,6 +157,7 @@ class Command(BaseCommand):
         limit: int | None,
         baseline: bool,
         json_out: str | None,
+        per_category: int | None = None,
     ) -> None:
         file = Path(path)
         try:
@@ -159,11 +169,14 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        questions = loaded.questions[:limit] if limit else loaded.questions
+        if per_category is not None and per_category < 1:
+            raise CommandError("--per-category must be 1 or more.")
+        questions = first_per_category(loaded.questions, per_category) if per_category else loaded.questions
+        questions = questions[:limit] if limit else questions
         if not questions:
             raise CommandError(f"{path} holds no question with evidence turns.")
         scopes = {q.scope for q in questions}
-        self.import_turns(loaded, scopes)
+        self.import_turns(loaded, questions)
         results = evaluate_loaded(questions, baseline=baseline)
         results.update(file=str(path), format=fmt, skipped=loaded.skipped)
         self.stdout.write(
@@ -188,9 +201,14 @@ class Command(BaseCommand):
             Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
             self.stdout.write(f"wrote {json_out}")
 
-    def import_turns(self, loaded, scopes: set[str]) -> None:
-        """Import (idempotently, as import_conversations does) the conversations the questions ask about."""
+    def import_turns(self, loaded, questions: list) -> None:
+        """Import (idempotently, as import_conversations does) the conversations the questions ask about,
+        in the questions' order (a stratified --per-category subset stopped part-way covers every
+        category). The imported scopes stay: a second run over them imports nothing and only asks."""
+        scopes = {q.scope for q in questions}
         from governance.management.commands.import_conversations import Command as Import
 
         importer = Import(stdout=self.stderr, stderr=self.stderr)
-        importer.ingest([t for t in loaded.turns if t["scope"] in scopes], [], no_embed=False)
+        order = {scope: i for i, scope in enumerate(dict.fromkeys(q.scope for q in questions))}
+        turns = sorted((t for t in loaded.turns if t["scope"] in scopes), key=lambda t: order[t["scope"]])
+        importer.ingest(turns, [], no_embed=False)
