@@ -142,14 +142,17 @@ class Command(BaseCommand):
                     cells = [f"{category} ({len(rows_)})"]
                 cells += [f"{statistics.fmean(r[k] for r in rows_):.3f}" for k in KS]
             self.stdout.write(" | ".join(cells))
-        self.stdout.write("\nembedding the long inputs back to back (seconds, median of 3 rounds):")
-        sample = long_inputs[:64]
+        rounds = options["rounds"]
+        sample = long_inputs[: options["time_sample"]]
+        self.stdout.write(
+            f"\nembedding {len(sample)} long inputs back to back, whole then first window, "
+            f"{rounds} round(s) (seconds, median):"
+        )
         timing = {"whole": [], "first-window": []}
-        for _ in range(3):
-            for name, texts in (("whole", sample), ("first-window", cut_inputs[:64])):
+        for _ in range(rounds):
+            for name, texts in (("whole", sample), ("first-window", cut_inputs[: len(sample)])):
                 started = time.perf_counter()
-                for at in range(0, len(texts), 16):
-                    embedder.embed_memories(texts[at : at + 16])
+                embedder.embed_memories(texts)
                 timing[name].append(time.perf_counter() - started)
         for name, runs in timing.items():
-            self.stdout.write(f"{name}: {statistics.median(runs):.2f} s for {len(sample)} long inputs")
+            self.stdout.write(f"{name}: {statistics.median(runs):.2f} s")

@@ -100,6 +100,12 @@ class Command(BaseCommand):
             help="only the first N questions of each category of --file (imported round-robin across "
             "categories; with --limit, the first of those)",
         )
+        parser.add_argument(
+            "--imported-only",
+            action="store_true",
+            help="import nothing: ask only the chosen questions whose conversation is already imported in "
+            "full (every turn of the file present and embedded); the others are counted on stderr",
+        )
         parser.add_argument("--no-baseline", action="store_true", help="skip the BM25 baseline")
         parser.add_argument(
             "--conversations",
@@ -119,6 +125,7 @@ class Command(BaseCommand):
                 not options.get("no_baseline"),
                 json_out,
                 per_category=options.get("per_category"),
+                imported_only=options.get("imported_only", False),
             )
         if not file:
             raise CommandError(NO_INPUT)
@@ -158,6 +165,7 @@ class Command(BaseCommand):
         baseline: bool,
         json_out: str | None,
         per_category: int | None = None,
+        imported_only: bool = False,
     ) -> None:
         file = Path(path)
         try:
@@ -175,8 +183,13 @@ class Command(BaseCommand):
         questions = questions[:limit] if limit else questions
         if not questions:
             raise CommandError(f"{path} holds no question with evidence turns.")
+        if imported_only:
+            questions = self.fully_imported(loaded, questions)
+            if not questions:
+                raise CommandError("None of these questions' conversations is imported in full.")
+        else:
+            self.import_turns(loaded, questions)
         scopes = {q.scope for q in questions}
-        self.import_turns(loaded, questions)
         results = evaluate_loaded(questions, baseline=baseline)
         results.update(file=str(path), format=fmt, skipped=loaded.skipped)
         self.stdout.write(
@@ -200,6 +213,37 @@ class Command(BaseCommand):
         if json_out:
             Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
             self.stdout.write(f"wrote {json_out}")
+
+    def fully_imported(self, loaded, questions: list) -> list:
+        """The questions whose scope holds every turn of the file (by ref), each with its vector (none still
+        waiting for the embedder); the others are counted."""
+        from governance.models import Memory
+
+        wanted: dict[str, set[str]] = {}
+        for turn in loaded.turns:
+            wanted.setdefault(turn["scope"], set()).add(turn["ref"])
+        scopes = {q.scope for q in questions}
+        present: dict[str, set[str]] = {}
+        rows = Memory.objects.filter(scope__path__in=scopes, kind="episodic").values_list(
+            "scope__path", "source_ref"
+        )
+        for scope, ref in rows:
+            present.setdefault(scope, set()).add(ref)
+        from governance.propagation.embedding import needs_embedding
+
+        waiting = set(
+            needs_embedding(None, Memory.objects.filter(scope__path__in=scopes)).values_list(
+                "scope__path", flat=True
+            )
+        )
+        kept = [
+            q
+            for q in questions
+            if q.scope not in waiting and wanted.get(q.scope, set()) <= present.get(q.scope, set())
+        ]
+        if len(kept) < len(questions):
+            self.stderr.write(f"{len(questions) - len(kept)} question(s) left out: not imported in full")
+        return kept
 
     def import_turns(self, loaded, questions: list) -> None:
         """Import (idempotently, as import_conversations does) the conversations the questions ask about,

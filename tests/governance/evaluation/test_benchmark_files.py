@@ -342,5 +342,20 @@ def test_evaluate_retrieval_per_category_imports_and_asks_only_those_questions(d
         stderr=StringIO(),
     )
     assert json.loads(out.read_text())["questions"] == 1
+    # --imported-only imports nothing and asks only what is imported in full: ss_003 is left out.
+    stderr = StringIO()
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(path),
+        "--imported-only",
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=stderr,
+    )
+    assert json.loads(out.read_text())["questions"] == 2
+    assert "1 question(s) left out: not imported in full" in stderr.getvalue()
+    assert Memory.objects.filter(scope__path="longmemeval/ss_003").count() == 0
     with pytest.raises(CommandError, match="--per-category must be 1 or more"):
         call_command("evaluate_retrieval", "--file", str(path), "--per-category", "0", stdout=StringIO())
