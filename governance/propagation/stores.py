@@ -202,10 +202,14 @@ def cache_purge_workspace(workspace_id: int) -> int:
 
 
 # --- Stored turns (the redaction itself lives in propagation/turns.py) ---------------------------------
+# and the stored answers of keyed API writes (services/idempotency.py), which may quote a memory too.
 @handler("turns")
 def _turns_store(outbox: Outbox) -> None:
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
+        from governance.services.idempotency import answers_withdraw
+
         redact_turns(outbox_memory_ids(outbox))
+        answers_withdraw(outbox_memory_ids(outbox))
 
 
 def claim(delivery_id: int) -> bool:
