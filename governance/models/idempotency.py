@@ -31,7 +31,7 @@ class IdempotentRequest(models.Model):
     token it used: an answer shaped by one token's bound is never replayed to another), a hash of the
     request (method, path, query, body), and the answer (status, content type, encrypted body). The
     memories whose text the answer holds are listed, so a forget withdraws the answer
-    (services.idempotency.answers_withdraw)."""
+    (propagation.stores.answers_withdraw)."""
 
     principal = models.ForeignKey("governance.Principal", on_delete=models.CASCADE, related_name="+")
     token = models.ForeignKey(

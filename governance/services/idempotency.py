@@ -190,15 +190,6 @@ def answer_replay(*, stored: IdempotentRequest, principal: Principal) -> tuple[i
     return stored.status_code, stored.content_type, body
 
 
-def answers_withdraw(memory_ids: list[int]) -> int:
-    """A hard forget empties every stored answer that held the forgotten text (a repeat answers 410)."""
-    if not memory_ids:
-        return 0
-    return IdempotentRequest.objects.filter(memory_ids__overlap=list(memory_ids), withdrawn_at=None).update(
-        body=b"", withdrawn_at=timezone.now()
-    )
-
-
 def keys_prune(*, batch: int = 5000, max_batches: int = 100) -> int:
     """Delete expired keys (beat: prune_idempotency_keys), a batch per statement."""
     table = IdempotentRequest._meta.db_table

@@ -15,6 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from governance.models import AuditEvent, IdempotentRequest, Memory, Status
+from governance.propagation.stores import answers_withdraw
 from governance.services import idempotency as keys
 from governance.services.memory import MemoryInput, memory_forget, memory_record
 from governance.tasks import prune_idempotency_keys
@@ -182,7 +183,7 @@ def test_the_answer_of_a_memory_since_forgotten_is_not_replayed(agent, owner):
     assert WRITE["text"].encode() not in again.content
     assert Memory.objects.filter(scope__path="acme/slides", kind="semantic").count() == 1  # not run again
     # The hard forget's propagation empties the stored copy too.
-    assert keys.answers_withdraw([first.json()["id"]]) == 1
+    assert answers_withdraw([first.json()["id"]]) == 1
     assert bytes(IdempotentRequest.objects.get(key=key).body) == b""
 
 
