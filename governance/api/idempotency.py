@@ -9,7 +9,9 @@ gets it without being written for it. Without the header a request runs exactly 
 from __future__ import annotations
 
 import logging
+from io import BytesIO
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError, transaction
 from django.http import HttpResponse, JsonResponse
 from rest_framework import exceptions
@@ -33,7 +35,7 @@ def applies(request) -> bool:
 def key_owner(request):
     """(principal, token) the key belongs to: the API token's, or the signed-in person's (no token); None
     when the request is not authenticated (the view answers 401 itself)."""
-    from governance.api.auth import TokenAuthentication, TokenUser
+    from governance.api.auth import TokenAuthentication
     from governance.services.principal import principal_for_user
 
     try:
@@ -41,12 +43,23 @@ def key_owner(request):
     except exceptions.AuthenticationFailed:
         return None
     if result is not None:
-        user, token = result
-        return (user.principal if isinstance(user, TokenUser) else token.principal), token
+        return result[1].principal, result[1]  # the token's principal, bound to what it was issued for
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
         return principal_for_user(user), None
     return None
+
+
+def request_body(request) -> bytes:
+    """The body, read once and kept for the view. An import's file may be larger than the form limit that
+    `request.body` applies (RequestBodyLimitMiddleware has already bounded it by its route's limit): it is
+    read the same way, without that limit."""
+    try:
+        return request.body
+    except RequestDataTooBig:
+        body = request.read()
+        request._body, request._stream = body, BytesIO(body)  # what HttpRequest.body keeps
+        return body
 
 
 def _error(exc: DomainError) -> JsonResponse:
@@ -76,7 +89,7 @@ class IdempotencyKeyMiddleware:
             return self.get_response(request)
         principal, token = owner
         fingerprint = keys.request_hash(
-            method=request.method, path=request.get_full_path(), body=request.body
+            method=request.method, path=request.get_full_path(), body=request_body(request)
         )
         try:
             with transaction.atomic():
