@@ -297,3 +297,39 @@ def test_a_repeat_that_waits_too_long_is_refused_with_409_and_never_writes_twice
     assert results["second"].json()["error"] == "idempotency_key_in_use"
     assert results["first"].status_code == 201
     assert Memory.objects.filter(text=WRITE["text"]).count() == 1
+
+
+def test_a_keyed_import_larger_than_the_form_limit_runs_once_and_is_replayed(owner, project_scope, settings):
+    """An import file may exceed MAX_REQUEST_BODY_BYTES (its route has its own limit): the key's hash reads
+    it all the same, and the view still gets the file."""
+    import io
+
+    from governance.models import Scope
+    from tests.governance.portability.test_permissions import _file, slides  # noqa: F401
+
+    memory_record(
+        item=MemoryInput(
+            scope=project_scope, kind="semantic", text="Imported once.", source_kind="user", status="active"
+        ),
+        actor=owner,
+    )
+    upload = _file(project_scope)
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = len(upload.getvalue()) // 2
+    client, key = token_client(owner), _key()
+
+    def send():
+        again = io.BytesIO(upload.getvalue())
+        again.name = "slides.jsonl"
+        return client.post(
+            f"/api/v1/scopes/{project_scope.pk}/import",
+            {"file": again, "name": "copy"},
+            format="multipart",
+            HTTP_IDEMPOTENCY_KEY=key,
+        )
+
+    first = send()
+    assert first.status_code == 201, first.content
+    again = send()
+    assert (again.status_code, again.content, again[keys.REPLAYED_HEADER]) == (201, first.content, "true")
+    assert Scope.objects.filter(path="acme/slides/copy").count() == 1
+    assert Memory.objects.filter(text="Imported once.").count() == 2  # the original and its one copy
