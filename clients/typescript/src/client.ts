@@ -61,6 +61,9 @@ export interface ClientOptions {
 }
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+// Reads sent as POST (their bodies are questions): no automatic key, so the service answers them as reads
+// (a replica may serve them; nothing is stored for a replay). A retried /context stores its turn again.
+const POST_READS = new Set(["/recall", "/context"]);
 
 type Query = Record<string, string | number | boolean | undefined | null>;
 interface Call {
@@ -237,7 +240,8 @@ export class MemgovClient {
       Authorization: `Token ${this.#token}`, Accept: "application/json", "User-Agent": USER_AGENT,
     };
     // One key per call, kept across its retries: a retried write the service already stored is replayed.
-    const key = call.idempotencyKey ?? (this.idempotencyKeys ? globalThis.crypto.randomUUID() : undefined);
+    const auto = this.idempotencyKeys && !POST_READS.has(call.path);
+    const key = call.idempotencyKey ?? (auto ? globalThis.crypto.randomUUID() : undefined);
     if (key !== undefined && WRITE_METHODS.has(call.method)) headers["Idempotency-Key"] = key;
     let body: string | FormData | undefined;
     if (call.form) body = call.form;

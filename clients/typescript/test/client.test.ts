@@ -171,8 +171,10 @@ test("a write sends one Idempotency-Key, the same on its retry; reads send none;
     assert.notEqual(server.keys[2], server.keys[0], "a new call is a new request: a new key");
     await client.request({ method: "GET", path: "/memories" });
     assert.equal(server.keys[3], undefined);
+    await client.request({ method: "POST", path: "/recall", json: { scope: "a", query: "q" } });
+    assert.equal(server.keys[4], undefined, "a read sent as POST carries no key");
     await new MemgovClient({ url: server.url, token: "t", idempotencyKeys: false }).memories.create({ scope: "a", text: "x" });
-    assert.equal(server.keys[4], undefined);
+    assert.equal(server.keys[5], undefined);
   } finally {
     await server.close();
   }

@@ -112,12 +112,15 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
 
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Reads sent as POST (their bodies are questions): no key, so the service answers them as reads (a replica
+# may serve them; nothing is stored for a replay). A retried /context stores its turn again, as before.
+POST_READS = frozenset({"/recall", "/context"})
 
 
 def call_headers(call: Call, settings: Settings) -> dict[str, str]:
     """The headers of one call, the same on each of its retries: a write's Idempotency-Key, so a retried
     write that the service already stored is answered from its first run (docs/api.md)."""
-    if call.method not in WRITE_METHODS:
+    if call.method not in WRITE_METHODS or (call.path in POST_READS and not call.idempotency_key):
         return {}
     key = call.idempotency_key or (str(uuid.uuid4()) if settings.idempotency_keys else None)
     return {"Idempotency-Key": key} if key else {}
