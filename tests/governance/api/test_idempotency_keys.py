@@ -173,18 +173,26 @@ def test_a_signed_in_person_keys_their_writes_too(owner, project_scope):
     assert IdempotentRequest.objects.get(key=key).token_id is None
 
 
-def test_the_answer_of_a_memory_since_forgotten_is_not_replayed(agent, owner):
+@pytest.mark.parametrize("hard", [True, False], ids=["hard", "soft"])
+def test_the_answer_of_a_memory_since_forgotten_is_not_replayed(agent, owner, hard):
     client, key = token_client(agent), _key()
     first = _post(client, "/api/v1/memories", WRITE, key)
-    memory_forget(memory_id=first.json()["id"], actor=owner, reason="asked", hard=True)
+    memory_forget(memory_id=first.json()["id"], actor=owner, reason="asked", hard=hard)
     again = _post(client, "/api/v1/memories", WRITE, key)
     assert again.status_code == 410
     assert again.json()["error"] == "idempotent_answer_withdrawn"
     assert WRITE["text"].encode() not in again.content
     assert Memory.objects.filter(scope__path="acme/slides", kind="semantic").count() == 1  # not run again
-    # The hard forget's propagation empties the stored copy too.
-    assert answers_withdraw([first.json()["id"]]) == 1
-    assert bytes(IdempotentRequest.objects.get(key=key).body) == b""
+    if not hard:
+        return
+    # The hard forget's propagation (its stored-turns store) empties the stored copy too.
+    from governance.models import Outbox
+    from governance.propagation.stores import HANDLERS
+
+    HANDLERS["turns"](Outbox.objects.get(memory_id=first.json()["id"], topic="memory.forgotten"))
+    stored = IdempotentRequest.objects.get(key=key)
+    assert bytes(stored.body) == b"" and stored.withdrawn_at is not None
+    assert answers_withdraw([first.json()["id"]]) == 0  # idempotent
 
 
 def test_a_forget_repeated_with_its_key_replays_its_answer(curator, owner, project_scope):
@@ -333,3 +341,13 @@ def test_a_keyed_import_larger_than_the_form_limit_runs_once_and_is_replayed(own
     assert (again.status_code, again.content, again[keys.REPLAYED_HEADER]) == (201, first.content, "true")
     assert Scope.objects.filter(path="acme/slides/copy").count() == 1
     assert Memory.objects.filter(text="Imported once.").count() == 2  # the original and its one copy
+
+
+def test_the_answer_is_not_replayed_once_its_memory_is_out_of_the_callers_sight(agent):
+    client, key = token_client(agent), _key()
+    assert _post(client, "/api/v1/memories", WRITE, key).status_code == 201
+    from governance.models import Grant
+
+    Grant.objects.filter(principal=agent).delete()  # the agent's grant taken away
+    again = _post(client, "/api/v1/memories", WRITE, key)
+    assert again.status_code == 410 and WRITE["text"].encode() not in again.content
