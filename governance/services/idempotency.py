@@ -26,9 +26,9 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from governance.errors import Conflict, DomainError, InvalidInput
-from governance.models import ApiToken, IdempotentRequest, Memory, Principal, Status
+from governance.models import ApiToken, IdempotentRequest, Principal
 from governance.models.idempotency import answer_fernet
-from governance.permissions import memory_readable_scopes
+from governance.permissions import memory_texts_readable
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -175,17 +175,8 @@ def answer_replay(*, stored: IdempotentRequest, principal: Principal) -> tuple[i
     memory that has since been forgotten or that the caller may no longer read."""
     if stored.withdrawn_at is not None:
         raise AnswerWithdrawn()
-    ids = set(stored.memory_ids)
-    if ids:
-        readable = (
-            Memory.objects.filter(
-                pk__in=ids, purged_at__isnull=True, scope__in=memory_readable_scopes(principal)
-            )
-            .exclude(status=Status.FORGOTTEN)
-            .count()
-        )
-        if readable != len(ids):
-            raise AnswerWithdrawn()
+    if not memory_texts_readable(principal, stored.memory_ids):
+        raise AnswerWithdrawn()
     body = answer_fernet().decrypt(bytes(stored.body)) if stored.body else b""
     return stored.status_code, stored.content_type, body
 
