@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 from devtools.benchmarks.stats import percentile
 from governance.embedding import get_embedder
 from governance.embedding.cache import query_cache
+from governance.evaluation.retrieval import AFTER_EMBEDDING
 from governance.models import Scope
 from governance.permissions import reading_scope_ids
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
@@ -111,10 +112,6 @@ def e2e(client: APIClient, scopes: list[Scope], mode: str, seed: int, *, data_ve
             assert r.status_code == 200, r.content[:300]
             _split(out["recall_split"], r)
     return out
-
-
-# The stages that run once the query vector is there (those before it overlap the embedding).
-AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "session", "rank")
 
 
 def _split(into: dict, response) -> None:

@@ -18,11 +18,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from governance.evaluation.retrieval import AFTER_EMBEDDING
 from governance.models import Role
 from governance.runtime import tracing
 
-# The stages that run once the query vector is there (the others overlap the embedding).
-AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "session", "rank")
 START_TIMEOUT = 180.0  # the worker loads the embedding model before it answers
 
 

@@ -285,7 +285,7 @@ def evaluate_loaded(
 # printed as a category of their own; "answerable" is every other question.
 EXCLUDED_CATEGORY = "5 adversarial"
 # Stages that run after the query embedding has arrived (the ones before it overlap the embedding).
-AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "rank")
+AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "session", "rank")
 
 
 def stage_split(traces: list[list[dict]]) -> dict:
