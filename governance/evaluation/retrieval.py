@@ -305,6 +305,20 @@ def stage_split(traces: list[list[dict]]) -> dict:
     }
 
 
+def recall_of(questions: list, ranked: list[list[str]]) -> dict:
+    """recall@1/5/10 over `questions`, given each one's ranked refs (in the same order)."""
+    return _aggregate(
+        [
+            {k: _recall_at(q.evidence_refs, refs, k) for k in KS}
+            for q, refs in zip(questions, ranked, strict=True)
+        ]
+    )
+
+
+def p50_p95(values: list[float]) -> dict:
+    return {"p50": _percentile(values, 0.5), "p95": _percentile(values, 0.95)}
+
+
 def all_strategies() -> tuple[str, ...]:
     from governance.recall import STRATEGIES
 

@@ -210,7 +210,7 @@ class Command(BaseCommand):
         """`full` through /api/v1/recall over HTTP (governance.evaluation.over_http), each distinct question
         once: p50/p95 of what the client waited and of each part the response's Server-Timing names."""
         from governance.evaluation.over_http import agent_token, ask_all, web_server
-        from governance.evaluation.retrieval import KS, _aggregate, _percentile, _recall_at
+        from governance.evaluation.retrieval import p50_p95, recall_of
         from governance.services.principal import token_revoke
 
         distinct = list({(q.scope, q.question): q for q in questions}.values())
@@ -221,19 +221,8 @@ class Command(BaseCommand):
         finally:
             token_revoke(token_id=token_id, actor=None, reason="evaluate_retrieval --http finished")
         names = list(dict.fromkeys(n for t in timings for n in t))
-        split = {
-            n: {
-                "p50": _percentile([t[n] for t in timings if n in t], 0.5),
-                "p95": _percentile([t[n] for t in timings if n in t], 0.95),
-            }
-            for n in names
-        }
-        recall = _aggregate(
-            [
-                {k: _recall_at(q.evidence_refs, r, k) for k in KS}
-                for q, r in zip(distinct, ranked, strict=True)
-            ]
-        )
+        split = {n: p50_p95([t[n] for t in timings if n in t]) for n in names}
+        recall = recall_of(distinct, ranked)
         self.stdout.write(
             f"\n/api/v1/recall over HTTP (full, k=10; {len(distinct)} distinct questions, one kept-alive "
             f"connection: {connections} opened; a gunicorn gthread worker, DEBUG off), p50/p95 ms:"
