@@ -44,7 +44,7 @@ def rewrite_rows(apps, schema_editor):
 
 class Migration(migrations.Migration):
     atomic = False
-    dependencies = [("governance", "0047_dispute_pair_either_way")]
+    dependencies = [("governance", "0048_idempotent_request")]
 
     operations = [
         migrations.RunSQL(FORWARD, BACKWARD),
