@@ -17,9 +17,15 @@ transaction (the migration is not atomic). The expressions make PostgreSQL store
 unchanged one would keep its TOAST pointer); the values are the same (float4 both ways, `|| ''`).
 Reversed: the defaults back, without a rewrite."""
 
+from django.conf import settings
 from django.db import migrations
 
 BATCH = 10_000
+# A PLAIN column can never leave the row, and a row may not pass 8160 bytes: a vector of more dimensions
+# (4 bytes each) would leave too little room for the rest of the row and every write would fail with
+# "row is too big". Wider vectors (an OpenAI-compatible model configured with more dimensions) keep
+# pgvector's default layout.
+PLAIN_UP_TO_DIMENSIONS = 1536
 FORWARD = [
     "ALTER TABLE governance_memory ALTER COLUMN embedding SET STORAGE PLAIN",
     "ALTER TABLE governance_memory SET (toast_tuple_target = 8160)",
@@ -30,7 +36,23 @@ BACKWARD = [
 ]
 
 
+def inline(apps, schema_editor):
+    if int(settings.EMBEDDING_DIMENSIONS) > PLAIN_UP_TO_DIMENSIONS:
+        return
+    with schema_editor.connection.cursor() as cursor:
+        for statement in FORWARD:
+            cursor.execute(statement)
+
+
+def outline(apps, schema_editor):
+    with schema_editor.connection.cursor() as cursor:
+        for statement in BACKWARD:
+            cursor.execute(statement)
+
+
 def rewrite_rows(apps, schema_editor):
+    if int(settings.EMBEDDING_DIMENSIONS) > PLAIN_UP_TO_DIMENSIONS:
+        return
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM governance_memory")
         low, high = cursor.fetchone()
@@ -47,6 +69,6 @@ class Migration(migrations.Migration):
     dependencies = [("governance", "0048_idempotent_request")]
 
     operations = [
-        migrations.RunSQL(FORWARD, BACKWARD),
+        migrations.RunPython(inline, outline),
         migrations.RunPython(rewrite_rows, migrations.RunPython.noop),
     ]
