@@ -25,7 +25,16 @@ from governance.recall.eligible import eligible
 from governance.recall.pack import pack
 from governance.recall.reinforce import queue_reinforcement
 from governance.recall.state import Hit, RecallState
-from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, RELATIONS, STRATEGIES, VECTOR
+from governance.recall.strategies import (
+    ADJUDICATE,
+    KEYED,
+    LEXICAL,
+    RECENT,
+    RELATIONS,
+    SPEAKERS,
+    STRATEGIES,
+    VECTOR,
+)
 from governance.recall.tokens import counter_name
 from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
@@ -86,6 +95,8 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
         state.run("eligible", eligible)
         if LEXICAL in state.stages:
             state.run("lexical", recall_mod.lexical_stage)
+            if SPEAKERS in state.stages:
+                state.run("speakers", recall_mod.speaker_stage)
         if RECENT in state.stages:
             state.run("recent", recall_mod.recent_stage)
         if KEYED in state.stages:
