@@ -26,6 +26,9 @@ class Eligibility:
     at: datetime
     as_of: datetime | None = None
     task_type: str = ""
+    # Narrowed to what these speakers said (recall.speaker_stage's per-person search): every other
+    # condition stays, so a narrowed search can only find less than the whole one.
+    speakers: tuple[str, ...] = ()
 
     def where(
         self, alias: str = "m", statuses: tuple[str, ...] | None = None, *, scope_bound: bool = False
@@ -50,6 +53,9 @@ class Eligibility:
         if self.as_of is not None:
             sql.append(f"({a}.occurred_at IS NULL OR {a}.occurred_at <= %s)")
             params.append(self.as_of)
+        if self.speakers:
+            sql.append(f"{a}.speaker = ANY(%s)")
+            params.append(list(self.speakers))
         return " AND ".join(f"({s})" for s in sql), params
 
 

@@ -25,11 +25,20 @@ from governance.recall.eligible import eligible
 from governance.recall.pack import pack
 from governance.recall.reinforce import queue_reinforcement
 from governance.recall.state import Hit, RecallState
-from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, RELATIONS, STRATEGIES, VECTOR
+from governance.recall.strategies import (
+    ADJUDICATE,
+    KEYED,
+    LEXICAL,
+    RECENT,
+    RELATIONS,
+    SPEAKERS,
+    STRATEGIES,
+    VECTOR,
+)
 from governance.recall.tokens import counter_name
 from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
-from governance.runtime import process_pool
+from governance.runtime import process_pool, tracing
 from governance.runtime.metrics import observe_stages
 from governance.runtime.replica import note_write
 from governance.selectors.memory import repeats_purged_text
@@ -86,6 +95,8 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
         state.run("eligible", eligible)
         if LEXICAL in state.stages:
             state.run("lexical", recall_mod.lexical_stage)
+            if SPEAKERS in state.stages:
+                state.run("speakers", recall_mod.speaker_stage)
         if RECENT in state.stages:
             state.run("recent", recall_mod.recent_stage)
         if KEYED in state.stages:
@@ -171,6 +182,8 @@ def _finish_embed(state: RecallState, pending: Future | _Done) -> None:
     # A cache hit shows as embed ≈ 0 ms (the trace keeps its four keys per stage).
     state.trace.append({"name": "embed", "ms": round(ms, 3), "in": 1, "out": 1})
     state.trace.append({"name": "embed_wait", "ms": round(waited, 3), "in": 1, "out": 1})
+    tracing.timed("embed", ms)
+    tracing.timed("embed_wait", waited)
 
 
 def embed_question(state: RecallState) -> tuple[int, int]:
@@ -329,7 +342,10 @@ def assemble_context(
     }
     observe_stages(state.trace)
     if store:
+        started = time.perf_counter()
         result["turn_id"] = _store_turn(state, result, strategy, budget_tokens, list(include))
+        # The turn's insert and the reinforcement's enqueue (published after the commit, off this thread).
+        tracing.timed("store", (time.perf_counter() - started) * 1000)
     return result
 
 

@@ -69,6 +69,37 @@ EARLY_CUES = frozenset(
 SPEAKER_WEIGHT = 0.05
 
 
+# Session-level relevance feeding turn ranking: a conversation is about one thing for a while, so the
+# session that holds several of the query's good matches is likelier the one the question means than a
+# session with one stray match. A session's relevance is the sum of the SESSION_TOP best fused match
+# scores among the candidates of that session, over the best session's (0..1); a turn loses
+# SESSION_WEIGHT times what its session lacks of the best one's. A penalty, not a bonus: as a bonus the
+# best session's turns passed the facts and rules (no session) of the generated replay suite (evidence
+# recall@10 1.000 -> 0.964 at one task per cell); among turns the two orders are the same. No query: it
+# reads the candidates already fused. On the LoCoMo dev file (231 answerable questions) recall@10
+# 0.754 -> 0.771, multi-hop 0.423 -> 0.434, single-hop 0.798 -> 0.816, open-domain 0.364 -> 0.409;
+# weight 0.05 / 0.3: 0.762 / 0.771; the best 5 turns of a session instead of 3: 0.768.
+SESSION_WEIGHT = 0.15
+SESSION_TOP = 3
+
+
+def _session_of(hit: Hit) -> tuple | None:
+    session = hit.row.get("session")
+    return (hit.row.get("scope_id"), session) if session and hit.row.get("kind") == Kind.EPISODIC else None
+
+
+def session_relevance(hits) -> dict[tuple, float]:
+    """(scope, session) -> its relevance to the query among these candidates, 0..1 (1 for the best)."""
+    matches: dict[tuple, list[float]] = {}
+    for hit in hits:
+        key = _session_of(hit)
+        if key is not None:
+            matches.setdefault(key, []).append(hit.fused)
+    sums = {key: sum(sorted(found, reverse=True)[:SESSION_TOP]) for key, found in matches.items()}
+    best = max(sums.values(), default=0.0)
+    return {key: total / best for key, total in sums.items()} if best > 0 else {}
+
+
 def time_order_weight(query: str) -> float:
     terms = set(lexical.terms(query))
     if terms & NOW_CUES:
@@ -80,8 +111,12 @@ def time_order_weight(query: str) -> float:
 
 def named_speakers(query: str, hits) -> set[str]:
     """Speakers of the recalled memories whom the query names."""
+    return speakers_named(query, {(h.row.get("speaker") or "").strip() for h in hits})
+
+
+def speakers_named(query: str, speakers) -> set[str]:
+    """Those of `speakers` whose every name term is a term of the query."""
     words = set(lexical.terms(query))
-    speakers = {(h.row.get("speaker") or "").strip() for h in hits}
     return {s for s in speakers if s and set(lexical.terms(s)) and set(lexical.terms(s)) <= words}
 
 
@@ -125,6 +160,7 @@ def rank(state: RecallState) -> tuple[int, int]:
     span = (max(_when(h) for h in found) - oldest).total_seconds() if found else 0.0
     time_weight = time_order_weight(state.query) if use_activation and span > 0 else 0.0
     names = named_speakers(state.query, state.hits.values()) if use_activation else set()
+    sessions = session_relevance(state.hits.values()) if use_activation else {}
     for hit in everything:
         hit.recency = recency(hit, state)
         hit.activation = float(hit.row.get("activation") or hit.activation or 0.0)
@@ -134,6 +170,10 @@ def rank(state: RecallState) -> tuple[int, int]:
         if hit.id in state.hits:
             if time_weight and _when(hit) is not None:
                 value += time_weight * (_when(hit) - oldest).total_seconds() / span
+            if _session_of(hit) in sessions:
+                # Below the best session's turns, not above the rest: a fact or a rule (no session)
+                # keeps its place against the turns of the session most about the query.
+                value -= SESSION_WEIGHT * (1.0 - sessions[_session_of(hit)])
             if names and (hit.row.get("speaker") or "").strip() in names:
                 value += SPEAKER_WEIGHT
         hit.score = round(value, 6)

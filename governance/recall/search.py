@@ -69,7 +69,9 @@ def match_score(terms: list[str], weights: dict[str, float], text: str) -> float
     return coverage + PHRASE_BONUS * sum(1 for p in pairs if p in adjacent) / len(pairs)
 
 
-def keyword_search(eligibility: Eligibility, query: str, limit: int) -> list[tuple[int, float]]:
+def keyword_search(
+    eligibility: Eligibility, query: str, limit: int, *, leave_out: frozenset[str] = frozenset()
+) -> list[tuple[int, float]]:
     """Eligible memories matching the query's terms as (id, score), best first. The score is the rarity-
     weighted share of the query's terms the memory contains (plus the phrase bonus): an absolute strength
     (ts_rank is only relative), so fusion can tell a memory holding the query's identifier apart from one
@@ -78,8 +80,10 @@ def keyword_search(eligibility: Eligibility, query: str, limit: int) -> list[tup
     The score (match_score's, computed in the query) is read from the stored tsvector of each match
     (migration 0030): a term is a lookup in it, an adjacent pair a phrase query on its positions. No text
     is parsed or sent back, so a long memory costs what a short one does (before, every match's text was
-    parsed twice, for ts_rank and in Python: 287/606 ms p50/p95 on LongMemEval's long turns)."""
-    terms = query_terms(query)
+    parsed twice, for ts_rank and in Python: 287/606 ms p50/p95 on LongMemEval's long turns).
+    `leave_out`: terms of the query not to search for (a speaker's name, when the search is narrowed to
+    what that speaker said)."""
+    terms = [t for t in query_terms(query) if t not in leave_out]
     if not terms:
         return []
     where, params = eligibility.where("m")

@@ -5,7 +5,8 @@ switched off, so a comparison between them measures the stages and nothing else.
 - vector: dense similarity only, ranked by similarity.
 - structured_vector: + keyed facts in force and adjudication (supersedes → negative context).
 - temporal: + activation and recency in the ranking.
-- full: + lexical (full-text/trigram) search fused with the vector list, recent turns, relations.
+- full: + lexical (full-text/trigram) search fused with the vector list, a keyword search of what each
+  person the query names said, recent turns, relations.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ KEYED = "keyed"
 ADJUDICATE = "adjudicate"
 ACTIVATION = "activation"
 RELATIONS = "relations"
+# The keyword search again within what a person the query names said (recall.speaker_stage).
+SPEAKERS = "speakers"
 
 STRATEGIES: dict[str, frozenset[str]] = {
     "recent": frozenset({RECENT}),
     "vector": frozenset({VECTOR}),
     "structured_vector": frozenset({VECTOR, KEYED, ADJUDICATE}),
     "temporal": frozenset({VECTOR, KEYED, ADJUDICATE, ACTIVATION, RECENT}),
-    "full": frozenset({VECTOR, LEXICAL, RECENT, KEYED, ADJUDICATE, ACTIVATION, RELATIONS}),
+    "full": frozenset({VECTOR, LEXICAL, SPEAKERS, RECENT, KEYED, ADJUDICATE, ACTIVATION, RELATIONS}),
 }
 DEFAULT_STRATEGY = "full"
