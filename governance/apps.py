@@ -12,6 +12,8 @@ class GovernanceConfig(AppConfig):
         # Derived stores whose update is a service register their handler from the service's module
         # (governance.propagation.stores.handler / repair): import them in every process that may run one.
         # Unkeyed contradictions are proposed after each embedding (governance.propagation.after_embedding).
+        # Evaluation runs whose message was lost are queued again by the reconciler (a repair).
+        from governance.evaluation import runs  # noqa: F401
         from governance.recall import disputes  # noqa: F401
         from governance.runtime.replica import begin_request
         from governance.services import summary  # noqa: F401

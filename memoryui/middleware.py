@@ -85,13 +85,16 @@ def may_run_twice(request) -> bool:
 class DroppedConnectionRetryMiddleware:
     """A request whose database connection was dropped under it (a failover, a restarted pooler,
     `pg_terminate_backend`) runs once more on a fresh connection instead of answering 503, when running it
-    again is exactly what its client would do: it committed nothing (governance.runtime.dbretry decides).
+    again is exactly what its client would do (governance.runtime.dbretry decides): it committed nothing,
+    or its write ran under an `Idempotency-Key`.
 
-    A request that committed a write, or sent one whose outcome the lost connection left unknown (a socket
-    closed mid-statement, a failed COMMIT), is never run again here; it answers 503 and its client decides
-    (docs/operations.md, "When Redis or the database fails"). So /context is run again unless its turn
-    (its one write, its last statement) may be stored, and a write whose transaction the server cut is run
-    again and stored once. One retry, never more: a database that is really gone answers the 503 of
+    Without a key, a request that committed a write, or sent one whose outcome the lost connection left
+    unknown (a socket closed mid-statement, a failed COMMIT), is never run again here; it answers 503 and its
+    client decides (docs/operations.md, "When Redis or the database fails"). So /context is run again unless
+    its turn (its one write, its last statement) may be stored, and a write whose transaction the server cut
+    is run again and stored once. With a key (governance/api/idempotency.py), the write and its key row
+    commit together or not at all, so the second run replays the first's answer if it committed and writes
+    once if it did not. One retry, never more: a database that is really gone answers the 503 of
     ServiceUnavailableMiddleware."""
 
     def __init__(self, get_response):
@@ -115,7 +118,8 @@ class DroppedConnectionRetryMiddleware:
         response = self._run(request, Attempt())
         DB_RETRIES.labels(outcome=f"{response.status_code // 100}xx").inc()
         logger.warning(
-            "database connection dropped under a request that had committed nothing; ran it again: %s",
+            "database connection dropped under a request that had committed nothing (or wrote under an "
+            "idempotency key); ran it again: %s",
             response.status_code,
         )
         return response
@@ -126,6 +130,7 @@ class DroppedConnectionRetryMiddleware:
         from django.db import connections
 
         with ExitStack() as stack:
+            stack.enter_context(attempt.tracking())
             for conn in connections.all():
                 stack.enter_context(conn.execute_wrapper(attempt))
             return self.get_response(request)

@@ -87,8 +87,13 @@ class TeamUser(HttpUser):
         self.signed_in = False
 
     # --- helpers ------------------------------------------------------------------------------------
-    def _post(self, path: str, body: dict, headers: dict, name: str, ok: int):
+    def _post(self, path: str, body: dict, headers: dict, name: str, ok: int, *, write: bool = False):
+        """One request, never retried here. A write carries a fresh Idempotency-Key, as a careful client
+        sends: the server may then run it again itself after a dropped database connection (its answer is
+        replayed if the first run committed), so the client needs no retry of its own for that."""
         started = time.time()
+        if write:
+            headers = {**headers, "Idempotency-Key": str(uuid.uuid4())}
         with self.client.post(
             path, json=body, headers=headers, name=name, timeout=30, catch_response=True
         ) as resp:
@@ -172,6 +177,7 @@ class TeamUser(HttpUser):
             self.agent,
             "write",
             201,
+            write=True,
         )
         outcome = self._outcome(resp)
         with _lock:
@@ -198,6 +204,7 @@ class TeamUser(HttpUser):
             self.agent,
             "events",
             201,
+            write=True,
         )
         outcome = self._outcome(resp)
         with _lock:
@@ -221,6 +228,7 @@ class TeamUser(HttpUser):
             self.agent,
             "propose",
             201,
+            write=True,
         )
         if resp.status_code != 201:
             return
@@ -228,7 +236,12 @@ class TeamUser(HttpUser):
         with _lock:
             RECORD["writes"]["accepted"].append([memory_id, resp.json()["text"]])
         confirm, _ = self._post(
-            f"/api/v1/memories/{memory_id}/confirm", {"reason": "bench"}, self.owner, "confirm", 200
+            f"/api/v1/memories/{memory_id}/confirm",
+            {"reason": "bench"},
+            self.owner,
+            "confirm",
+            200,
+            write=True,
         )
         if confirm.status_code == 200:
             with _lock:
@@ -245,6 +258,7 @@ class TeamUser(HttpUser):
             self.owner,
             "forget",
             202,
+            write=True,
         )
         if resp.status_code == 202:
             accepted_at = time.time()

@@ -45,6 +45,17 @@ class TokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
 
     def authenticate(self, request):
+        # Once per request: the idempotency middleware (governance/api/idempotency.py) authenticates the
+        # key's owner before the view does, on the same request.
+        http = getattr(request, "_request", request)
+        if (done := getattr(http, "_token_authenticated", None)) is not None:
+            return done
+        result = self._authenticate(request)
+        if result is not None:
+            http._token_authenticated = result
+        return result
+
+    def _authenticate(self, request):
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None

@@ -52,6 +52,10 @@ ERROR_CODES = (
     "bad_import_file",
     "import_too_large",
     "service_unavailable",
+    "idempotency_key_invalid",
+    "idempotency_key_reused",
+    "idempotency_key_in_use",
+    "idempotent_answer_withdrawn",
 )
 
 

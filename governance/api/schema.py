@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from drf_spectacular import openapi
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
 
 from governance.api.errors import ErrorBody
 
@@ -16,17 +18,38 @@ COMMON_ERROR_STATUSES = ("400", "401", "403", "404", "429", "503")
 # And for writes: the change contradicts the current state (409), the body is over MAX_REQUEST_BODY_BYTES
 # (413, refused before it is read), the body is not JSON (415).
 WRITE_ERROR_STATUSES = ("409", "413", "415")
+# And for writes sent with an Idempotency-Key (governance/api/idempotency.py): the key already used for
+# another request (422), an answer withdrawn because it held a memory since forgotten (410).
+IDEMPOTENT_ERROR_STATUSES = ("410", "422")
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the "
+    "same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and "
+    "writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first "
+    "is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS "
+    "(24 h) and belong to the principal and token that sent them (docs/api.md, \"Idempotency keys\").",
+)
 # What an operation lists itself in `responses` (the AutoSchema adds the rest).
 ERROR_RESPONSES = {400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody}
 
 
 class AutoSchema(openapi.AutoSchema):
+    def get_override_parameters(self):
+        parameters = list(super().get_override_parameters())
+        if self.method in WRITE_METHODS:
+            parameters.append(IDEMPOTENCY_KEY)
+        return parameters
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
         codes = COMMON_ERROR_STATUSES + (
-            WRITE_ERROR_STATUSES if self.method in ("POST", "PUT", "PATCH", "DELETE") else ()
+            WRITE_ERROR_STATUSES + IDEMPOTENT_ERROR_STATUSES if self.method in WRITE_METHODS else ()
         )
         for code in codes:
             if code not in responses:

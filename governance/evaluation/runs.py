@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from datetime import timedelta
 from io import StringIO
 
 from celery import shared_task
@@ -22,6 +23,8 @@ from governance.evaluation.conversations import Loaded, load_locomo, load_longme
 from governance.models import EvaluationRun, Memory, Principal, Scope, Turn, Workspace
 from governance.models.evaluation import SANDBOX_PREFIX
 from governance.permissions import require_evaluation_start, workspace_root
+from governance.propagation.stores import repair
+from governance.runtime import degraded
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.conversation_import import conversation_ingest
 
@@ -125,8 +128,28 @@ def evaluation_request(
                 {"file": name, "format": fmt, "questions": len(loaded.questions), "bytes": len(content)},
             ),
         )
-        transaction.on_commit(lambda: run_retrieval_evaluation.delay(run.pk))
+        # Like every publish that must not wait on a dead broker (governance/runtime/degraded.py): bounded,
+        # never raising; a run whose message was lost is queued again by the reconciler (runs_requeue).
+        transaction.on_commit(lambda: _publish_run(run.pk))
     return run
+
+
+def _publish_run(run_id: int) -> bool:
+    return degraded.publish(lambda: run_retrieval_evaluation.delay(run_id), what=f"evaluation run {run_id}")
+
+
+@repair("evaluation_runs_requeue")
+def runs_requeue(*, older_than_seconds: float, limit: int = 50) -> int:
+    """The reconciler's part: runs still queued this long after their request (their message lost while
+    Redis was away) are queued again. A second message for a run already taken is harmless: only the
+    worker that moves the run from queued to running does the work."""
+    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    ids = list(
+        EvaluationRun.objects.filter(state=EvaluationRun.State.QUEUED, created_at__lt=cutoff)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    return sum(1 for run_id in ids if _publish_run(run_id))
 
 
 def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:

@@ -1,5 +1,6 @@
 from governance.models.audit import AuditEvent
 from governance.models.evaluation import EvaluationRun
+from governance.models.idempotency import IdempotentRequest
 from governance.models.invitation import Invitation
 from governance.models.memory import (
     DECAY_PER_DAY,
@@ -41,6 +42,7 @@ __all__ = [
     "EvaluationRun",
     "EventType",
     "Grant",
+    "IdempotentRequest",
     "ImportedAuditEvent",
     "IN_FORCE",
     "Kind",

@@ -36,6 +36,7 @@ from governance.permissions.access import (  # noqa: F401
     governed_scopes,
     grants_for,
     memory_readable_scopes,
+    memory_texts_readable,
     reading_scope_ids,
     require,
     require_grant,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Exists, Q, QuerySet
 
 from governance.errors import NotFound, PermissionDenied
-from governance.models import Grant, Principal, Scope
+from governance.models import Grant, Memory, Principal, Scope, Status
 from governance.permissions.bounds import bound_of, under
 from governance.permissions.roles import (
     ACTION_ROLES,
@@ -251,6 +251,19 @@ def can_read_memory(principal: Principal | None, memory) -> bool:
     """Whether the principal may read this memory (by id, in the API and the dashboard alike): its scope
     is among memory_readable_scopes. One query."""
     return principal is None or memory_readable_scopes(principal).filter(pk=memory.scope_id).exists()
+
+
+def memory_texts_readable(principal: Principal | None, memory_ids) -> bool:
+    """Whether the principal may still be shown the text of every one of these memories: each readable by
+    it (can_read_memory's rule) and none forgotten. What a stored answer that quotes them needs before it
+    is replayed (governance/services/idempotency.py). One query."""
+    ids = set(memory_ids)
+    if not ids:
+        return True
+    shown = Memory.objects.filter(pk__in=ids, purged_at__isnull=True).exclude(status=Status.FORGOTTEN)
+    if principal is not None:
+        shown = shown.filter(scope__in=memory_readable_scopes(principal))
+    return shown.count() == len(ids)
 
 
 def turn_readable_scopes(principal: Principal | None) -> QuerySet[Scope]:

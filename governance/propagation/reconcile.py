@@ -91,6 +91,11 @@ def reconcile(*, dispatch, embed, stale_after_seconds: float | None = None, limi
     from governance.propagation.webhooks import webhook_deliveries_due
 
     webhooks = webhook_deliveries_due(overdue_seconds=stale_after_seconds, limit=limit)
+    from governance.propagation.stores import REPAIRS
+
+    # Evaluation runs whose message was lost (governance/evaluation/runs.py registers the repair).
+    requeue_runs = REPAIRS.get("evaluation_runs_requeue")
+    runs = requeue_runs(older_than_seconds=settings.RECONCILE_REQUEUE_AFTER_SECONDS) if requeue_runs else 0
     cache.set(LAST_RUN_KEY, timezone.now().isoformat(), timeout=None)
     drift = repair_derived_drift()
     return {
@@ -98,6 +103,7 @@ def reconcile(*, dispatch, embed, stale_after_seconds: float | None = None, limi
         "purged_vectors": purged,
         "reembed": len(stale_ids),
         "webhooks_requeued": webhooks,
+        "evaluation_runs_requeued": runs,
         **drift,
     }
 

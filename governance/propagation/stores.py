@@ -202,10 +202,24 @@ def cache_purge_workspace(workspace_id: int) -> int:
 
 
 # --- Stored turns (the redaction itself lives in propagation/turns.py) ---------------------------------
+# and the stored answers of keyed API writes (services/idempotency.py), which may quote a memory too.
 @handler("turns")
 def _turns_store(outbox: Outbox) -> None:
     if outbox.topic == "memory.forgotten" and outbox.payload.get("mode") == "hard":
         redact_turns(outbox_memory_ids(outbox))
+        answers_withdraw(outbox_memory_ids(outbox))
+
+
+def answers_withdraw(memory_ids: list[int]) -> int:
+    """A hard forget empties every stored answer of a keyed write that held the forgotten text (a repeat
+    then answers 410: governance/services/idempotency.py)."""
+    from governance.models import IdempotentRequest
+
+    if not memory_ids:
+        return 0
+    return IdempotentRequest.objects.filter(memory_ids__overlap=list(memory_ids), withdrawn_at=None).update(
+        body=b"", withdrawn_at=timezone.now()
+    )
 
 
 def claim(delivery_id: int) -> bool:

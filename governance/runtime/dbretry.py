@@ -1,8 +1,14 @@
 """What decides whether a request whose database connection was dropped may run again
 (memoryui.middleware.DroppedConnectionRetryMiddleware): the connection was lost, not a statement refused,
-and the request committed no write (none may have: a write whose outcome the lost connection left unknown
-counts as committed), other than writes marked `repeatable()` (setting a token's last use to now twice is
-the same as once). Such a request changed nothing; running it again is what its client would do."""
+and either
+
+- the request committed no write (none may have: a write whose outcome the lost connection left unknown
+  counts as committed), other than writes marked `repeatable()` (setting a token's last use to now twice is
+  the same as once). Such a request changed nothing; running it again is what its client would do. Or
+- its write ran under an `Idempotency-Key` (governance/api/idempotency.py: the write, its key row and its
+  answer in one transaction): then even a write whose COMMIT's outcome is unknown runs once more. If the
+  first run committed, the second finds the key and replays the stored answer; if not, it writes once.
+  A write is never run again blindly: the key decides."""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ _WRITING = re.compile(r"\b(INSERT|UPDATE|DELETE|MERGE)\b", re.IGNORECASE)
 _LOST_STATES = ("57P01", "57P02", "57P03")
 
 _repeatable: ContextVar[bool] = ContextVar("repeatable_write", default=False)
+_attempt: ContextVar[Attempt | None] = ContextVar("db_attempt", default=None)
 
 
 @contextmanager
@@ -75,6 +82,8 @@ class Attempt:
         # A transaction holding a write that has neither committed nor been cut by the lost connection:
         # its COMMIT may have failed with its outcome unknown (a COMMIT is not a statement seen here).
         self.pending = False
+        # The request's writes ran in one transaction with an idempotency key row (keyed_write).
+        self.keyed = False
 
     def _committed(self) -> None:
         self.wrote = True
@@ -107,4 +116,26 @@ class Attempt:
 
     @property
     def may_retry(self) -> bool:
-        return self.lost and not self.wrote and not self.pending
+        return self.lost and (self.keyed or (not self.wrote and not self.pending))
+
+    @contextmanager
+    def tracking(self) -> Iterator[None]:
+        """Make this the running request's attempt (keyed_write and commit_failed report to it)."""
+        token = _attempt.set(self)
+        try:
+            yield
+        finally:
+            _attempt.reset(token)
+
+
+def keyed_write() -> None:
+    """The running request's writes are under an idempotency key from here on: running it again after a
+    lost connection replays the answer or writes once (governance/api/idempotency.py)."""
+    if (attempt := _attempt.get()) is not None:
+        attempt.keyed = True
+
+
+def commit_failed(exc: BaseException) -> None:
+    """A COMMIT (which the execute wrapper does not see) failed: if its connection was lost, say so."""
+    if (attempt := _attempt.get()) is not None and connection_lost(exc):
+        attempt.lost = True

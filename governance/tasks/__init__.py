@@ -34,6 +34,7 @@ __all__ = [
     "embed_outbox",
     "maintain_vector_indexes",
     "propagate_outbox",
+    "prune_idempotency_keys",
     "prune_turns",
     "rebuild_stale_summaries",
     "reconcile",
@@ -60,6 +61,14 @@ def prune_turns() -> dict:
     from governance.services.turn_retention import turns_prune_all
 
     return turns_prune_all()
+
+
+@shared_task(**RETRY)
+def prune_idempotency_keys() -> int:
+    """Delete the expired idempotency keys of API writes and their stored answers (beat)."""
+    from governance.services.idempotency import keys_prune
+
+    return keys_prune()
 
 
 @shared_task(**RETRY)

@@ -57,6 +57,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # An API write with an Idempotency-Key runs in one transaction with its key row (after authentication:
+    # a signed-in person's key; inside the retry middleware: a keyed write may run again).
+    "governance.api.idempotency.IdempotencyKeyMiddleware",
     "memoryui.middleware.ServiceUnavailableMiddleware",  # a view that lost its database or Redis: 503, not 500
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lock-out into its page
 ]
@@ -187,6 +190,7 @@ CELERY_TASK_ROUTES = {
     "governance.recall.tasks.reinforce_used_memories": {"queue": REINFORCEMENT_QUEUE},
     "governance.tasks.apply_retention": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.prune_turns": {"queue": MAINTENANCE_QUEUE},
+    "governance.tasks.prune_idempotency_keys": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.scan_promotions": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.rebuild_stale_summaries": {"queue": MAINTENANCE_QUEUE},
     "governance.tasks.maintain_vector_indexes": {"queue": MAINTENANCE_QUEUE},
@@ -205,6 +209,10 @@ CELERY_BEAT_SCHEDULE = {
     "turn-retention": {
         "task": "governance.tasks.prune_turns",
         "schedule": env_float("TURN_RETENTION_EVERY_SECONDS", 3600.0),
+    },
+    "idempotency-keys": {
+        "task": "governance.tasks.prune_idempotency_keys",
+        "schedule": env_float("IDEMPOTENCY_PRUNE_EVERY_SECONDS", 3600.0),
     },
     "promotions": {
         "task": "governance.tasks.scan_promotions",
@@ -347,6 +355,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# --- Idempotency keys (governance/services/idempotency.py, docs/api.md "Idempotency keys") ----------------
+# A key's stored answer is replayed for this long (then pruned by beat: prune_idempotency_keys).
+IDEMPOTENCY_KEY_TTL_HOURS = env_float("IDEMPOTENCY_KEY_TTL_HOURS", 24.0)
+# A repeat that arrives while the first request with its key still runs waits this long for its answer,
+# then gets 409 idempotency_key_in_use.
+IDEMPOTENCY_KEY_WAIT_SECONDS = env_float("IDEMPOTENCY_KEY_WAIT_SECONDS", 10.0)
 
 # --- Request limits (memoryui/middleware.py, governance/api/limits.py) -----------------------------------
 # Bodies over this many bytes get 413 before they are read; JSON nested deeper than API_MAX_JSON_DEPTH, 400.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
 import pytest
 
 import memgov
@@ -273,3 +274,35 @@ def test_scopes_export_and_import_through_the_client(service, owner, token_for, 
     with pytest.raises(memgov.MemgovError) as caught:
         client.scopes.import_file(project_scope.parent_id, "not json\n", name="broken")
     assert caught.value.status == 400 and caught.value.body["line"] == 1
+
+
+class _AnswerLostOnce(httpx.HTTPTransport):
+    """A real transport to the service whose first write's answer is lost on the way back (a proxy answers
+    503 after the service stored the write): the client's retry must not write a second time."""
+
+    def __init__(self):
+        super().__init__()
+        self.sent: list[tuple[str, str | None]] = []
+
+    def handle_request(self, request):
+        response = super().handle_request(request)
+        self.sent.append((request.method, request.headers.get("Idempotency-Key")))
+        if request.method == "POST" and len(self.sent) == 1:
+            response.read()
+            return httpx.Response(503, headers={"Retry-After": "0"}, json={"error": "service_unavailable"})
+        return response
+
+
+def test_a_write_whose_answer_was_lost_is_retried_with_its_key_and_stored_once(service, agent_token):
+    from governance.models import IdempotentRequest, Memory
+
+    transport = _AnswerLostOnce()
+    client = memgov.Client(service, agent_token, transport=transport, backoff=0.01)
+    memory = client.memories.create(scope="acme/slides", text="Stored once, answered twice.")
+    assert memory.text == "Stored once, answered twice."
+    (first, key), (second, again) = transport.sent
+    assert first == second == "POST" and key and again == key
+    assert Memory.objects.filter(text="Stored once, answered twice.").count() == 1
+    assert IdempotentRequest.objects.filter(key=key).count() == 1
+    client.recall(scope="acme/slides", query="stored once", k=1)
+    assert transport.sent[-1][1] is None  # a read carries no key

@@ -55,7 +55,15 @@ export interface ClientOptions {
   maxBackoffMs?: number;
   /** Another fetch (a test's, a proxy's). */
   fetch?: typeof fetch;
+  /** Send a fresh `Idempotency-Key` with every write (POST, PUT, PATCH, DELETE), the same one on each of
+   * its retries, so a retried write is stored once (default true; docs/api.md, "Idempotency keys"). */
+  idempotencyKeys?: boolean;
 }
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+// Reads sent as POST (their bodies are questions): no automatic key, so the service answers them as reads
+// (a replica may serve them; nothing is stored for a replay). A retried /context stores its turn again.
+const POST_READS = new Set(["/recall", "/context"]);
 
 type Query = Record<string, string | number | boolean | undefined | null>;
 interface Call {
@@ -65,6 +73,8 @@ interface Call {
   query?: Query;
   form?: FormData;
   text?: boolean;
+  /** This write's Idempotency-Key (default: a fresh UUID when the client sends keys). */
+  idempotencyKey?: string;
 }
 
 function env(name: string): string | undefined {
@@ -93,6 +103,7 @@ export class MemgovClient {
   readonly maxRetries: number;
   readonly backoffMs: number;
   readonly maxBackoffMs: number;
+  readonly idempotencyKeys: boolean;
   readonly #token: string;
   readonly #fetch: typeof fetch;
 
@@ -196,6 +207,7 @@ export class MemgovClient {
     this.backoffMs = options.backoffMs ?? 500;
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.idempotencyKeys = options.idempotencyKeys ?? true;
   }
 
   /** The k best memories for `query` in `scope` and its ancestors (candidates with their status). */
@@ -217,7 +229,8 @@ export class MemgovClient {
     return Math.random() * Math.min(this.maxBackoffMs, this.backoffMs * 2 ** attempt);
   }
 
-  /** Send one call: retries 429/503 and a refused connection; throws the error class of the answer. */
+  /** Send one call: retries 429/503 and a refused connection (a write with the same Idempotency-Key);
+   * throws the error class of the answer. */
   async request<T>(call: Call): Promise<T> {
     const url = new URL(this.baseUrl + call.path);
     for (const [name, value] of Object.entries(call.query ?? {})) {
@@ -226,6 +239,10 @@ export class MemgovClient {
     const headers: Record<string, string> = {
       Authorization: `Token ${this.#token}`, Accept: "application/json", "User-Agent": USER_AGENT,
     };
+    // One key per call, kept across its retries: a retried write the service already stored is replayed.
+    const auto = this.idempotencyKeys && !POST_READS.has(call.path);
+    const key = call.idempotencyKey ?? (auto ? globalThis.crypto.randomUUID() : undefined);
+    if (key !== undefined && WRITE_METHODS.has(call.method)) headers["Idempotency-Key"] = key;
     let body: string | FormData | undefined;
     if (call.form) body = call.form;
     else if (call.json !== undefined) {

@@ -968,7 +968,7 @@ export interface components {
             action?: string;
             /** @description pinned_over_budget: the budget that was asked for. */
             budget?: number;
-            /** @description Stable code, one of: invalid_input, not_authenticated, authentication_failed, permission_denied, not_found, method_not_allowed, parse_error, unsupported_media_type, throttled, conflict, key_revision_conflict, active_key_exists, invalid_transition, stale_revision, four_eyes_required, pinned_over_budget, nesting_too_deep, request_too_large, promotion_text_forgotten, last_owner, scope_archived, invitation_invalid, bad_import_file, import_too_large, service_unavailable. */
+            /** @description Stable code, one of: invalid_input, not_authenticated, authentication_failed, permission_denied, not_found, method_not_allowed, parse_error, unsupported_media_type, throttled, conflict, key_revision_conflict, active_key_exists, invalid_transition, stale_revision, four_eyes_required, pinned_over_budget, nesting_too_deep, request_too_large, promotion_text_forgotten, last_owner, scope_archived, invitation_invalid, bad_import_file, import_too_large, service_unavailable, idempotency_key_invalid, idempotency_key_reused, idempotency_key_in_use, idempotent_answer_withdrawn. */
             error: string;
             /** @description invalid_input only: the field names with their problems (nested for nested input). */
             fields?: {
@@ -2456,7 +2456,10 @@ export interface operations {
     context: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2507,6 +2510,14 @@ export interface operations {
                 };
             };
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2639,7 +2650,10 @@ export interface operations {
     disputes_confirm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 dispute_id: number;
             };
@@ -2699,6 +2713,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2708,6 +2730,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2736,7 +2766,10 @@ export interface operations {
     disputes_dismiss: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 dispute_id: number;
             };
@@ -2796,6 +2829,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2805,6 +2846,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2833,7 +2882,10 @@ export interface operations {
     events_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2891,6 +2943,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2900,6 +2960,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2995,7 +3063,10 @@ export interface operations {
     grants_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3053,6 +3124,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3062,6 +3141,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3090,7 +3177,10 @@ export interface operations {
     grants_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 grant_id: number;
             };
@@ -3145,6 +3235,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3154,6 +3252,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3185,7 +3291,10 @@ export interface operations {
                 /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group: string;
             };
@@ -3244,6 +3353,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3253,6 +3370,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3284,7 +3409,10 @@ export interface operations {
                 /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group: string;
                 member: string;
@@ -3340,6 +3468,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3349,6 +3485,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3444,7 +3588,10 @@ export interface operations {
     invitations_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3502,6 +3649,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3511,6 +3666,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3539,7 +3702,10 @@ export interface operations {
     invitations_revoke: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 invitation_id: number;
             };
@@ -3594,6 +3760,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3603,6 +3777,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3631,7 +3813,10 @@ export interface operations {
     invitations_accept: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3706,6 +3891,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3834,7 +4027,10 @@ export interface operations {
     memories_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3900,6 +4096,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3909,6 +4113,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4014,7 +4226,10 @@ export interface operations {
     memories_confirm_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 memory_id: number;
             };
@@ -4074,6 +4289,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4083,6 +4306,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4111,7 +4342,10 @@ export interface operations {
     memories_forget_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 memory_id: number;
             };
@@ -4171,6 +4405,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4180,6 +4422,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4208,7 +4458,10 @@ export interface operations {
     memories_reject_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 memory_id: number;
             };
@@ -4268,6 +4521,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4277,6 +4538,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4305,7 +4574,10 @@ export interface operations {
     memories_repropose: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 memory_id: number;
             };
@@ -4365,6 +4637,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4374,6 +4654,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4402,7 +4690,10 @@ export interface operations {
     memories_retire_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 memory_id: number;
             };
@@ -4462,6 +4753,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4471,6 +4770,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4499,7 +4806,10 @@ export interface operations {
     memories_supersede: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 memory_id: number;
             };
@@ -4559,6 +4869,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4568,6 +4886,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4665,7 +4991,10 @@ export interface operations {
     promotions_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4723,6 +5052,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4732,6 +5069,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4760,7 +5105,10 @@ export interface operations {
     recall: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4818,6 +5166,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4827,6 +5183,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4855,7 +5219,10 @@ export interface operations {
     relations_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4913,6 +5280,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4922,6 +5297,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4950,7 +5333,10 @@ export interface operations {
     relations_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 relation_id: number;
             };
@@ -5006,6 +5392,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5015,6 +5409,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5043,7 +5445,10 @@ export interface operations {
     retention_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5101,6 +5506,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5110,6 +5523,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5275,7 +5696,10 @@ export interface operations {
     scopes_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5341,6 +5765,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5350,6 +5782,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5447,7 +5887,10 @@ export interface operations {
     scopes_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 scope_id: number;
             };
@@ -5507,6 +5950,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5516,6 +5967,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5614,7 +6073,10 @@ export interface operations {
     scopes_import: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 scope_id: number;
             };
@@ -5683,6 +6145,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5692,6 +6162,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5787,7 +6265,10 @@ export interface operations {
     teams_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5845,6 +6326,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5854,6 +6343,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5885,7 +6382,10 @@ export interface operations {
                 /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group: string;
             };
@@ -5944,6 +6444,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -5953,6 +6461,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5984,7 +6500,10 @@ export interface operations {
                 /** @description The team's workspace (its short name); needed when teams of this name are in several of the caller's workspaces. */
                 workspace?: string;
             };
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 group: string;
                 member: string;
@@ -6040,6 +6559,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6049,6 +6576,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6144,7 +6679,10 @@ export interface operations {
     tokens_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6202,6 +6740,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6211,6 +6757,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6239,7 +6793,10 @@ export interface operations {
     tokens_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 token_id: number;
             };
@@ -6294,6 +6851,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6303,6 +6868,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6475,7 +7048,10 @@ export interface operations {
     webhooks_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6533,6 +7109,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6542,6 +7126,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6639,7 +7231,10 @@ export interface operations {
     webhooks_destroy: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 webhook_id: number;
             };
@@ -6694,6 +7289,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6703,6 +7306,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6731,7 +7342,10 @@ export interface operations {
     webhooks_partial_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 webhook_id: number;
             };
@@ -6791,6 +7405,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6800,6 +7422,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6897,7 +7527,10 @@ export interface operations {
     webhooks_rotate_secret_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 webhook_id: number;
             };
@@ -6953,6 +7586,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -6962,6 +7603,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6990,7 +7639,10 @@ export interface operations {
     webhooks_deliveries_redeliver_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 delivery_id: number;
             };
@@ -7046,6 +7698,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7055,6 +7715,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7150,7 +7818,10 @@ export interface operations {
     workspaces_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7208,6 +7879,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7217,6 +7896,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7314,7 +8001,10 @@ export interface operations {
     workspaces_rename: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A fresh unique key per write (a UUID; 1-255 visible ASCII characters). A repeat of the same request with the same key replays the first answer (with `Idempotent-Replayed: true`) and writes nothing; the same key with another request: 422 `idempotency_key_reused`; while the first is still running: it waits, then 409 `idempotency_key_in_use`. Keys last IDEMPOTENCY_KEY_TTL_HOURS (24 h) and belong to the principal and token that sent them (docs/api.md, "Idempotency keys"). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 slug: string;
             };
@@ -7374,6 +8064,14 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7383,6 +8081,14 @@ export interface operations {
                 };
             };
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

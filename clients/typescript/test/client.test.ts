@@ -127,15 +127,17 @@ test("URL and token come from MEMGOV_URL and MEMGOV_TOKEN", async () => {
 /** A real HTTP server that answers what the test scripts (the service cannot be made to throttle on demand). */
 async function scripted(answers: Array<{ status: number; headers?: Record<string, string>; body?: unknown }>) {
   const seen: number[] = [];
+  const keys: Array<string | undefined> = [];
   const server = createServer((request, response) => {
     seen.push(Date.now());
+    keys.push(request.headers["idempotency-key"] as string | undefined);
     const answer = answers[Math.min(seen.length - 1, answers.length - 1)];
     response.writeHead(answer.status, { "Content-Type": "application/json", ...(answer.headers ?? {}) });
     response.end(JSON.stringify(answer.body ?? {}));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+  return { url, seen, keys, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
 test("429 and 503 are retried, waiting what Retry-After says", async () => {
@@ -149,6 +151,30 @@ test("429 and 503 are retried, waiting what Retry-After says", async () => {
     assert.deepEqual(scopes.map((s) => s.path), ["acme"]);
     assert.equal(server.seen.length, 3);
     assert.ok(server.seen[1] - server.seen[0] >= 950, `waited ${server.seen[1] - server.seen[0]} ms, not 1 s`);
+  } finally {
+    await server.close();
+  }
+});
+
+test("a write sends one Idempotency-Key, the same on its retry; reads send none; it can be turned off", async () => {
+  const server = await scripted([
+    { status: 503, headers: { "Retry-After": "0" }, body: { error: "service_unavailable", message: "busy" } },
+    { status: 201, body: { id: 1, text: "x" } },
+  ]);
+  try {
+    const client = new MemgovClient({ url: server.url, token: "t" });
+    await client.memories.create({ scope: "a", text: "x" });
+    assert.equal(server.keys.length, 2);
+    assert.match(server.keys[0] ?? "", /^[0-9a-f-]{36}$/);
+    assert.equal(server.keys[1], server.keys[0], "the retry is the same request: the same key");
+    await client.memories.create({ scope: "a", text: "x" });
+    assert.notEqual(server.keys[2], server.keys[0], "a new call is a new request: a new key");
+    await client.request({ method: "GET", path: "/memories" });
+    assert.equal(server.keys[3], undefined);
+    await client.request({ method: "POST", path: "/recall", json: { scope: "a", query: "q" } });
+    assert.equal(server.keys[4], undefined, "a read sent as POST carries no key");
+    await new MemgovClient({ url: server.url, token: "t", idempotencyKeys: false }).memories.create({ scope: "a", text: "x" });
+    assert.equal(server.keys[5], undefined);
   } finally {
     await server.close();
   }

@@ -472,8 +472,9 @@ class Command(BaseCommand):
             by_id: dict[int, tuple] = {}
             for memory_id, text, status, purged, scope, kind in db.execute(
                 "SELECT m.id, m.text, m.status, m.purged_at IS NOT NULL, s.path, m.kind FROM governance_memory m "
-                "JOIN governance_scope s ON s.id = m.scope_id WHERE m.source_ref = %s OR m.session LIKE %s",
-                [run, f"bench-{run}%"],
+                "JOIN governance_scope s ON s.id = m.scope_id "
+                "WHERE m.source_ref = %s OR m.source_ref LIKE %s OR m.session LIKE %s",
+                [run, f"{run}-%", f"bench-{run}%"],
             ):
                 stored.setdefault(text, []).append(memory_id)
                 if kind == "episodic":

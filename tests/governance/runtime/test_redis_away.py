@@ -215,3 +215,38 @@ def test_once_redis_is_back_the_throttle_counts_in_redis_again(agent, settings):
     assert client.get("/api/v1/memories").status_code == 200
     assert not degraded.THROTTLE.degraded
     assert Client().get("/readyz").json()["checks"]["throttle"] == {"state": "ok", "counts": "shared"}
+
+
+@pytest.mark.django_db
+def test_while_redis_is_away_an_evaluation_upload_is_queued_quickly_and_the_reconciler_sends_it_later(
+    owner, workspace_scope, redis_away, django_capture_on_commit_callbacks
+):
+    """The upload's publish is bounded like every other (governance/runtime/degraded.py): the run is stored,
+    the page answers at once, and the reconciler queues the run once the broker is back."""
+    import json
+
+    from django.conf import settings as conf
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from governance.evaluation.runs import runs_requeue
+    from governance.models import EvaluationRun
+    from tests.governance.evaluation.test_benchmark_files import LOCOMO
+
+    dashboard = Client()
+    dashboard.force_login(owner.user)
+    upload = SimpleUploadedFile("mini.json", json.dumps(LOCOMO).encode(), content_type="application/json")
+    started = time.monotonic()
+    with django_capture_on_commit_callbacks(execute=True) as published:
+        response = dashboard.post("/evaluation/upload/", {"file": upload, "workspace": "acme"})
+    assert response.status_code == 302, response.content
+    assert published and time.monotonic() - started < BOUNDED_SECONDS
+    assert degraded.BROKER.degraded
+    run = EvaluationRun.objects.get(suite="retrieval:mini.json")
+    assert run.state == EvaluationRun.State.QUEUED
+    # Still away: the reconciler's repair does not even try the broker.
+    assert runs_requeue(older_than_seconds=0) == 0
+    # Back (the breaker lets the next publish try): the run's message is sent.
+    for breaker in degraded.BREAKERS:
+        breaker.reset()
+    with broker_at(conf.CELERY_BROKER_URL):
+        assert runs_requeue(older_than_seconds=0) == 1

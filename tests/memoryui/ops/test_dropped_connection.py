@@ -252,3 +252,78 @@ def test_only_a_lost_connection_counts_as_dropped(exc, lost):
 )
 def test_a_statement_that_may_change_data_counts_as_a_write(sql, write):
     assert is_write(sql) is write
+
+
+# --- Writes under an Idempotency-Key: the key decides (governance/api/idempotency.py) --------------------
+KEYED = {"scope": "acme/slides", "kind": "semantic", "text": "Keyed once.", "source": {"kind": "user"}}
+
+
+@contextlib.contextmanager
+def commit_lost(*, committed: bool):
+    """The first COMMIT of the request's connection meets a lost connection, its outcome unknown to the
+    client: `committed` — the server committed and then the connection went before the answer arrived
+    (the client sees "server closed the connection unexpectedly"); otherwise the server's backend was
+    terminated just before the COMMIT reached it (the transaction was aborted). Yields the killed pids."""
+    killed: list[int] = []
+    real = connection._commit
+
+    def flaky_commit():
+        if killed:
+            return real()
+        pid = connection.connection.info.backend_pid
+        if committed:
+            real()
+        _kill_own_backend()
+        killed.append(pid)
+        if committed:
+            cause = psycopg.OperationalError("server closed the connection unexpectedly")
+            raise _wrapped(cause)
+        return real()  # meets the terminated backend
+
+    connection._commit = flaky_commit
+    try:
+        yield killed
+    finally:
+        del connection._commit
+        connection.close_if_unusable_or_obsolete()
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "aborted"])
+@on_the_requests_connection
+def test_a_keyed_write_whose_commit_met_a_lost_connection_is_run_again_and_stored_once(agent, committed):
+    client = token_client(agent)
+    before = retries()
+    with commit_lost(committed=committed) as killed:
+        response = client.post(
+            "/api/v1/memories", KEYED, format="json", HTTP_IDEMPOTENCY_KEY="drop-at-commit"
+        )
+    assert killed, "the COMMIT never met the lost connection: the test did not exercise the retry"
+    assert response.status_code == 201, response.content
+    assert Memory.objects.filter(text="Keyed once.").count() == 1
+    # Committed: the second run found the key and replayed the answer; aborted: it wrote once.
+    assert (response.get("Idempotent-Replayed") == "true") is committed
+    assert retries() == before + 1
+    again = client.post("/api/v1/memories", KEYED, format="json", HTTP_IDEMPOTENCY_KEY="drop-at-commit")
+    assert again.content == response.content and again["Idempotent-Replayed"] == "true"
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "aborted"])
+@on_the_requests_connection
+def test_without_a_key_a_write_whose_commit_met_a_lost_connection_answers_503(agent, committed):
+    """As before keys: its outcome is unknown, so it is never run again here and its client decides."""
+    client = token_client(agent)
+    with commit_lost(committed=committed) as killed:
+        response = client.post("/api/v1/memories", KEYED, format="json")
+    assert killed
+    assert response.status_code == 503, response.content
+    assert Memory.objects.filter(text="Keyed once.").count() == (1 if committed else 0)
+
+
+def test_a_keyed_attempt_may_run_again_after_a_lost_connection_even_if_it_wrote():
+    attempt = Attempt()
+    attempt.wrote = attempt.lost = True
+    assert not attempt.may_retry
+    attempt.keyed = True
+    assert attempt.may_retry
+    attempt.lost = False
+    assert not attempt.may_retry  # a keyed write that failed on a live connection is its own answer

@@ -7,6 +7,7 @@ import email.utils
 import os
 import random
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,8 @@ class Call:
     files: dict[str, Any] | None = None
     # The answer is text, not JSON (a scope export, JSON lines): `parse` gets the text.
     text: bool = False
+    # This write's Idempotency-Key (default: a fresh UUID per call when the client sends keys).
+    idempotency_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Settings:
     max_retries: int
     backoff: float
     max_backoff: float
+    idempotency_keys: bool = True
 
     @classmethod
     def resolve(
@@ -57,6 +61,7 @@ class Settings:
         max_retries: int,
         backoff: float,
         max_backoff: float,
+        idempotency_keys: bool = True,
     ) -> Settings:
         url = url or os.environ.get("MEMGOV_URL")
         token = token or os.environ.get("MEMGOV_TOKEN")
@@ -76,6 +81,7 @@ class Settings:
             max_retries=max_retries,
             backoff=backoff,
             max_backoff=max_backoff,
+            idempotency_keys=idempotency_keys,
         )
 
     def headers(self) -> dict[str, str]:
@@ -103,6 +109,21 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
     except ValueError:
         when = email.utils.parsedate_to_datetime(value)
         return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Reads sent as POST (their bodies are questions): no key, so the service answers them as reads (a replica
+# may serve them; nothing is stored for a replay). A retried /context stores its turn again, as before.
+POST_READS = frozenset({"/recall", "/context"})
+
+
+def call_headers(call: Call, settings: Settings) -> dict[str, str]:
+    """The headers of one call, the same on each of its retries: a write's Idempotency-Key, so a retried
+    write that the service already stored is answered from its first run (docs/api.md)."""
+    if call.method not in WRITE_METHODS or (call.path in POST_READS and not call.idempotency_key):
+        return {}
+    key = call.idempotency_key or (str(uuid.uuid4()) if settings.idempotency_keys else None)
+    return {"Idempotency-Key": key} if key else {}
 
 
 def should_retry(response: httpx.Response, attempt: int, settings: Settings) -> bool:

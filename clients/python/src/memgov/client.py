@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 
 from memgov import types as t
-from memgov._core import Call, Settings, clean, read, should_retry
+from memgov._core import Call, Settings, call_headers, clean, read, should_retry
 from memgov.errors import APIConnectionError
 
 # Connection failures before anything was sent are safe to retry for every method.
@@ -472,7 +472,8 @@ class _Sender:
 
 class Client(_Sender):
     """Synchronous client. `url` and `token` default to MEMGOV_URL and MEMGOV_TOKEN; 429 and 503
-    answers are retried up to `max_retries` times, waiting what Retry-After says (else backing off)."""
+    answers are retried up to `max_retries` times, waiting what Retry-After says (else backing off). Each
+    write carries a fresh Idempotency-Key, the same on its retries (`idempotency_keys=False`: none)."""
 
     def __init__(
         self,
@@ -484,9 +485,16 @@ class Client(_Sender):
         backoff: float = 0.5,
         max_backoff: float = 30.0,
         transport: httpx.BaseTransport | None = None,
+        idempotency_keys: bool = True,
     ):
         self.settings = Settings.resolve(
-            url, token, timeout=timeout, max_retries=max_retries, backoff=backoff, max_backoff=max_backoff
+            url,
+            token,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            idempotency_keys=idempotency_keys,
         )
         self._http = httpx.Client(
             base_url=self.settings.base_url,
@@ -498,6 +506,7 @@ class Client(_Sender):
 
     def _send(self, call: Call) -> Any:
         attempt = 0
+        headers = call_headers(call, self.settings)
         while True:
             try:
                 response = self._http.request(
@@ -507,6 +516,7 @@ class Client(_Sender):
                     params=call.params,
                     data=call.data,
                     files=call.files,
+                    headers=headers,
                 )
             except _RETRYABLE_TRANSPORT as exc:
                 if attempt >= self.settings.max_retries:
@@ -549,9 +559,16 @@ class AsyncClient(_Sender):
         backoff: float = 0.5,
         max_backoff: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
+        idempotency_keys: bool = True,
     ):
         self.settings = Settings.resolve(
-            url, token, timeout=timeout, max_retries=max_retries, backoff=backoff, max_backoff=max_backoff
+            url,
+            token,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            idempotency_keys=idempotency_keys,
         )
         self._http = httpx.AsyncClient(
             base_url=self.settings.base_url,
@@ -563,6 +580,7 @@ class AsyncClient(_Sender):
 
     async def _send(self, call: Call) -> Any:
         attempt = 0
+        headers = call_headers(call, self.settings)
         while True:
             try:
                 response = await self._http.request(
@@ -572,6 +590,7 @@ class AsyncClient(_Sender):
                     params=call.params,
                     data=call.data,
                     files=call.files,
+                    headers=headers,
                 )
             except _RETRYABLE_TRANSPORT as exc:
                 if attempt >= self.settings.max_retries:
