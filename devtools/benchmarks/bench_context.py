@@ -19,10 +19,12 @@ from rest_framework.test import APIClient
 from devtools.benchmarks.stats import percentile
 from governance.embedding import get_embedder
 from governance.embedding.cache import query_cache
+from governance.evaluation.retrieval import AFTER_EMBEDDING
 from governance.models import Scope
 from governance.permissions import reading_scope_ids
 from governance.recall.eligible import WITHOUT_SUPERSEDED, Eligibility
 from governance.recall.vector import nearest
+from governance.runtime.tracing import parse_server_timing
 
 
 def pct(values: list[float], p: float) -> float:
@@ -77,7 +79,13 @@ def e2e(client: APIClient, scopes: list[Scope], mode: str, seed: int, *, data_ve
     `data_vectors`, the searched vector comes from the data's distribution (DataDistributionEmbedder);
     the model still embeds every query."""
     rnd, rng = random.Random(seed), np.random.default_rng(seed)
-    out: dict = {"context": [], "recall": [], "stages": defaultdict(list)}
+    out: dict = {
+        "context": [],
+        "recall": [],
+        "stages": defaultdict(list),
+        "context_split": defaultdict(list),
+        "recall_split": defaultdict(list),
+    }
     swap = DataDistributionEmbedder(get_embedder()) if data_vectors else None
     with (
         override_settings(RECALL_VECTOR_MODE=mode),
@@ -96,12 +104,25 @@ def e2e(client: APIClient, scopes: list[Scope], mode: str, seed: int, *, data_ve
             assert r.status_code == 200, r.content[:300]
             for stage in r.json()["trace"]["stages"]:
                 out["stages"][stage["name"]].append(stage["ms"])
+            _split(out["context_split"], r)
             query_cache.clear()
             t = time.perf_counter()
             r = client.post("/api/v1/recall", {"scope": scope.path, "query": q, "k": 10}, format="json")
             out["recall"].append((time.perf_counter() - t) * 1000)
             assert r.status_code == 200, r.content[:300]
+            _split(out["recall_split"], r)
     return out
+
+
+def _split(into: dict, response) -> None:
+    """The response's Server-Timing (governance.runtime.tracing) per part, with `after_embedding` (the
+    stages after the vector) and `middleware_auth_rendering` (the request inside Django beyond the
+    service call and the access check: middleware, token authentication, parsing, JSON rendering)."""
+    parts = parse_server_timing(response["Server-Timing"])
+    parts["after_embedding"] = sum(parts.get(s, 0.0) for s in AFTER_EMBEDDING)
+    parts["middleware_auth_rendering"] = parts["app"] - parts.get("service", 0.0) - parts.get("access", 0.0)
+    for name, ms in parts.items():
+        into[name].append(ms)
 
 
 def hnsw_recall(scopes: list[Scope], seed: int, k: int = 10) -> dict:

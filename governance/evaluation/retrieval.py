@@ -285,7 +285,7 @@ def evaluate_loaded(
 # printed as a category of their own; "answerable" is every other question.
 EXCLUDED_CATEGORY = "5 adversarial"
 # Stages that run after the query embedding has arrived (the ones before it overlap the embedding).
-AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "rank")
+AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "session", "rank")
 
 
 def stage_split(traces: list[list[dict]]) -> dict:
@@ -303,6 +303,20 @@ def stage_split(traces: list[list[dict]]) -> dict:
     return {
         name: {"p50": _percentile(ms, 0.5), "p95": _percentile(ms, 0.95)} for name, ms in by_stage.items()
     }
+
+
+def recall_of(questions: list, ranked: list[list[str]]) -> dict:
+    """recall@1/5/10 over `questions`, given each one's ranked refs (in the same order)."""
+    return _aggregate(
+        [
+            {k: _recall_at(q.evidence_refs, refs, k) for k in KS}
+            for q, refs in zip(questions, ranked, strict=True)
+        ]
+    )
+
+
+def p50_p95(values: list[float]) -> dict:
+    return {"p50": _percentile(values, 0.5), "p95": _percentile(values, 0.95)}
 
 
 def all_strategies() -> tuple[str, ...]:

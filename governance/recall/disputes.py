@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models.functions import Length
 from django.utils import timezone
 
-from governance.models import RECALLABLE, Kind, Memory, RelationKind
+from governance.models import RECALLABLE, Kind, Memory, RelationKind, SourceKind
 from governance.propagation.stores import after_embedding
 from governance.recall.eligible import Eligibility
 from governance.recall.vector import nearest
@@ -38,14 +38,35 @@ NOT_STATEMENTS = ("tool_call", "tool_result")
 _COLUMNS = (
     "m.text, m.speaker, m.kind, m.status, COALESCE(m.occurred_at, m.created_at) AS at,"
     " COALESCE(m.meta->>'role', '') AS role, (m.meta @> '{\"small_talk\": true}') AS small_talk,"
+    " m.call_id, m.source_kind,"
     " EXISTS (SELECT 1 FROM governance_relation r WHERE r.source_id = m.id AND r.kind = 'derived_from')"
     " AS extracted",
     [],
 )
 
 
-def _statement(text: str, role: str, small_talk: bool) -> bool:
-    return bool(text) and len(text) <= MAX_CHARS and role not in NOT_STATEMENTS and not small_talk
+def _tool_turn(role: str, call_id: str, source_kind: str) -> bool:
+    """A tool call or its result: a trace of what happened, never a statement that can be replaced. Known
+    by its role, or by its call id or source (a turn written straight through the memory service, as the
+    demo's are, has no role): two exports in two formats are two calls, not a contradiction."""
+    return role in NOT_STATEMENTS or bool(call_id) or source_kind == SourceKind.TOOL_RESULT
+
+
+def _statement(text: str, role: str, small_talk: bool, call_id: str = "", source_kind: str = "") -> bool:
+    return (
+        bool(text)
+        and len(text) <= MAX_CHARS
+        and not _tool_turn(role, call_id, source_kind)
+        and not small_talk
+    )
+
+
+def is_statement(memory: Memory) -> bool:
+    """Whether a stored memory is compared at all (the same test its neighbours pass)."""
+    meta = memory.meta or {}
+    return _statement(
+        memory.text, meta.get("role", ""), bool(meta.get("small_talk")), memory.call_id, memory.source_kind
+    )
 
 
 def candidate_pairs(memory: Memory, vector) -> list[tuple[int, float, tuple[str, list[str]], bool]]:
@@ -56,7 +77,9 @@ def candidate_pairs(memory: Memory, vector) -> list[tuple[int, float, tuple[str,
     for other_id, similarity, row in nearest(eligibility, vector, NEIGHBOURS + 1, columns=_COLUMNS):
         if other_id == memory.pk or similarity < MIN_SIMILARITY:
             continue
-        if row["kind"] not in DISPUTED_KINDS or not _statement(row["text"], row["role"], row["small_talk"]):
+        if row["kind"] not in DISPUTED_KINDS or not _statement(
+            row["text"], row["role"], row["small_talk"], row["call_id"], row["source_kind"]
+        ):
             continue
         if row["extracted"]:
             continue  # a fact read from a turn: the turn itself is compared
@@ -92,7 +115,7 @@ def propose_disputes(memory_ids: list[int]) -> int:
     )
     proposed = 0
     for memory in memories:
-        if not _statement(memory.text, (memory.meta or {}).get("role", ""), False):
+        if not is_statement(memory):
             continue
         for other_id, similarity, (reason, cues), newer in candidate_pairs(memory, memory.embedding):
             other = Memory.objects.select_related("scope").get(pk=other_id)

@@ -16,7 +16,8 @@ BAD_INCLUDE = f"include is a list of: {', '.join(INCLUDES)}."
 
 
 def handoff_blocks(state: RecallState) -> list[dict]:
-    lines = build_lines(state.scope, scope_ids=tuple(state.eligibility.scope_ids))
+    # A replay (`as_of`) reads the hand-off as it stood then, as the other slots read only what was said by then.
+    lines = build_lines(state.scope, scope_ids=tuple(state.eligibility.scope_ids), as_of=state.as_of)
     order = {s: n for n, s in enumerate(SECTIONS)}
     blocks = []
     for line in sorted(lines, key=lambda item: order.get(item.section, len(order))):

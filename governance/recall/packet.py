@@ -29,7 +29,7 @@ from governance.recall.strategies import ADJUDICATE, KEYED, LEXICAL, RECENT, REL
 from governance.recall.tokens import counter_name
 from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
-from governance.runtime import process_pool
+from governance.runtime import process_pool, tracing
 from governance.runtime.metrics import observe_stages
 from governance.runtime.replica import note_write
 from governance.selectors.memory import repeats_purged_text
@@ -171,6 +171,8 @@ def _finish_embed(state: RecallState, pending: Future | _Done) -> None:
     # A cache hit shows as embed ≈ 0 ms (the trace keeps its four keys per stage).
     state.trace.append({"name": "embed", "ms": round(ms, 3), "in": 1, "out": 1})
     state.trace.append({"name": "embed_wait", "ms": round(waited, 3), "in": 1, "out": 1})
+    tracing.timed("embed", ms)
+    tracing.timed("embed_wait", waited)
 
 
 def embed_question(state: RecallState) -> tuple[int, int]:
@@ -329,7 +331,10 @@ def assemble_context(
     }
     observe_stages(state.trace)
     if store:
+        started = time.perf_counter()
         result["turn_id"] = _store_turn(state, result, strategy, budget_tokens, list(include))
+        # The turn's insert and the reinforcement's enqueue (published after the commit, off this thread).
+        tracing.timed("store", (time.perf_counter() - started) * 1000)
     return result
 
 

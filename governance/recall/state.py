@@ -91,13 +91,8 @@ class RecallState:
         extra = counts[2] if len(counts) > 2 else {}
         # Which stage left each item out, so a turn can say "dropped at rank" (the dashboard's why-not).
         self.dropped_by.extend([name] * (len(self.dropped) - before))
-        self.trace.append(
-            {
-                "name": name,
-                "ms": round((time.perf_counter() - start) * 1000, 3),
-                "in": counts[0],
-                "out": counts[1],
-            }
-        )
+        ms = round((time.perf_counter() - start) * 1000, 3)
+        self.trace.append({"name": name, "ms": ms, "in": counts[0], "out": counts[1]})
+        tracing.timed(name, ms)  # the response's Server-Timing, when the request collects it
         if extra:
             self.counts[name] = extra

@@ -1,12 +1,14 @@
 """Proposed contradictions (Dispute) for review: the ones in a scope's subtree that the caller may read,
-newest first, for the API (`disputes_for_reader`) and the dashboard's review queue (`dispute_queue`). The
-deciding is governance/services/dispute.py."""
+for the API (`disputes_for_reader`, newest first) and the dashboard's review queue (`dispute_queue`, in the
+queue's order and with its filters), both paged by a keyset cursor on the id. The deciding is
+governance/services/dispute.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from governance.models import Dispute, DisputeState, Principal, Scope
 from governance.permissions import (
@@ -19,6 +21,8 @@ from governance.permissions import (
     under,
 )
 from governance.redaction.masking import masked_text, withheld
+from governance.runtime import cursor as codec
+from governance.selectors.review import AGES, QueueFilter
 
 MAX_LIST = 200
 QUEUE_SHOWN = 50
@@ -30,16 +34,35 @@ def _listed(qs: QuerySet[Dispute]) -> QuerySet[Dispute]:
     )
 
 
+CURSOR = "disputes"  # the keyset cursor of both lists (governance/runtime/cursor.py): the last id shown
+
+
+def encode_cursor(dispute: Dispute) -> str:
+    return codec.encode_id(CURSOR, dispute.pk)
+
+
+def _paged(qs: QuerySet[Dispute], after: int | None, newest: bool, limit: int) -> QuerySet[Dispute]:
+    """Keyset paging by id (a dispute's id follows its creation): `limit` of them after the cursor."""
+    if after is not None:
+        qs = qs.filter(pk__lt=after) if newest else qs.filter(pk__gt=after)
+    return _listed(qs).order_by("-id" if newest else "id")[: max(1, min(limit, MAX_LIST))]
+
+
 def disputes_for_reader(
-    *, actor: Principal | None, scope: Scope, state: str = DisputeState.PROPOSED, limit: int = 50
+    *,
+    actor: Principal | None,
+    scope: Scope,
+    state: str = DisputeState.PROPOSED,
+    limit: int = 50,
+    after: int | None = None,
 ) -> QuerySet[Dispute]:
-    """Disputes of `state` whose memories lie in `scope`'s subtree and both of which `actor` may read."""
+    """Disputes of `state` whose memories lie in `scope`'s subtree and both of which `actor` may read,
+    newest first, `limit` of them older than the cursor `after` (a dispute id)."""
     readable = memory_readable_scopes(actor)
-    return _listed(
-        Dispute.objects.filter(state=state, newer__scope__tree__descendant_of=scope.tree).filter(
-            newer__scope__in=readable, older__scope__in=readable
-        )
-    ).order_by("-id")[: max(1, min(limit, MAX_LIST))]
+    qs = Dispute.objects.filter(state=state, newer__scope__tree__descendant_of=scope.tree).filter(
+        newer__scope__in=readable, older__scope__in=readable
+    )
+    return _paged(qs, after, True, limit)
 
 
 @dataclass
@@ -83,12 +106,15 @@ def _roles(action: Action) -> list[str]:
 DECIDERS = {"confirm": _roles(Action.SUPERSEDE), "dismiss": _roles(Action.CONFIRM)}
 
 
-def dispute_queue(
-    *, principal: Principal | None, scope: Scope | None = None, limit: int = QUEUE_SHOWN
-) -> list[DisputeItem]:
-    """The open disputes the review queue lists beside the proposals: their newer memory in a scope the
-    principal governs (in `scope`'s subtree when given), both memories readable, newest first; each with
-    what the principal may do. Two queries whatever the number (the grants and the disputes)."""
+def dispute_queue_queryset(
+    *, principal: Principal | None, scope: Scope | None = None, filters: QueueFilter | None = None
+) -> QuerySet[Dispute]:
+    """The open disputes the review queue lists beside the proposals, unordered and unpaged (what it lists
+    and counts): their newer memory in a scope the principal governs (in `scope`'s subtree when given),
+    both memories readable, passing the queue's filters as they apply to a dispute: the kind of either
+    memory, the proposer (the system proposes every dispute: "-" keeps them, a person's name none), and
+    the age of the proposal."""
+    f = filters or QueueFilter()
     qs = Dispute.objects.filter(state=DisputeState.PROPOSED)
     if principal is not None:
         qs = qs.filter(
@@ -96,6 +122,30 @@ def dispute_queue(
         )
     if scope is not None:
         qs = qs.filter(newer__scope__tree__descendant_of=scope.tree)
+    if f.kind:
+        qs = qs.filter(Q(newer__kind=f.kind) | Q(older__kind=f.kind))
+    if f.proposer and f.proposer != "-":
+        qs = qs.none()
+    now = timezone.now()
+    if f.older:
+        qs = qs.filter(created_at__lte=now - AGES[f.older])
+    if f.newer:
+        qs = qs.filter(created_at__gte=now - AGES[f.newer])
+    return qs
+
+
+def dispute_queue(
+    *,
+    principal: Principal | None,
+    scope: Scope | None = None,
+    limit: int = QUEUE_SHOWN,
+    filters: QueueFilter | None = None,
+) -> list[DisputeItem]:
+    """A page of dispute_queue_queryset in the queue's order (oldest first, or newest), after the filters'
+    `disputes_after` cursor; each with what the principal may do. Two queries whatever the number (the
+    grants and the disputes)."""
+    f = filters or QueueFilter()
+    qs = dispute_queue_queryset(principal=principal, scope=scope, filters=f)
     roles = RoleMap.of(principal) if principal is not None else None
     confirm_roots = roles.trees(Action.SUPERSEDE) if roles else None
     dismiss_roots = roles.trees(Action.CONFIRM) if roles else None
@@ -111,5 +161,5 @@ def dispute_queue(
             can_confirm=allowed(d.newer.scope.tree, confirm_roots),
             can_dismiss=allowed(d.newer.scope.tree, dismiss_roots),
         )
-        for d in _listed(qs).order_by("-id")[: max(1, min(limit, MAX_LIST))]
+        for d in _paged(qs, f.disputes_after, f.sort == "newest", limit)
     ]

@@ -87,6 +87,8 @@ class QueueFilter:
     newer: str = ""
     sort: str = "oldest"
     after: tuple[datetime, int] | None = None
+    # The disputes listed beside the proposals page on their own (selectors/disputes.py): the last one shown.
+    disputes_after: int | None = None
 
     @classmethod
     def parse(cls, params) -> QueueFilter:
@@ -107,6 +109,7 @@ class QueueFilter:
             newer=newer,
             sort=sort,
             after=decode_cursor(params.get("after", "")),
+            disputes_after=codec.decode_id(params.get("disputes_after", ""), "disputes", "disputes_after"),
         )
 
 

@@ -172,7 +172,10 @@ _CJK_STATES = re.compile(r"用|是|为|在|采用")
 
 
 _TEMPORAL = re.compile(
-    r"^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*$|^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*$|"
+    # Whole names of days and months only: "MongoDB", "Marketing" and "Sunbeam" are not dates.
+    r"^(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?s?$|^(?:wednes|satur)days?$|"
+    r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)$|"
+    r"^(?:january|february|march|april|june|july|august|september|october|november|december)$|"
     r"^\d|^(?:am|pm|noon|midnight)$|周[一二三四五六日天]|星期|[点时]|[上下]午|晚上|早上|[月号日]$"
 )
 
@@ -228,6 +231,59 @@ def _subject_terms(text: str, values: set[str]) -> set[str]:
     }
 
 
+# The newer statement names the older one's value as what it no longer is: "send PPTX from now on, not
+# PDF", "GitLab instead of Jenkins", "不是PDF". Matched against each value of the older statement.
+_NEGATED_BEFORE = re.compile(
+    r"(?:\bnot|\bno (?:more|longer)|\binstead of|\brather than|\bno|不是|不要|不再用|而不是|别用)\W{0,3}$",
+    re.IGNORECASE,
+)
+# How much of what the older statement says about its subject the newer one must repeat: "We host the
+# decks on Dropbox." (host, deck) shares half with "We have moved the decks to SharePoint."; "Export the
+# Q3 review deck as PPTX (the client edits it in PowerPoint)." (export, review, deck, client, edit) shares
+# one word in five, and is about a format, not where the decks live.
+SUBJECT_SHARE = 0.5
+
+
+def _negated_values(older_values: set[str], newer: str) -> set[str]:
+    """The older statement's values that the newer one names right after a negation ("not PDF")."""
+    lowered = newer.lower()
+    out = set()
+    for value in older_values:
+        start = lowered.find(value)
+        while start >= 0:
+            if _NEGATED_BEFORE.search(lowered[:start]):
+                out.add(value)
+                break
+            start = lowered.find(value, start + 1)
+    return out
+
+
+def _own_subject(text: str, values: set[str]) -> set[str]:
+    """What `text` says about its subject, beyond its values and the words of a change: its content words,
+    or in Chinese text its characters (its two-character terms cut across words)."""
+    value_terms = {t for v in values for t in lexical.terms(v)}
+    skip = CHANGE_WORDS | FUNCTION_WORDS | value_terms
+    skip_chars = {ch for w in skip if _HAS_CJK.search(w) for ch in w}
+    out = set()
+    for t in lexical.terms(text):
+        if _HAS_CJK.search(t):
+            if _CJK_CHAR.match(t) and t not in skip_chars and not any(t in v for v in values):
+                out.add(t)
+        elif t not in skip:
+            out.add(t)
+    return out
+
+
+def _shares_subject(older: str, newer: str, old_values: set[str]) -> bool:
+    """Does the newer statement repeat at least SUBJECT_SHARE of what the older one says about its subject?"""
+    own = _own_subject(older, old_values)
+    if not own:
+        return True
+    newer_terms = set(lexical.terms(newer))
+    shared = {t for t in own if t in newer_terms or (_CJK_CHAR.match(t) and t in newer)}
+    return len(shared) >= SUBJECT_SHARE * len(own)
+
+
 def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tuple[str, list[str]] | None:
     """Whether `newer`, said after `older` about the same thing (the caller checked their similarity),
     reads as replacing it: the reason and the cues, or None. Three tests, each cheap and conservative:
@@ -252,7 +308,8 @@ def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tupl
     # The newer one names a value the older one does not mention, and the older one names one the newer
     # one does not (or, in Chinese, where values need not be Latin words: says what it changed to).
     fresh = {v for v in new_values if v not in lowered_old}
-    dropped = old_values - new_values
+    negated = _negated_values(old_values, newer)
+    dropped = (old_values - new_values) | negated
     if not fresh or not (dropped or (_CJK_AFTER_CUE.search(newer) and _CJK_STATES.search(older))):
         return None
     # One value replaced by another of its kind: a time by a time, a name by a name. "Production has
@@ -261,7 +318,13 @@ def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tupl
         return None
     # About the same thing: the newer one's own subject words (beyond the change and its value) appear in
     # the older one, or it has none ("The team has moved to PostgreSQL.").
+    if negated:
+        return REASON_CHANGE, cues  # it names the value it replaces: about the same thing by its own words
     subject = _subject_terms(newer, new_values)
     if subject and not subject & set(lexical.terms(older)):
+        return None
+    # And the other way round: the older one is about what changed, not a longer statement that mentions
+    # the same thing on the way.
+    if not _shares_subject(older, newer, old_values):
         return None
     return REASON_CHANGE, cues

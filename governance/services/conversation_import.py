@@ -13,7 +13,14 @@ from django.conf import settings
 from django.db import transaction
 
 from governance.errors import DomainError
-from governance.propagation import EmbedAhead, claim_lease, embedding_batches, give_back, hold_rows
+from governance.propagation import (
+    EmbedAhead,
+    claim_lease,
+    embedding_batches,
+    give_back,
+    hold_rows,
+    run_after_embedding,
+)
 from governance.runtime.progress import progress_line as shared_progress_line
 from governance.services.events import event_ingest
 from governance.services.scope import scope_ensure
@@ -48,6 +55,7 @@ def conversation_ingest(
     # Written but not yet embedded (claimed by this process): handed to the embedder once they fill a
     # batch, so a conversation of many short sessions still reaches the embedder in full batches.
     waiting: list[tuple[int, int]] = []
+    embedded: list[int] = []  # handed to the embedder by this process
     renewed = time.monotonic()
     # The embedder works on its own thread while the next chunk is written (EmbedAhead).
     ahead = None if no_embed else EmbedAhead()
@@ -84,6 +92,7 @@ def conversation_ingest(
                         taken = set(ready)
                         waiting = [row for row in waiting if row[0] not in taken]
                         ahead.submit(ready)
+                        embedded += ready
                     if waiting and time.monotonic() - renewed > claim_lease().total_seconds() / 3:
                         hold_rows([pk for pk, _ in waiting])  # still ours while they wait for a batch
                         renewed = time.monotonic()
@@ -92,6 +101,7 @@ def conversation_ingest(
                 out.flush()
         if ahead is not None and waiting:
             ahead.submit([pk for pk, _ in waiting])
+            embedded += [pk for pk, _ in waiting]
             waiting = []
     except BaseException:
         if waiting:  # written, never handed over: the embedding queue may take them at once
@@ -100,4 +110,9 @@ def conversation_ingest(
     finally:
         if ahead is not None:
             ahead.close()  # on an error too: the rows handed over are embedded, and its error raised
+    # What follows an embedding (the proposal of disputes among the imported turns and their neighbours)
+    # runs here as after the embedding worker's delivery: one place (governance.propagation.stores). With
+    # --no-embed the worker embeds them and runs it.
+    if embedded:
+        run_after_embedding(embedded)
     return total, turns_new, created, time.monotonic() - started

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 
 from governance.models import (
     Dispute,
@@ -87,18 +89,44 @@ def _role(m: Memory) -> str:
     return (m.meta or {}).get("role", "")
 
 
-def build_lines(scope: Scope, *, scope_ids: list[int] | tuple[int, ...] | None = None) -> list[SummaryLine]:
+def _said_by(qs, as_of: datetime):
+    """The rows of `qs` that had been said by `as_of` (when it happened, else when it was written)."""
+    return qs.annotate(said_at=Coalesce("occurred_at", "created_at")).filter(said_at__lte=as_of)
+
+
+def _in_force_then(visible, as_of: datetime) -> set[int]:
+    """Superseded memories whose every replacement was said after `as_of`: at that time, still in force."""
+    replaced = Relation.objects.filter(
+        kind=RelationKind.SUPERSEDES, target__in=visible.filter(status=Status.SUPERSEDED)
+    ).annotate(replaced_at=Coalesce("source__occurred_at", "source__created_at"))
+    already = replaced.filter(replaced_at__lte=as_of).values("target_id")
+    return set(
+        replaced.filter(replaced_at__gt=as_of)
+        .exclude(target_id__in=already)
+        .values_list("target_id", flat=True)
+    )
+
+
+def build_lines(
+    scope: Scope, *, scope_ids: list[int] | tuple[int, ...] | None = None, as_of: datetime | None = None
+) -> list[SummaryLine]:
     """The cited lines of `scope`'s hand-off: its own memories, and what it inherits from the scopes above it
-    (`scope_ids`: exactly the scopes the reader may see, for a packet; default the scope and its ancestors)."""
+    (`scope_ids`: exactly the scopes the reader may see, for a packet; default the scope and its ancestors).
+    `as_of` (a packet's replay): only what had been said by then, and a rule replaced since in force again,
+    as it was; a dispute proposed since is left out, one decided since is still open."""
     visible = (
         Memory.objects.filter(scope_id__in=list(scope_ids))
         if scope_ids is not None
         else Memory.objects.filter(scope__tree__ancestor_of=scope.tree)
     ).filter(purged_at__isnull=True)
-    active = visible.filter(status=Status.ACTIVE)
+    own = Memory.objects.filter(scope=scope, purged_at__isnull=True)
+    then: set[int] = set()
+    if as_of is not None:
+        visible, own = _said_by(visible, as_of), _said_by(own, as_of)
+        then = _in_force_then(visible, as_of)
+    active = visible.filter(Q(status=Status.ACTIVE) | Q(pk__in=then))
     # In force means confirmed by a person (docs/governance.md): an active row no one confirmed is not.
     in_force = active.filter(confirmed_at__isnull=False).select_related("confirmed_by")
-    own = Memory.objects.filter(scope=scope, purged_at__isnull=True)
     lines: list[SummaryLine] = []
 
     goal = in_force.filter(key__in=GOAL_KEYS).order_by("-revision", "-pk").first()
@@ -127,9 +155,9 @@ def build_lines(scope: Scope, *, scope_ids: list[int] | tuple[int, ...] | None =
     for m in [m for m in results if m not in failures][:MAX_LINES]:
         lines.append(SummaryLine("done", f"{_clip(m.text)} (source: {_source(m)})", [m.pk], "fact"))
 
-    lines += _void(own)
+    lines += _void(own.exclude(pk__in=then))
     pending = _pending_calls(turns, visible)
-    lines += _open(own, visible, failures, pending)
+    lines += _open(own, visible, failures, pending, as_of)
     lines += _next(in_force, own, pending)
     return lines
 
@@ -170,7 +198,7 @@ def _pending_calls(turns, visible) -> list[Memory]:
     return [c for c in calls if c.call_id not in answered][:MAX_LINES]
 
 
-def _open(own, visible, failures: list[Memory], pending: list[Memory]) -> list[SummaryLine]:
+def _open(own, visible, failures: list[Memory], pending: list[Memory], as_of=None) -> list[SummaryLine]:
     out = [
         SummaryLine(
             "open_questions", f"Waiting for its result: {_clip(m.text)} (call {m.call_id})", [m.pk], "pending"
@@ -197,9 +225,13 @@ def _open(own, visible, failures: list[Memory], pending: list[Memory]) -> list[S
     )
     for m in guesses.filter(confirmed_at__isnull=True).order_by("-pk")[:MAX_LINES]:
         out.append(SummaryLine("open_questions", f"Unverified guess: {_clip(m.text)}", [m.pk], "guess"))
-    disputes = Dispute.objects.filter(
-        state=DisputeState.PROPOSED, newer__in=own, older__in=visible
-    ).select_related("newer", "older")
+    disputes = Dispute.objects.filter(newer__in=own, older__in=visible).select_related("newer", "older")
+    if as_of is None:
+        disputes = disputes.filter(state=DisputeState.PROPOSED)
+    else:  # open then: proposed by that time, and not yet decided
+        disputes = disputes.filter(created_at__lte=as_of).filter(
+            Q(state=DisputeState.PROPOSED) | Q(decided_at__gt=as_of)
+        )
     for d in disputes.order_by("-pk")[:MAX_LINES]:
         # One line per side (each its own memory's text), so a forget of either redacts exactly its line.
         out.append(

@@ -152,10 +152,12 @@ class RequestIdMiddleware:
     The governance import is deferred: the settings import this module before Django is set up."""
 
     def __init__(self, get_response):
+        from governance.runtime import tracing
         from governance.runtime.metrics import observe_request
 
         self.get_response = get_response
         self.observe_request = observe_request
+        self.tracing = tracing
 
     def __call__(self, request):
         # With tracing on, the request id is the trace id (the Django instrumentation's span is open here).
@@ -165,9 +167,14 @@ class RequestIdMiddleware:
         request_id_var.set(request_id)
         request.request_id = request_id
         started = time.perf_counter()
-        response = self.get_response(request)
+        with self.tracing.collecting() as timings:
+            response = self.get_response(request)
         response[REQUEST_ID_HEADER] = request_id
         seconds = time.perf_counter() - started
+        # Where the time went (the recall stages, governance.runtime.tracing) and `app`: the whole request
+        # inside Django (middleware, authentication, the view, the JSON rendering), without the web server.
+        timings.append(("app", seconds * 1000))
+        response["Server-Timing"] = self.tracing.server_timing(timings)
         match = getattr(request, "resolver_match", None)
         route = (match.view_name if match else "") or "unmatched"
         self.observe_request(route=route, method=request.method, status=response.status_code, seconds=seconds)

@@ -19,7 +19,8 @@ from governance.models import Kind, Memory, Status
 from governance.permissions import memory_for_reader
 from governance.recall import recall_memories
 from governance.recall.packet import MAX_QUERY_CHARS
-from governance.selectors.disputes import DECIDERS, dispute_queue
+from governance.selectors.disputes import DECIDERS, QUEUE_SHOWN, dispute_queue, dispute_queue_queryset
+from governance.selectors.disputes import encode_cursor as encode_dispute_cursor
 from governance.selectors.review import (
     AGES,
     QueueFilter,
@@ -61,11 +62,26 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
     items = items[:QUEUE_PAGE]
     waiting = queue_queryset(principal=request.principal, scope=request.scope, filters=filters).count()
     params = {k: request.GET.get(k, "") for k in FILTER_PARAMS if request.GET.get(k)}
+    # The disputes page on their own cursor: each list's links keep the other list's page.
+    disputes = dispute_queue(
+        principal=request.principal, scope=request.scope, limit=QUEUE_SHOWN + 1, filters=filters
+    )
+    more_disputes = len(disputes) > QUEUE_SHOWN
+    disputes = disputes[:QUEUE_SHOWN]
+    on_page = {
+        "after": request.GET.get("after", "") if filters.after is not None else "",
+        "disputes_after": request.GET.get("disputes_after", "") if filters.disputes_after is not None else "",
+    }
     links = {}
     if more:
-        links["next"] = "?" + _qs({**params, "after": encode_cursor(items[-1].memory)})
+        links["next"] = "?" + _qs({**params, **on_page, "after": encode_cursor(items[-1].memory)})
     if filters.after is not None:
-        links["first"] = "?" + _qs(params)
+        links["first"] = "?" + _qs({**params, **on_page, "after": ""})
+    if more_disputes:
+        last = encode_dispute_cursor(disputes[-1].dispute)
+        links["disputes_next"] = "?" + _qs({**params, **on_page, "disputes_after": last})
+    if filters.disputes_after is not None:
+        links["disputes_first"] = "?" + _qs({**params, **on_page, "disputes_after": ""})
     return page(
         request,
         "dashboard/review.html",
@@ -84,7 +100,10 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
             "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
             "back": request.GET.urlencode(),
             # Contradictions the system proposed between two unkeyed memories, beside the proposals.
-            "disputes": dispute_queue(principal=request.principal, scope=request.scope),
+            "disputes": disputes,
+            "disputes_waiting": dispute_queue_queryset(
+                principal=request.principal, scope=request.scope, filters=filters
+            ).count(),
             "deciders": DECIDERS,
         },
         status=status,

@@ -6,6 +6,7 @@ workspace's user and no sign-in; a forgotten memory's text never appears in a di
 from __future__ import annotations
 
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import pytest
 from django.db import connection
@@ -14,8 +15,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from governance.models import AuditEvent, DisputeState, Memory, Relation, RelationKind, Role, Status
+from governance.models import AuditEvent, Dispute, DisputeState, Memory, Relation, RelationKind, Role, Status
 from governance.redaction.masking import FORGOTTEN_TEXT
+from governance.runtime import cursor as codec
+from governance.selectors.disputes import encode_cursor
 from governance.services.dispute import dispute_propose
 from governance.services.memory import memory_forget
 from governance.services.principal import grant_add, user_ensure
@@ -253,3 +256,95 @@ def test_the_page_query_count_does_not_grow_with_the_disputes(project_scope, cur
     add(12, "b")
     assert count() == small
     assert len(queue(curator_client).context["disputes"]) == 14
+
+
+# --- Paging past a page, and the queue's other filters ---------------------------------------------------
+
+
+def many(scope, n, tag="p"):
+    """`n` disputes in `scope`, oldest first."""
+    return [
+        propose(scope, f"Build {tag}{i} uses Maven.", f"Build {tag}{i} has moved to Gradle.")[0]
+        for i in range(n)
+    ]
+
+
+def listed(response):
+    return [i.dispute.pk for i in response.context["disputes"]]
+
+
+def walk(client, params=None):
+    """Every dispute the queue lists, page by page through its disputes links; the pages seen."""
+    url, pages = reverse("dashboard:review") + "?" + urlencode(params or {}), []
+    while url:
+        response = client.get(url)
+        assert response.status_code == 200
+        pages.append(listed(response))
+        nxt = response.context["links"].get("disputes_next")
+        url = reverse("dashboard:review") + nxt if nxt else None
+    return pages
+
+
+def test_more_than_a_page_of_disputes_pages_with_each_role_and_only_ones_own(
+    project_scope,
+    other_workspace_scope,
+    owner_client,
+    curator_client,
+    reviewer_client,
+    viewer_client,
+    outsider_client,
+):
+    ours = [d.pk for d in many(project_scope, 55)]
+    theirs = propose(other_workspace_scope, "Globex uses Oracle.", "Globex has moved to DB2.")[0]
+    for who, client in (
+        ("owner", owner_client),
+        ("curator", curator_client),
+        ("reviewer", reviewer_client),
+        ("viewer", viewer_client),
+    ):
+        pages = walk(client)
+        assert [len(p) for p in pages] == [50, 5], who
+        assert sum(pages, []) == ours, who  # oldest first, each once, none of another workspace
+        first = client.get(reverse("dashboard:review"))
+        assert first.context["disputes_waiting"] == 55 and "(55)" in first.content.decode()
+        assert "Next 50 disputes" in first.content.decode()
+        newest = walk(client, {"sort": "newest"})
+        assert sum(newest, []) == ours[::-1], who
+    second = curator_client.get(
+        reverse("dashboard:review")
+        + curator_client.get(reverse("dashboard:review")).context["links"]["disputes_next"]
+    )
+    assert "First disputes" in second.content.decode()
+    assert walk(outsider_client) == [[theirs.pk]]
+    anonymous = Client().get(reverse("dashboard:review"), {"disputes_after": "x"})
+    assert anonymous.status_code == 302 and "login" in anonymous["Location"]
+
+
+def test_the_disputes_follow_the_queues_filters_and_a_bad_cursor_is_a_400(project_scope, curator_client):
+    plain = many(project_scope, 2)
+    rule = remember(project_scope, "Builds use Maven.", kind="convention", key="build_tool")
+    change = said(project_scope, "The builds have moved to Gradle.", 1)
+    ruled = dispute_propose(
+        newer=change, older=rule, similarity=0.9, reason="another value", cues=["moved … to"]
+    )
+
+    def shown(**params):
+        response = curator_client.get(reverse("dashboard:review"), params)
+        assert response.status_code == 200
+        return listed(response)
+
+    everything = [*(d.pk for d in plain), ruled.pk]
+    assert shown() == everything
+    assert shown(kind="convention") == [ruled.pk]  # the kind of either memory
+    assert shown(kind="episodic") == []
+    assert shown(proposer="-") == everything  # the system proposes every dispute
+    assert shown(proposer="cora") == []
+    assert shown(newer="1d") == everything and shown(older="1d") == []
+    Dispute.objects.filter(pk=plain[0].pk).update(created_at=timezone.now() - timedelta(days=8))
+    assert shown(older="7d") == [plain[0].pk] and shown(newer="7d") == [plain[1].pk, ruled.pk]
+    for bad in ("x", "1", codec.encode("review", ["2026-01-01T00:00:00+00:00", 1])):
+        response = curator_client.get(reverse("dashboard:review"), {"disputes_after": bad})
+        assert response.status_code == 400 and "disputes_after" in response.content.decode()
+    # The proposals' page stays where it is while the disputes page on.
+    page = curator_client.get(reverse("dashboard:review"), {"disputes_after": encode_cursor(plain[0])})
+    assert listed(page) == [plain[1].pk, ruled.pk]

@@ -26,6 +26,23 @@ from governance.services.principal import grant_add, principal_ensure, token_iss
 from governance.services.scope import scope_ensure
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+# The split's parts as printed: the whole request in Django, its service call, the embedding, the stages
+# after it, then what the request adds around the service (over a socket: evaluate_retrieval --http).
+SPLIT_ORDER = (
+    "app",
+    "service",
+    "embed",
+    "embed_wait",
+    "after_embedding",
+    "vector",
+    "fuse",
+    "adjudicate",
+    "rank",
+    "pack",
+    "store",
+    "access",
+    "middleware_auth_rendering",
+)
 
 
 def use_database(name: str) -> None:
@@ -198,6 +215,20 @@ class Command(BaseCommand):
                     for name, v in res["stages"].items()
                 )
             )
+            for what in ("recall", "context"):
+                split = res[f"{what}_split"]
+                out[mode][f"{what}_split_ms"] = {
+                    name: {"p50": round(bench.pct(v, 50), 2), "p95": round(bench.pct(v, 95), 2)}
+                    for name, v in split.items()
+                }
+                self.log(
+                    f"        /{what} split (Server-Timing): "
+                    + ", ".join(
+                        f"{name} {bench.pct(split[name], 50):.1f}/{bench.pct(split[name], 95):.1f}"
+                        for name in SPLIT_ORDER
+                        if name in split
+                    )
+                )
             # The request waits for the embedding only after its SQL stages (embed_wait), not for all of it.
             no_embed = [
                 c - e for c, e in zip(res["context"], res["stages"].get("embed_wait", [0] * n), strict=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.models import RECALLABLE, Memory, Scope
-from governance.recall.disputes import DISPUTED_KINDS, MAX_CHARS, candidate_pairs, propose_disputes
+from governance.recall.disputes import DISPUTED_KINDS, candidate_pairs, is_statement, propose_disputes
 
 
 class Command(BaseCommand):
@@ -47,10 +47,7 @@ class Command(BaseCommand):
         )
         checked, pairs = 0, {}
         for memory in memories:
-            if len(memory.text) > MAX_CHARS or (memory.meta or {}).get("role") in (
-                "tool_call",
-                "tool_result",
-            ):
+            if not is_statement(memory):
                 continue
             checked += 1
             for other_id, similarity, (reason, cues), newer in candidate_pairs(memory, memory.embedding):

@@ -27,6 +27,7 @@ from governance.errors import NotFound
 from governance.permissions import ScopeAccess, scope_access
 from governance.recall import assemble_context, recall_memories
 from governance.recall.packet import embed_ahead
+from governance.runtime import tracing
 from governance.runtime.replica import routed_read, served_by
 
 # `in` is a Python keyword: declared through the fields mapping below.
@@ -73,19 +74,21 @@ class RecallView(APIView):
         principal = request_principal(request)
         data = valid(RecallInput, request.data)
         with embedding_ahead(data, principal) as embedding:
-            scope = _visible_access(principal, data["scope"])
-            results = routed_read(
-                scope.scope.workspace_id,
-                lambda: recall_memories(
-                    principal=principal,
-                    scope=scope,
-                    query=data["query"],
-                    k=data["k"],
-                    strategy=data["strategy"],
-                    as_of=data.get("as_of"),
-                    embedding=embedding,
-                ),
-            )
+            with tracing.timing("access"):  # the caller's roles and the visible scopes, one query
+                scope = _visible_access(principal, data["scope"])
+            with tracing.timing("service"):  # the recall itself; Server-Timing's `app` is the whole request
+                results = routed_read(
+                    scope.scope.workspace_id,
+                    lambda: recall_memories(
+                        principal=principal,
+                        scope=scope,
+                        query=data["query"],
+                        k=data["k"],
+                        strategy=data["strategy"],
+                        as_of=data.get("as_of"),
+                        embedding=embedding,
+                    ),
+                )
         return Response({"results": results, "served_by": served_by()})
 
 
@@ -102,21 +105,23 @@ class ContextView(APIView):
         principal = request_principal(request)
         data = valid(ContextInput, request.data)
         with embedding_ahead(data, principal) as embedding:
-            scope = _visible_access(principal, data["scope"])
+            with tracing.timing("access"):  # the caller's roles and the visible scopes, one query
+                scope = _visible_access(principal, data["scope"])
             task = dict(data["task"]) if data.get("task") else None
-            result = routed_read(
-                scope.scope.workspace_id,
-                lambda: assemble_context(
-                    principal=principal,
-                    scope=scope,
-                    query=data["query"],
-                    budget_tokens=data["budget_tokens"],
-                    strategy=data["strategy"],
-                    task=task,
-                    as_of=data.get("as_of"),
-                    session=data.get("session", ""),
-                    embedding=embedding,
-                    include=tuple(data.get("include") or ()),
-                ),
-            )
+            with tracing.timing("service"):
+                result = routed_read(
+                    scope.scope.workspace_id,
+                    lambda: assemble_context(
+                        principal=principal,
+                        scope=scope,
+                        query=data["query"],
+                        budget_tokens=data["budget_tokens"],
+                        strategy=data["strategy"],
+                        task=task,
+                        as_of=data.get("as_of"),
+                        session=data.get("session", ""),
+                        embedding=embedding,
+                        include=tuple(data.get("include") or ()),
+                    ),
+                )
         return Response({**result, "served_by": served_by()})

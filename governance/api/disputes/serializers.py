@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 from governance.models import DisputeState
 from governance.redaction.masking import masked_text
-from governance.selectors.disputes import MAX_LIST
+from governance.selectors.disputes import MAX_LIST, encode_cursor
 from governance.services.relation import REASON_MAX
 
 
@@ -14,6 +14,13 @@ class DisputeListInput(serializers.Serializer):
     scope = serializers.CharField(max_length=500, help_text="The scope whose subtree to list.")
     state = serializers.ChoiceField(choices=[s.value for s in DisputeState], default=DisputeState.PROPOSED)
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIST, default=50)
+    after = serializers.CharField(
+        max_length=400,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The `cursor` of the last dispute of the previous page: the next page starts after it.",
+    )
 
 
 class DisputeConfirmInput(serializers.Serializer):
@@ -57,6 +64,7 @@ class DisputeOutput(serializers.Serializer):
     decided_at = serializers.DateTimeField(allow_null=True)
     decision_reason = serializers.CharField(allow_blank=True)
     created_at = serializers.DateTimeField()
+    cursor = serializers.CharField(help_text="Pass as `after` to list the disputes after this one.")
 
 
 def _memory(memory) -> dict:
@@ -85,4 +93,5 @@ def dispute_body(dispute) -> dict:
         "decided_at": dispute.decided_at,
         "decision_reason": dispute.decision_reason,
         "created_at": dispute.created_at,
+        "cursor": encode_cursor(dispute),
     }

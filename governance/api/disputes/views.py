@@ -21,7 +21,8 @@ from governance.api.limits import GOVERNANCE
 from governance.api.schema import ERROR_RESPONSES
 from governance.api.validation import valid
 from governance.permissions import dispute_for_reader, scope_by_path
-from governance.selectors.disputes import disputes_for_reader
+from governance.runtime import cursor as codec
+from governance.selectors.disputes import CURSOR, disputes_for_reader
 from governance.services.dispute import dispute_confirm, dispute_dismiss
 
 
@@ -34,15 +35,19 @@ class DisputesView(APIView):
             OpenApiParameter("scope", str, required=True, description="The scope whose subtree to list."),
             OpenApiParameter("state", str, enum=["proposed", "confirmed", "dismissed"]),
             OpenApiParameter("limit", int),
+            OpenApiParameter("after", str, description="A dispute's `cursor`: list the ones after it."),
         ],
         responses={200: DisputeOutput(many=True), **ERROR_RESPONSES},
-        summary="Proposed contradictions between unkeyed memories, newest first (any role on the scope).",
+        summary="Proposed contradictions between unkeyed memories, newest first, paged by `after` (any role on the scope).",
     )
     def get(self, request: Request) -> Response:
         principal = request_principal(request)
         query = valid(DisputeListInput, request.query_params)
         scope = scope_by_path(principal, query["scope"])
-        found = disputes_for_reader(actor=principal, scope=scope, state=query["state"], limit=query["limit"])
+        after = codec.decode_id(query["after"], CURSOR, "after")
+        found = disputes_for_reader(
+            actor=principal, scope=scope, state=query["state"], limit=query["limit"], after=after
+        )
         return Response([dispute_body(d) for d in found])
 
 

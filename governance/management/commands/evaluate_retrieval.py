@@ -100,6 +100,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--strategy", default="all", help="a strategy name, or all (default)")
         parser.add_argument("--json", dest="json_out", default=None, help="write the results to this file")
+        parser.add_argument(
+            "--http",
+            action="store_true",
+            help="with --file: also ask every question of `full` through /api/v1/recall over HTTP (a web "
+            "process started for it, one kept-alive connection) and print the split from Server-Timing",
+        )
 
     def handle(self, *args, file, conversations, strategy, json_out, **options):
         if options.get("bench_file"):
@@ -110,6 +116,7 @@ class Command(BaseCommand):
                 options.get("limit"),
                 not options.get("no_baseline"),
                 json_out,
+                http=options.get("http", False),
             )
         if not file:
             raise CommandError(NO_INPUT)
@@ -148,6 +155,8 @@ class Command(BaseCommand):
         limit: int | None,
         baseline: bool,
         json_out: str | None,
+        *,
+        http: bool = False,
     ) -> None:
         file = Path(path)
         try:
@@ -182,6 +191,8 @@ class Command(BaseCommand):
                 self.stderr.write(f"[{name}] {error}")
         self.stdout.write("\nlatency split (ms; the query embedding's cache cleared before every question):")
         self.stdout.write(latency_table(results))
+        if http:
+            results["http"] = self.over_http(questions, prefix or fmt, results)
         if loaded.skipped:
             self.stderr.write(f"{len(loaded.skipped)} question(s) left out (first: {loaded.skipped[0]})")
         if json_out:
@@ -194,3 +205,42 @@ class Command(BaseCommand):
 
         importer = Import(stdout=self.stderr, stderr=self.stderr)
         importer.ingest([t for t in loaded.turns if t["scope"] in scopes], [], no_embed=False)
+
+    def over_http(self, questions: list, root: str, results: dict) -> dict:
+        """`full` through /api/v1/recall over HTTP (governance.evaluation.over_http), each distinct question
+        once: p50/p95 of what the client waited and of each part the response's Server-Timing names."""
+        from governance.evaluation.over_http import agent_token, ask_all, web_server
+        from governance.evaluation.retrieval import p50_p95, recall_of
+        from governance.services.principal import token_revoke
+
+        distinct = list({(q.scope, q.question): q for q in questions}.values())
+        token, token_id = agent_token(root)
+        try:
+            with web_server() as url:
+                timings, ranked, connections = ask_all(url, token, distinct)
+        finally:
+            token_revoke(token_id=token_id, actor=None, reason="evaluate_retrieval --http finished")
+        names = list(dict.fromkeys(n for t in timings for n in t))
+        split = {n: p50_p95([t[n] for t in timings if n in t]) for n in names}
+        recall = recall_of(distinct, ranked)
+        self.stdout.write(
+            f"\n/api/v1/recall over HTTP (full, k=10; {len(distinct)} distinct questions, one kept-alive "
+            f"connection: {connections} opened; a gunicorn gthread worker, DEBUG off), p50/p95 ms:"
+        )
+        order = ["http", "app", "access", "service", "embed", "embed_wait", "after_embedding"]
+        derived = ["web_server_and_socket", "middleware_auth_rendering", "http_minus_embed"]
+        stages = [n for n in names if n not in order + derived]
+        for n in [*order, *stages, *derived]:
+            if n in split:
+                self.stdout.write(f"  {n:26} {split[n]['p50']}/{split[n]['p95']}")
+        embed, total = split.get("embed", {}).get("p50"), split["http"]["p50"]
+        if embed is not None:
+            verdict = "met" if total <= embed + 10 else "not met"
+            self.stdout.write(
+                f"  goal http p50 <= embed p50 + 10 ms: {total} vs {round(embed + 10, 1)} ({verdict})"
+            )
+        in_process = results["strategies"].get("full", {}).get("all", {}).get("recall@10")
+        self.stdout.write(
+            f"  recall@10 over HTTP {recall['recall@10']} (in process, all questions: {in_process})"
+        )
+        return {"questions": len(distinct), "connections": connections, "split_ms": split, "all": recall}

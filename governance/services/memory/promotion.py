@@ -86,27 +86,30 @@ def promotion_check_support(memory: Memory) -> None:
 
 
 def _episodes_for(candidate: Memory) -> list[Memory]:
-    """The episodic memories a candidate was extracted from: named in meta["episode_ids"], else the
-    latest episodic traces of the same session, scope and task type."""
+    """The episodic memories a candidate was extracted from, for it and each repeat merged into it
+    (services/near_duplicate.py): the ones it names in "episode_ids", else the latest episodic traces of
+    its session, scope and task type. A candidate naming none keeps its own session's support even when a
+    repeat names some."""
     base = Memory.objects.filter(scope_id=candidate.scope_id, kind=Kind.EPISODIC).exclude(
         status=Status.FORGOTTEN
     )
     meta = candidate.meta if isinstance(candidate.meta, dict) else {}
-    named = [
-        int(i)
-        for entry in (meta, *(meta.get(NEAR_DUPLICATES) or ()))
-        for i in (entry.get("episode_ids") or ())
-        if isinstance(i, int)
-    ]
-    if named:
-        return list(base.filter(pk__in=named))
-    out = []
-    for session in _sessions_of(candidate):
-        out += list(
-            base.filter(session=session, task_type=candidate.task_type).order_by("-occurred_at", "-pk")[
-                :EPISODES_PER_SESSION
-            ]
-        )
+    named: list[int] = []
+    sessions: list[str] = []
+    for entry, session in (
+        (meta, candidate.session),
+        *((r, r.get("session")) for r in meta.get(NEAR_DUPLICATES) or ()),
+    ):
+        ids = [int(i) for i in (entry.get("episode_ids") or ()) if isinstance(i, int)]
+        if ids:
+            named += ids
+        elif session:
+            sessions.append(session)
+    out = list(base.filter(pk__in=named)) if named else []
+    for session in dict.fromkeys(sessions):
+        seen = {e.pk for e in out}
+        latest = base.filter(session=session, task_type=candidate.task_type).order_by("-occurred_at", "-pk")
+        out += [e for e in latest[:EPISODES_PER_SESSION] if e.pk not in seen]
     return out
 
 
