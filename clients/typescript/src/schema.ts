@@ -40,7 +40,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Proposed contradictions between unkeyed memories, newest first (any role on the scope). */
+        /** Proposed contradictions between unkeyed memories, newest first, paged by `after` (any role on the scope). */
         get: operations["disputes_list"];
         put?: never;
         post?: never;
@@ -947,6 +947,8 @@ export interface components {
             created_at: string;
             /** @description The wording that made it a candidate. */
             cues: string[];
+            /** @description Pass as `after` to list the disputes after this one. */
+            cursor: string;
             /** Format: date-time */
             decided_at: string | null;
             decided_by: string | null;
@@ -2570,6 +2572,8 @@ export interface operations {
     disputes_list: {
         parameters: {
             query: {
+                /** @description A dispute's `cursor`: list the ones after it. */
+                after?: string;
                 limit?: number;
                 /** @description The scope whose subtree to list. */
                 scope: string;
