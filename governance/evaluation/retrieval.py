@@ -171,6 +171,19 @@ class BM25Baseline:
         return [refs[i] for i in order]
 
 
+def first_per_category(questions: list, n: int) -> list:
+    """The first `n` questions of each category (file order within a category), interleaved round-robin
+    (the first of every category, then the second of every category, …): a stratified subset of a file
+    too long to import whole, and one whose import, stopped part-way, has still covered every category."""
+    by_category: dict[str, list] = {}
+    for q in questions:
+        picked = by_category.setdefault(q.category, [])
+        if len(picked) < n:
+            picked.append(q)
+    rounds = [[picked[i] for picked in by_category.values() if i < len(picked)] for i in range(n)]
+    return [q for round_ in rounds for q in round_]
+
+
 def newer_first(q, ranked: list[str]) -> bool:
     """The newest session's evidence is found and ranks above every older evidence turn."""
     first_new = min((ranked.index(r) for r in q.newer_refs if r in ranked), default=None)

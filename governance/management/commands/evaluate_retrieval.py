@@ -21,6 +21,7 @@ from governance.evaluation.report import retrieval_table
 from governance.evaluation.retrieval import (
     evaluate_loaded,
     evaluate_questions,
+    first_per_category,
     parse_questions,
     resolve_strategies,
 )
@@ -92,6 +93,19 @@ class Command(BaseCommand):
         )
         parser.add_argument("--scope-prefix", default=None, help="scope the --file's conversations go under")
         parser.add_argument("--limit", type=int, default=None, help="only the first N questions of --file")
+        parser.add_argument(
+            "--per-category",
+            type=int,
+            default=None,
+            help="only the first N questions of each category of --file (imported round-robin across "
+            "categories; with --limit, the first of those)",
+        )
+        parser.add_argument(
+            "--imported-only",
+            action="store_true",
+            help="import nothing: ask only the chosen questions whose conversation is already imported in "
+            "full (every turn of the file present and embedded); the others are counted on stderr",
+        )
         parser.add_argument("--no-baseline", action="store_true", help="skip the BM25 baseline")
         parser.add_argument(
             "--conversations",
@@ -116,6 +130,8 @@ class Command(BaseCommand):
                 options.get("limit"),
                 not options.get("no_baseline"),
                 json_out,
+                per_category=options.get("per_category"),
+                imported_only=options.get("imported_only", False),
                 http=options.get("http", False),
             )
         if not file:
@@ -156,6 +172,8 @@ class Command(BaseCommand):
         baseline: bool,
         json_out: str | None,
         *,
+        per_category: int | None = None,
+        imported_only: bool = False,
         http: bool = False,
     ) -> None:
         file = Path(path)
@@ -168,11 +186,19 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        questions = loaded.questions[:limit] if limit else loaded.questions
+        if per_category is not None and per_category < 1:
+            raise CommandError("--per-category must be 1 or more.")
+        questions = first_per_category(loaded.questions, per_category) if per_category else loaded.questions
+        questions = questions[:limit] if limit else questions
         if not questions:
             raise CommandError(f"{path} holds no question with evidence turns.")
+        if imported_only:
+            questions = self.fully_imported(loaded, questions)
+            if not questions:
+                raise CommandError("None of these questions' conversations is imported in full.")
+        else:
+            self.import_turns(loaded, questions)
         scopes = {q.scope for q in questions}
-        self.import_turns(loaded, scopes)
         results = evaluate_loaded(questions, baseline=baseline)
         results.update(file=str(path), format=fmt, skipped=loaded.skipped)
         self.stdout.write(
@@ -199,12 +225,48 @@ class Command(BaseCommand):
             Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
             self.stdout.write(f"wrote {json_out}")
 
-    def import_turns(self, loaded, scopes: set[str]) -> None:
-        """Import (idempotently, as import_conversations does) the conversations the questions ask about."""
+    def fully_imported(self, loaded, questions: list) -> list:
+        """The questions whose scope holds every turn of the file (by ref), each with its vector (none still
+        waiting for the embedder); the others are counted."""
+        from governance.models import Memory
+
+        wanted: dict[str, set[str]] = {}
+        for turn in loaded.turns:
+            wanted.setdefault(turn["scope"], set()).add(turn["ref"])
+        scopes = {q.scope for q in questions}
+        present: dict[str, set[str]] = {}
+        rows = Memory.objects.filter(scope__path__in=scopes, kind="episodic").values_list(
+            "scope__path", "source_ref"
+        )
+        for scope, ref in rows:
+            present.setdefault(scope, set()).add(ref)
+        from governance.propagation.embedding import needs_embedding
+
+        waiting = set(
+            needs_embedding(None, Memory.objects.filter(scope__path__in=scopes)).values_list(
+                "scope__path", flat=True
+            )
+        )
+        kept = [
+            q
+            for q in questions
+            if q.scope not in waiting and wanted.get(q.scope, set()) <= present.get(q.scope, set())
+        ]
+        if len(kept) < len(questions):
+            self.stderr.write(f"{len(questions) - len(kept)} question(s) left out: not imported in full")
+        return kept
+
+    def import_turns(self, loaded, questions: list) -> None:
+        """Import (idempotently, as import_conversations does) the conversations the questions ask about,
+        in the questions' order (a stratified --per-category subset stopped part-way covers every
+        category). The imported scopes stay: a second run over them imports nothing and only asks."""
+        scopes = {q.scope for q in questions}
         from governance.management.commands.import_conversations import Command as Import
 
         importer = Import(stdout=self.stderr, stderr=self.stderr)
-        importer.ingest([t for t in loaded.turns if t["scope"] in scopes], [], no_embed=False)
+        order = {scope: i for i, scope in enumerate(dict.fromkeys(q.scope for q in questions))}
+        turns = sorted((t for t in loaded.turns if t["scope"] in scopes), key=lambda t: order[t["scope"]])
+        importer.ingest(turns, [], no_embed=False)
 
     def over_http(self, questions: list, root: str, results: dict) -> dict:
         """`full` through /api/v1/recall over HTTP (governance.evaluation.over_http), each distinct question

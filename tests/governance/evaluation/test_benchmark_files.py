@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from governance.evaluation.conversations import detect_format, load
+from governance.evaluation.conversations import EvalQuestion, detect_format, load
 from governance.models import Memory
 
 LOCOMO = [
@@ -287,3 +287,75 @@ def test_evaluate_retrieval_ranks_the_newer_evidence_of_a_knowledge_update_first
     full = results["strategies"]["full"]
     assert full["newer_first"] == {"questions": 1, "rate": 1.0}
     assert set(full["categories"]) == {"knowledge-update", "single-session-user"}
+
+
+def test_first_per_category_takes_the_first_n_of_each_category_round_robin():
+    from governance.evaluation.retrieval import first_per_category
+
+    questions = [
+        EvalQuestion(scope=f"s/{i}", question=f"q{i}", evidence_refs=("r",), category=c, ident=f"{c}{i}")
+        for i, c in enumerate("aabacbbc")
+    ]
+    picked = [q.ident for q in first_per_category(questions, 2)]
+    assert picked == ["a0", "b2", "c4", "a1", "b5", "c7"]  # a round of every category, then the next
+    assert [q.ident for q in first_per_category(questions, 1)] == ["a0", "b2", "c4"]
+
+
+def test_evaluate_retrieval_per_category_imports_and_asks_only_those_questions(db, tmp_path):
+    data = json.loads(json.dumps(LONGMEMEVAL))
+    extra = json.loads(json.dumps(LONGMEMEVAL[1]))
+    extra["question_id"] = "ss_003"  # a second single-session-user question, left out by --per-category 1
+    data.append(extra)
+    path, out, stdout = tmp_path / "lme.json", tmp_path / "r.json", StringIO()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(path),
+        "--per-category",
+        "1",
+        "--json",
+        str(out),
+        stdout=stdout,
+        stderr=StringIO(),
+    )
+    results = json.loads(out.read_text())
+    assert results["questions"] == 2
+    assert {c: b["questions"] for c, b in results["strategies"]["full"]["categories"].items()} == {
+        "knowledge-update": 1,
+        "single-session-user": 1,
+    }
+    assert Memory.objects.filter(scope__path="longmemeval/ss_003").count() == 0  # not imported
+    assert "questions=2 " in stdout.getvalue()
+    # With --limit, the first of the stratified questions.
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(path),
+        "--per-category",
+        "2",
+        "--limit",
+        "1",
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    assert json.loads(out.read_text())["questions"] == 1
+    # --imported-only imports nothing and asks only what is imported in full: ss_003 is left out.
+    stderr = StringIO()
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(path),
+        "--imported-only",
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=stderr,
+    )
+    assert json.loads(out.read_text())["questions"] == 2
+    assert "1 question(s) left out: not imported in full" in stderr.getvalue()
+    assert Memory.objects.filter(scope__path="longmemeval/ss_003").count() == 0
+    with pytest.raises(CommandError, match="--per-category must be 1 or more"):
+        call_command("evaluate_retrieval", "--file", str(path), "--per-category", "0", stdout=StringIO())
