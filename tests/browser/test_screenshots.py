@@ -14,7 +14,7 @@ from devtools.demo import ensure_demo_user, load_demo
 from devtools.evaluation.runner import evaluate
 from governance.models import Memory, Outbox, Scope
 from governance.recall import assemble_context
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import settle, sign_in
 from tests.conftest import wait_for
 
 DOCS = Path(settings.BASE_DIR) / "docs" / "screenshots"
@@ -59,7 +59,7 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
     }
     for name, url in shots.items():
         page.goto(url)
-        page.wait_for_load_state("networkidle")
+        settle(page)
         for chart in page.locator(".chart[data-src], .chart[data-inline]").all():
             if chart.is_visible():
                 chart.page.wait_for_function(
@@ -81,7 +81,7 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
     page.set_viewport_size({"width": 390, "height": 844})
     for name in ("overview", "memories", "turns", "turn", "review", "governance", "members"):
         page.goto(shots[name])
-        page.wait_for_load_state("networkidle")
+        settle(page)
         page.screenshot(path=str(OUT / f"phone-{name}.png"), full_page=True)
         assert (OUT / f"phone-{name}.png").stat().st_size > 10_000
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
