@@ -11,7 +11,8 @@ from pathlib import Path
 from django.conf import settings
 
 from devtools.demo import ensure_demo_user, load_demo
-from devtools.evaluation.runner import evaluate
+from devtools.evaluation.generator import SUITES
+from devtools.evaluation.runner import store_run
 from governance.models import Memory, Outbox, Scope
 from governance.recall import assemble_context
 from tests.browser.conftest import settle, sign_in
@@ -20,7 +21,7 @@ from tests.conftest import wait_for
 DOCS = Path(settings.BASE_DIR) / "docs" / "screenshots"
 
 
-def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
+def test_screenshots_of_the_main_pages(smoke_suite_run, page, celery_worker, tmp_path):
     OUT = DOCS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path  # noqa: N806
     load_demo()
     demo = ensure_demo_user()
@@ -31,8 +32,9 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         )
     # The real worker carries every change to the derived stores, so the pages show a settled system.
     wait_for(lambda: not Outbox.objects.filter(state="pending").exists(), timeout=300)
-    # A real (small) run of the evaluation suite, so the evaluation page shows what it is for.
-    evaluate(suite="smoke", seed=0, strategy="all")
+    # A real (small) run of the evaluation suite, so the evaluation page shows what it is for: the session's
+    # smoke run (every strategy, through the real pipeline; tests/conftest.py), stored as `evaluate` does.
+    store_run(smoke_suite_run[0], per_cell=SUITES["smoke"])
     fact = (
         Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
     )
