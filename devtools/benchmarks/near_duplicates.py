@@ -23,6 +23,7 @@ from governance.models import Memory
 from governance.services.bulk import copy_insert
 from governance.services.memory import MemoryInput, build_memory, memory_record
 from governance.services.near_duplicate import CANDIDATES_SQL, MAX_CANDIDATES, TARGET_STATUSES
+from governance.services.scope import scope_ensure
 
 USERS = [
     "the client",
@@ -74,22 +75,44 @@ def _probes(stored: list[str], n: int, seed: int) -> list[str]:
     return out
 
 
-def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int) -> dict:
-    out.write(f"near-duplicate check: {memories} statements in one scope, {writes} single writes on and off")
-    stored = statements(memories, seed=7)
-    started = time.perf_counter()
-    # The fill is not what is measured: rows are copied in directly (no audit, outbox or conflict check
-    # per row, which would take hours at 100k), as the write path would have stored them.
+def _fill(scope, agent, texts: list[str], status: str) -> None:
+    """Rows copied in directly (no audit, outbox or conflict check per row, which would take hours at 100k),
+    as the write path would have stored them. The fill is not what is measured."""
     now = timezone.now()
-    for start in range(0, memories, 5000):
+    for start in range(0, len(texts), 5000):
         items = [
-            MemoryInput(scope=scope, kind="semantic", text=t, source_kind="user", status="candidate")
-            for t in stored[start : start + 5000]
+            MemoryInput(scope=scope, kind="semantic", text=t, source_kind="user", status=status)
+            for t in texts[start : start + 5000]
         ]
         copy_insert(Memory, [build_memory(item, agent, now) for item in items])
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE governance_memory")
-    out.write(f"  filled in {time.perf_counter() - started:.0f} s")
+
+
+def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int, elsewhere: int = 0) -> dict:
+    """`elsewhere` active statements go to another scope, and one to the written scope, so that conflict
+    detection's query runs as in an installation with rules in force (its plan depends on the table)."""
+    out.write(
+        f"near-duplicate check: {memories} statements in one scope ({elsewhere} active in another),"
+        f" {writes} single writes on and off"
+    )
+    stored = statements(memories, seed=7)
+    started = time.perf_counter()
+    other = scope_ensure(path=f"{scope.path}-elsewhere", actor=None) if elsewhere else None
+    try:
+        _fill(scope, agent, stored, "candidate")
+        _fill(scope, agent, statements(1, seed=5), "active")
+        if other:
+            _fill(other, agent, statements(elsewhere, seed=3), "active")
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE governance_memory")
+        out.write(f"  filled in {time.perf_counter() - started:.0f} s")
+        return _measure(out, scope, agent, stored, memories=memories, writes=writes, elsewhere=elsewhere)
+    finally:
+        if other:
+            Memory.objects.filter(scope=other).delete()
+            other.delete()
+
+
+def _measure(out, scope, agent, stored, *, memories: int, writes: int, elsewhere: int) -> dict:
 
     def write(text: str, on: bool) -> float:
         item = MemoryInput(scope=scope, kind="semantic", text=text, source_kind="user", status="candidate")
@@ -129,6 +152,7 @@ def bench_near_duplicates(out, scope, agent, *, memories: int, writes: int) -> d
     new_on, new_off = on[2::3], off[2::3]
     result = {
         "memories": memories,
+        "active_elsewhere": elsewhere,
         "writes": writes,
         "new_on_p50_ms": statistics.median(new_on),
         "new_on_p95_ms": percentile(new_on, 95),

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
-from django.contrib.postgres.search import TrigramDistance
+from django.contrib.postgres.search import TrigramDistance, TrigramSimilarity
 from django.db.models import QuerySet, Value
+from django.db.models.expressions import RawSQL
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
 from governance.services.audit import AuditEntry, audit_record
@@ -25,6 +26,9 @@ NEGATIONS = frozenset(
 # Share of the content words two statements must have in common to be "about the same thing".
 OVERLAP = 0.6
 MAX_CANDIDATES = 20
+# Up to this many statements to compare with, similarity is computed on each of them (read by id).
+FEW = 500
+THRESHOLD = "current_setting('pg_trgm.similarity_threshold')::real"  # what `%` compares with
 
 REASON_SAME_KEY = "Same key as an active memory, different text."
 REASON_NEGATION = "Says the opposite of an active memory (one is negated)."
@@ -49,13 +53,29 @@ def contradicts(a: str, b: str) -> bool:
 
 
 def nearest_statements(rows: QuerySet, lexical_text: str) -> QuerySet:
-    """`rows` whose `lexical` is trigram-similar (`%`) to `lexical_text`, the most similar first. The
-    order makes the planner read the similar rows from the index of active unkeyed statements (migration
-    0046) instead of hoping a sequential scan stops early at the LIMIT: at 100k candidates in a scope with
-    no active statement, that scan read every row and took over a second per write (docs/benchmarks.md)."""
-    return rows.filter(lexical__trigram_similar=lexical_text).order_by(
-        TrigramDistance("lexical", Value(lexical_text)), "pk"
-    )
+    """`rows` whose `lexical` is trigram-similar (`%`) to `lexical_text`, the most similar first.
+
+    Two steps, so that no estimate of the planner can send it through the trigram index of the whole
+    table. First the ids of `rows` (at most FEW + 1, through the btree index on scope, status and kind):
+    when they are few, similarity is computed on those rows, read by primary key. Only a scope with more
+    than FEW of them is searched through the index of active unkeyed statements (migration 0046); the
+    order by distance makes the planner read the similar rows from it instead of hoping a sequential scan
+    stops early at the LIMIT. Measured at 100,000 candidates in the written scope and 50,000 active
+    statements in another (`bench_write --near-duplicates`, docs/benchmarks.md): in one query, the planner
+    estimated 33,458 active rows in the scope for the one there was, read the whole table's trigram index
+    (47,460 rows of every scope) and took 160 ms to 3.4 s per write."""
+    ids = list(rows.order_by().values_list("pk", flat=True)[: FEW + 1])
+    if not ids:
+        return rows.none()
+    if len(ids) <= FEW:
+        # `%` is similarity ≥ pg_trgm's threshold; written as the function, no index can serve it.
+        similar = rows.model.objects.filter(pk__in=ids).alias(
+            similarity=TrigramSimilarity("lexical", Value(lexical_text))
+        )
+        rows = similar.filter(similarity__gte=RawSQL(THRESHOLD, []))
+    else:
+        rows = rows.filter(lexical__trigram_similar=lexical_text)
+    return rows.order_by(TrigramDistance("lexical", Value(lexical_text)), "pk")
 
 
 def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:

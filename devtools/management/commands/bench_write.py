@@ -177,6 +177,14 @@ class Command(BaseCommand):
             help="Also time the near-duplicate check per single write in a scope of N statements (100000).",
         )
         parser.add_argument("--near-writes", type=int, default=300, help="Single writes timed each way.")
+        parser.add_argument(
+            "--near-elsewhere",
+            type=int,
+            default=None,
+            metavar="M",
+            help="Active statements in another scope during the near-duplicate timing (default N / 2): the "
+            "table a real installation has, which changes the planner's estimates.",
+        )
 
     def handle(self, *args, **opts):
         if opts["batch"] < 1 or opts["runs"] < 1:
@@ -193,8 +201,14 @@ class Command(BaseCommand):
             if opts["near_duplicates"]:
                 from devtools.benchmarks.near_duplicates import bench_near_duplicates
 
+                elsewhere = opts["near_elsewhere"]
                 results["near_duplicates"] = bench_near_duplicates(
-                    self.stdout, scope, agent, memories=opts["near_duplicates"], writes=opts["near_writes"]
+                    self.stdout,
+                    scope,
+                    agent,
+                    memories=opts["near_duplicates"],
+                    writes=opts["near_writes"],
+                    elsewhere=opts["near_duplicates"] // 2 if elsewhere is None else elsewhere,
                 )
         finally:
             self._cleanup(scope)

@@ -1,7 +1,8 @@
-"""Conflict detection's trigram query (services/conflict.find_conflicts) has an index of the rows it can
-return (migration 0046): active, unkeyed statements of the checked kinds, by scope. Without it the
-planner read the trigram index of the whole table, every scope and status, and a write took over a
-second at 100k memories (docs/benchmarks.md, "Conflict detection at write")."""
+"""Conflict detection's trigram query (services/conflict.find_conflicts) never reads the trigram index of
+the whole table. It reads the scope's active unkeyed statements by id when they are few
+(`conflict.FEW`), and otherwise has an index of the rows it can return (migration 0046): active, unkeyed
+statements of the checked kinds, by scope. Through the whole table's index, every scope and status, a
+write took over a second at 100k memories (docs/benchmarks.md, "Conflict detection at write")."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from governance.models import Memory, Relation, RelationKind
+from governance.services import conflict
 from governance.services.conflict import CHECKED_KINDS
 from governance.services.memory import MemoryInput, memory_record
 
@@ -36,9 +38,40 @@ def test_the_index_holds_the_kinds_conflict_detection_checks(db):
     assert "'active'" in definition and "key IS NULL" in definition
 
 
-def test_the_trigram_query_of_a_write_can_use_the_index_and_still_finds_the_contradiction(
+def _write_scene(project_scope, sibling_scope):
+    rule = _write(project_scope, "Always export the quarterly deck as PPTX for the client.", "active")
+    for i in range(30):  # rows neither route returns: candidates here, statements of another scope
+        _write(project_scope, f"The quarterly deck number {i} was exported for the client.", "candidate")
+        _write(sibling_scope, f"Always export the quarterly deck number {i} as PDF.", "active")
+    with CaptureQueriesContext(connection) as ctx:
+        said = _write(project_scope, "Never export the quarterly deck as PPTX for the client.", "candidate")
+    assert set(
+        Relation.objects.filter(source=said, kind=RelationKind.CONTRADICTS).values_list(
+            "target_id", flat=True
+        )
+    ) == {rule.pk}
+    assert Memory.objects.get(pk=said.pk).status == "proposed"
+    return rule, [q["sql"] for q in ctx.captured_queries if "similarity" in q["sql"] or " % " in q["sql"]]
+
+
+def test_a_scope_with_few_rules_compares_them_by_id_and_never_reads_a_trigram_index(
     project_scope, sibling_scope
 ):
+    rule, queries = _write_scene(project_scope, sibling_scope)
+    (sql,) = [q for q in queries if "governance_memory" in q]
+    # The scope's one rule, by id; similarity as a function, which no index can serve (`%` could).
+    assert " % " not in sql and f"IN ({rule.pk})" in sql, sql
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a few rows: any route would do otherwise
+        cursor.execute("EXPLAIN " + sql)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "governance_memory_pkey" in plan and "Index Scan on memory_" not in plan, plan
+
+
+def test_above_few_rules_the_trigram_query_can_use_the_index_and_still_finds_the_contradiction(
+    project_scope, sibling_scope, monkeypatch
+):
+    monkeypatch.setattr(conflict, "FEW", 0)
     rule = _write(project_scope, "Always export the quarterly deck as PPTX for the client.", "active")
     for i in range(30):  # rows the index leaves out: candidates here, statements of another scope
         _write(project_scope, f"The quarterly deck number {i} was exported for the client.", "candidate")

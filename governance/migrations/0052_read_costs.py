@@ -1,0 +1,64 @@
+"""Two read costs that grew with the table, not with what a query returns.
+
+1. Every GIN index that a write or a recall reads keeps a short pending list (64 kB instead of 4 MB).
+
+GIN's fast update appends new entries to an unsorted pending list and merges them into the index only when
+the list passes `gin_pending_list_limit` (4 MB by default) or at VACUUM. Every scan of the index reads the
+whole pending list and checks each tuple in it. At 100,000 statements in a scope, the near-duplicate check's
+candidate query (services/near_duplicate.py) read 228 pending pages of `memory_scope_lexical_tsv` and took
+13.6 ms; after `gin_clean_pending_list` it took 0.48 ms and read 54 buffers (EXPLAIN ANALYZE; the bench
+`bench_write --near-duplicates 100000`, docs/benchmarks.md). The same list sat in front of the keyword path
+of every recall (`memory_scope_lexical_tsv`), its fuzzy match and conflict detection (`memory_text_trgm`,
+`memory_active_statement_trgm`) and the dashboard's turn search (`turn_query_fts`).
+
+64 kB (the smallest limit PostgreSQL accepts) bounds a scan's extra reading to 8 pages, and keeps fast update
+for bulk writes: a 100k-row COPY took 57 s against 48 s with the default, and 88 s with fast update off (same
+machine, shared, one run each). The pending lists already there are merged once here.
+
+2. Statistics of scope, status and kind together (`memory_scope_status_kind_stats`, MCV and dependencies).
+Without them the planner multiplies the columns' frequencies as if independent: at 100,000 candidates in one
+scope and 50,000 active statements in another, it expected 33,458 active rows in the first scope for the one
+there was, and read 100,001 rows through the scope's index to find it (66 ms, conflict detection's first
+step, services/conflict.nearest_statements); with them it expects 1 and reads 4 buffers (0.03 ms)."""
+
+from django.db import migrations
+
+INDEXES = ("memory_scope_lexical_tsv", "memory_text_trgm", "memory_active_statement_trgm", "turn_query_fts")
+LIMIT_KB = 64
+
+
+def _forward() -> list[str]:
+    out = []
+    for name in INDEXES:
+        out.append(f"ALTER INDEX IF EXISTS {name} SET (gin_pending_list_limit = {LIMIT_KB})")
+        out.append(
+            f"SELECT gin_clean_pending_list(c.oid) FROM pg_class c WHERE c.relname = '{name}' AND c.relkind = 'i'"
+        )
+    return out
+
+
+STATISTICS = "memory_scope_status_kind_stats"
+
+
+def _backward() -> list[str]:
+    return [f"ALTER INDEX IF EXISTS {name} RESET (gin_pending_list_limit)" for name in INDEXES]
+
+
+CREATE_STATISTICS = (
+    f"CREATE STATISTICS IF NOT EXISTS {STATISTICS} (mcv, dependencies) ON scope_id, status, kind"
+    " FROM governance_memory"
+)
+
+
+class Migration(migrations.Migration):
+    # Each statement commits on its own: ALTER INDEX locks the index, and an autovacuum merging that index's
+    # pending list while this transaction waited for ANALYZE would deadlock with it.
+    atomic = False
+    dependencies = [("governance", "0051_embedding_inline")]
+
+    operations = [
+        migrations.RunSQL(_forward(), _backward()),
+        migrations.RunSQL(
+            [CREATE_STATISTICS, "ANALYZE governance_memory"], [f"DROP STATISTICS IF EXISTS {STATISTICS}"]
+        ),
+    ]
