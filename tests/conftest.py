@@ -257,3 +257,39 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
             return value
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout}s: {predicate}")
+
+
+SMOKE_SEED = 7
+
+
+@pytest.fixture(scope="session")
+def smoke_suite_run(django_db_setup, django_db_blocker):
+    """One run of the evaluation's smoke suite (seed 7: every category, EN and ZH, over every strategy)
+    through the real pipeline, rolled back after: (the run's result, what it left behind in its scopes).
+    tests/devtools/evaluation/test_suite_run.py checks its results, and the screenshot test stores it as
+    the run the evaluation page shows. It was run twice per suite before (one of the two costliest pieces
+    of the suite); the result is plain data, read by both, and the run itself leaves nothing behind."""
+    from django.db import transaction
+
+    from devtools.evaluation.generator import generate
+    from devtools.evaluation.runner import resolve_strategies, run_suite
+    from governance.models import AuditEvent, Memory, Turn
+
+    class Undo(Exception):
+        pass
+
+    with django_db_blocker.unblock():
+        try:
+            with transaction.atomic():
+                root = "eval-test-suite"
+                result = run_suite(generate("smoke", SMOKE_SEED), resolve_strategies("all"), root=root)
+                # Only this run's scopes: other processes may write to the database meanwhile.
+                left_behind = (
+                    Memory.objects.filter(scope__path__startswith=root).count(),
+                    Turn.objects.filter(scope__path__startswith=root).count(),
+                    AuditEvent.objects.filter(scope_path__startswith=root).count(),
+                )
+                raise Undo
+        except Undo:
+            pass
+    return result, left_behind

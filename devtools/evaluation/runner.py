@@ -276,16 +276,23 @@ def evaluate(
     strategies = resolve_strategies(strategy)
     generated = generate(suite, seed, per_cell=per_cell, categories=categories)
     result = run_suite(generated, strategies, keep=keep, progress=progress)
+    return store_run(result, per_cell=per_cell or SUITES[suite], categories=categories)
+
+
+def store_run(
+    result: RunResult, *, per_cell: int, categories: tuple[str, ...] | None = None
+) -> EvaluationRun:
+    """Summarise a finished run and store it as an evaluation run (what the dashboard's page lists)."""
     summary = {
         **summarise(result),
-        "per_cell": per_cell or SUITES[suite],
+        "per_cell": per_cell,
         "categories_run": list(categories or CATEGORIES),
     }
     return EvaluationRun.objects.create(
-        suite=suite,
-        seed=seed,
-        strategies=strategies,
-        task_count=len(generated.tasks),
+        suite=result.suite.name,
+        seed=result.suite.seed,
+        strategies=result.strategies,
+        task_count=len(result.suite.tasks),
         duration_s=result.duration_s,
         environment=environment(),
         results=summary,

@@ -432,8 +432,9 @@ def _outdated_episodes(state: RecallState) -> list[Hit]:
 
 def _may_be_outdated(hit: Hit) -> bool:
     """Whether _OUTDATED_SQL can find anything for this episode, from what its row was read with: a
-    memory derived from it, a later episode superseding or contradicting it, or a memory out of force
-    citing its ref. Without them (a row read some other way) it is asked."""
+    memory out of force derived from it (recall.COLUMNS reads only those derived_from links), a later
+    episode superseding or contradicting it, or a memory out of force citing its ref. Without them (a row
+    read some other way) it is asked."""
     relations, cited = hit.row.get("relations"), hit.row.get("cited_by_stale")
     if relations is None or cited is None:
         return True

@@ -11,6 +11,7 @@ import math
 from django.conf import settings
 
 from governance.models import Kind, Status, lexical
+from governance.recall import dates
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
 
@@ -81,6 +82,10 @@ SPEAKER_WEIGHT = 0.05
 # weight 0.05 / 0.3: 0.762 / 0.771; the best 5 turns of a session instead of 3: 0.768.
 SESSION_WEIGHT = 0.15
 SESSION_TOP = 3
+# A memory said on a day (or in a month) the query names (recall/dates.py) gets this much: the date
+# is the question's own time cue, which neither search path reads ("… on October 13, 2023" matches no
+# turn's words; the turn's time is a field).
+DATE_WEIGHT = 0.2
 
 
 def _session_of(hit: Hit) -> tuple | None:
@@ -161,6 +166,7 @@ def rank(state: RecallState) -> tuple[int, int]:
     time_weight = time_order_weight(state.query) if use_activation and span > 0 else 0.0
     names = named_speakers(state.query, state.hits.values()) if use_activation else set()
     sessions = session_relevance(state.hits.values()) if use_activation else {}
+    spans = dates.spans_named(state.query) if use_activation else []
     for hit in everything:
         hit.recency = recency(hit, state)
         hit.activation = float(hit.row.get("activation") or hit.activation or 0.0)
@@ -176,6 +182,8 @@ def rank(state: RecallState) -> tuple[int, int]:
                 value -= SESSION_WEIGHT * (1.0 - sessions[_session_of(hit)])
             if names and (hit.row.get("speaker") or "").strip() in names:
                 value += SPEAKER_WEIGHT
+            if spans and dates.within(hit.row.get("occurred_at"), spans):
+                value += DATE_WEIGHT
         hit.score = round(value, 6)
     state.evidence = _drop_overridden(state, sorted(state.hits.values(), key=lambda h: (-h.score, h.id)))
     if use_activation:

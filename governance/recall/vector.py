@@ -20,14 +20,13 @@ is never returned, whatever state an index is in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 
 from django.conf import settings
 from django.db import transaction
 
 from governance.recall import vector_index
 from governance.recall.eligible import Eligibility
-from governance.runtime.replica import read_alias, read_connection
+from governance.runtime.replica import read_connection
 
 MODES = ("auto", "exact")
 
@@ -81,8 +80,8 @@ HNSW_SETTINGS = {
 }
 
 
-def _set_local(cursor, values: dict[str, str]) -> None:
-    cursor.execute(
+def _set_local(values: dict[str, str]) -> tuple[str, list]:
+    return (
         "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in values),
         [x for item in values.items() for x in item],
     )
@@ -120,20 +119,29 @@ def nearest(
     branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
     if rest:
         branches.append((_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit]))
-    with (
-        transaction.atomic(using=read_alias()) if indexed else nullcontext(),
-        read_connection().cursor() as cursor,
-    ):
-        if indexed:
-            _set_local(
-                cursor,
-                {
-                    **HNSW_SETTINGS,
-                    "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH, limit)),
-                },
-            )
-        cursor.execute(*_query(branches, vec, columns))
-        found, names = cursor.fetchall(), [c.name for c in cursor.description]
+    search, search_params = _query(branches, vec, columns)
+    if not indexed:
+        with read_connection().cursor() as cursor:
+            cursor.execute(search, search_params)
+            found, names = cursor.fetchall(), [c.name for c in cursor.description]
+    else:
+        local, local_params = _set_local(
+            {**HNSW_SETTINGS, "hnsw.ef_search": str(max(ef_search or settings.RECALL_HNSW_EF_SEARCH, limit))}
+        )
+        connection = read_connection()
+        if connection.in_atomic_block:  # inside a caller's transaction (a task, a test): as before
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(local, local_params)
+                cursor.execute(search, search_params)
+                found, names = cursor.fetchall(), [c.name for c in cursor.description]
+        else:
+            # Autocommit (a request's read): the settings and the search as one message of two statements,
+            # which PostgreSQL runs as one implicit transaction, so the SET LOCAL settings hold for the
+            # search and end with it. One round trip where BEGIN, settings, search and COMMIT took four.
+            with connection.cursor() as cursor:
+                cursor.execute(f"{local}; {search}", [*local_params, *search_params])
+                cursor.nextset()
+                found, names = cursor.fetchall(), [c.name for c in cursor.description]
     if plan is not None:
         plan["hnsw"], plan["exact"] = indexed, rest
     found.sort(key=lambda r: (r[1], r[0]))

@@ -17,7 +17,7 @@ from governance.models import Grant, Memory, Scope, Status, Turn
 from governance.recall import assemble_context
 from governance.services.dispute import dispute_propose
 from governance.services.memory import MemoryInput, memory_propose, memory_record
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import settle, sign_in
 
 AXE = Path(__file__).resolve().parents[1] / "data" / "vendor" / "axe-4.14.1.min.js"
 PHONE, DESKTOP = {"width": 390, "height": 844}, {"width": 1440, "height": 900}
@@ -190,7 +190,7 @@ def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_serve
     too_wide, violations = {}, {}
     for url in pages:
         page.goto(url)
-        page.wait_for_load_state("networkidle")
+        settle(page)
         width = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
         if width[0] > width[1]:
             too_wide[url] = width
@@ -236,5 +236,5 @@ def test_every_page_fits_a_phone_passes_axe_and_keeps_the_theme(page, live_serve
             f"/turns/{turn.pk}/",
         ):
             page.goto(url)
-            page.wait_for_load_state("networkidle")
+            settle(page)
             assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), (size, url)

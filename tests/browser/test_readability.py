@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from governance.services.memory import memory_reinforce, memory_supersede
 from governance.services.relation import relation_add
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import settle, sign_in
 from tests.memoryui.conftest import remember
 
 # For every element with its own visible text: its colour, the first opaque background behind it (walking
@@ -157,7 +157,7 @@ def test_every_text_on_the_main_pages_has_a_contrast_of_at_least_4_5(page, owner
     failures, checked = [], 0
     for url in PAGES:
         page.goto(url)
-        page.wait_for_load_state("networkidle")
+        settle(page)
         for item in page.evaluate(CONTRAST_JS):
             checked += 1
             if item["ratio"] < 4.5:

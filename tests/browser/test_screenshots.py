@@ -11,16 +11,17 @@ from pathlib import Path
 from django.conf import settings
 
 from devtools.demo import ensure_demo_user, load_demo
-from devtools.evaluation.runner import evaluate
+from devtools.evaluation.generator import SUITES
+from devtools.evaluation.runner import store_run
 from governance.models import Memory, Outbox, Scope
 from governance.recall import assemble_context
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import settle, sign_in
 from tests.conftest import wait_for
 
 DOCS = Path(settings.BASE_DIR) / "docs" / "screenshots"
 
 
-def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
+def test_screenshots_of_the_main_pages(smoke_suite_run, page, celery_worker, tmp_path):
     OUT = DOCS if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path  # noqa: N806
     load_demo()
     demo = ensure_demo_user()
@@ -31,8 +32,9 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
         )
     # The real worker carries every change to the derived stores, so the pages show a settled system.
     wait_for(lambda: not Outbox.objects.filter(state="pending").exists(), timeout=300)
-    # A real (small) run of the evaluation suite, so the evaluation page shows what it is for.
-    evaluate(suite="smoke", seed=0, strategy="all")
+    # A real (small) run of the evaluation suite, so the evaluation page shows what it is for: the session's
+    # smoke run (every strategy, through the real pipeline; tests/conftest.py), stored as `evaluate` does.
+    store_run(smoke_suite_run[0], per_cell=SUITES["smoke"])
     fact = (
         Memory.objects.filter(scope=slides, key__isnull=False, status="active").order_by("-revision").first()
     )
@@ -59,7 +61,7 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
     }
     for name, url in shots.items():
         page.goto(url)
-        page.wait_for_load_state("networkidle")
+        settle(page)
         for chart in page.locator(".chart[data-src], .chart[data-inline]").all():
             if chart.is_visible():
                 chart.page.wait_for_function(
@@ -81,7 +83,7 @@ def test_screenshots_of_the_main_pages(page, celery_worker, tmp_path):
     page.set_viewport_size({"width": 390, "height": 844})
     for name in ("overview", "memories", "turns", "turn", "review", "governance", "members"):
         page.goto(shots[name])
-        page.wait_for_load_state("networkidle")
+        settle(page)
         page.screenshot(path=str(OUT / f"phone-{name}.png"), full_page=True)
         assert (OUT / f"phone-{name}.png").stat().st_size > 10_000
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")

@@ -2,40 +2,23 @@
 strategy passes every category, and each weaker strategy fails the categories whose stage it lacks."""
 
 import pytest
-from django.db import transaction
 
-from devtools.evaluation.generator import generate
-from devtools.evaluation.runner import resolve_strategies, run_suite, summarise
+from devtools.evaluation.runner import summarise
 from devtools.evaluation.scorers import CATEGORY_NEEDS
 from devtools.evaluation.suite import CATEGORIES
-from governance.models import AuditEvent, Memory, Turn
 from governance.recall import STRATEGIES
 
-SEED = 7
-
-
-class _Undo(Exception):
-    pass
+# The run is the session's smoke_suite_run (tests/conftest.py, seed 7), shared with the screenshot test.
+# Marked so that pytest-django sets up the test database when only this file runs (no test here asks for
+# `db`; without any, the run would go to the development database and find no tables).
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
-def results(django_db_setup, django_db_blocker):
-    """One run of the smoke suite (every category, EN and ZH) over every strategy, rolled back after."""
-    with django_db_blocker.unblock():
-        try:
-            with transaction.atomic():
-                root = "eval-test-suite"
-                out = summarise(run_suite(generate("smoke", SEED), resolve_strategies("all"), root=root))
-                # Only this run's scopes: other processes may write to the database meanwhile.
-                out["_left_behind"] = (
-                    Memory.objects.filter(scope__path__startswith=root).count(),
-                    Turn.objects.filter(scope__path__startswith=root).count(),
-                    AuditEvent.objects.filter(scope_path__startswith=root).count(),
-                )
-                raise _Undo
-        except _Undo:
-            pass
-    return out
+def results(smoke_suite_run):
+    """The smoke suite (every category, EN and ZH) over every strategy, summarised."""
+    result, left_behind = smoke_suite_run
+    return {**summarise(result), "_left_behind": left_behind}
 
 
 @pytest.mark.parametrize("category", CATEGORIES)

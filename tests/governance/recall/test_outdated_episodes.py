@@ -321,6 +321,36 @@ def test_episode_whose_extracted_rule_was_superseded_is_outdated_through_derived
     )
 
 
+def test_an_episode_whose_extracted_rule_is_in_force_costs_no_provenance_query(
+    project_scope, agent, reviewer, curator
+):
+    """Most imported turns taught a candidate still in force: their derived_from link cannot outdate them,
+    so the row read with the search says so and the provenance statement (after the embedding) is not
+    sent; once the rule is superseded it is, and the episode goes to negative."""
+    episode, (rule,) = _ingest(
+        project_scope, "s1", "From now on, always name files with the date first.", "", 4
+    )
+    query = "name files with the date first"
+    for confirmed in (False, True):
+        if confirmed:
+            memory_confirm(memory_id=rule.pk, actor=reviewer)
+        with CaptureQueriesContext(connection) as queries:
+            result = assemble_context(principal=agent, scope=project_scope, query=query, budget_tokens=800)
+        assert not [q for q in queries.captured_queries if "learned(episode_id" in q["sql"]]
+        assert "negative" not in _where(result, episode.pk) and _where(result, episode.pk)
+    memory_supersede(
+        memory_id=rule.pk,
+        text="Name files with the project code first.",
+        reason="changed",
+        source_kind="user",
+        actor=curator,
+    )
+    with CaptureQueriesContext(connection) as queries:
+        result = assemble_context(principal=agent, scope=project_scope, query=query, budget_tokens=800)
+    assert len([q for q in queries.captured_queries if "learned(episode_id" in q["sql"]]) == 1
+    assert set(_where(result, episode.pk)) == {"negative"}
+
+
 def test_the_turn_the_rule_in_force_cites_is_not_outdated(project_scope, agent, curator, remember):
     """One message both taught r1 and (as a curator recorded it) the r2 that replaced it: it is where the
     rule in force came from, not an outdated instruction."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from governance.models import Memory, Status
@@ -100,6 +101,30 @@ def test_search_uses_the_scope_index_and_agrees_with_exact(tree):
         assert plan == {"hnsw": [tree["big"].pk], "exact": [tree["root"].pk, tree["small"].pk]}
         assert [i for i, _ in auto] == [i for i, _ in exact]
         assert all(a >= b for (_, a), (_, b) in zip(auto, auto[1:], strict=False))  # best first
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_outside_a_transaction_is_one_round_trip_and_its_settings_end_with_it(tree):
+    """A request reads in autocommit: the planner settings and the indexed search go as one message (one
+    implicit transaction), not BEGIN, settings, search, COMMIT; they hold for the search (same answer as
+    inside a transaction, and as exact) and not a statement longer."""
+    vector_index.maintain(min_rows=30, max_indexes=10)
+    elig = _eligibility(tree["root"], tree["big"], tree["small"])
+    assert not connection.in_atomic_block
+    vector_index.indexed_scope_ids()  # the catalogue, read once per process and interval
+    for _ in range(5):
+        q = _unit(tree["rng"])
+        with CaptureQueriesContext(connection) as sent:
+            auto = vector.nearest(elig, q, 10)
+        assert len(sent.captured_queries) == 1 and "set_config" in sent.captured_queries[0]["sql"]
+        with transaction.atomic():
+            inside = vector.nearest(elig, q, 10)
+        assert auto == inside and [i for i, _ in auto] == [
+            i for i, _ in vector.nearest(elig, q, 10, mode="exact")
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('enable_seqscan'), current_setting('hnsw.iterative_scan')")
+            assert cursor.fetchone() == ("on", "off")
 
 
 def test_the_indexed_statement_really_walks_the_hnsw_index(tree):
