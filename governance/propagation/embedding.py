@@ -376,11 +376,17 @@ class EmbedAhead:
         else:
             self._queue.put(list(memory_ids))
 
-    def close(self) -> int:
+    def close(self, *, progress: Callable[[int], None] | None = None, every: float = 5.0) -> int:
+        """Embed and write what is left, then re-raise either thread's first error. The caller's writes
+        run up to `depth` batches ahead of the embedder, so this can take minutes: `progress(done)` is
+        called every `every` seconds meanwhile (the import's progress lines go on while it waits)."""
         if self._threads:
             self._queue.put(None)
             for thread in self._threads:
-                thread.join()
+                while thread.is_alive():
+                    thread.join(timeout=every if progress is not None else None)
+                    if progress is not None and thread.is_alive():
+                        progress(self.done)
         self._raise()
         return self.done
 

@@ -26,12 +26,22 @@ from governance.services.events import event_ingest
 from governance.services.scope import scope_ensure
 
 BATCH_TURNS = 200
+# While the last written turns wait for the embedder, a line every this many seconds.
+EMBEDDING_PROGRESS_SECONDS = 5.0
 
 
-def progress_line(done: int, total: int, created: int, elapsed: float) -> str:
-    """One progress line: turns done of total, memories created, the rate so far and the time left at it
-    (the shared display of governance.runtime.progress)."""
-    return shared_progress_line(done, total, elapsed, unit="turns", extra=f"{created} memories created")
+def progress_line(done: int, total: int, created: int, elapsed: float, embedded: int | None = None) -> str:
+    """One progress line: turns written of total, memories created (and, when this process embeds, how
+    many hold their vector), the rate so far and the time left at it (governance.runtime.progress)."""
+    extra = f"{created} memories created" + ("" if embedded is None else f", {embedded} embedded")
+    return shared_progress_line(done, total, elapsed, unit="turns", extra=extra)
+
+
+def embedding_line(embedded: int, handed: int, elapsed: float) -> str:
+    """While the last written turns wait for the embedder (the writes run a few batches ahead of it): how
+    many of the memories handed over hold their vector (small talk is never embedded, so the count may
+    stop short of the total)."""
+    return shared_progress_line(embedded, handed, elapsed, unit="memories", extra="embedded of those written")
 
 
 def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> list:
@@ -97,7 +107,8 @@ def conversation_ingest(
                         hold_rows([pk for pk, _ in waiting])  # still ours while they wait for a batch
                         renewed = time.monotonic()
                 done += len(chunk)
-                out.write(progress_line(done, total, created, time.monotonic() - started))
+                embedded_now = None if ahead is None else ahead.done
+                out.write(progress_line(done, total, created, time.monotonic() - started, embedded_now))
                 out.flush()
         if ahead is not None and waiting:
             ahead.submit([pk for pk, _ in waiting])
@@ -109,7 +120,15 @@ def conversation_ingest(
         raise
     finally:
         if ahead is not None:
-            ahead.close()  # on an error too: the rows handed over are embedded, and its error raised
+            # On an error too: the rows handed over are embedded, and its error raised. The lines go on
+            # meanwhile: the writes ran up to a few batches (minutes of long turns) ahead of the embedder.
+            handed = len(embedded)
+
+            def still_embedding(count: int) -> None:
+                out.write(embedding_line(count, handed, time.monotonic() - started))
+                out.flush()
+
+            ahead.close(progress=still_embedding, every=EMBEDDING_PROGRESS_SECONDS)
     # What follows an embedding (the proposal of disputes among the imported turns and their neighbours)
     # runs here as after the embedding worker's delivery: one place (governance.propagation.stores). With
     # --no-embed the worker embeds them and runs it.

@@ -207,12 +207,63 @@ def test_import_prints_progress_with_rate_and_eta(db, tmp_path, monkeypatch):
     )
 
     lines = [line for line in out.getvalue().splitlines() if line.startswith("  ")]
-    pattern = r"  (\d+)/5 turns \((\d+)%\), (\d+) memories created, [\d.]+ turns/s, ETA \d+:\d\d"
+    pattern = (
+        r"  (\d+)/5 turns \((\d+)%\), (\d+) memories created, (\d+) embedded, [\d.]+ turns/s, ETA \d+:\d\d"
+    )
     progress = [re.fullmatch(pattern, line) for line in lines]
     assert all(progress), lines
     assert [(int(m[1]), int(m[2])) for m in progress] == [(2, 40), (4, 80), (5, 100)]
+    # Inside the test's transaction the importer embeds inline, once the last batch is handed over.
+    assert [int(m[4]) for m in progress] == [0, 0, 0]
     assert lines[-1].endswith("ETA 0:00")
     assert Memory.objects.filter(scope__path="imp/progress", embedding__isnull=False).count() == 5
+
+
+def test_the_import_keeps_reporting_while_the_embedder_finishes_what_was_written(
+    transactional_db, tmp_path, settings, monkeypatch
+):
+    """The writes run a few batches ahead of the embedder (EmbedAhead's queue): after the last chunk is
+    written the importer still prints how many memories hold their vector until the embedder is done,
+    instead of going quiet at "100%" for what can be minutes of long turns."""
+    from governance.services import conversation_import
+
+    settings.EMBEDDING_BATCH_SIZE = 4
+    monkeypatch.setattr(conversation_import, "EMBEDDING_PROGRESS_SECONDS", 0.05)
+    embedder = get_embedder()
+    real = embedder.embed_memories
+    reported = threading.Event()
+
+    def held(texts):  # the embedder is busy until the importer has said so
+        assert reported.wait(timeout=60), "the importer never reported while the embedder was busy"
+        return real(texts)
+
+    class Out(StringIO):
+        def write(self, text):
+            if "embedded of those written" in text:
+                reported.set()
+            return super().write(text)
+
+    embedder.embed_memories = held
+    out = Out()
+    try:
+        call_command(
+            "import_conversations",
+            conversation_file(tmp_path, 8, scope="imp/tail"),
+            stdout=out,
+            stderr=StringIO(),
+        )
+    finally:
+        del embedder.embed_memories
+
+    lines = out.getvalue().splitlines()
+    written = [line for line in lines if " turns (" in line]
+    tail = [line for line in lines if "embedded of those written" in line]
+    assert written[-1].startswith("  8/8 turns (100%), 8 memories created, 0 embedded"), lines
+    assert tail and lines.index(tail[0]) > lines.index(written[-1]), lines
+    assert re.fullmatch(
+        r"  0/8 memories \(0%\), embedded of those written, [\d.]+ memories/s, ETA \S+", tail[0]
+    ), tail
+    assert Memory.objects.filter(scope__path="imp/tail", embedding__isnull=False).count() == 8
 
 
 def test_eta_is_written_in_minutes_or_hours():
