@@ -11,15 +11,20 @@ candidate query (services/near_duplicate.py) read 228 pending pages of `memory_s
 of every recall (`memory_scope_lexical_tsv`), its fuzzy match and conflict detection (`memory_text_trgm`,
 `memory_active_statement_trgm`) and the dashboard's turn search (`turn_query_fts`).
 
-64 kB (the smallest limit PostgreSQL accepts) bounds a scan's extra reading to 8 pages, and keeps fast update
-for bulk writes: a 100k-row COPY took 57 s against 48 s with the default, and 88 s with fast update off (same
-machine, shared, one run each). The pending lists already there are merged once here.
+64 kB (the smallest limit PostgreSQL accepts) bounds a scan's extra reading to 8 pages and keeps fast update
+for bulk writes, at a cost to them: a 100k-row COPY of short statements took 57 s against 48 s with the
+default limit (88 s with fast update off), and 2,000 LongMemEval turns (~1,000 characters) 4.9-6.7 s against
+1.1-2.4 s, ~2.5 ms more per long turn beside the ~200 ms of its embedding (the shared 2-core machine at load
+6-12, two runs each). A memory is read by every recall and every write's checks far more often than it is
+written. The pending lists already there are merged once here.
 
 2. Statistics of scope, status and kind together (`memory_scope_status_kind_stats`, MCV and dependencies).
 Without them the planner multiplies the columns' frequencies as if independent: at 100,000 candidates in one
-scope and 50,000 active statements in another, it expected 33,458 active rows in the first scope for the one
-there was, and read 100,001 rows through the scope's index to find it (66 ms, conflict detection's first
-step, services/conflict.nearest_statements); with them it expects 1 and reads 4 buffers (0.03 ms)."""
+scope and 50,000 active statements in another (and nothing else in the table), it expected 33,458 active rows
+in the first scope for the one there was, and read 100,001 rows through the scope's index to find it (66 ms,
+conflict detection's first step, services/conflict.nearest_statements); with them it expects 1 and reads 4
+buffers (0.03 ms). In a mixed table (the development database) the statistics' 100 combinations are taken
+by others and the estimate stays wrong: 0053 makes that read independent of it."""
 
 from django.db import migrations
 

@@ -56,15 +56,16 @@ def nearest_statements(rows: QuerySet, lexical_text: str) -> QuerySet:
     """`rows` whose `lexical` is trigram-similar (`%`) to `lexical_text`, the most similar first.
 
     Two steps, so that no estimate of the planner can send it through the trigram index of the whole
-    table. First the ids of `rows` (at most FEW + 1, through the btree index on scope, status and kind):
-    when they are few, similarity is computed on those rows, read by primary key. Only a scope with more
-    than FEW of them is searched through the index of active unkeyed statements (migration 0046); the
-    order by distance makes the planner read the similar rows from it instead of hoping a sequential scan
-    stops early at the LIMIT. Measured at 100,000 candidates in the written scope and 50,000 active
-    statements in another (`bench_write --near-duplicates`, docs/benchmarks.md): in one query, the planner
-    estimated 33,458 active rows in the scope for the one there was, read the whole table's trigram index
-    (47,460 rows of every scope) and took 160 ms to 3.4 s per write."""
-    ids = list(rows.order_by().values_list("pk", flat=True)[: FEW + 1])
+    table. First the ids of `rows`, at most FEW + 1 in id order, from the index of active unkeyed statements
+    by scope (migration 0053; the order is what makes it the plan whatever the estimate: a scan hoping to
+    stop early read 201,855 rows). When they are few, similarity is computed on those rows, read by
+    primary key. Only a scope with more than FEW of them is searched through the trigram index of active
+    unkeyed statements (migration 0046); the order by distance makes the planner read the similar rows from
+    it. Measured at 100,000 candidates in the written scope and 50,000 active statements in another
+    (`bench_write --near-duplicates`, docs/benchmarks.md): in one query, the planner estimated 33,458
+    active rows in the scope for the one there was, read the whole table's trigram index (47,460 rows of
+    every scope) and took 160 ms to 3.4 s per write."""
+    ids = list(rows.order_by("pk").values_list("pk", flat=True)[: FEW + 1])
     if not ids:
         return rows.none()
     if len(ids) <= FEW:

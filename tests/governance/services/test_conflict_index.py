@@ -28,9 +28,10 @@ def _write(scope, text, status):
 
 
 def test_the_index_holds_the_kinds_conflict_detection_checks(db):
-    migration = importlib.import_module("governance.migrations.0046_active_statement_trigram")
-    kinds = re.search(r"kind IN \(([^)]*)\)", migration.INDEX).group(1)
-    assert {k.strip(" '") for k in kinds.split(",")} == {str(k) for k in CHECKED_KINDS}
+    for name in ("0046_active_statement_trigram", "0053_active_statement_scope"):
+        migration = importlib.import_module(f"governance.migrations.{name}")
+        kinds = re.search(r"kind IN \(([^)]*)\)", migration.INDEX).group(1)
+        assert {k.strip(" '") for k in kinds.split(",")} == {str(k) for k in CHECKED_KINDS}
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [INDEX])
         (definition,) = cursor.fetchone()
@@ -57,7 +58,25 @@ def _write_scene(project_scope, sibling_scope):
 def test_a_scope_with_few_rules_compares_them_by_id_and_never_reads_a_trigram_index(
     project_scope, sibling_scope
 ):
-    rule, queries = _write_scene(project_scope, sibling_scope)
+    with CaptureQueriesContext(connection) as ctx:
+        rule, queries = _write_scene(project_scope, sibling_scope)
+    # First the ids, in id order, from the index of active unkeyed statements by scope (0053): ordered, the
+    # read cannot be a scan hoping to stop early, whatever the planner expects the scope to hold.
+    first = [  # the last write's (the contradiction)
+        q["sql"]
+        for q in ctx.captured_queries
+        if q["sql"].startswith('SELECT "governance_memory"."id" AS "pk" FROM "governance_memory"')
+        and '"governance_memory"."key" IS NULL' in q["sql"]
+        and "LIMIT 501" in q["sql"]
+        and f'"scope_id" = {project_scope.pk}' in q["sql"]
+    ][-1]
+    assert "ORDER BY 1 ASC LIMIT 501" in first, first  # 1: the id
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + first)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("SET LOCAL enable_seqscan = on")
+    assert "memory_active_statement_scope" in plan, plan
     (sql,) = [q for q in queries if "governance_memory" in q]
     # The scope's one rule, by id; similarity as a function, which no index can serve (`%` could).
     assert " % " not in sql and f"IN ({rule.pk})" in sql, sql
