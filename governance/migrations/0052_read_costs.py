@@ -1,6 +1,5 @@
-"""Two read costs that grew with the table, not with what a query returns.
-
-1. Every GIN index that a write or a recall reads keeps a short pending list (64 kB instead of 4 MB).
+"""Every GIN index that a write or a recall reads keeps a short pending list (64 kB instead of 4 MB): a read
+cost that grew with the writes since the last merge, not with what a query returns.
 
 GIN's fast update appends new entries to an unsorted pending list and merges them into the index only when
 the list passes `gin_pending_list_limit` (4 MB by default) or at VACUUM. Every scan of the index reads the
@@ -17,14 +16,7 @@ default limit (88 s with fast update off), and 2,000 LongMemEval turns (~1,000 c
 1.1-2.4 s, ~2.5 ms more per long turn beside the ~200 ms of its embedding (the shared 2-core machine at load
 6-12, two runs each). A memory is read by every recall and every write's checks far more often than it is
 written. The pending lists already there are merged once here.
-
-2. Statistics of scope, status and kind together (`memory_scope_status_kind_stats`, MCV and dependencies).
-Without them the planner multiplies the columns' frequencies as if independent: at 100,000 candidates in one
-scope and 50,000 active statements in another (and nothing else in the table), it expected 33,458 active rows
-in the first scope for the one there was, and read 100,001 rows through the scope's index to find it (66 ms,
-conflict detection's first step, services/conflict.nearest_statements); with them it expects 1 and reads 4
-buffers (0.03 ms). In a mixed table (the development database) the statistics' 100 combinations are taken
-by others and the estimate stays wrong: 0053 makes that read independent of it."""
+"""
 
 from django.db import migrations
 
@@ -42,28 +34,14 @@ def _forward() -> list[str]:
     return out
 
 
-STATISTICS = "memory_scope_status_kind_stats"
-
-
 def _backward() -> list[str]:
     return [f"ALTER INDEX IF EXISTS {name} RESET (gin_pending_list_limit)" for name in INDEXES]
 
 
-CREATE_STATISTICS = (
-    f"CREATE STATISTICS IF NOT EXISTS {STATISTICS} (mcv, dependencies) ON scope_id, status, kind"
-    " FROM governance_memory"
-)
-
-
 class Migration(migrations.Migration):
     # Each statement commits on its own: ALTER INDEX locks the index, and an autovacuum merging that index's
-    # pending list while this transaction waited for ANALYZE would deadlock with it.
+    # pending list while this transaction held it would wait on it (a deadlock was seen with ANALYZE).
     atomic = False
     dependencies = [("governance", "0051_embedding_inline")]
 
-    operations = [
-        migrations.RunSQL(_forward(), _backward()),
-        migrations.RunSQL(
-            [CREATE_STATISTICS, "ANALYZE governance_memory"], [f"DROP STATISTICS IF EXISTS {STATISTICS}"]
-        ),
-    ]
+    operations = [migrations.RunSQL(_forward(), _backward())]

@@ -1,5 +1,5 @@
-"""Migration 0052: the GIN indexes a write or a recall reads keep a short pending list, and the planner has
-statistics of scope, status and kind together (docs/benchmarks.md, "Near-duplicates at write")."""
+"""Migration 0052: the GIN indexes a write or a recall reads keep a short pending list (docs/benchmarks.md,
+"Near-duplicate check at write")."""
 
 from __future__ import annotations
 
@@ -26,15 +26,3 @@ def test_every_gin_index_of_memories_and_turns_keeps_a_64_kb_pending_list(db):
     assert set(found) == set(READ_COSTS.INDEXES)
     for name, options in found.items():
         assert options and f"gin_pending_list_limit={READ_COSTS.LIMIT_KB}" in options, (name, options)
-
-
-def test_the_planner_has_statistics_of_scope_status_and_kind_together(db):
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT s.stxkind, array_agg(a.attname ORDER BY a.attname) FROM pg_statistic_ext s"
-            " JOIN pg_attribute a ON a.attrelid = s.stxrelid AND a.attnum = ANY(s.stxkeys)"
-            " WHERE s.stxname = %s GROUP BY s.stxkind",
-            [READ_COSTS.STATISTICS],
-        )
-        ((kinds, columns),) = cursor.fetchall()
-    assert set(kinds) == {"m", "f"} and columns == ["kind", "scope_id", "status"]
