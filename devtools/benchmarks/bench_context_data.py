@@ -24,11 +24,14 @@ from governance.services.scope import scope_ensure
 
 PROJECTS, TASKS = 50, 20
 CENTROIDS = 256
+# Migration 0052: the GIN indexes keep a short pending list (a rebuilt one must too, or the bench's later
+# writes would pile up to 4 MB of entries every read scans).
+_GIN = f"WITH (gin_pending_list_limit = {fulltext.GIN_PENDING_LIST_KB})"
 INDEXES = {
     # Migration 0030's keyword index over the stored vector (governance.models.fulltext).
     fulltext.MEMORY_INDEX: f"CREATE INDEX {fulltext.MEMORY_INDEX} ON governance_memory "
-    f"USING gin (scope_id, {fulltext.MEMORY_COLUMN})",
-    "memory_text_trgm": "CREATE INDEX memory_text_trgm ON governance_memory USING gin (lexical gin_trgm_ops)",
+    f"USING gin (scope_id, {fulltext.MEMORY_COLUMN}) {_GIN}",
+    "memory_text_trgm": f"CREATE INDEX memory_text_trgm ON governance_memory USING gin (lexical gin_trgm_ops) {_GIN}",
     # Migration 0003 (a database migrated before it was added gets it here).
     "memory_recent_episodic": "CREATE INDEX memory_recent_episodic ON governance_memory (scope_id, occurred_at DESC) "
     "WHERE kind = 'episodic' AND status = 'active'",

@@ -23,6 +23,9 @@ MEMORY_COLUMN = "lexical_tsv"
 MEMORY_INDEX = "memory_scope_lexical_tsv"
 TURN_QUERY_VECTOR = f"to_tsvector('{CONFIG}', query)"
 TURN_QUERY_INDEX = "turn_query_fts"
+# The pending list of every GIN index a read or a write scans, in kB (migration 0052 sets it; a rebuilt
+# index must be given it again).
+GIN_PENDING_LIST_KB = 64
 
 
 def to_tsquery(arg: str = "%s") -> str:

@@ -7,6 +7,8 @@ import importlib
 
 from django.db import connection
 
+from governance.models import fulltext
+
 READ_COSTS = importlib.import_module("governance.migrations.0052_read_costs")
 
 
@@ -24,5 +26,6 @@ def test_every_gin_index_of_memories_and_turns_keeps_a_64_kb_pending_list(db):
     found = _gin_indexes()
     # A new GIN index on these tables joins the list (and the migration that makes it sets the limit).
     assert set(found) == set(READ_COSTS.INDEXES)
+    assert READ_COSTS.LIMIT_KB == fulltext.GIN_PENDING_LIST_KB  # what a rebuilt index is given (benchmarks)
     for name, options in found.items():
         assert options and f"gin_pending_list_limit={READ_COSTS.LIMIT_KB}" in options, (name, options)
