@@ -91,18 +91,8 @@ def test_above_few_rules_the_trigram_query_can_use_the_index_and_still_finds_the
     project_scope, sibling_scope, monkeypatch
 ):
     monkeypatch.setattr(conflict, "FEW", 0)
-    rule = _write(project_scope, "Always export the quarterly deck as PPTX for the client.", "active")
-    for i in range(30):  # rows the index leaves out: candidates here, statements of another scope
-        _write(project_scope, f"The quarterly deck number {i} was exported for the client.", "candidate")
-    with CaptureQueriesContext(connection) as ctx:
-        said = _write(project_scope, "Never export the quarterly deck as PPTX for the client.", "candidate")
-    assert set(
-        Relation.objects.filter(source=said, kind=RelationKind.CONTRADICTS).values_list(
-            "target_id", flat=True
-        )
-    ) == {rule.pk}
-    assert Memory.objects.get(pk=said.pk).status == "proposed"
-    (sql,) = [q["sql"] for q in ctx.captured_queries if " % " in q["sql"] and "governance_memory" in q["sql"]]
+    _rule, queries = _write_scene(project_scope, sibling_scope)
+    (sql,) = [q for q in queries if " % " in q and "governance_memory" in q]
     with connection.cursor() as cursor:
         # A test database of a few rows would be read by any route: take away every other index the planner
         # could read (in the test's transaction, rolled back after it) and sequential scans, so the plan shows
