@@ -48,7 +48,7 @@ run: $(RUN_STAMP)
 	$(PY) manage.py runstack --port $(PORT)
 
 test: $(TEST_STAMP) node-deps
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check .

@@ -8,6 +8,7 @@ import threading
 import pytest
 
 from governance.models import Role
+from governance.recall import reinforce  # here, not in settle_worker: a test may hide the package
 from governance.services.principal import grant_add, principal_ensure, user_ensure
 from governance.services.scope import scope_ensure
 
@@ -63,10 +64,46 @@ def pytest_unconfigure(config):
     """The embedded PostgreSQL and Redis this run started (the test settings start them when DATABASE_URL /
     REDIS_URL are unset: a fresh clone's `make test`) stop with it, so no server outlives the suite;
     servers that were already running (a `make run` beside it) are left as they were.
-    tests/test_no_process_left.py checks it."""
+    tests/test_no_process_left.py checks it. In a parallel run the controlling process starts them (it loads
+    the settings before it starts the workers) and stops them after the last worker has ended; a worker
+    never stops what the others still use."""
+    if hasattr(config, "workerinput"):
+        return
     from devtools import embedded
 
     embedded.stop_started_here()
+
+
+# Test files that share a costly session fixture (the smoke evaluation): one worker runs them all.
+SHARED_SESSION_FILES = {
+    "tests/devtools/evaluation/test_suite_run.py": "smoke_suite_run",
+    "tests/browser/test_screenshots.py": "smoke_suite_run",
+}
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """In a parallel run (`make test`: `-n auto`) a test file is the unit of work, so a module's own fixtures
+    (the topology's deployment, a file's browser) are set up once, and the files of SHARED_SESSION_FILES
+    are one unit, so the smoke evaluation runs once per run rather than once per worker. (xdist's own
+    `--dist loadgroup` marks no longer group under pytest 9.2, whose node ids do not read `_nodeid`.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return SHARED_SESSION_FILES.get(path, path)
+
+    return FileScheduling(config, log)
+
+
+MAX_WORKERS = 4  # each worker holds the embedding model and a Redis database of its own (db 2 + N)
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one process per core, at most MAX_WORKERS (more would each load the model for little)."""
+    import os
+
+    return max(1, min(len(os.sched_getaffinity(0)), MAX_WORKERS))
 
 
 @pytest.fixture(scope="session")
@@ -157,7 +194,7 @@ def outsider(other_workspace_scope):
     return principal
 
 
-_running_worker: list = []  # the session's worker app, once started
+_running_worker: list = []  # (the session's worker app, the broker it consumes), once started
 
 
 @pytest.fixture(scope="session")
@@ -183,7 +220,7 @@ def celery_worker_session(django_db_setup, django_db_blocker):
             shutdown_timeout=30,
             queues=worker_queues(app),
         ):
-            _running_worker.append(app)
+            _running_worker.append((app, app.conf.broker_url))
             yield app
             _running_worker.clear()
 
@@ -193,22 +230,22 @@ def worker_queues(app) -> list[str]:
     return [queue.name for queue in app.conf.task_queues]
 
 
-def settle_worker(app, timeout: float = 30.0) -> bool:
+def settle_worker(app, timeout: float = 30.0, broker_url: str | None = None) -> bool:
     """Wait until the session's worker has nothing queued, reserved or running. A transactional test's
-    teardown TRUNCATEs every table; a task still running then (queued by the test's own commits, or a
-    reinforcement published just after) holds locks the TRUNCATE needs, and PostgreSQL resolved that
-    once by killing the TRUNCATE as a deadlock. Returns whether it settled in time."""
+        teardown TRUNCATEs every table; a task still running then (queued by the test's own commits, or a
+        reinforcement published just after) holds locks the TRUNCATE needs, and PostgreSQL resolved that
+        once by killing the TRUNCATE as a deadlock. Returns whether it settled in time. `broker_url`: the queues
+    the worker consumes (a test may point the app's publishing elsewhere, tests/governance/runtime/
+    test_redis_away.py); the app's current broker when None."""
     import time
 
     from amqp.exceptions import ChannelError
     from celery.worker import state
 
-    from governance.recall import reinforce
-
     reinforce.publisher_pool().submit(lambda: None).result(timeout)  # publishes are FIFO: all sent now
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with app.connection_for_read() as conn:
+        with app.connection_for_read(broker_url) as conn:
             queued = 0
             for queue in worker_queues(app):
                 try:
@@ -224,9 +261,13 @@ def settle_worker(app, timeout: float = 30.0) -> bool:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item, nextitem):
     # Before the test's fixtures are finalised (the database flush among them): let the worker finish.
-    if _running_worker:
-        settle_worker(_running_worker[0])
-    yield
+    # A failure here must not skip the teardown itself (a monkeypatch left in place breaks every later test).
+    try:
+        if _running_worker:
+            app, broker_url = _running_worker[0]
+            settle_worker(app, broker_url=broker_url)
+    finally:
+        yield
 
 
 @pytest.fixture

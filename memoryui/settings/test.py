@@ -8,6 +8,14 @@ from memoryui.settings.env import env_int
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key")
 # Tests use their own Redis database, so a running dev worker never takes a test's tasks.
 os.environ.setdefault("REDIS_DB", "1")
+# `make test` runs the suite in parallel processes (pytest-xdist, docs/testing.md): each has its own test
+# database (pytest-django appends `_gw<N>` to its name) and its own Redis database, so one process's worker
+# never takes another's tasks, cache entries or rate-limit counters. Processes a test starts inherit the
+# marker and keep the database they were given.
+_xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _xdist_worker.startswith("gw") and os.environ.get("TEST_REDIS_DB_OF") != _xdist_worker:
+    os.environ["REDIS_DB"] = str(int(os.environ["REDIS_DB"]) + 1 + int(_xdist_worker[2:]))
+    os.environ["TEST_REDIS_DB_OF"] = _xdist_worker
 # Limits high enough that no other test meets them; tests/security lowers them to prove each one.
 for _bucket in ("CONTEXT", "READ", "WRITE", "GOVERNANCE"):
     os.environ.setdefault(f"API_RATE_{_bucket}", "100000/min")

@@ -253,8 +253,8 @@ def _waiting_on_a_lock() -> bool:
     try:
         with side.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                " AND query LIKE '%%governance_idempotentrequest%%'"
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND query LIKE '%%governance_idempotentrequest%%'"
             )
             return cursor.fetchone()[0] > 0
     finally:
