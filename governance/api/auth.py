@@ -14,6 +14,7 @@ from rest_framework import authentication, exceptions
 from governance.models import ApiToken, Principal, Scope, hash_token
 from governance.permissions import bind_token
 from governance.runtime.dbretry import repeatable
+from governance.runtime.prepared import prepared_cursor
 from governance.runtime.replica import bookkeeping
 from governance.services.principal import principal_for_user
 
@@ -95,7 +96,8 @@ def _active_token(key_hash: str) -> ApiToken | None:
         [f"{alias}.{connection.ops.quote_name(f.column)}" for f in m._meta.concrete_fields]
         for m, alias in zip(models, ("t", "p", "u"), strict=True)
     ]
-    with connection.cursor() as cursor:
+    # Prepared on the server (runtime/prepared.py): the same text on every request, planned once a connection.
+    with prepared_cursor(connection) as cursor:
         cursor.execute(
             f"SELECT {', '.join(c for cols in columns for c in cols)}, b.tree, b.path"
             f" FROM {ApiToken._meta.db_table} t JOIN {Principal._meta.db_table} p ON p.id = t.principal_id"

@@ -12,6 +12,7 @@ from governance.recall import fusion, search, vector
 from governance.recall.rank import speakers_named
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import LEXICAL, SPEAKERS, VECTOR
+from governance.runtime.prepared import prepared_cursor
 from governance.runtime.replica import read_connection
 
 # RRF: score = Σ w / (K + rank). With the usual K=60, rank 1 and rank 30 of a list differ by a factor of
@@ -111,7 +112,7 @@ def fetch(state: RecallState, ids: list[int], *, statuses: tuple[str, ...] | Non
         return {}
     where, params = state.eligibility.where("m", statuses)
     select, select_params = row_columns(state)
-    with read_connection().cursor() as cursor:
+    with prepared_cursor(read_connection()) as cursor:
         cursor.execute(
             f"SELECT {select} FROM governance_memory m WHERE m.id = ANY(%s) AND {where}",
             [*select_params, list(ids), *params],
@@ -128,7 +129,7 @@ def _select(
     statuses: tuple[str, ...] | None = None,
 ) -> list[dict]:
     where, params = state.eligibility.where("m", statuses)
-    with read_connection().cursor() as cursor:
+    with prepared_cursor(read_connection()) as cursor:
         cursor.execute(
             f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
             f" FROM governance_memory m WHERE {where} AND {extra_where} ORDER BY {order} LIMIT %s",
@@ -204,7 +205,7 @@ def recent_stage(state: RecallState) -> tuple[int, int]:
     # eight from the partial index memory_recent_episodic (0.9 ms).
     where, params = state.eligibility.where("m", scope_bound=True)
     session_sql, session_params = ("AND m.session = %s", [state.session]) if state.session else ("", [])
-    with read_connection().cursor() as cursor:
+    with prepared_cursor(read_connection()) as cursor:
         cursor.execute(
             f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation"
             " FROM unnest(%s::bigint[]) AS v(sid) CROSS JOIN LATERAL ("

@@ -13,6 +13,7 @@ import math
 
 from governance.models import fulltext, lexical
 from governance.recall.eligible import Eligibility
+from governance.runtime.prepared import prepared_cursor
 from governance.runtime.replica import read_connection
 
 MAX_QUERY_TERMS = 32
@@ -88,7 +89,7 @@ def keyword_search(
         return []
     where, params = eligibility.where("m")
     pairs = list(zip(terms, terms[1:], strict=False))
-    with read_connection().cursor() as cursor:
+    with prepared_cursor(read_connection()) as cursor:
         weights = term_weights(cursor, eligibility, terms)
         total = sum(weights.get(t, 0.0) for t in terms) or 1.0
         cursor.execute(

@@ -26,6 +26,7 @@ from django.db import transaction
 
 from governance.recall import vector_index
 from governance.recall.eligible import Eligibility
+from governance.runtime.prepared import prepared_cursor
 from governance.runtime.replica import read_connection
 
 MODES = ("auto", "exact")
@@ -121,7 +122,7 @@ def nearest(
         branches.append((_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit]))
     search, search_params = _query(branches, vec, columns)
     if not indexed:
-        with read_connection().cursor() as cursor:
+        with prepared_cursor(read_connection()) as cursor:
             cursor.execute(search, search_params)
             found, names = cursor.fetchall(), [c.name for c in cursor.description]
     else:
@@ -130,7 +131,7 @@ def nearest(
         )
         connection = read_connection()
         if connection.in_atomic_block:  # inside a caller's transaction (a task, a test): as before
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=connection.alias), prepared_cursor(connection) as cursor:
                 cursor.execute(local, local_params)
                 cursor.execute(search, search_params)
                 found, names = cursor.fetchall(), [c.name for c in cursor.description]
@@ -160,7 +161,7 @@ def pending_vectors(eligibility: Eligibility) -> int:
     if not eligibility.scope_ids:
         return 0
     where, params = eligibility.where("m")
-    with read_connection().cursor() as cursor:
+    with prepared_cursor(read_connection()) as cursor:
         cursor.execute(
             # Small talk never gets a vector (governance/services/small_talk.py): not pending.
             f"SELECT count(*) FROM (SELECT 1 FROM governance_memory m WHERE {where} AND m.embedding IS NULL"

@@ -86,6 +86,9 @@ TEMPLATES = [
 DATABASE_URL = env_required("DATABASE_URL", STORE_URL_HINT)
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The read path's fixed-shape statements are prepared on the server (governance/runtime/prepared.py); off
+# behind a pooler in transaction mode that does not keep a session's prepared statements (PgBouncer < 1.21).
+DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 # A streaming replica (hot standby) of DATABASE_URL for recall, context and the dashboard's lists; reads of a
 # workspace wait up to REPLICA_MAX_WAIT_MS for it to replay the latest forget there, then go to the primary
 # (docs/scaling.md, "Read replicas"). Unset: one server, as before.

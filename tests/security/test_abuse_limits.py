@@ -147,6 +147,43 @@ def test_context_and_governance_calls_have_their_own_rates(owner, project_scope)
         assert client.get("/api/v1/memories").status_code == 200  # plain reads: their own bucket
 
 
+@pytest.mark.django_db
+def test_a_throttled_request_costs_one_round_trip_to_redis_and_the_window_slides(agent, monkeypatch):
+    """DRF's throttle reads and writes back a pickled list (two round trips per API call); this one trims,
+    counts and adds in one script (governance.api.limits.SLIDING_LOG), with the same sliding window."""
+    import time
+
+    from redis.connection import AbstractConnection
+
+    cache.clear()
+    client = token_client(agent)
+    sent: list[int] = []
+    real_send = AbstractConnection.send_packed_command
+
+    def counted(self, command, check_health=True):
+        sent.append(1)
+        return real_send(self, command, check_health)
+
+    monkeypatch.setattr(AbstractConnection, "send_packed_command", counted)
+
+    def round_trips(**bucket) -> tuple[int, int]:
+        with override_settings(REST_FRAMEWORK=rates(**bucket)):
+            sent.clear()
+            status = client.get("/api/v1/memories").status_code
+            return status, len(sent)
+
+    round_trips(read="3/s")  # the script's first run loads it into Redis
+    unthrottled = round_trips(read=None)[1]  # what the request sends to Redis besides the throttle
+    cache.clear()
+    assert [round_trips(read="2/s") for _ in range(3)] == [
+        (200, unthrottled + 1),
+        (200, unthrottled + 1),
+        (429, unthrottled + 1),
+    ]
+    time.sleep(1.05)  # the first two fall out of the window
+    assert round_trips(read="2/s")[0] == 200
+
+
 def test_a_rate_that_does_not_parse_stops_the_settings_with_its_name(monkeypatch):
     from memoryui.settings.env import ImproperlyConfiguredValue, env_rate
 
