@@ -145,7 +145,7 @@ def event_ingest(
                 session=session or "",
                 status="candidate",
                 confidence=e.confidence,
-                occurred_at=at,
+                occurred_at=_said_at(e.meta.get("from_ref"), e.text, fresh, items, at),
                 key=e.key,
                 meta={**e.meta, EXTRACTED_BY: extractor.name, "rule": e.rule},
             )
@@ -156,6 +156,20 @@ def event_ingest(
         _link_candidates(created[: len(items)], created[len(items) :], actor)
         corrections_link(candidates=created[len(items) :], actor=actor)
         return created
+
+
+def _said_at(
+    ref: str | None, text: str, fresh: list[dict], items: list[MemoryInput], at: datetime
+) -> datetime:
+    """When a candidate was said: the time of the turn it was read from (the ref it names, else the user
+    turn holding its text), so a fact of an imported history decays from the day it was said, not from
+    the event's first turn; the event's time when no turn is found (a live turn's time is the event's)."""
+    for turn, item in zip(fresh, items, strict=True):
+        if (ref and turn.get("ref") == ref) or (
+            not ref and turn["role"] == "user" and text in turn["content"]
+        ):
+            return item.occurred_at
+    return at
 
 
 def _link_candidates(episodes: list[Memory], candidates: list[Memory], actor: Principal | None) -> None:

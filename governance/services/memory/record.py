@@ -289,7 +289,11 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             found = find_repeat(item)
             if found is not None and item.key is None and not near_duplicate.proposes(item.kind, found):
                 return near_duplicate_merge(
-                    kept_id=found.memory_id, source=_source_of(item), share=found.share, actor=actor
+                    kept_id=found.memory_id,
+                    source=_source_of(item),
+                    share=found.share,
+                    actor=actor,
+                    said_at=item.occurred_at,
                 )
             if found is not None and near_duplicate.proposes(item.kind, found):
                 confirmed = _propose_revision(item, found, confirmed)

@@ -21,26 +21,35 @@ def reinforce_rows(
     actor: Principal | None,
     at: datetime | None = None,
     turn_id: int | None = None,
+    said_at: datetime | None = None,
 ) -> None:
+    """`said_at`: when the use happened, if not at the write (a repeat in an imported history was said
+    then): the activation decays from it and its logged event carries it; `last_reinforced_at` stays the
+    write's time, which retention's "unused for N days" reads beside `created_at`."""
     at = at or timezone.now()
+    decays_from = said_at or at
     for memory in memories:
         memory.activation_log_k = activation.reinforced_log_k(
-            memory.activation_log_k, memory.decay_rate, weight, at
+            memory.activation_log_k, memory.decay_rate, weight, decays_from
         )
         memory.last_reinforced_at = at
         memory.reinforcement_count += 1
         memory.save(update_fields=["activation_log_k", "last_reinforced_at", "reinforcement_count"])
     ReinforcementEvent.objects.bulk_create(
-        ReinforcementEvent(memory=m, at=at, weight=weight, reason=reason, actor=actor, turn_id=turn_id)
+        ReinforcementEvent(
+            memory=m, at=decays_from, weight=weight, reason=reason, actor=actor, turn_id=turn_id
+        )
         for m in memories
     )
 
 
 def near_duplicate_merge(
-    *, kept_id: int, source: dict, share: float, actor: Principal | None, at=None
+    *, kept_id: int, source: dict, share: float, actor: Principal | None, at=None, said_at=None
 ) -> Memory:
     """Reinforce the kept memory with a repeat, list the repeat's source on it and audit the decision
-    (no text in the audit event: a forget must reach every copy). Call in the write's transaction."""
+    (no text in the audit event: a forget must reach every copy). Call in the write's transaction.
+    `said_at`: when the repeat was said (its `occurred_at`; an imported turn's time), which its
+    reinforcement decays from; the audit event and the listed entry keep the write's time."""
     kept = Memory.objects.select_for_update(no_key=True, of=("self",)).select_related("scope").get(pk=kept_id)
     at = at or timezone.now()
     entry = {**source, "share": round(share, 3), "at": at.isoformat(), "by": actor.name if actor else None}
@@ -57,6 +66,7 @@ def near_duplicate_merge(
         reason=ReinforcementEvent.Reason.WRITE,
         actor=actor,
         at=at,
+        said_at=said_at,
     )
     audit_record(
         actor=actor,

@@ -1,5 +1,5 @@
 """Cold memories (activation below MEMORY_COLD_THRESHOLD) are out of the hot set: a strong match brings
-one back among the best, a weaker one only fills the k asked for, after every stronger memory; the scratch
+one back among the best, a weaker one only fills the k asked for, after every hot memory; the scratch
 (working memory) of an ended session never comes back as evidence."""
 
 from __future__ import annotations

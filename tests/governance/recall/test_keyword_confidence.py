@@ -40,3 +40,30 @@ def test_an_old_history_s_best_keyword_match_goes_with_the_strong_matches():
     assert [h.id for h in kept] == [1, 2, 3, 10]
     assert "cold, kept for a strong match" in said.flags
     assert [h.id for h, _, _ in state.dropped] == [11]
+
+
+def _scored(hit, score, activation=0.0):
+    hit.score, hit.activation = score, activation
+    return hit
+
+
+def test_in_an_all_cold_history_a_weak_match_with_the_better_score_goes_first():
+    # Two near-best vector matches (small talk: strong by the margin, low fused score) and a turn both
+    # keyword lists ranked high, holding too few of the query's words to pass the strong-match test.
+    small_talk = [_scored(_cold(i, semantic=0.85, fused=0.3), 0.25) for i in (1, 2)]
+    said = _scored(_cold(10, lexical=0.3, fused=0.9), 0.7)
+    best = _scored(_cold(11, semantic=0.86, lexical=1.0, fused=1.0), 0.9)
+    one_word = _scored(_cold(12, lexical=0.03, fused=0.1), 0.05)
+    state = SimpleNamespace(k=3, dropped=[])
+    kept = rank_mod._gate_cold(state, sorted([*small_talk, said, best, one_word], key=lambda h: -h.score))
+    assert [h.id for h in kept] == [11, 10, 1, 2]  # a strong match past k stays ...
+    assert [h.id for h, _, _ in state.dropped] == [12]  # ... a weak one past k does not
+
+
+def test_a_weak_cold_match_still_goes_after_every_hot_memory():
+    hot = _scored(_cold(1, semantic=0.70, fused=0.2), 0.2, activation=1.0)
+    said = _scored(_cold(10, lexical=0.3, fused=0.9), 0.7)
+    strong = _scored(_cold(11, semantic=0.86, lexical=1.0, fused=1.0), 0.9)
+    state = SimpleNamespace(k=5, dropped=[])
+    kept = rank_mod._gate_cold(state, [strong, said, hot])
+    assert [h.id for h in kept] == [11, 1, 10]
