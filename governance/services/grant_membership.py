@@ -145,10 +145,15 @@ def group_member_remove(
         _check(actor, group)
         if not group.members.filter(pk=member.pk).exists():
             raise NotFound()
-        for scope in Scope.objects.filter(grants__principal=group, grants__role=Role.OWNER).order_by("tree"):
+        owned = Scope.objects.filter(grants__principal=group, grants__role=Role.OWNER).order_by("tree")
+        for scope in owned:
             lock_owner_grants(scope)
             if not owner_left(scope, without_member=(group.pk, member.pk)):
                 raise LastOwner(LAST_OWNER.format(path=scope.path))
+        if owned:
+            _check(
+                actor, group
+            )  # again under the locks: a concurrent removal may have taken the actor's rights
         member.groups.remove(group)
         audit_record(
             actor=actor,

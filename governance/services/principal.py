@@ -234,6 +234,9 @@ def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str = "") ->
             lock_owner_grants(grant.scope)  # this grant among them: concurrent revokes are decided in turn
             if not Grant.objects.filter(pk=grant_id).exists():
                 raise NotFound()
+            # Again under the lock: a revoke decided just before this one may have taken the actor's own
+            # owner grant, and a person who is no longer an owner removes no one.
+            require_grant(actor, grant.scope, grant.role)
             if not owner_left(grant.scope, without_grant=grant.pk):
                 raise LastOwner(LAST_OWNER.format(path=grant.scope.path))
         else:

@@ -11,7 +11,7 @@ from governance.models import Grant, Role
 from governance.permissions import LAST_OWNER
 from governance.services.grant_membership import group_member_add, group_member_remove
 from governance.services.principal import grant_add, grant_revoke, principal_ensure, user_ensure
-from tests.conftest import token_client
+from tests.conftest import token_client, wait_for
 from tests.memoryui.conftest import signed_in
 
 
@@ -129,3 +129,72 @@ def test_the_dashboard_refuses_the_last_owner_revoke_with_409(workspace_scope, o
     response = client.post(reverse("dashboard:grant-revoke"), {"grant": grant.pk, "reason": "leaving"})
     assert response.status_code == 409 and LAST_OWNER.format(path="acme").encode() in response.content
     assert Grant.objects.filter(pk=grant.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_owner_whose_grant_is_revoked_while_they_revoke_another_removes_no_one(workspace_scope, owner):
+    """Three owners. Xena revokes Yann's grant and her transaction is still open when Yann revokes Zoe's:
+    Yann's first check passes (Xena has not committed), then he waits on the owner grants' lock. When Xena
+    commits, Yann is no longer an owner, and his revoke is refused: it was checked only before the lock,
+    and Zoe's grant went although an owner was still left (Xena)."""
+    import threading
+
+    from django.db import connection, connections, transaction
+
+    from governance.errors import NotFound, PermissionDenied
+
+    xena, yann, zoe = (
+        user_ensure(username=n, password=f"pw-{n}", actor=None) for n in ("xena", "yann", "zoe")
+    )
+    for person in (xena, yann, zoe):
+        grant_add(principal=person, scope=workspace_scope, role=Role.OWNER, actor=None)
+    of = {
+        p.pk: Grant.objects.get(principal=p, scope=workspace_scope, role=Role.OWNER).pk for p in (yann, zoe)
+    }
+    revoked, release, results = threading.Event(), threading.Event(), {}
+
+    def xena_revokes_yann():
+        try:
+            with transaction.atomic():
+                grant_revoke(grant_id=of[yann.pk], actor=xena, reason="leaving")
+                revoked.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    def yann_revokes_zoe():
+        try:
+            grant_revoke(grant_id=of[zoe.pk], actor=yann, reason="tidy up")
+            results["yann"] = None
+        except Exception as exc:
+            results["yann"] = exc
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=xena_revokes_yann)
+    first.start()
+    assert revoked.wait(30)
+    second = threading.Thread(target=yann_revokes_zoe)
+    second.start()
+
+    def yann_waits_on_the_lock() -> bool:
+        side = connections.create_connection("default")
+        try:
+            with side.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                    " AND wait_event_type = 'Lock'"
+                )
+                return cursor.fetchone()[0] > 0
+        finally:
+            side.close()
+
+    try:
+        wait_for(yann_waits_on_the_lock, timeout=30)
+    finally:
+        release.set()
+        first.join(30)
+        second.join(30)
+    assert isinstance(results["yann"], NotFound | PermissionDenied), results
+    assert Grant.objects.filter(pk=of[zoe.pk]).exists()
+    assert not Grant.objects.filter(pk=of[yann.pk]).exists()
