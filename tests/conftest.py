@@ -89,11 +89,39 @@ def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class FileScheduling(LoadScopeScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
             return SHARED_SESSION_FILES.get(path, path)
 
+        def _assign_work_unit(self, node) -> None:
+            if not self.ordered:  # the first assignment: the whole queue is known
+                self.ordered = True
+                first = [unit for unit in LONG_FIRST if unit in self.workqueue]
+                for unit in reversed(first):
+                    self.workqueue.move_to_end(unit, last=False)
+            super()._assign_work_unit(node)
+
     return FileScheduling(config, log)
+
+
+# Units that take 20 s or more on 2 cores (`pytest -n 3 --durations`, 2 December 2026), longest first. They
+# start first: xdist orders files by how many tests they hold, which put these one-test files last, where a
+# worker ran the last of them alone. A stale list only costs time.
+LONG_FIRST = (
+    "smoke_suite_run",
+    "tests/test_stack_smoke.py",
+    "tests/browser/test_dashboard_day.py",
+    "tests/governance/portability/test_bounded_memory.py",
+    "tests/security/test_schema_fuzz.py",
+    "tests/clients/test_typescript.py",
+    "tests/topology/test_replica.py",
+    "tests/topology/test_deployment.py",
+    "tests/browser/test_review_queue.py",
+    "tests/test_no_process_left.py",
+    "tests/devtools/test_bench_pages.py",
+)
 
 
 MAX_WORKERS = 4  # each worker holds the embedding model and a Redis database of its own (db 2 + N)
