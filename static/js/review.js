@@ -82,6 +82,7 @@
       ul.appendChild(li);
     });
     body.replaceWith(ul);
+    tame(item);  // the links and buttons just added are reached by shortcut, not Tab (one Tab stop per item)
   }
 
   // --- Decisions ---------------------------------------------------------------------------------------

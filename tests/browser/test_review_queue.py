@@ -168,6 +168,26 @@ def test_similar_memories_load_inline_and_the_supersedes_shortcut_takes_the_key(
     assert Memory.objects.get(pk=fact.pk).status == Status.SUPERSEDED
 
 
+def test_similar_memories_loaded_into_an_item_are_no_tab_stops(page, reviewer, project_scope):
+    """The similar memories arrive after the page has made each item one Tab stop; their links and the
+    supersedes shortcut are reached by shortcut too, so Tab still goes from an item to the next item."""
+    from tests.memoryui.conftest import remember
+
+    fact = remember(project_scope, "Export slides as PPTX", kind="convention", key="export_format")
+    item = remember(
+        project_scope, "Export the slides as PDF from now on", kind="convention", status="proposed"
+    )
+    remember(project_scope, "Use the wide slide template", kind="convention", status="proposed")
+    sign_in(page, "rami", "pw-rami")
+    page.goto("/review/?scope=acme/slides")
+    entry = page.locator(f"#item-{item.pk}")
+    expect(entry.locator(f".similar-hit[data-memory='{fact.pk}'] a")).to_be_visible()
+    entry.focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.classList.contains('review-item')")
+    assert page.evaluate("document.activeElement.id") != f"item-{item.pk}"
+
+
 def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
     from tests.memoryui.conftest import remember
 
