@@ -328,6 +328,25 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.1):
     raise AssertionError(f"condition not met within {timeout}s: {predicate}")
 
 
+def waiting_on_a_lock(query_like: str = "%") -> bool:
+    """Whether a session of this test database is waiting on a lock (running a statement LIKE
+    `query_like`), seen from a connection of its own: a race test waits for this before letting the
+    transaction that holds the lock go."""
+    from django.db import connections
+
+    side = connections.create_connection("default")
+    try:
+        with side.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND query LIKE %s",
+                [query_like],
+            )
+            return cursor.fetchone()[0] > 0
+    finally:
+        side.close()
+
+
 SMOKE_SEED = 7
 
 

@@ -10,7 +10,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -19,7 +19,7 @@ from governance.propagation.stores import answers_withdraw
 from governance.services import idempotency as keys
 from governance.services.memory import MemoryInput, memory_forget, memory_record
 from governance.tasks import prune_idempotency_keys
-from tests.conftest import token_client, wait_for
+from tests.conftest import token_client, wait_for, waiting_on_a_lock
 
 WRITE = {
     "scope": "acme/slides",
@@ -248,19 +248,6 @@ def _held_write(client, key, results, started, release):
         connection.close()
 
 
-def _waiting_on_a_lock() -> bool:
-    side = connections.create_connection("default")
-    try:
-        with side.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND wait_event_type = 'Lock' AND query LIKE '%%governance_idempotentrequest%%'"
-            )
-            return cursor.fetchone()[0] > 0
-    finally:
-        side.close()
-
-
 def _concurrent(agent, wait_seconds, settings):
     settings.IDEMPOTENCY_KEY_WAIT_SECONDS = wait_seconds
     client, key = token_client(agent), _key()
@@ -279,7 +266,9 @@ def _concurrent(agent, wait_seconds, settings):
     other = threading.Thread(target=second)
     other.start()
     if wait_seconds > 1:
-        wait_for(_waiting_on_a_lock, timeout=20, interval=0.02)  # the repeat waits on the key's row
+        wait_for(
+            lambda: waiting_on_a_lock("%governance_idempotentrequest%"), timeout=20, interval=0.02
+        )  # the repeat waits on the key's row
     else:
         other.join(20)
     release.set()

@@ -11,7 +11,7 @@ from governance.models import Grant, Role
 from governance.permissions import LAST_OWNER
 from governance.services.grant_membership import group_member_add, group_member_remove
 from governance.services.principal import grant_add, grant_revoke, principal_ensure, user_ensure
-from tests.conftest import token_client, wait_for
+from tests.conftest import token_client, wait_for, waiting_on_a_lock
 from tests.memoryui.conftest import signed_in
 
 
@@ -139,7 +139,7 @@ def test_an_owner_whose_grant_is_revoked_while_they_revoke_another_removes_no_on
     and Zoe's grant went although an owner was still left (Xena)."""
     import threading
 
-    from django.db import connection, connections, transaction
+    from django.db import connection, transaction
 
     from governance.errors import NotFound, PermissionDenied
 
@@ -177,20 +177,8 @@ def test_an_owner_whose_grant_is_revoked_while_they_revoke_another_removes_no_on
     second = threading.Thread(target=yann_revokes_zoe)
     second.start()
 
-    def yann_waits_on_the_lock() -> bool:
-        side = connections.create_connection("default")
-        try:
-            with side.cursor() as cursor:
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                    " AND wait_event_type = 'Lock'"
-                )
-                return cursor.fetchone()[0] > 0
-        finally:
-            side.close()
-
     try:
-        wait_for(yann_waits_on_the_lock, timeout=30)
+        wait_for(waiting_on_a_lock, timeout=30)  # Yann waits on the owner grants
     finally:
         release.set()
         first.join(30)
