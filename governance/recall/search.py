@@ -13,7 +13,7 @@ import math
 
 from governance.models import fulltext, lexical
 from governance.recall.eligible import Eligibility
-from governance.runtime.prepared import prepared_cursor
+from governance.runtime.prepared import planned_cursor, prepared_cursor
 from governance.runtime.replica import read_connection
 
 MAX_QUERY_TERMS = 32
@@ -89,8 +89,11 @@ def keyword_search(
         return []
     where, params = eligibility.where("m")
     pairs = list(zip(terms, terms[1:], strict=False))
+    # The term counts keep one plan; the search and its fallback are planned with each run's scopes and
+    # terms (runtime/prepared.py: a generic plan of either reads other workspaces' matches).
     with prepared_cursor(read_connection()) as cursor:
         weights = term_weights(cursor, eligibility, terms)
+    with planned_cursor(read_connection()) as cursor:
         total = sum(weights.get(t, 0.0) for t in terms) or 1.0
         cursor.execute(
             "SELECT m.id, (SELECT coalesce(sum(t.w), 0) FROM unnest(%s::tsquery[], %s::float8[]) AS t(q, w)"

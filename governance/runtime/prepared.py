@@ -16,7 +16,18 @@ and are prepared again on a new one, and PostgreSQL plans them again itself afte
 Behind a pooler in transaction mode (PgBouncer before 1.21, or without `max_prepared_statements`) a
 session's statements are not there on the next transaction: set DB_PREPARED_STATEMENTS=false there, and
 these cursors are Django's ordinary ones. A statement of several commands (`SET …; SELECT …`) cannot be
-prepared; those keep `connection.cursor()`."""
+prepared; those keep `connection.cursor()`.
+
+A plan kept for every run is only as good as it is for every run's values. A search narrowed to the
+caller's scopes is not: the same statement matches 5 rows in one workspace and 50,000 in another, and the
+generic plan PostgreSQL settles on after five runs cannot tell them apart. Measured on one database holding
+the LoCoMo dev import and LongMemEval haystacks (docs/benchmarks.md, "Plans kept for every run"): the
+trigram fallback's generic plan reads the whole table's trigram index and computes word similarity on
+every long turn of the other scopes, 157 ms p50 against 10.5 ms planned with its values; the keyword search
+4.3 against 2.5 ms. `planned_cursor` binds on the server as well but is never prepared, so PostgreSQL plans
+each run with its values (psycopg's unnamed statement). Use it for the statements whose best plan depends
+on the scope set or the query; `prepared_cursor` for the rest (row reads by id, the token and access
+lookups, the exact vector search, the term counts: measured no worse generic)."""
 
 from __future__ import annotations
 
@@ -34,6 +45,12 @@ def prepared_cursor(connection):
     cursor:`, with %s placeholders as usual; one SQL command per execute."""
     if not settings.DB_PREPARED_STATEMENTS:
         return connection.cursor()
+    return _wrapped(connection, ServerBindingCursor)
+
+
+def _wrapped(connection, cursor_class):
+    """A `cursor_class` cursor over `connection`'s psycopg connection in Django's wrapper (execute wrappers,
+    error translation, the query log when it is kept)."""
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     with connection.wrap_database_errors:
@@ -43,11 +60,28 @@ def prepared_cursor(connection):
         # made here.
         if raw.prepare_threshold is None:
             raw.prepare_threshold = PREPARE_THRESHOLD
-        cursor = ServerBindingCursor(raw)
+        cursor = cursor_class(raw)
     connection.validate_thread_sharing()
     return (
         _LoggedCursor(cursor, connection) if connection.queries_logged else CursorWrapper(cursor, connection)
     )
+
+
+def planned_cursor(connection):
+    """A cursor of `connection` that binds on the server but never prepares: each run is planned with its
+    own values (see the module's docstring), or `connection.cursor()` when DB_PREPARED_STATEMENTS is off
+    (the same: planned every run)."""
+    if not settings.DB_PREPARED_STATEMENTS:
+        return connection.cursor()
+    return _wrapped(connection, _PlannedEachRun)
+
+
+class _PlannedEachRun(ServerBindingCursor):
+    """Bound on the server, never prepared: psycopg sends the statement unnamed and PostgreSQL plans it
+    with the values it is bound to."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        return super().execute(query, params, prepare=False, binary=binary)
 
 
 class _LoggedCursor(CursorDebugWrapper):
