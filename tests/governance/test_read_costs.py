@@ -29,3 +29,36 @@ def test_every_gin_index_of_memories_and_turns_keeps_a_64_kb_pending_list(db):
     assert READ_COSTS.LIMIT_KB == fulltext.GIN_PENDING_LIST_KB  # what a rebuilt index is given (benchmarks)
     for name, options in found.items():
         assert options and f"gin_pending_list_limit={READ_COSTS.LIMIT_KB}" in options, (name, options)
+
+
+def test_a_trigram_search_over_memories_is_planned_from_a_small_sample_of_texts(db):
+    """Migration 0054: the planner estimates a fuzzy match by running it on every common value and histogram
+    entry kept for `lexical`; the column keeps ten of each, so planning the fallback stays well under its run."""
+    from governance.models import Memory
+    from governance.services.scope import scope_ensure
+
+    scope = scope_ensure(path="acme/notes", actor=None)
+    Memory.objects.bulk_create(
+        Memory(
+            scope=scope,
+            kind="semantic",
+            source_kind="user",
+            status="active",
+            text=f"t{i}",
+            lexical=f"note number {i} " + "ledger line " * (i % 40),
+        )
+        for i in range(3000)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE governance_memory")
+        cursor.execute(
+            "SELECT attstattarget FROM pg_attribute WHERE attrelid = 'governance_memory'::regclass"
+            " AND attname = 'lexical'"
+        )
+        assert cursor.fetchone()[0] == 10
+        cursor.execute(
+            "SELECT coalesce(array_length(histogram_bounds::text::text[], 1), 0)"
+            " + coalesce(array_length(most_common_vals::text::text[], 1), 0)"
+            " FROM pg_stats WHERE tablename = 'governance_memory' AND attname = 'lexical'"
+        )
+        assert 0 < cursor.fetchone()[0] <= 22
