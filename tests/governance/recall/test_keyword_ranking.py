@@ -163,3 +163,42 @@ def test_a_later_statement_does_not_pass_one_holding_an_identifier_of_the_query_
         new,
         old,
     ]
+
+
+def test_only_who_said_a_statement_can_update_it():
+    """later_word_first: an answer repeating the words of the question it answers comes after it, but it
+    is no update of what the user said (LongMemEval: a long assistant answer went first so); the user's own
+    later statement still is, and between two people of a conversation neither updates the other."""
+    from governance.recall.rank import later_word_first
+    from governance.recall.state import Hit
+
+    now = timezone.now()
+
+    def hit(i, text, minutes_ago, score, source_kind="user", speaker=""):
+        return Hit(
+            id=i,
+            row={
+                "text": text,
+                "speaker": speaker,
+                "source_kind": source_kind,
+                "occurred_at": now - timedelta(minutes=minutes_ago),
+            },
+            score=score,
+        )
+
+    query = "What ratio of coffee to water do I use in my French press?"
+    said = hit(1, "I use one tablespoon of coffee to 4 ounces of water in my French press.", 30, 0.80)
+    answer = hit(
+        2, "Cleaning your French press: coffee oils, water and the ratio of vinegar …", 29, 0.74, "assistant"
+    )
+    assert later_word_first(query, [said, answer], window=10) == [said, answer]
+    update = hit(
+        3, "I switched to one tablespoon of coffee to 6 ounces of water in my French press.", 5, 0.75
+    )
+    assert later_word_first(query, [said, answer, update], window=10) == [update, said, answer]
+    mel = hit(4, "My kids and I went camping at the beach last week", 60, 0.8, speaker="Melanie")
+    car = hit(5, "Camping at the beach with the kids sounds lovely", 59, 0.75, speaker="Caroline")
+    assert later_word_first("Where did Melanie go camping with the kids?", [mel, car], window=10) == [
+        mel,
+        car,
+    ]

@@ -54,7 +54,10 @@ def test_the_keyword_search_and_its_fallback_are_planned_with_each_runs_values(
     run reads every workspace's matches (measured: the trigram fallback 157 ms against 10.5 planned with
     its values, with long turns of other scopes in the table; runtime/prepared.py)."""
     for i in range(30):
-        remember(other_workspace_scope, f"invoices numbered by hand, batch {i}: " + "a long line of ledger notes " * 20)
+        remember(
+            other_workspace_scope,
+            f"invoices numbered by hand, batch {i}: " + "a long line of ledger notes " * 20,
+        )
     _store(remember, project_scope)
     for query in (QUERY, "invoise numberd", "how are invoices numbered"):  # a misspelling takes the fallback
         for _ in range(7):  # past the five custom plans after which PostgreSQL would settle on one
@@ -63,7 +66,9 @@ def test_the_keyword_search_and_its_fallback_are_planned_with_each_runs_values(
     assert not [s for s in prepared if "ts_rank(" in s or "word_similarity(" in s], sorted(prepared)
     assert [s for s in prepared if s.startswith("SELECT t, (SELECT count(*)")]
     with CaptureQueriesContext(connection) as queries:
-        ids = [r["memory_id"] for r in recall_memories(principal=agent, scope=project_scope, query=QUERY, k=5)]
+        ids = [
+            r["memory_id"] for r in recall_memories(principal=agent, scope=project_scope, query=QUERY, k=5)
+        ]
     assert any("word_similarity(" in q["sql"] or "ts_rank(" in q["sql"] for q in queries.captured_queries)
     assert ids == _recall(agent, project_scope)
 
