@@ -20,6 +20,7 @@ is never returned, whatever state an index is in.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.db import transaction
@@ -135,10 +136,20 @@ def nearest(
                 cursor.execute(local, local_params)
                 cursor.execute(search, search_params)
                 found, names = cursor.fetchall(), [c.name for c in cursor.description]
+        elif settings.DB_PREPARED_STATEMENTS:
+            # Autocommit (a request's read): the settings and the search sent together in psycopg's
+            # pipeline mode. PostgreSQL runs the statements before one Sync as one implicit transaction,
+            # so the SET LOCAL settings hold for the search and end with it, in one round trip; and each is
+            # a statement of its own, so both are prepared (the search's text is the same for one set of
+            # indexed scopes): no parse and no plan per request for the search of a big scope.
+            with _pipeline(connection), prepared_cursor(connection) as cursor:
+                cursor.execute(local, local_params)
+                cursor.execute(search, search_params)
+                found, names = cursor.fetchall(), [c.name for c in cursor.description]
         else:
-            # Autocommit (a request's read): the settings and the search as one message of two statements,
-            # which PostgreSQL runs as one implicit transaction, so the SET LOCAL settings hold for the
-            # search and end with it. One round trip where BEGIN, settings, search and COMMIT took four.
+            # The same without prepared statements (a pooler in transaction mode): one message of two
+            # statements, one implicit transaction. One round trip where BEGIN, settings, search and
+            # COMMIT took four.
             with connection.cursor() as cursor:
                 cursor.execute(f"{local}; {search}", [*local_params, *search_params])
                 cursor.nextset()
@@ -149,6 +160,15 @@ def nearest(
     if columns is None:
         return [(int(r[0]), 1.0 - float(r[1])) for r in found[:limit]]
     return [(int(r[0]), 1.0 - float(r[1]), dict(zip(names[2:], r[2:], strict=True))) for r in found[:limit]]
+
+
+@contextmanager
+def _pipeline(connection):
+    """psycopg's pipeline mode on `connection` (Django's wrapper); an error it raises when it sends or
+    syncs is translated as Django's own."""
+    connection.ensure_connection()
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        yield
 
 
 PENDING_VECTORS_CAP = 10_000

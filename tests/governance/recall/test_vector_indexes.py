@@ -116,7 +116,8 @@ def test_a_search_outside_a_transaction_is_one_round_trip_and_its_settings_end_w
         q = _unit(tree["rng"])
         with CaptureQueriesContext(connection) as sent:
             auto = vector.nearest(elig, q, 10)
-        assert len(sent.captured_queries) == 1 and "set_config" in sent.captured_queries[0]["sql"]
+        # the settings, then the search: two statements sent in one pipeline (one round trip, both prepared)
+        assert [q["sql"].startswith("SELECT set_config") for q in sent.captured_queries] == [True, False]
         with transaction.atomic():
             inside = vector.nearest(elig, q, 10)
         assert auto == inside and [i for i, _ in auto] == [
@@ -125,6 +126,28 @@ def test_a_search_outside_a_transaction_is_one_round_trip_and_its_settings_end_w
         with connection.cursor() as cursor:
             cursor.execute("SELECT current_setting('enable_seqscan'), current_setting('hnsw.iterative_scan')")
             assert cursor.fetchone() == ("on", "off")
+    with connection.cursor() as cursor:  # prepared, and run again from the second search on
+        cursor.execute(
+            "SELECT generic_plans + custom_plans FROM pg_prepared_statements WHERE statement LIKE 'WITH q AS%%'"
+        )
+        runs = [n for (n,) in cursor.fetchall()]
+    assert runs and max(runs) >= 4, runs
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_prepared_statements_the_settings_and_the_search_are_one_message(tree, settings):
+    vector_index.maintain(min_rows=30, max_indexes=10)
+    settings.DB_PREPARED_STATEMENTS = False
+    elig = _eligibility(tree["root"], tree["big"], tree["small"])
+    vector_index.indexed_scope_ids()  # the catalogue, read once per process and interval
+    q = _unit(tree["rng"])
+    with CaptureQueriesContext(connection) as sent:
+        auto = vector.nearest(elig, q, 10)
+    assert len(sent.captured_queries) == 1 and "set_config" in sent.captured_queries[0]["sql"]
+    assert [i for i, _ in auto] == [i for i, _ in vector.nearest(elig, q, 10, mode="exact")]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('enable_seqscan')")
+        assert cursor.fetchone() == ("on",)
 
 
 def test_the_indexed_statement_really_walks_the_hnsw_index(tree):
