@@ -16,7 +16,7 @@ and are prepared again on a new one, and PostgreSQL plans them again itself afte
 Behind a pooler in transaction mode (PgBouncer before 1.21, or without `max_prepared_statements`) a
 session's statements are not there on the next transaction: set DB_PREPARED_STATEMENTS=false there, and
 these cursors are Django's ordinary ones. A statement of several commands (`SET …; SELECT …`) cannot be
-prepared; those keep `connection.cursor()`.
+prepared: send its parts as separate statements in one pipeline instead (recall/vector.py's HNSW search).
 
 A plan kept for every run is only as good as it is for every run's values. A search narrowed to the
 caller's scopes is not: the same statement matches 5 rows in one workspace and 50,000 in another, and the
