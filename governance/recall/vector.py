@@ -142,7 +142,9 @@ def nearest(
             # so the SET LOCAL settings hold for the search and end with it, in one round trip; and each is
             # a statement of its own, so both are prepared (the search's text is the same for one set of
             # indexed scopes): no parse and no plan per request for the search of a big scope.
-            with _pipeline(connection), prepared_cursor(connection) as cursor:
+            # The cursor first: making it may run the connection's health check, which must not be sent
+            # inside the pipeline.
+            with prepared_cursor(connection) as cursor, _pipeline(connection):
                 cursor.execute(local, local_params)
                 cursor.execute(search, search_params)
                 found, names = cursor.fetchall(), [c.name for c in cursor.description]
@@ -164,9 +166,8 @@ def nearest(
 
 @contextmanager
 def _pipeline(connection):
-    """psycopg's pipeline mode on `connection` (Django's wrapper); an error it raises when it sends or
-    syncs is translated as Django's own."""
-    connection.ensure_connection()
+    """psycopg's pipeline mode on `connection` (Django's wrapper, already connected: a cursor of it is
+    open); an error it raises when it sends or syncs is translated as Django's own."""
     with connection.wrap_database_errors, connection.connection.pipeline():
         yield
 
