@@ -7,10 +7,11 @@ Without the activation stage (the `vector` and `structured_vector` ablations) on
 from __future__ import annotations
 
 import math
+import re
 
 from django.conf import settings
 
-from governance.models import Kind, Status, lexical
+from governance.models import Kind, SourceKind, Status, lexical
 from governance.recall import dates
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import ACTIVATION
@@ -69,6 +70,21 @@ EARLY_CUES = frozenset(
 # A memory said by a person the question names ("When did Caroline …") gets this much: the speaker is in
 # the searched text too, but a name is one word among many there.
 SPEAKER_WEIGHT = 0.05
+# Who a question in the first or second person asks about. "What was my personal best?" asks about what
+# its asker said, not about the assistant's answer that repeated the question's words; "What did you
+# recommend?" asks about what the assistant said. The pronouns are stopwords of the keyword index, so
+# no search path reads them. A request put to the assistant ("can you remind me …") is not a question
+# about the assistant, nor is what the asker told it ("what I told you about my dog"): those words are
+# left out before the second person is looked for. A memory said by the one asked about (its source
+# kind, not a name) gets ASKER_WEIGHT, when the question names no speaker.
+ASKER_WEIGHT = SPEAKER_WEIGHT
+_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+FIRST_PERSON = frozenset("i me my mine myself i'm i've i'd i'll".split())
+SECOND_PERSON = frozenset("you your yours yourself you've you'd you'll you're".split())
+_REQUEST = re.compile(
+    r"\b(?:(?:can|could|would|will|do|did) you (?:please )?(?:remind|tell|help|remember|recall)"
+    r"|(?:told|tell|asked|ask|gave|give|sent|send|showed|show|mentioned to|said to|shared with) you)\b"
+)
 
 
 # Session-level relevance feeding turn ranking: a conversation is about one thing for a while, so the
@@ -126,6 +142,17 @@ def speakers_named(query: str, speakers) -> set[str]:
     return {s for s in speakers if s and set(lexical.terms(s)) and set(lexical.terms(s)) <= words}
 
 
+def asked_about(query: str) -> str | None:
+    """The source kind whose memories a first- or second-person question asks about, or None."""
+    text = _REQUEST.sub(" ", query.lower().replace("\u2019", "'"))
+    words = set(_WORDS.findall(text))
+    if words & SECOND_PERSON:
+        return SourceKind.ASSISTANT
+    if words & FIRST_PERSON:
+        return SourceKind.USER
+    return None
+
+
 def weights_for(task_type: str) -> dict[str, float]:
     return WEIGHTS.get(task_type or "default", WEIGHTS["default"])
 
@@ -166,6 +193,7 @@ def rank(state: RecallState) -> tuple[int, int]:
     span = (max(_when(h) for h in found) - oldest).total_seconds() if found else 0.0
     time_weight = time_order_weight(state.query) if use_activation and span > 0 else 0.0
     names = named_speakers(state.query, state.hits.values()) if use_activation else set()
+    asker = asked_about(state.query) if use_activation else None
     sessions = session_relevance(state.hits.values()) if use_activation else {}
     spans = dates.spans_named(state.query) if use_activation else []
     for hit in everything:
@@ -183,6 +211,8 @@ def rank(state: RecallState) -> tuple[int, int]:
                 value -= SESSION_WEIGHT * (1.0 - sessions[_session_of(hit)])
             if names and (hit.row.get("speaker") or "").strip() in names:
                 value += SPEAKER_WEIGHT
+            elif asker and not names and hit.row.get("source_kind") == asker:
+                value += ASKER_WEIGHT
             if spans and dates.within(hit.row.get("occurred_at"), spans):
                 value += DATE_WEIGHT
         hit.score = round(value, 6)

@@ -202,3 +202,52 @@ def test_only_who_said_a_statement_can_update_it():
         mel,
         car,
     ]
+
+
+def test_who_a_question_in_the_first_or_second_person_asks_about():
+    from governance.models import SourceKind
+    from governance.recall.rank import asked_about
+
+    assert asked_about("What was my personal best in the 5K?") == SourceKind.USER
+    assert asked_about("How many days did I spend in Kyoto?") == SourceKind.USER
+    assert asked_about("Can you remind me what my usual coffee order is?") == SourceKind.USER
+    assert asked_about("Do you remember what I told you about my dog?") == SourceKind.USER
+    assert asked_about("What hotel did you recommend for Lisbon?") == SourceKind.ASSISTANT
+    assert asked_about("Can you remind me which hotel you suggested?") == SourceKind.ASSISTANT
+    assert asked_about("When did Caroline go to the support group?") is None
+
+
+def test_a_question_about_what_the_user_said_puts_their_own_turn_before_the_answer(
+    project_scope, agent, monkeypatch
+):
+    """The assistant's answer repeats the question's words and follows it; a question in the first person
+    asks about what the user said (LongMemEval: long answers took the first place from the user's turn)."""
+    from governance.recall import rank
+
+    created = event_ingest(
+        scope=project_scope,
+        session="s1",
+        at=timezone.now() - timedelta(days=30),
+        turns=[
+            {"role": "user", "content": "My personal best in the charity 5K run was 27:12.", "ref": "s1:0"},
+            {
+                "role": "assistant",
+                "content": "Your personal best in the charity 5K run, 27:12, is a great time to build on: "
+                "for the next charity 5K run, add one interval session a week.",
+                "ref": "s1:1",
+            },
+        ],
+        actor=None,
+    )
+    embed_memories([m.pk for m in created])
+    ids = {m.source_ref: m.pk for m in created if m.kind == "episodic"}
+
+    def first(query):
+        results = recall_memories(principal=agent, scope=project_scope, query=query, k=5, strategy="full")
+        return results[0]["memory_id"]
+
+    question = "What was my personal best in the charity 5K run?"
+    assert first(question) == ids["s1:0"]
+    assert first("What did you say about my personal best in the charity 5K run?") == ids["s1:1"]
+    monkeypatch.setattr(rank, "ASKER_WEIGHT", 0.0)
+    assert first(question) == ids["s1:1"]  # without the rule, the answer's score puts it first
