@@ -214,6 +214,8 @@ def test_who_a_question_in_the_first_or_second_person_asks_about():
     assert asked_about("Do you remember what I told you about my dog?") == SourceKind.USER
     assert asked_about("What hotel did you recommend for Lisbon?") == SourceKind.ASSISTANT
     assert asked_about("Can you remind me which hotel you suggested?") == SourceKind.ASSISTANT
+    assert asked_about("Can you recommend a show for me to watch tonight?") == SourceKind.USER
+    assert asked_about("I'm deciding whether to buy a NAS now or wait. What do you think?") == SourceKind.USER
     assert asked_about("When did Caroline go to the support group?") is None
 
 
