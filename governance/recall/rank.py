@@ -75,13 +75,16 @@ SPEAKER_WEIGHT = 0.05
 # what the assistant said earlier ("which hotel did you recommend?", "the recipe you suggested") asks
 # about the assistant's words; a request to it now ("can you recommend …", "what do you think?") asks for
 # an answer built on what the asker said, and so counts as the asker's. The pronouns are stopwords of the
-# keyword index, so no search path reads them. A memory said by the one asked about (its source kind, not
-# a name) gets ASKER_WEIGHT, when the question names no speaker: more than a named speaker's, since an
+# keyword index, so no search path reads them. When the question names no speaker, a conversation turn
+# of the other party of the dialogue (its source kind, not a name) loses ASKER_WEIGHT: a penalty on the
+# other side's turns, not a bonus on the asker's, so that facts, rules and tool results keep their place
+# against the asker's own turns (as the session penalty does). More than a named speaker's weight: an
 # answer's words match its question's more closely than a person's other turns match one naming them.
 # LongMemEval-S dev, 10 questions, `full` recall@1/@5/@10: 0.100/0.450/0.733 without it; 0.05: 0.133/
 # 0.600/0.733; 0.2: 0.367/0.683/0.733; 0.3 and 0.5: 0.367/0.683/0.767. LoCoMo dev (third-person
 # questions) and the replay suite: the same at every weight (docs/evaluation.md).
 ASKER_WEIGHT = 0.3
+DIALOGUE = (SourceKind.USER, SourceKind.ASSISTANT)
 _ASSISTANT_SAID = re.compile(
     r"\b(?:did you|you (?:\w+ly )?(?:said|suggested|recommended|mentioned|told|gave|listed|shared|provided"
     r"|wrote|explained|proposed|described|offered|named|picked|chose)"
@@ -155,6 +158,11 @@ def asked_about(query: str) -> str | None:
     return None
 
 
+def _other_party(hit: Hit, asker: str) -> bool:
+    source = hit.row.get("source_kind")
+    return hit.row.get("kind") == Kind.EPISODIC and source in DIALOGUE and source != asker
+
+
 def weights_for(task_type: str) -> dict[str, float]:
     return WEIGHTS.get(task_type or "default", WEIGHTS["default"])
 
@@ -213,8 +221,8 @@ def rank(state: RecallState) -> tuple[int, int]:
                 value -= SESSION_WEIGHT * (1.0 - sessions[_session_of(hit)])
             if names and (hit.row.get("speaker") or "").strip() in names:
                 value += SPEAKER_WEIGHT
-            elif asker and not names and hit.row.get("source_kind") == asker:
-                value += ASKER_WEIGHT
+            elif asker and not names and _other_party(hit, asker):
+                value -= ASKER_WEIGHT
             if spans and dates.within(hit.row.get("occurred_at"), spans):
                 value += DATE_WEIGHT
         hit.score = round(value, 6)

@@ -219,6 +219,23 @@ def test_who_a_question_in_the_first_or_second_person_asks_about():
     assert asked_about("When did Caroline go to the support group?") is None
 
 
+def test_only_the_other_partys_conversation_turns_lose_for_a_first_person_question():
+    """A penalty on the other side's turns, not a bonus on the asker's: a fact, a rule or a tool result
+    keeps its place against the user's own turns."""
+    from governance.models import Kind, SourceKind
+    from governance.recall.rank import _other_party
+    from governance.recall.state import Hit
+
+    def hit(kind, source_kind):
+        return Hit(id=1, row={"kind": kind, "source_kind": source_kind})
+
+    assert _other_party(hit(Kind.EPISODIC, SourceKind.ASSISTANT), SourceKind.USER)
+    assert not _other_party(hit(Kind.EPISODIC, SourceKind.USER), SourceKind.USER)
+    assert _other_party(hit(Kind.EPISODIC, SourceKind.USER), SourceKind.ASSISTANT)
+    assert not _other_party(hit(Kind.EPISODIC, SourceKind.TOOL_RESULT), SourceKind.USER)
+    assert not _other_party(hit(Kind.SEMANTIC, SourceKind.ASSISTANT), SourceKind.USER)
+
+
 def test_a_question_about_what_the_user_said_puts_their_own_turn_before_the_answer(
     project_scope, agent, monkeypatch
 ):
