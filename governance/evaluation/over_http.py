@@ -111,9 +111,13 @@ def ask_all(url: str, token: str, questions: list, *, k: int = 10, strategy: str
     ) as client:
         for q in questions[:warmup]:
             body = {"scope": q.scope, "query": f"{q.question} (warm-up)", "k": k, "strategy": strategy}
+            if q.asked_at is not None:
+                body["as_of"] = q.asked_at.isoformat()
             client.post("/api/v1/recall", json=body).raise_for_status()
         for q in questions:
             body = {"scope": q.scope, "query": q.question, "k": k, "strategy": strategy}
+            if q.asked_at is not None:
+                body["as_of"] = q.asked_at.isoformat()
             started = time.perf_counter()
             response = client.post("/api/v1/recall", json=body)
             ms = (time.perf_counter() - started) * 1000

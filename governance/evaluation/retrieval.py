@@ -216,7 +216,13 @@ def evaluate_loaded(
     def recall_path(q, name: str, stages: frozenset[str]) -> list[str]:
         trace: list[dict] = []
         results = recall_with_stages(
-            principal=principal, scope=q.scope, query=q.question, k=max(KS), stages=stages, trace=trace
+            principal=principal,
+            scope=q.scope,
+            query=q.question,
+            k=max(KS),
+            stages=stages,
+            trace=trace,
+            as_of=q.asked_at,
         )
         traces[name].append(trace)
         return [(r.get("source") or {}).get("ref") or "" for r in results]

@@ -267,12 +267,14 @@ def recall_with_stages(
     k: int,
     stages: frozenset[str],
     trace: list | None = None,
+    as_of: datetime | None = None,
 ) -> list[dict]:
     """recall_memories with a set of stages instead of a named strategy: `evaluate_retrieval` measures each
     single search path (keyword only has no strategy name of its own) through the same pipeline.
-    `trace`: a list that receives the stages' trace (name, ms, in, out), for the latency split."""
-    _validate(query, "full", None)
-    state = _state(principal, scope, query, "full", None, k)
+    `trace`: a list that receives the stages' trace (name, ms, in, out), for the latency split. `as_of`: as
+    recall_memories (a benchmark question asked at its own date)."""
+    _validate(query, "full", as_of)
+    state = _state(principal, scope, query, "full", as_of, k)
     state.stages = frozenset(stages)
     _run_stages(state)
     if trace is not None:

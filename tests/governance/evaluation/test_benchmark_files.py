@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from io import StringIO
 
 import pytest
@@ -189,6 +190,55 @@ def test_a_longmemeval_file_loads_answer_turns_and_which_evidence_is_newer(longm
     roles = {t["role"] for t in loaded.turns}
     assert roles == {"user", "assistant"}
     assert next(q for q in loaded.questions if q.ident == "ss_002").evidence_refs == ("t1:1",)
+    assert update.asked_at == datetime(2023, 6, 1, 10, 0, tzinfo=UTC)  # its question_date
+
+
+def test_a_longmemeval_question_date_that_is_no_date_is_refused_with_its_item(tmp_path):
+    data = json.loads(json.dumps(LONGMEMEVAL))
+    data[1]["question_date"] = "June"
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match="item 1: question_date is not like"):
+        load(path, "longmemeval", prefix="lme")
+
+
+def test_a_longmemeval_question_is_asked_after_its_whole_haystack_even_when_a_session_is_dated_later(
+    tmp_path,
+):
+    data = json.loads(json.dumps(LONGMEMEVAL[1]))
+    data["haystack_dates"] = ["2023/06/01 (Thu) 18:30"]  # hours after the question, as a few real items are
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([data]), encoding="utf-8")
+    (question,) = load(path, "longmemeval", prefix="lme").questions
+    assert question.asked_at == datetime(2023, 6, 1, 18, 31, tzinfo=UTC)  # just after its last turn
+
+
+def test_a_question_asked_at_a_time_never_sees_what_was_said_later(db, tmp_path):
+    """Recall answers as of the question's time (`as_of`): a turn said after it (here the best match of
+    all) is in no path's ranking, and the evidence said before it is."""
+    from dataclasses import replace
+
+    from governance.evaluation.retrieval import evaluate_loaded
+
+    data = json.loads(json.dumps(LONGMEMEVAL[1]))
+    data["haystack_dates"].append("2023/07/01 (Sat) 09:00")
+    data["haystack_session_ids"].append("later")
+    data["haystack_sessions"].append(
+        [{"role": "user", "content": "What soup did I ask about? The lentil soup, the soup I asked about."}]
+    )
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([data]), encoding="utf-8")
+    call_command("import_conversations", str(path), "--format", "longmemeval", stdout=StringIO())
+    (question,) = load(path, "longmemeval", prefix="longmemeval").questions
+    assert Memory.objects.filter(scope__path="longmemeval/ss_002", source_ref="later:0").exists()
+    asked = replace(question, asked_at=datetime(2023, 6, 1, 10, 0, tzinfo=UTC))
+    for q, later_seen in ((asked, False), (question, True)):
+        results = evaluate_loaded([q], baseline=False, detail_path="full")
+        (task,) = results["tasks"]
+        assert "t1:1" in task["ranked"] and ("later:0" in task["ranked"]) is later_seen
+    results = evaluate_loaded([asked], baseline=False)
+    for name in ("vector", "keyword"):
+        assert results["strategies"][name]["all"]["recall@10"] == 1.0
 
 
 def test_import_conversations_takes_both_files_and_importing_twice_adds_nothing(

@@ -87,6 +87,7 @@ def test_the_http_benchmark_asks_through_a_socket_and_ranks_as_the_service_does(
 
     class Q:
         scope, question = project_scope.path, "which format for the board slides"
+        asked_at = None
 
     timings, ranked, connections = ask_all(
         live_server.url, token_issue(principal=agent, actor=None), [Q(), Q()], warmup=1
