@@ -108,7 +108,9 @@ SESSION_WEIGHT = 0.15
 SESSION_TOP = 3
 # A memory said on a day (or in a month) the query names (recall/dates.py) gets this much: the date
 # is the question's own time cue, which neither search path reads ("… on October 13, 2023" matches no
-# turn's words; the turn's time is a field).
+# turn's words; the turn's time is a field). A relative time ("the Wednesday two months ago", "last
+# Saturday", "in the last month") is read against the request's time, its `as_of` for a question asked in
+# the past.
 DATE_WEIGHT = 0.2
 
 
@@ -206,7 +208,8 @@ def rank(state: RecallState) -> tuple[int, int]:
     names = named_speakers(state.query, state.hits.values()) if use_activation else set()
     asker = asked_about(state.query) if use_activation else None
     sessions = session_relevance(state.hits.values()) if use_activation else {}
-    spans = dates.spans_named(state.query) if use_activation else []
+    spans = dates.spans_named(state.query, state.at) if use_activation else []
+    named_time: set[int] = set()
     for hit in everything:
         hit.recency = recency(hit, state)
         hit.activation = float(hit.row.get("activation") or hit.activation or 0.0)
@@ -226,12 +229,15 @@ def rank(state: RecallState) -> tuple[int, int]:
                 value -= ASKER_WEIGHT
             if spans and dates.within(hit.row.get("occurred_at"), spans):
                 value += DATE_WEIGHT
+                named_time.add(hit.id)
         hit.score = round(value, 6)
     state.evidence = _drop_overridden(state, sorted(state.hits.values(), key=lambda h: (-h.score, h.id)))
     if use_activation:
-        state.evidence = _gate_cold(state, state.evidence)
+        state.evidence = _gate_cold(state, state.evidence, named_time)
         if time_weight >= 0:
-            state.evidence = later_word_first(state.query, state.evidence, window=max(state.k, 10))
+            state.evidence = later_word_first(
+                state.query, state.evidence, window=max(state.k, 10), named_time=named_time
+            )
     # In: the candidates it ranks into evidence (the adjudicated hits; recent turns, keyed facts and the
     # negative context are scored too but go to the packer by their own way, counted in pack's `from`).
     return len(state.hits), len(state.evidence)
@@ -262,9 +268,12 @@ def _said_by(hit: Hit) -> tuple[str, str]:
     return ((hit.row.get("source_kind") or ""), (hit.row.get("speaker") or "").strip())
 
 
-def later_word_first(query: str, evidence: list[Hit], *, window: int) -> list[Hit]:
+def later_word_first(
+    query: str, evidence: list[Hit], *, window: int, named_time: set[int] = frozenset()
+) -> list[Hit]:
     """Move a later statement on the same subject, by the same speaker, in front of an earlier, slightly
-    better-scored one."""
+    better-scored one; never one said outside the time the question names (`named_time`) in front of one
+    said within it: "what did I do two months ago?" asks for then, not for what holds now."""
     wanted = set(lexical.terms(query))
     named = _identifiers(wanted)
     head, tail = list(evidence[:window]), evidence[window:]
@@ -286,6 +295,7 @@ def later_word_first(query: str, evidence: list[Hit], *, window: int) -> list[Hi
                 and _when(earlier)
                 and _when(later) > _when(earlier)
                 and _said_by(later) == _said_by(earlier)
+                and (earlier.id not in named_time or later.id in named_time)
                 and len(shared) >= 2
                 and len(shared) >= SAME_SUBJECT_SHARE * len(mine)
                 # nor past any memory between them holding an identifier of the query it lacks
@@ -333,9 +343,12 @@ def strong_match(hit: Hit, best_semantic: float | None, best_lexical: float | No
     )
 
 
-def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
+def _gate_cold(state: RecallState, evidence: list[Hit], named_time: set[int] = frozenset()) -> list[Hit]:
     """Hot memories and strong cold matches in score order; a weak cold match after every hot memory, in
-    score order among the cold ones below the last hot one, and left out past the caller's k."""
+    score order among the cold ones below the last hot one, and left out past the caller's k.
+    `named_time`: the memories said within a time the question names ("two months ago", "on October 13,
+    2023"). Such a memory is kept in its place, however cold: the question asks about that time, and
+    a memory is cold because that time has passed."""
     threshold = settings.MEMORY_COLD_THRESHOLD
     best_semantic = max((h.semantic for h in evidence if h.semantic is not None), default=None)
     best_lexical = max((h.lexical for h in evidence if h.lexical is not None), default=None)
@@ -352,7 +365,9 @@ def _gate_cold(state: RecallState, evidence: list[Hit]) -> list[Hit]:
                 (hit, "evidence", f"{cold_reason(hit, threshold)}; working memory of an ended session")
             )
             continue
-        if hit.fused > 0 and strong_match(hit, best_semantic, best_lexical):
+        if hit.fused > 0 and hit.id in named_time:
+            hit.flags.append("cold, kept: said in the time the question names")
+        elif hit.fused > 0 and strong_match(hit, best_semantic, best_lexical):
             hit.flags.append("cold, kept for a strong match")
         else:
             weak.add(hit.id)

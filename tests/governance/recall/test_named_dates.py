@@ -77,6 +77,89 @@ def test_the_turn_said_on_the_named_day_comes_first(project_scope, agent, monkey
     assert _first(agent, project_scope, "Which lake painting did Melanie show Caroline in October 2023?") == (
         late.pk
     )
-    # and only through the date's weight.
-    monkeypatch.setattr(rank, "DATE_WEIGHT", 0.0)
+    # and only through the date it reads: with no span read, the later statement leads again.
+    monkeypatch.setattr(rank.dates, "spans_named", lambda query, now=None: [])
     assert _first(agent, project_scope, asked) == late.pk
+
+
+ASKED = datetime(2023, 4, 1, 16, 8, tzinfo=UTC)  # a Saturday
+
+
+def _days(first: datetime, last: datetime) -> tuple[datetime, datetime]:
+    slack = timedelta(hours=12)
+    return first - slack, last + timedelta(days=1) + slack
+
+
+@pytest.mark.parametrize(
+    ("query", "span"),
+    [
+        # A day, read as the asker means it: the one of that name nearest the time pointed at, ...
+        (
+            "What did I do with Rachel on the Wednesday two months ago?",
+            _days(datetime(2023, 2, 1, tzinfo=UTC), datetime(2023, 2, 1, tzinfo=UTC)),
+        ),
+        (
+            "Who gave me the ring last Saturday?",
+            _days(datetime(2023, 3, 25, tzinfo=UTC), datetime(2023, 3, 25, tzinfo=UTC)),
+        ),
+        (
+            "What did I cook yesterday?",
+            _days(datetime(2023, 3, 31, tzinfo=UTC), datetime(2023, 3, 31, tzinfo=UTC)),
+        ),
+        # ... so far back give or take half the unit (a vague count: a whole one) ...
+        ("What did I buy four weeks ago?", (ASKED - timedelta(days=31.5), ASKED - timedelta(days=24.5))),
+        ("What did I cook a couple of days ago?", (ASKED - timedelta(days=3), ASKED - timedelta(days=1))),
+        # ... a month by name: the last one ...
+        ("What did I plant last May?", (datetime(2022, 5, 1, tzinfo=UTC), datetime(2022, 6, 1, tzinfo=UTC))),
+        ("What did I plant in March?", (datetime(2023, 3, 1, tzinfo=UTC), datetime(2023, 4, 1, tzinfo=UTC))),
+        # ... and a stretch until now.
+        (
+            "How many plants did I get in the last month?",
+            (ASKED - timedelta(days=31, hours=12), ASKED + timedelta(hours=12)),
+        ),
+        (
+            "How many MCU films did I watch in the past 3 months?",
+            (datetime(2023, 1, 1, 4, 8, tzinfo=UTC), ASKED + timedelta(hours=12)),
+        ),
+    ],
+)
+def test_a_relative_time_is_read_against_the_askers_present(query, span):
+    assert spans_named(query, ASKED) == [span]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many weeks ago did I meet my aunt?",  # it asks for the number
+        "What did we eat on the last day of the trip?",
+        "May I ask what you recommended?",
+        "What happened last week?",  # read only with the asker's present
+    ],
+)
+def test_what_names_no_time_is_no_span(query):
+    now = None if query.endswith("last week?") else ASKED
+    assert spans_named(query, now) == []
+
+
+def test_the_turn_said_the_relative_day_the_question_names_comes_first(project_scope, agent):
+    """ "Two months ago" asked on 1 April is the turn of 1 February, asked on 2 October the turn of 2 August:
+    the same question, two answers, by the time it is asked (as_of)."""
+
+    def said(text: str, month: int, day: int) -> int:
+        return _turn(project_scope, text, datetime(2023, month, day, 14, tzinfo=UTC), f"s{month}").pk
+
+    feb = said("Rachel and I went to the climbing gym together", 2, 1)
+    march = said("Rachel and I went to the climbing gym again", 3, 20)
+    aug = said("Rachel and I went to the climbing gym once more", 8, 2)
+    sept = said("Rachel and I went to the climbing gym, as we do", 9, 20)
+
+    def first(query: str, month: int, day: int) -> int:
+        at = datetime(2023, month, day, 16, tzinfo=UTC)
+        results = recall_memories(principal=agent, scope=project_scope, query=query, k=5, as_of=at)
+        return results[0]["memory_id"]
+
+    asked = "What did I do with Rachel at the climbing gym two months ago?"
+    assert (first(asked, 4, 1), first(asked, 10, 2)) == (feb, aug)
+    # Without the time, the later of close matches leads (rank.later_word_first).
+    plain = "What did I do with Rachel at the climbing gym?"
+    assert (first(plain, 4, 1), first(plain, 10, 2)) == (march, sept)
