@@ -10,7 +10,8 @@ October 13, 2023?") is answered by a turn of that day, however many other days t
     (a day at least; a vague count, "a few", "a couple", "several", gives or takes a whole unit);
     with a weekday ("the Wednesday two months ago") the day of that name nearest to it;
   - "yesterday", "the day before yesterday", "last Saturday" (the last one before today): that day;
-  - "last May", "in May": the last such month (before this one for "last", up to this one for "in");
+  - "last May", "in May", "in January and March": the last such month (before this one for "last", up
+    to this one for "in"); "since March": from the last March until now;
   - "in the last month", "the past few months", "the last 3 weeks", "last week", "this month": from that
     far back until now (the last week read both ways, the previous calendar week and the past seven days).
   A span that asks for the number ("how many weeks ago …?") names none. Without `now`, none is read."""
@@ -93,7 +94,8 @@ _COUNT = (
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEKDAY = "(?P<weekday>" + "|".join(_WEEKDAYS) + ")"
-_MONTH_NAME = "(?P<month>" + "|".join(n for n in _MONTHS if len(n) > 3 or n == "may") + ")"
+_MONTH_ALONE = "|".join(n for n in _MONTHS if len(n) > 3 or n == "may")
+_MONTH_NAME = f"(?P<month>{_MONTH_ALONE})"
 _RELATIVE = (
     # two months ago, a couple of days ago (and "the Wednesday two months ago", a weekday before it)
     ("ago", re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+ago\b", re.IGNORECASE)),
@@ -101,7 +103,15 @@ _RELATIVE = (
     ("yesterday", re.compile(r"\byesterday\b", re.IGNORECASE)),
     ("last_weekday", re.compile(rf"\b(?:last|this\s+past|past)\s+{_WEEKDAY}\b", re.IGNORECASE)),
     ("last_month_name", re.compile(rf"\blast\s+{_MONTH_NAME}\b", re.IGNORECASE)),
-    ("in_month_name", re.compile(rf"\b(?:in|during|since)\s+{_MONTH_NAME}\b(?!\s+\d)", re.IGNORECASE)),
+    # in May, during May and June, since March (from March until now)
+    (
+        "in_month_name",
+        re.compile(
+            rf"\b(?P<word>in|during|since)\s+{_MONTH_NAME}"
+            rf"(?P<more>(?:\s*(?:,|,?\s*and|,?\s*or)\s+(?:{_MONTH_ALONE}))*)\b(?!\s+\d)",
+            re.IGNORECASE,
+        ),
+    ),
     # the past few months, in the last 3 weeks, last week, over the past month
     (
         "past",
@@ -137,9 +147,7 @@ def spans_named(query: str, now: datetime | None = None) -> list[tuple[datetime,
     for kind, pattern in _RELATIVE:
         for match in pattern.finditer(query):
             if free(match):
-                span = _relative(kind, match, query, now)
-                if span is not None:
-                    spans.append(span)
+                spans.extend(_relative(kind, match, query, now))
     return spans
 
 
@@ -158,7 +166,30 @@ def _day(at: datetime) -> tuple[datetime, datetime]:
     return start - DAY_SLACK, start + timedelta(days=1) + DAY_SLACK
 
 
-def _relative(kind: str, match: re.Match, query: str, now: datetime) -> tuple[datetime, datetime] | None:
+def _relative(kind: str, match: re.Match, query: str, now: datetime) -> list[tuple[datetime, datetime]]:
+    if kind == "in_month_name":
+        return _months_named(match, now)
+    span = _relative_span(kind, match, query, now)
+    return [] if span is None else [span]
+
+
+def _months_named(match: re.Match, now: datetime) -> list[tuple[datetime, datetime]]:
+    """ "in May", "in January and March": the last such months up to this one; "since March": from the
+    last March until now."""
+    now = now.astimezone(UTC)
+    names = [match.group("month"), *re.findall(_MONTH_ALONE, match.group("more") or "", re.IGNORECASE)]
+    spans = []
+    for name in names:
+        month = _MONTHS[name.lower()]
+        span = _span({"year": now.year if month <= now.month else now.year - 1, "month": name, "day": None})
+        if span is not None:
+            spans.append(span)
+    if match.group("word").lower() == "since" and spans:
+        return [(spans[0][0], now + DAY_SLACK)]
+    return spans
+
+
+def _relative_span(kind: str, match: re.Match, query: str, now: datetime) -> tuple[datetime, datetime] | None:
     now = now.astimezone(UTC)
     parts = match.groupdict()
     if kind == "yesterday":
@@ -168,14 +199,11 @@ def _relative(kind: str, match: re.Match, query: str, now: datetime) -> tuple[da
     if kind == "last_weekday":
         back = (now.weekday() - _WEEKDAYS.index(parts["weekday"].lower()) - 1) % 7 + 1
         return _day(now - timedelta(days=back))
-    if kind in ("last_month_name", "in_month_name"):
+    if kind == "last_month_name":
         month = _MONTHS[parts["month"].lower()]
-        year = (
-            now.year
-            if month < now.month or (kind == "in_month_name" and month == now.month)
-            else now.year - 1
+        return _span(
+            {"year": now.year if month < now.month else now.year - 1, "month": parts["month"], "day": None}
         )
-        return _span({"year": year, "month": parts["month"], "day": None})
     unit = parts["unit"].lower()
     if kind == "this":
         start = {

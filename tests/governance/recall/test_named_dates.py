@@ -127,6 +127,18 @@ def test_a_relative_time_is_read_against_the_askers_present(query, span):
     assert spans_named(query, ASKED) == [span]
 
 
+def test_months_named_together_are_each_read_and_since_reaches_now():
+    january, march = (datetime(2023, m, 1, tzinfo=UTC) for m in (1, 3))
+    assert spans_named("the two novels I finished in January and March", ASKED) == [
+        (january, datetime(2023, 2, 1, tzinfo=UTC)),
+        (march, datetime(2023, 4, 1, tzinfo=UTC)),
+    ]
+    # May is after April: the last May is the year before.
+    assert spans_named("since May", ASKED) == [
+        (datetime(2022, 5, 1, tzinfo=UTC), ASKED + timedelta(hours=12))
+    ]
+
+
 @pytest.mark.parametrize(
     "query",
     [
