@@ -148,7 +148,7 @@ def spans_named(query: str, now: datetime | None = None) -> list[tuple[datetime,
         for match in pattern.finditer(query):
             if free(match):
                 spans.extend(_relative(kind, match, query, now))
-    return spans
+    return list(dict.fromkeys(spans))  # "in May and May" is one span
 
 
 def _back(now: datetime, unit: str, count: float) -> datetime:
