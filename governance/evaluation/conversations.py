@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from governance.services.events import turn_too_long
+
 FORMATS = ("jsonl", "locomo", "longmemeval")
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 KNOWLEDGE_UPDATE = "knowledge-update"
@@ -52,6 +54,10 @@ class Loaded:
     turns: list[dict] = field(default_factory=list)  # import_conversations lines
     questions: list[EvalQuestion] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # questions left out, and why
+    # Turns left out of `turns`, and why: too long to be one memory (3 turns of the LongMemEval dev
+    # file, pasted documents of up to 41,855 characters). Their questions stay: such a turn, if it is
+    # evidence, counts as missed.
+    left_out: list[str] = field(default_factory=list)
 
 
 def detect_format(path: Path) -> str:
@@ -72,6 +78,19 @@ def load(path: Path, fmt: str, *, prefix: str) -> Loaded:
     if fmt == "longmemeval":
         return load_longmemeval(_json_list(path, fmt, "questions"), prefix=prefix, name=path.name)
     raise ValueError(UNKNOWN_FORMAT)
+
+
+def _without_long_turns(loaded: Loaded) -> Loaded:
+    """Leave out the turns no memory can hold (services.events.turn_too_long, the rule the import applies),
+    each named in `left_out`, so the rest of the file imports and is asked."""
+    kept = []
+    for turn in loaded.turns:
+        if problem := turn_too_long(turn["content"]):
+            loaded.left_out.append(f"{turn['scope']}, turn {turn['ref']}: {problem}")
+        else:
+            kept.append(turn)
+    loaded.turns = kept
+    return loaded
 
 
 def _json_list(path: Path, fmt: str, what: str) -> list:
@@ -181,7 +200,7 @@ def load_locomo(samples: list, *, prefix: str, name: str = "locomo") -> Loaded:
                     ident=f"{scope}#{qi}",
                 )
             )
-    return loaded
+    return _without_long_turns(loaded)
 
 
 # --- LongMemEval ---------------------------------------------------------------------------------------
@@ -300,4 +319,4 @@ def load_longmemeval(items: list, *, prefix: str, name: str = "longmemeval") -> 
                 asked_at=asked_at,
             )
         )
-    return loaded
+    return _without_long_turns(loaded)

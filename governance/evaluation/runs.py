@@ -263,6 +263,7 @@ def _measure(run: EvaluationRun, sandbox: str) -> dict:
     results.update(
         format=fmt,
         skipped=loaded.skipped[:50],
+        left_out=loaded.left_out[:50],
         sandbox=sandbox,
         turns=len(loaded.turns),
         pass_rule=f"every evidence turn among the first 10 the `{DETAIL_PATH}` path ranked",

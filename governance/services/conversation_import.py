@@ -22,7 +22,7 @@ from governance.propagation import (
     run_after_embedding,
 )
 from governance.runtime.progress import progress_line as shared_progress_line
-from governance.services.events import event_ingest
+from governance.services.events import event_ingest, turn_too_long
 from governance.services.scope import scope_ensure
 
 BATCH_TURNS = 200
@@ -58,10 +58,21 @@ def ingest_claimed(*, scope, session: str, turns: list[dict], embed: bool) -> li
 def conversation_ingest(
     lines: list[dict], errors: list[str], *, no_embed: bool, out: TextIO, batch_turns: int = BATCH_TURNS
 ) -> tuple[int, int, int, float]:
-    """Write (and unless `no_embed`, embed) the lines; a scope that cannot be opened adds to `errors`.
-    Progress lines go to `out`. Returns (lines read, new turns, memories created, seconds)."""
+    """Write (and unless `no_embed`, embed) the lines; a scope that cannot be opened, or a turn too long
+    to be a memory (left out, the rest imported), adds to `errors`. Progress lines go to `out`. Returns
+    (lines read, new turns, memories created, seconds)."""
     total, created, turns_new, started = len(lines), 0, 0, time.monotonic()
     done = 0
+    importable = []
+    for line in lines:
+        if problem := turn_too_long(line["content"]):
+            errors.append(
+                f"scope {line['scope']!r}, session {line['session']!r}, turn {line.get('ref')!r}: {problem}"
+            )
+            done += 1
+        else:
+            importable.append(line)
+    lines = importable
     # Written but not yet embedded (claimed by this process): handed to the embedder once they fill a
     # batch, so a conversation of many short sessions still reaches the embedder in full batches.
     waiting: list[tuple[int, int]] = []

@@ -16,7 +16,7 @@ from governance.permissions import may_write_candidates
 from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve
 from governance.services.extraction import Extractor, get_extractor
-from governance.services.memory import MemoryInput, memory_record_batch
+from governance.services.memory import MAX_TEXT_CHARS, MemoryInput, memory_record_batch
 from governance.services.small_talk import small_talk_turn
 
 ROLES = {
@@ -35,6 +35,14 @@ EMPTY_CONTENT = "Every turn needs a non-empty content."
 EXTRACTED_BY = "extracted_by"
 REF_TWICE = "Two turns of this event share the ref {ref!r} with different texts; a ref names one turn."
 CALL_NEEDS_ID = "A tool_call or tool_result turn needs a call_id that pairs the call with its result."
+TURN_TOO_LONG = "A turn's content is {length:,} characters; a memory holds at most {limit:,}: split the turn."
+
+
+def turn_too_long(content: str) -> str | None:
+    """Why a turn of this content cannot be recorded (its memory would pass the text limit), or None."""
+    if len(content) > MAX_TEXT_CHARS:
+        return TURN_TOO_LONG.format(length=len(content), limit=MAX_TEXT_CHARS)
+    return None
 
 
 def _validate(turns: list[dict]) -> None:
@@ -45,6 +53,8 @@ def _validate(turns: list[dict]) -> None:
             raise InvalidInput(BAD_ROLE, field=f"turns[{i}].role")
         if not isinstance(turn.get("content"), str) or not turn["content"].strip():
             raise InvalidInput(EMPTY_CONTENT, field=f"turns[{i}].content")
+        if problem := turn_too_long(turn["content"]):
+            raise InvalidInput(problem, field=f"turns[{i}].content")
         if turn["role"] in ("tool_call", "tool_result", "tool") and not turn.get("call_id"):
             raise InvalidInput(CALL_NEEDS_ID, field=f"turns[{i}].call_id")
 

@@ -221,6 +221,9 @@ class Command(BaseCommand):
             results["http"] = self.over_http(questions, prefix or fmt, results)
         if loaded.skipped:
             self.stderr.write(f"{len(loaded.skipped)} question(s) left out (first: {loaded.skipped[0]})")
+        if loaded.left_out:
+            results["left_out"] = loaded.left_out
+            self.stderr.write(f"{len(loaded.left_out)} turn(s) not imported (first: {loaded.left_out[0]})")
         if json_out:
             Path(json_out).write_text(json.dumps(results, indent=2, ensure_ascii=False))
             self.stdout.write(f"wrote {json_out}")

@@ -90,7 +90,8 @@ class Command(BaseCommand):
             lines, errors = self.read_jsonl(file)
         else:
             try:
-                lines, errors = load(Path(file), fmt, prefix=scope_prefix or fmt).turns, []
+                loaded = load(Path(file), fmt, prefix=scope_prefix or fmt)
+                lines, errors = loaded.turns, list(loaded.left_out)  # the rest imports; the command fails
             except OSError as exc:
                 raise CommandError(f"cannot read {file}: {exc.strerror}") from exc
             except ValueError as exc:

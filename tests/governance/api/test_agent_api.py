@@ -297,3 +297,18 @@ def test_requests_without_a_token_are_401(project_scope):
 
     response = APIClient().post("/api/v1/recall", {"scope": "acme/slides", "query": "x"}, format="json")
     assert response.status_code == 401 and response.json()["error"] == "not_authenticated"
+
+
+def test_an_event_with_a_turn_too_long_for_a_memory_is_refused_by_the_turn_and_stores_nothing(
+    agent_client, project_scope
+):
+    from governance.models import Memory
+    from governance.services.memory import MAX_TEXT_CHARS
+
+    turns = [{"role": "user", "content": "short"}, {"role": "user", "content": "x" * (MAX_TEXT_CHARS + 1)}]
+    response = agent_client.post(
+        "/api/v1/events", {"scope": project_scope.path, "session": "s", "turns": turns}, format="json"
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["fields"]["turns"]["1"]["content"]  # the serializer names the turn
+    assert not Memory.objects.filter(scope=project_scope).exists()

@@ -78,6 +78,22 @@ def test_import_reports_bad_lines(db, tmp_path):
         run("import_conversations", str(path))
 
 
+def test_a_jsonl_turn_too_long_for_a_memory_is_a_bad_line_and_the_others_import(db, tmp_path):
+    from governance.services.memory import MAX_TEXT_CHARS
+
+    def line(ref: str, content: str) -> str:
+        body = {"scope": "imp/p", "session": "s", "at": "2026-01-01T10:00:00Z", "role": "user"}
+        return json.dumps({**body, "content": content, "ref": ref})
+
+    path = tmp_path / "long.jsonl"
+    path.write_text(
+        "\n".join([line("1", "short"), line("2", "x" * (MAX_TEXT_CHARS + 1)), line("3", "also short")])
+    )
+    with pytest.raises(CommandError, match="turn '2': A turn's content is 20,001 characters"):
+        run("import_conversations", str(path))
+    assert set(Memory.objects.filter(kind="episodic").values_list("source_ref", flat=True)) == {"1", "3"}
+
+
 @pytest.mark.parametrize("as_of", ["2026-02-30T10:00:00Z", "2026-01-05T10:00:00", "soon"])
 def test_a_bad_as_of_is_a_command_error_not_a_traceback(db, as_of):
     with pytest.raises(CommandError, match="--as-of is an ISO date-time"):

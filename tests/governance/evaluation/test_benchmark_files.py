@@ -255,6 +255,39 @@ def test_import_conversations_takes_both_files_and_importing_twice_adds_nothing(
     assert Memory.objects.count() == before
 
 
+def test_a_turn_too_long_for_a_memory_is_left_out_by_name_and_the_rest_imports(db, tmp_path):
+    """A real LongMemEval haystack holds a pasted document of 41,855 characters: the import used to stop
+    at it with a traceback, part-way. Now that turn is named and left out, the rest imports and is asked,
+    and the import command says it failed."""
+    from governance.services.memory import MAX_TEXT_CHARS
+
+    data = json.loads(json.dumps(LONGMEMEVAL[1]))
+    data["haystack_sessions"][0].insert(
+        1, {"role": "user", "content": "lorem ipsum " * (MAX_TEXT_CHARS // 10)}
+    )
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([data]), encoding="utf-8")
+    loaded = load(path, "longmemeval", prefix="longmemeval")
+    assert [t["ref"] for t in loaded.turns] == ["t1:0", "t1:2"] and len(loaded.questions) == 1
+    (why,) = loaded.left_out
+    assert why.startswith("longmemeval/ss_002, turn t1:1: A turn's content is 23,999 characters")
+    with pytest.raises(CommandError, match="1 lines could not be imported"):
+        call_command("import_conversations", str(path), "--format", "longmemeval", stdout=StringIO())
+    refs = set(Memory.objects.filter(kind="episodic").values_list("source_ref", flat=True))
+    assert refs == {"t1:0", "t1:2"}
+    err = StringIO()
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(path),
+        "--imported-only",
+        "--no-baseline",
+        stdout=StringIO(),
+        stderr=err,
+    )
+    assert "1 turn(s) not imported (first: longmemeval/ss_002, turn t1:1" in err.getvalue()
+
+
 def test_a_file_that_is_neither_format_is_refused_with_a_sentence(db, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"conversation": "not an object"}]), encoding="utf-8")
