@@ -119,6 +119,17 @@ _RELATIVE = (
     ),
     ("this", re.compile(rf"\bthis\s+{_UNIT}\b", re.IGNORECASE)),
 )
+# The words each kind of relative time cannot be written without.
+_NEEDS = {
+    "ago": ("ago",),
+    "day_before_yesterday": ("yesterday",),
+    "yesterday": ("yesterday",),
+    "last_weekday": ("last", "past"),
+    "last_month_name": ("last",),
+    "in_month_name": tuple(_MONTH_ALONE.split("|")),
+    "past": ("last", "past", "previous"),
+    "this": ("this",),
+}
 _WEEKDAY_NAMED = re.compile(rf"\b{_WEEKDAY}\b", re.IGNORECASE)
 
 
@@ -144,7 +155,10 @@ def spans_named(query: str, now: datetime | None = None) -> list[tuple[datetime,
                 spans.append(span)
     if now is None:
         return spans
+    lowered = query.lower()
     for kind, pattern in _RELATIVE:
+        if not any(word in lowered for word in _NEEDS[kind]):
+            continue  # most questions name no relative time: a substring test spares the pattern
         for match in pattern.finditer(query):
             if free(match):
                 spans.extend(_relative(kind, match, query, now))
