@@ -29,6 +29,9 @@ class Eligibility:
     # Narrowed to what these speakers said (recall.speaker_stage's per-person search): every other
     # condition stays, so a narrowed search can only find less than the whole one.
     speakers: tuple[str, ...] = ()
+    # Narrowed to what was said within these [start, end) spans (recall.named_time_stage's search of the
+    # time a question names), on the same terms.
+    said_within: tuple[tuple[datetime, datetime], ...] = ()
 
     def where(
         self, alias: str = "m", statuses: tuple[str, ...] | None = None, *, scope_bound: bool = False
@@ -56,6 +59,11 @@ class Eligibility:
         if self.speakers:
             sql.append(f"{a}.speaker = ANY(%s)")
             params.append(list(self.speakers))
+        if self.said_within:
+            sql.append(
+                " OR ".join(f"({a}.occurred_at >= %s AND {a}.occurred_at < %s)" for _ in self.said_within)
+            )
+            params.extend(x for span in self.said_within for x in span)
         return " AND ".join(f"({s})" for s in sql), params
 
 

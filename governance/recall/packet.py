@@ -29,6 +29,7 @@ from governance.recall.strategies import (
     ADJUDICATE,
     KEYED,
     LEXICAL,
+    NAMED_TIME,
     RECENT,
     RELATIONS,
     SPEAKERS,
@@ -106,6 +107,8 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
             _finish_embed(state, pending)
             pending = None
             state.run("vector", recall_mod.vector_stage)
+            if NAMED_TIME in state.stages:
+                state.run("named_time", recall_mod.named_time_stage)
     finally:
         if pending is not None:  # a stage failed: nobody will read the vector
             pending.cancel()

@@ -208,7 +208,7 @@ def rank(state: RecallState) -> tuple[int, int]:
     names = named_speakers(state.query, state.hits.values()) if use_activation else set()
     asker = asked_about(state.query) if use_activation else None
     sessions = session_relevance(state.hits.values()) if use_activation else {}
-    spans = dates.spans_named(state.query, state.at) if use_activation else []
+    spans = named_spans(state) if use_activation else []
     named_time: set[int] = set()
     for hit in everything:
         hit.recency = recency(hit, state)
@@ -266,6 +266,13 @@ def _identifiers(terms: set[str]) -> set[str]:
 
 def _said_by(hit: Hit) -> tuple[str, str]:
     return ((hit.row.get("source_kind") or ""), (hit.row.get("speaker") or "").strip())
+
+
+def named_spans(state: RecallState) -> list:
+    """The spans of time the query names, read against the request's time (or its `as_of`), once."""
+    if state.named_spans is None:
+        state.named_spans = dates.spans_named(state.query, state.at)
+    return state.named_spans
 
 
 def later_word_first(

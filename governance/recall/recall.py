@@ -9,9 +9,9 @@ import json
 
 from governance.models import Kind, Status, activation, lexical
 from governance.recall import fusion, search, vector
-from governance.recall.rank import speakers_named
+from governance.recall.rank import named_spans, speakers_named
 from governance.recall.state import Hit, RecallState
-from governance.recall.strategies import LEXICAL, SPEAKERS, VECTOR
+from governance.recall.strategies import LEXICAL, NAMED_TIME, SPEAKERS, VECTOR
 from governance.runtime.prepared import prepared_cursor
 from governance.runtime.replica import read_connection
 
@@ -23,7 +23,7 @@ from governance.runtime.replica import read_connection
 # keyword weight 1.5 give 0.671 (recall@1 0.364); K 5/10/20 with weight 0.8 0.640/0.637/0.632, K=20 with
 # 1.0/1.5 0.645/0.655 (docs/evaluation.md).
 RRF_K = 10
-PATH_WEIGHTS = {VECTOR: 1.0, LEXICAL: 1.5, SPEAKERS: 1.5}
+PATH_WEIGHTS = {VECTOR: 1.0, LEXICAL: 1.5, SPEAKERS: 1.5, NAMED_TIME: 1.0}
 # The lists whose scores are keyword scores (a share of the query's terms), counted by their strength.
 KEYWORD_PATHS = (LEXICAL, SPEAKERS)
 # A keyword hit counts by its score (the rarity-weighted share of the query's terms, search.py). Squared
@@ -37,6 +37,8 @@ COLLAPSE_REPEATS = True
 # Depth of each search list: enough for fusion to work with, small enough that a filtered HNSW scan
 # stays short (bench_context).
 CANDIDATES_PER_PATH = 30
+# The search within a named time: the turns of a day or a few, so a short list.
+NAMED_TIME_CANDIDATES = 10
 # The keyword lists go deeper, and so does the fused pool that ranking orders: they are read while the
 # query is embedded (the vector list, after it, stays at CANDIDATES_PER_PATH), and a question whose answer
 # is spread over many turns ("What has Melanie painted?") has evidence past the 30th keyword match. LoCoMo
@@ -150,6 +152,33 @@ def vector_stage(state: RecallState) -> tuple[int, int]:
     state.lists[VECTOR] = [(memory_id, similarity) for memory_id, similarity, _ in found]
     state.rows.update((memory_id, _decoded(row)) for memory_id, _, row in found)
     return 1, len(state.lists[VECTOR])
+
+
+def named_time_stage(state: RecallState) -> tuple[int, int, dict]:
+    """The time a question names ("the Wednesday two months ago", "a couple of days ago", "on October 13,
+    2023": recall/dates.py) searched on its own: what was said then is few turns, and the one the
+    question asks about may share no word with it and be outscored by the whole history's near
+    neighbours ("cooking something for my friend" against "I'll also make some banana bread for the
+    dinner"), so neither search path lists it for the date weight of rank.py to act on. The vector search
+    again, narrowed to those spans (`Eligibility.said_within`, every other condition kept), its list fused
+    with the others. No query when the question names no time."""
+    spans = named_spans(state)
+    if not spans or state.query_vector is None:
+        state.lists[NAMED_TIME] = []
+        return 0, 0, {"unit": "spans named"}
+    narrowed = dataclasses.replace(state.eligibility, said_within=tuple(spans))
+    found = vector.nearest(
+        narrowed,
+        state.query_vector,
+        NAMED_TIME_CANDIDATES,
+        mode=state.vector_mode,
+        columns=row_columns(state),
+    )
+    state.lists[NAMED_TIME] = [(memory_id, similarity) for memory_id, similarity, _ in found]
+    state.rows.update(
+        (memory_id, _decoded(row)) for memory_id, _, row in found if memory_id not in state.rows
+    )
+    return 1, len(found), {"spans": len(spans)}
 
 
 def pending_stage(state: RecallState) -> tuple[int, int, dict]:
@@ -293,7 +322,7 @@ def fuse_stage(state: RecallState) -> tuple[int, int, dict]:
         state.hits[memory_id] = Hit(
             id=memory_id,
             row=row,
-            semantic=got.get(VECTOR),
+            semantic=got.get(VECTOR, got.get(NAMED_TIME)),  # the same cosine, from the narrowed search
             lexical=got.get(LEXICAL),
             fused=fused[memory_id] / best,
             activation=float(row["activation"]),

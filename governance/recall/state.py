@@ -78,6 +78,8 @@ class RecallState:
     # Eligible memories not yet carrying a vector (just written; the embedding queue has them): found by
     # keyword, key and recency meanwhile, by vector once it lands. Capped at PENDING_VECTORS_CAP.
     pending_vectors: int = 0
+    # The spans of time the query names (recall/dates.py), read once against `at` (rank.named_spans).
+    named_spans: list | None = None
 
     def run(self, name: str, fn: Callable[[RecallState], tuple | None]) -> None:
         """Run one stage and record its time and how many items went in and came out. A stage may return

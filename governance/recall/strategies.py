@@ -6,7 +6,7 @@ switched off, so a comparison between them measures the stages and nothing else.
 - structured_vector: + keyed facts in force and adjudication (supersedes → negative context).
 - temporal: + activation and recency in the ranking.
 - full: + lexical (full-text/trigram) search fused with the vector list, a keyword search of what each
-  person the query names said, recent turns, relations.
+  person the query names said, a vector search of the time the query names, recent turns, relations.
 """
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ ACTIVATION = "activation"
 RELATIONS = "relations"
 # The keyword search again within what a person the query names said (recall.speaker_stage).
 SPEAKERS = "speakers"
+# The vector search again within the time the question names (recall.named_time_stage).
+NAMED_TIME = "named_time"
 
 STRATEGIES: dict[str, frozenset[str]] = {
     "recent": frozenset({RECENT}),
     "vector": frozenset({VECTOR}),
     "structured_vector": frozenset({VECTOR, KEYED, ADJUDICATE}),
     "temporal": frozenset({VECTOR, KEYED, ADJUDICATE, ACTIVATION, RECENT}),
-    "full": frozenset({VECTOR, LEXICAL, SPEAKERS, RECENT, KEYED, ADJUDICATE, ACTIVATION, RELATIONS}),
+    "full": frozenset(
+        {VECTOR, LEXICAL, SPEAKERS, NAMED_TIME, RECENT, KEYED, ADJUDICATE, ACTIVATION, RELATIONS}
+    ),
 }
 DEFAULT_STRATEGY = "full"

@@ -175,3 +175,25 @@ def test_the_turn_said_the_relative_day_the_question_names_comes_first(project_s
     # Without the time, the later of close matches leads (rank.later_word_first).
     plain = "What did I do with Rachel at the climbing gym?"
     assert (first(plain, 4, 1), first(plain, 10, 2)) == (march, sept)
+
+
+def test_the_time_a_question_names_is_searched_on_its_own(project_scope, agent, monkeypatch):
+    """A turn of the named day that shares no word with the question and is outscored by closer turns of
+    other days is in neither search list, so no date weight can bring it: the vector search narrowed to
+    the named time (recall.named_time_stage) lists it."""
+    from governance.recall import recall as recall_mod
+
+    named = datetime(2023, 3, 14, 9, tzinfo=UTC)
+    for n in range(1, 41):  # forty closer matches, on the days before (three days apart)
+        _turn(project_scope, f"Rachel and I went hiking on trail {n}", named - timedelta(days=3 * n), f"d{n}")
+    baked = _turn(project_scope, "We baked sourdough bread together", named, "named").pk
+    asked = named + timedelta(days=2, hours=6)
+
+    def ranked(query: str) -> list[int]:
+        results = recall_memories(principal=agent, scope=project_scope, query=query, k=10, as_of=asked)
+        return [r["memory_id"] for r in results]
+
+    question = "What did I do with Rachel the day before yesterday?"
+    assert ranked(question)[0] == baked
+    monkeypatch.setattr(recall_mod, "NAMED_TIME_CANDIDATES", 0)  # the narrowed search finds nothing
+    assert baked not in ranked(question)
