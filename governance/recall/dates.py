@@ -133,6 +133,24 @@ _NEEDS = {
 _WEEKDAY_NAMED = re.compile(rf"\b{_WEEKDAY}\b", re.IGNORECASE)
 
 
+# The frame of a question that asks for a count or a length of time ("How many months ago did I …", "How
+# many days had passed since …", "How long ago was …", "How many times has …"): its words say what kind of
+# answer is wanted, not what the memory is about, and the memory never holds them ("I went to a 3-day
+# photography workshop today").
+_FRAME = re.compile(
+    r"\bhow\s+(?:many|much|long)(?:\s+(?:days?|weeks?|months?|years?|hours?|minutes?|times?))?"
+    r"(?:\s+(?:ago|before|after|earlier|later|since|(?:had|have|has)\s+passed|passed))?\b",
+    re.IGNORECASE,
+)
+
+
+def frame(query: str) -> list[str]:
+    """The text of the count-or-time frames the question is asked in (none for most questions)."""
+    if "how" not in query.lower():
+        return []
+    return [m.group(0) for m in _FRAME.finditer(query)]
+
+
 def spans_named(query: str, now: datetime | None = None) -> list[tuple[datetime, datetime]]:
     """[start, end) of every date the query names (a day widened by DAY_SLACK on each side, a month from
     its first day to the next month's, UTC); a day inside a month counts once, as the day. Relative times

@@ -8,7 +8,7 @@ import dataclasses
 import json
 
 from governance.models import Kind, Status, activation, lexical
-from governance.recall import fusion, search, vector
+from governance.recall import dates, fusion, search, vector
 from governance.recall.rank import named_spans, speakers_named
 from governance.recall.state import Hit, RecallState
 from governance.recall.strategies import LEXICAL, NAMED_TIME, SPEAKERS, VECTOR
@@ -47,6 +47,11 @@ NAMED_TIME_CANDIDATES = 10
 # 0.873 -> 0.859 at 50; the keyword lists at 50 with the pool at 30: 0.787.
 KEYWORD_CANDIDATES = 50
 FUSED_POOL = 50
+# The keyword searches leave out the words of a question's count-or-time frame ("How many months ago
+# did I attend the photography workshop?": recall/dates.frame), which no memory about the workshop holds:
+# as terms they ranked every turn saying "months ago" before it. LongMemEval dev, 20 questions, recall@10
+# 0.762 -> 0.812, temporal-reasoning 0.750 -> 1.000; LoCoMo dev and the replay suite unchanged.
+LEAVE_FRAME = True
 RECENT_TURNS = 8
 KEYED_LIMIT = 200
 CONSTRAINT_KINDS = (Kind.CONVENTION, Kind.STAGE_FACT, Kind.SEMANTIC, Kind.METHOD)
@@ -188,9 +193,16 @@ def pending_stage(state: RecallState) -> tuple[int, int, dict]:
     return 1, state.pending_vectors, {"unit": "waiting"}  # memories without a vector yet, not candidates
 
 
+def frame_terms(state: RecallState) -> frozenset[str]:
+    """The terms of the question's count-or-time frame (recall/dates.py), which no keyword search looks for."""
+    if not LEAVE_FRAME:
+        return frozenset()
+    return frozenset(t for text in dates.frame(state.query) for t in lexical.terms(text))
+
+
 def lexical_stage(state: RecallState) -> tuple[int, int]:
     state.lists[LEXICAL] = search.keyword_search(
-        state.eligibility, state.query, max(KEYWORD_CANDIDATES, state.k)
+        state.eligibility, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=frame_terms(state)
     )
     # Their rows now, while the query is still being embedded: fusion then fetches only what the vector
     # search alone found, and that comes with the vector search itself.
@@ -218,7 +230,7 @@ def speaker_stage(state: RecallState) -> tuple[int, int, dict]:
         state.lists[SPEAKERS] = []
         return 0, 0, {"unit": "speakers named"}
     narrowed = dataclasses.replace(state.eligibility, speakers=tuple(sorted(named)))
-    names = frozenset(t for name in named for t in lexical.terms(name))
+    names = frozenset(t for name in named for t in lexical.terms(name)) | frame_terms(state)
     found = search.keyword_search(narrowed, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=names)
     state.lists[SPEAKERS] = found
     state.rows.update(fetch(state, [memory_id for memory_id, _ in found if memory_id not in state.rows]))

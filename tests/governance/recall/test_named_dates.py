@@ -11,7 +11,7 @@ import pytest
 from governance.models import Memory
 from governance.propagation import embed_memories
 from governance.recall import rank, recall_memories
-from governance.recall.dates import spans_named, within
+from governance.recall.dates import frame, spans_named, within
 from governance.services.events import event_ingest
 
 EARLY = datetime(2023, 7, 2, 10, 31, tzinfo=UTC)
@@ -197,3 +197,51 @@ def test_the_time_a_question_names_is_searched_on_its_own(project_scope, agent, 
     assert ranked(question)[0] == baked
     monkeypatch.setattr(recall_mod, "NAMED_TIME_CANDIDATES", 0)  # the narrowed search finds nothing
     assert baked not in ranked(question)
+
+
+@pytest.mark.parametrize(
+    ("query", "framed"),
+    [
+        ("How many months ago did I attend the photography workshop?", ["How many months ago"]),
+        ("How many days had passed since I started ukulele lessons?", ["How many days had passed"]),
+        ("How long ago was Caroline's 18th birthday?", ["How long ago"]),
+        ("How much time do I spend on guitar every day?", ["How much time"]),
+        ("How many children does Melanie have?", ["How many"]),  # the children are what it is about
+        ("What did I do with Rachel two months ago?", []),
+    ],
+)
+def test_the_frame_of_a_count_or_time_question_is_read(query, framed):
+    assert frame(query) == framed
+
+
+def test_the_keyword_search_leaves_the_questions_frame_out(project_scope, agent, monkeypatch):
+    """ "How many months ago did I attend the photography workshop?" is answered by "I went to a 3-day
+    photography workshop today": "many months ago" says what kind of answer is wanted and is in no
+    memory about the workshop, yet as keyword terms it ranked every turn that says "months ago" first."""
+    from governance.recall import recall as recall_mod
+    from governance.recall.packet import recall_with_stages
+    from governance.recall.strategies import LEXICAL
+
+    at = datetime(2023, 11, 1, 9, tzinfo=UTC)
+    for n, what in enumerate(("a talk on pottery", "a wine tasting", "a climbing course", "a book club")):
+        _turn(
+            project_scope,
+            f"Months ago I attended {what}, months ago now",
+            at - timedelta(days=n + 1),
+            f"o{n}",
+        )
+    workshop = _turn(project_scope, "I went to a 3-day photography workshop today", at, "w").pk
+
+    def first() -> int:
+        results = recall_with_stages(
+            principal=agent,
+            scope=project_scope,
+            query="How many months ago did I attend the photography workshop?",
+            k=5,
+            stages=frozenset({LEXICAL}),
+        )
+        return results[0]["memory_id"]
+
+    assert first() == workshop
+    monkeypatch.setattr(recall_mod, "LEAVE_FRAME", False)
+    assert first() != workshop
