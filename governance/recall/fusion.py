@@ -23,8 +23,10 @@ def collapse_repeats(
     instead of twenty, and the turns below it move up. The copy kept is the latest one said (the same in
     every list, so fusion adds up its paths). Ids without a row (no longer eligible) are left out."""
     keep: dict[tuple, int] = {}
+    # Each row's key once: it reads the whole text, and a long turn is thousands of characters.
+    keys = {memory_id: repeat_key(row) for memory_id, row in rows.items()}
     for memory_id, row in rows.items():
-        key = repeat_key(row)
+        key = keys[memory_id]
         if key is None:
             continue
         held = keep.get(key)
@@ -38,7 +40,7 @@ def collapse_repeats(
             row = rows.get(memory_id)
             if row is None:
                 continue
-            key = repeat_key(row)
+            key = keys[memory_id]
             kept = keep[key] if key is not None else memory_id
             if kept in seen:
                 continue

@@ -285,8 +285,9 @@ def later_word_first(
     named = _identifiers(wanted)
     head, tail = list(evidence[:window]), evidence[window:]
     words = {
-        h.id: wanted
-        & set(lexical.terms(lexical.searchable_text(h.row.get("text") or "", h.row.get("speaker") or "")))
+        h.id: lexical.terms_held(
+            lexical.searchable_text(h.row.get("text") or "", h.row.get("speaker") or ""), wanted
+        )
         for h in head
     }
     i = 0
