@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from governance.errors import DomainError
+from governance.evaluation.conversations import ABSTENTION
 
 KS = (1, 5, 10)
 UNKNOWN_STRATEGY = "Unknown strategy; choose one of: {choices}, or all."
@@ -295,8 +296,8 @@ def evaluate_loaded(
             "stages_ms": stage_split(traces.get(name, [])),
             "errors": errors,
         }
-        if EXCLUDED_CATEGORY in categories:
-            kept = [r for q, r in per_q if q.category != EXCLUDED_CATEGORY]
+        if set(EXCLUDED_CATEGORIES) & set(categories):
+            kept = [r for q, r in per_q if q.category not in EXCLUDED_CATEGORIES]
             out["strategies"][name]["answerable"] = _aggregate(kept)
     return out
 
@@ -304,9 +305,10 @@ def evaluate_loaded(
 # LoCoMo's adversarial questions ask about what was never said (their "evidence" is a turn near the
 # topic): the benchmark's recall figures, and the issue's, leave them aside. They are still measured and
 # printed as a category of their own; "answerable" is every other question.
-EXCLUDED_CATEGORY = "5 adversarial"
+# LongMemEval's abstention questions likewise (conversations.ABSTENTION): what they ask was never said.
+EXCLUDED_CATEGORIES = ("5 adversarial", ABSTENTION)
 # Stages that run after the query embedding has arrived (the ones before it overlap the embedding).
-AFTER_EMBEDDING = ("vector", "fuse", "adjudicate", "session", "rank")
+AFTER_EMBEDDING = ("vector", "named_time", "fuse", "adjudicate", "session", "rank")
 
 
 def stage_split(traces: list[list[dict]]) -> dict:

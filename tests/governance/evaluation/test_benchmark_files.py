@@ -353,6 +353,28 @@ def test_adversarial_questions_are_measured_apart_from_the_answerable_total(db, 
     assert "answerable (4)" in stdout.getvalue() and "all (5)" in stdout.getvalue()
 
 
+def test_longmemeval_abstention_questions_are_measured_apart_from_the_answerable_total(db, tmp_path):
+    """A question id ending in "_abs" asks about what the history never says; its answer session is only
+    the one near its topic, with no turn marked as the answer. LongMemEval's own retrieval metrics leave
+    such questions out: here they are a category of their own, outside the answerable total."""
+    data = json.loads(json.dumps(LONGMEMEVAL))
+    never = json.loads(json.dumps(LONGMEMEVAL[1]))
+    never.update(question_id="ss_002_abs", question="What bread did I ask about?")
+    never["haystack_sessions"][0][1].pop("has_answer")
+    data.append(never)
+    path, out, stdout = tmp_path / "lme_abs.json", tmp_path / "r.json", StringIO()
+    path.write_text(json.dumps(data), encoding="utf-8")
+    loaded = load(path, "longmemeval", prefix="longmemeval")
+    assert [q.category for q in loaded.questions] == ["knowledge-update", "single-session-user", "abstention"]
+    call_command(
+        "evaluate_retrieval", "--file", str(path), "--json", str(out), stdout=stdout, stderr=StringIO()
+    )
+    for body in json.loads(out.read_text())["strategies"].values():
+        assert body["categories"]["abstention"]["questions"] == 1
+        assert body["answerable"]["questions"] == 2 and body["all"]["questions"] == 3
+    assert "answerable (2)" in stdout.getvalue() and "abstention (1)" in stdout.getvalue()
+
+
 def test_evaluate_retrieval_ranks_the_newer_evidence_of_a_knowledge_update_first(
     db, longmemeval_file, tmp_path
 ):
