@@ -21,20 +21,42 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
 
 
-def retrieval_table(results: dict) -> str:
-    """Recall@k per strategy (columns) and category (rows), from `evaluate_retrieval`."""
-    strategies = list(results.get("strategies", {}))
-    categories = sorted({c for s in strategies for c in results["strategies"][s]["categories"]})
-    header = ["category (questions)", *(f"{s} @{k}" for s in strategies for k in (1, 5, 10))]
+KS = (1, 5, 10)
+
+
+def recall_by_category(results: dict) -> dict:
+    """The recall table of a retrieval evaluation, the one shape `evaluate_retrieval` prints and the
+    dashboard shows: a row per category, then `answerable` (when the file has questions outside it) and
+    `all`, each with its question count and, per path, recall@1/5/10."""
+    strategies = results.get("strategies") or {}
+    paths = list(strategies)
+    if not paths:
+        return {"paths": [], "ks": KS, "rows": []}
+    first = strategies[paths[0]]
+    totals = [t for t in ("answerable", "all") if t in first]
+
+    def part(body: dict, label: str) -> dict:
+        return (body.get(label) if label in totals else (body.get("categories") or {}).get(label)) or {}
+
     rows = []
-    for c in [*categories, "all"]:
-        first = results["strategies"][strategies[0]]
-        n = first["categories"][c]["questions"] if c != "all" else first["all"]["questions"]
-        cells = [f"{c} ({n})"]
-        for s in strategies:
-            part = (
-                results["strategies"][s]["categories"][c] if c != "all" else results["strategies"][s]["all"]
-            )
-            cells += [format_cell(part[f"recall@{k}"], "rate") for k in (1, 5, 10)]
-        rows.append(cells)
+    for label in [*(first.get("categories") or {}), *totals]:
+        rows.append(
+            {
+                "label": label,
+                "questions": part(first, label).get("questions"),
+                "total": label in totals,
+                "values": [[part(strategies[p], label).get(f"recall@{k}") for k in KS] for p in paths],
+            }
+        )
+    return {"paths": paths, "ks": KS, "rows": rows}
+
+
+def retrieval_table(results: dict) -> str:
+    """Recall@k per path (columns) and category (rows), from `evaluate_retrieval`."""
+    table = recall_by_category(results)
+    header = ["category (questions)", *(f"{p} @{k}" for p in table["paths"] for k in KS)]
+    rows = [
+        [f"{r['label']} ({r['questions']})", *(format_cell(v, "rate") for path in r["values"] for v in path)]
+        for r in table["rows"]
+    ]
     return markdown_table(header, rows)

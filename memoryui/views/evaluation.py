@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from governance.errors import InvalidInput
+from governance.evaluation.report import recall_by_category
 from governance.evaluation.runs import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
 from governance.models import EvaluationRun
 from governance.permissions import evaluation_roots, workspace_by_slug
@@ -82,7 +83,12 @@ def _retrieval_table(run) -> dict:
         if names
         else {}
     )
-    return {"rows": rows, "categories": [(c, counts.get(c)) for c in categories], "ks": KS}
+    return {
+        "rows": rows,
+        "categories": [(c, counts.get(c)) for c in categories],
+        "ks": KS,
+        "recall": recall_by_category(run.results or {}) if run else recall_by_category({}),
+    }
 
 
 def is_retrieval(run) -> bool:

@@ -284,3 +284,35 @@ def test_a_longmemeval_upload_is_detected_and_a_bad_format_name_refused(owner, w
     with pytest.raises(InvalidInput) as refused:
         parse_upload(name="lme.json", content=json.dumps(LONGMEMEVAL).encode(), fmt="csv")
     assert refused.value.message == UPLOAD_BAD_FORMAT
+
+
+def test_an_uploaded_files_run_shows_the_table_evaluate_retrieval_prints(owner_client, workspace_scope):
+    """A row per category, then answerable and all, with each path's recall@1/5/10: the same figures, in
+    the same shape, as the command's table (governance.evaluation.report.recall_by_category)."""
+    from governance.evaluation.report import retrieval_table
+
+    def part(n, r1, r5, r10):
+        return {"questions": n, "recall@1": r1, "recall@5": r5, "recall@10": r10}
+
+    body = {
+        "all": part(3, 0.333, 0.667, 1.0),
+        "answerable": part(2, 0.5, 0.75, 1.0),
+        "categories": {"1 multi-hop": part(2, 0.5, 0.75, 1.0), "5 adversarial": part(1, 0.0, 0.5, 0.999)},
+        "newer_first": {"questions": 0, "rate": None},
+        "latency_ms_p50": 12.5,
+        "latency_ms_p95": 20.0,
+    }
+    results = {"strategies": {"full": body, "bm25": {**body, "all": part(3, 0.111, 0.222, 0.444)}}}
+    run = EvaluationRun.objects.create(
+        suite="retrieval:locomo.json",
+        seed=0,
+        workspace=Workspace.objects.get(slug="acme"),
+        state="done",
+        task_count=3,
+        strategies=["full", "bm25"],
+        results=results,
+    )
+    page = owner_client.get(f"/evaluation/runs/{run.pk}/").content.decode()
+    for label in ("1 multi-hop (2)", "5 adversarial (1)", "answerable (2)", "all (3)"):
+        assert label in page and label in retrieval_table(results)
+    assert page.count('scope="colgroup"') == 2 and "0.999" in page and "0.444" in page

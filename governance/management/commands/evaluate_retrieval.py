@@ -29,28 +29,6 @@ from governance.evaluation.retrieval import (
 NO_INPUT = "Give a questions JSONL file, or --file F --format locomo|longmemeval."
 
 
-def benchmark_table(results: dict) -> str:
-    """One row per category and `all`, one column group per path (full, vector, keyword, bm25)."""
-    names = list(results["strategies"])
-    first = results["strategies"][names[0]]
-    lines = [" | ".join(["category (questions)", *(f"{n} @{k}" for n in names for k in (1, 5, 10))])]
-    lines.append(" | ".join(["---"] * (1 + 3 * len(names))))
-    totals = ["answerable", "all"] if "answerable" in first else ["all"]
-
-    def part_of(body: dict, category: str) -> dict:
-        return body[category] if category in totals else body["categories"][category]
-
-    for category in [*first["categories"], *totals]:
-        cells = [f"{category} ({part_of(first, category)['questions']})"]
-        for name in names:
-            part = part_of(results["strategies"][name], category)
-            cells += [
-                f"{part[f'recall@{k}']:.3f}" if part[f"recall@{k}"] is not None else "-" for k in (1, 5, 10)
-            ]
-        lines.append(" | ".join(cells))
-    return "\n".join(lines)
-
-
 def latency_table(results: dict) -> str:
     """Per path: the recall's p50/p95 (ms, the query embedding included), the embedding's own, and each
     stage's, with `after_embedding` (the stages that run once the vector is there) summed per question."""
@@ -205,7 +183,7 @@ class Command(BaseCommand):
             f"questions={len(questions)} file={path} format={fmt} "
             f"turns={sum(1 for t in loaded.turns if t['scope'] in scopes)}\n"
         )
-        self.stdout.write(benchmark_table(results))
+        self.stdout.write(retrieval_table(results))
         self.stdout.write(
             "\n\npath | newer evidence first (knowledge updates) | recall p50 ms | recall p95 ms"
         )
