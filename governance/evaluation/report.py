@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from governance.evaluation.retrieval import KS
+
 
 def format_cell(value, how: str) -> str:
     if value is None:
@@ -19,9 +21,6 @@ def markdown_table(header: list[str], rows: list[list[str]]) -> str:
     line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"  # noqa: E731
     sep = "| " + " | ".join("-" * w for w in widths) + " |"
     return "\n".join([line(header), sep, *(line(r) for r in rows)])
-
-
-KS = (1, 5, 10)
 
 
 def recall_by_category(results: dict) -> dict:

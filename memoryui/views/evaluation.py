@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from governance.errors import InvalidInput
 from governance.evaluation.report import recall_by_category
+from governance.evaluation.retrieval import KS
 from governance.evaluation.runs import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
 from governance.models import EvaluationRun
 from governance.permissions import evaluation_roots, workspace_by_slug
@@ -28,7 +29,6 @@ from memoryui.views.base import dashboard_view, page, page_links
 FILE_REQUIRED = "Choose a LoCoMo or LongMemEval file to upload."
 WORKSPACE_REQUIRED = "Pick the workspace the evaluation belongs to."
 TASKS_PER_PAGE = 50
-KS = (1, 5, 10)
 
 
 def _table(run) -> dict:
@@ -87,7 +87,7 @@ def _retrieval_table(run) -> dict:
         "rows": rows,
         "categories": [(c, counts.get(c)) for c in categories],
         "ks": KS,
-        "recall": recall_by_category(run.results or {}) if run else recall_by_category({}),
+        "recall": recall_by_category((run.results if run else None) or {}),
     }
 
 
