@@ -43,9 +43,9 @@ _SUFFIXES = "(?:ing|ed|es|s)?"
 
 def terms_held(text: str, wanted) -> set[str]:
     """The terms of `wanted` that `text` holds: `set(wanted) & set(terms(text))`, without tokenizing the
-    whole text. Ranking asks this of the few query terms against long memories (a 1,600-character LongMemEval turn
-    takes 140–230 us to tokenize, 34 us to scan; ten of them per request); one regular-expression scan for those terms. words
-    is a fraction of that. A text with CJK characters is tokenized in full (its tokens' edges differ)."""
+    whole text. Ranking asks this of the few query terms against the long memories of its window (ten per
+    request): a 1,600-character LongMemEval turn takes 140-230 us to tokenize and 34 us to scan for those
+    terms' words. A text with CJK characters is tokenized in full (its tokens' edges differ)."""
     wanted = {t for t in wanted if t}
     if not wanted:
         return set()
