@@ -3,8 +3,10 @@ the turn with the exact phrase comes first; of two close matches on one subject 
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from governance.propagation import embed_memories
@@ -270,3 +272,39 @@ def test_a_question_about_what_the_user_said_puts_their_own_turn_before_the_answ
     assert first("What did you say about my personal best in the charity 5K run?") == ids["s1:1"]
     monkeypatch.setattr(rank, "ASKER_WEIGHT", 0.0)
     assert first(question) == ids["s1:1"]  # without the rule, the answer's score puts it first
+
+
+def test_the_term_counts_and_the_search_go_scope_by_scope_over_every_visible_scope_and_no_other(
+    workspace_scope, project_scope, other_workspace_scope, remember, monkeypatch
+):
+    """search.py counts a term's memories and searches scope by scope (a GIN index takes no `= ANY`
+    condition): the request scope and its ancestors are each counted and searched, the sum capped at
+    DF_CAP, and another workspace's matches count for nothing."""
+    from django.db import connection
+
+    from governance.recall import search
+    from governance.recall.eligible import Eligibility
+
+    monkeypatch.setattr(search, "DF_CAP", 5)
+    inherited = [
+        remember(workspace_scope, f"Pallets ship on Mondays, rule {i}", embed=False) for i in range(2)
+    ]
+    own = [remember(project_scope, f"Pallets of slides go out, batch {i}", embed=False) for i in range(2)]
+    for i in range(20):
+        remember(other_workspace_scope, f"Pallets and more pallets, crate {i}", embed=False)
+    remember(project_scope, "The crate of samples is blue", embed=False)
+    eligibility = Eligibility(
+        scope_ids=(workspace_scope.id, project_scope.id), statuses=("active",), at=timezone.now()
+    )
+    with connection.cursor() as cursor:
+        weights = search.term_weights(cursor, eligibility, ["pallet", "crate"])
+    assert weights["pallet"] == pytest.approx(math.log(1 + 5 / (1 + 4)))  # 2 + 2, none of globex's 20
+    assert weights["crate"] == pytest.approx(math.log(1 + 5 / (1 + 1)))
+    remember(project_scope, "Two more pallets", embed=False)
+    remember(workspace_scope, "And pallets again", embed=False)
+    with connection.cursor() as cursor:
+        assert search.term_weights(cursor, eligibility, ["pallet"])["pallet"] == pytest.approx(
+            math.log(1 + 5 / (1 + 5))  # 3 + 3, capped at 5
+        )
+    found = [i for i, _ in search.keyword_search(eligibility, "pallets", 10, fuzzy=False)]
+    assert set(m.pk for m in inherited + own) <= set(found) and len(found) == 6

@@ -37,7 +37,7 @@ def test_a_recalls_searches_and_row_reads_run_as_prepared_statements(agent, proj
     second = _recall(agent, project_scope)  # the second run on this connection prepares them
     prepared = _prepared()
     vector = [s for s in prepared if s.startswith("WITH q AS MATERIALIZED")]
-    counts = [s for s in prepared if s.startswith("SELECT t, (SELECT count(*)")]  # the keyword terms' rarity
+    counts = [s for s in prepared if s.startswith("SELECT t, least(")]  # the keyword terms' rarity
     rows = [s for s in prepared if "m.id = ANY($" in s]
     assert vector and counts and rows, sorted(prepared)
     assert all("$1" in s for s in vector + counts + rows)  # values are bound, not written into the text
@@ -64,7 +64,7 @@ def test_the_keyword_search_and_its_fallback_are_planned_with_each_runs_values(
             recall_memories(principal=agent, scope=project_scope, query=query, k=5)
     prepared = _prepared()
     assert not [s for s in prepared if "ts_rank(" in s or "word_similarity(" in s], sorted(prepared)
-    assert [s for s in prepared if s.startswith("SELECT t, (SELECT count(*)")]
+    assert [s for s in prepared if s.startswith("SELECT t, least(")]
     with CaptureQueriesContext(connection) as queries:
         ids = [
             r["memory_id"] for r in recall_memories(principal=agent, scope=project_scope, query=QUERY, k=5)

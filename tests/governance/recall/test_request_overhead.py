@@ -130,27 +130,33 @@ def test_context_and_recall_keep_their_answers_for_callers_without_the_right(
     assert token_client(reviewer).post("/api/v1/context", body, format="json").status_code == 200
 
 
-def test_after_the_query_embedding_a_recall_sends_one_statement_the_vector_search(
+def _after_the_vector_search(agent, scope, query: str) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        assert recall_memories(principal=agent, scope=scope, query=query, k=5)
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert not [s for s in sql if "set_config" in s]  # exact search needs no planner settings
+    vector_search = [i for i, s in enumerate(sql) if s.startswith("WITH q AS MATERIALIZED")]
+    assert len(vector_search) == 1
+    return sql[vector_search[0] + 1 :]
+
+
+def test_after_the_query_embedding_a_recall_sends_the_vector_search_and_one_row_read_at_most(
     agent, project_scope, remember
 ):
-    """The embedding is the longest stage; what follows it is on every request's critical path. The search
-    stages read their rows (and what adjudication needs of them: relations, stale citations) with their
-    lists, so fusion and adjudication need no query of their own when nothing is superseded."""
+    """The embedding is the longest stage; what follows it is on every request's critical path. The keyword
+    stages read their rows (and what adjudication needs of them: relations, stale citations) while the
+    query is embedded; after it come the vector search and one prepared read of the rows only it listed
+    (recall._fetch_missing), none when the keyword stages had read them all. Fusion and adjudication need
+    no query of their own when nothing is superseded."""
     remember(project_scope, "Invoices are numbered INV-YYYY-NNNN", kind="convention", key="invoice_format")
     remember(project_scope, "We sent the invoice for March late", kind="episodic")
     remember(project_scope, "The invoice template lives in the finance folder")
-    with CaptureQueriesContext(connection) as queries:
-        results = recall_memories(
-            principal=agent, scope=project_scope, query="how are invoices numbered", k=5
-        )
-    assert results
-    sql = [q["sql"] for q in queries.captured_queries]
-    vector_search = [i for i, s in enumerate(sql) if s.startswith("WITH q AS MATERIALIZED")]
-    assert len(vector_search) == 1
-    assert sql[vector_search[0] + 1 :] == []  # no fetch by fusion, no relation or provenance read after it
-    assert not [
-        s for s in sql if "set_config" in s
-    ]  # exact search needs no planner settings (no transaction)
+    # every memory holds the word: the keyword stage read each row the vector search lists
+    assert _after_the_vector_search(agent, project_scope, "invoice") == []
+    other = remember(project_scope, "Quarterly reports go to the board in May", kind="episodic")
+    after = _after_the_vector_search(agent, project_scope, "invoice")
+    # the one row without the word, listed by the vector search alone, read by its id
+    assert len(after) == 1 and f"m.id = ANY('{{{other.pk}}}'" in after[0], after
 
 
 def test_adjudication_still_reads_relations_of_a_row_read_without_them(agent, project_scope, remember):
