@@ -15,16 +15,29 @@ def repeat_key(row: dict) -> tuple | None:
     return (row.get("scope_id"), (row.get("speaker") or "").strip().lower(), text) if text else None
 
 
+def repeat_keys(rows: dict[int, dict], known: dict[int, tuple | None]) -> dict[int, tuple | None]:
+    """`known` with the repeat key of every row it lacks added. A key reads the whole text (a long turn is
+    thousands of characters) and depends only on what a row never changes (its scope, speaker and text),
+    so the recall computes the keys of the keyword stages' rows while the query is embedded and fusion,
+    after it, only those of the rows the vector search alone found."""
+    for memory_id, row in rows.items():
+        if memory_id not in known:
+            known[memory_id] = repeat_key(row)
+    return known
+
+
 def collapse_repeats(
-    lists: dict[str, list[tuple[int, float]]], rows: dict[int, dict]
+    lists: dict[str, list[tuple[int, float]]],
+    rows: dict[int, dict],
+    keys: dict[int, tuple | None] | None = None,
 ) -> dict[str, list[tuple[int, float]]]:
     """Each list with every repeated turn collapsed into one entry, at the best rank any of its copies had
     in that list. A line said twenty times ("How are the kids doing?") then takes one place in a list
     instead of twenty, and the turns below it move up. The copy kept is the latest one said (the same in
     every list, so fusion adds up its paths). Ids without a row (no longer eligible) are left out."""
     keep: dict[tuple, int] = {}
-    # Each row's key once: it reads the whole text, and a long turn is thousands of characters.
-    keys = {memory_id: repeat_key(row) for memory_id, row in rows.items()}
+    # Each row's key once (repeat_keys), those computed before reused.
+    keys = repeat_keys(rows, {} if keys is None else keys)
     for memory_id, row in rows.items():
         key = keys[memory_id]
         if key is None:

@@ -210,6 +210,8 @@ def lexical_stage(state: RecallState) -> tuple[int, int]:
     # Their rows now, while the query is still being embedded: fusion then fetches only what the vector
     # search alone found, and that comes with the vector search itself.
     state.rows.update(fetch(state, [memory_id for memory_id, _ in state.lists[LEXICAL]]))
+    if COLLAPSE_REPEATS:  # and what fusion needs of them (fusion.repeat_keys)
+        fusion.repeat_keys(state.rows, state.repeat_keys)
     return 1, len(state.lists[LEXICAL])
 
 
@@ -317,7 +319,7 @@ def fuse_stage(state: RecallState) -> tuple[int, int, dict]:
     listed = sorted({memory_id for ranked in state.lists.values() for memory_id, _ in ranked})
     rows = {i: state.rows[i] for i in listed if i in state.rows}
     rows.update(fetch(state, [i for i in listed if i not in rows]))
-    lists = fusion.collapse_repeats(state.lists, rows) if COLLAPSE_REPEATS else state.lists
+    lists = fusion.collapse_repeats(state.lists, rows, state.repeat_keys) if COLLAPSE_REPEATS else state.lists
     # Vector first whatever order the stages ran in: the float sums (and so the ties) stay the same.
     paths = sorted(lists, key=lambda p: (p != VECTOR, p != LEXICAL, p))
     for path in paths:

@@ -58,6 +58,7 @@ class RecallState:
     hits: dict[int, Hit] = field(default_factory=dict)
     # Rows the search stages read along with their lists (under the default eligibility), by id.
     rows: dict[int, dict] = field(default_factory=dict)
+    repeat_keys: dict[int, tuple | None] = field(default_factory=dict)  # fusion.repeat_keys of `rows`
     evidence: list[Hit] = field(default_factory=list)
     recent: list[Hit] = field(default_factory=list)
     constraints: list[Hit] = field(default_factory=list)

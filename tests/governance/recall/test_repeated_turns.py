@@ -84,3 +84,29 @@ def test_only_turns_collapse_and_only_the_same_speaker_s_words():
     collapsed = fusion.collapse_repeats(lists, rows)
     assert collapsed["vector"] == [(2, 0.9), (3, 0.9), (4, 0.8), (5, 0.8)]
     assert collapsed["lexical"] == [(5, 0.7), (2, 0.6)]
+
+
+def test_keys_computed_before_fusion_are_reused_and_the_missing_ones_added(monkeypatch):
+    """The keyword stage computes its rows' repeat keys while the query is embedded (fusion.repeat_keys);
+    fusion then computes only the keys of rows it has none for, and collapses as with none computed."""
+    at = timezone.now()
+    rows = {
+        1: {"kind": "episodic", "scope_id": 1, "speaker": "Melanie", "text": REPEATED, "occurred_at": at},
+        2: {
+            "kind": "episodic",
+            "scope_id": 1,
+            "speaker": "Melanie",
+            "text": REPEATED.upper(),
+            "occurred_at": at,
+        },
+        3: {"kind": "episodic", "scope_id": 1, "speaker": "Sam", "text": "Fine, thanks", "occurred_at": at},
+    }
+    lists = {"vector": [(1, 0.9), (2, 0.8), (3, 0.7)], "lexical": [(3, 0.5), (1, 0.4)]}
+    expected = fusion.collapse_repeats(lists, rows)
+    known = fusion.repeat_keys({i: rows[i] for i in (1, 3)}, {})
+    computed = []
+    real = fusion.repeat_key
+    monkeypatch.setattr(fusion, "repeat_key", lambda row: computed.append(row["text"]) or real(row))
+    assert fusion.collapse_repeats(lists, rows, known) == expected
+    assert computed == [REPEATED.upper()]  # only the row without a key
+    assert set(known) == {1, 2, 3}
