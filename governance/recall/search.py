@@ -10,6 +10,7 @@ every other turn must not outvote the one rare word the question is about."""
 from __future__ import annotations
 
 import math
+from itertools import combinations
 
 from governance.models import fulltext, lexical
 from governance.recall.eligible import Eligibility
@@ -23,13 +24,28 @@ MAX_QUERY_TERMS = 32
 DF_CAP = 200
 # Added to the coverage for the share of the query's adjacent word pairs the memory holds side by side.
 PHRASE_BONUS = 0.25
-# Both statements go scope by scope (a LATERAL over the visible scope ids, `m.scope_id = v.sid`): the GIN
-# index memory_scope_lexical_tsv is over (scope_id, lexical_tsv), and a GIN index takes no `= ANY(array)`
-# condition, so with the scope list as one condition it was read for the terms alone, every workspace's
-# matches of a common word (5,269 rows for "like" against the 84 the scope holds), and the scope filtered
-# after. On the LoCoMo dev import the term counts of "What do Melanie's kids like?" went 3.9 -> 1.1 ms
-# (EXPLAIN ANALYZE); keyword_search p50 5.6 -> 4.2 ms on LoCoMo dev, 8.8 -> 5.5 ms on LongMemEval dev, the
-# same matches in the same order for all 342 questions.
+# In a large scope a common word matches most turns, and every match is scored: "What do the kids like?"
+# scored 30,390 of 113,665 turns. So the search first scores only what holds a rarer term (counted below
+# DF_CAP) or two common ones, and keeps that list when its last row outscores a memory holding one common
+# word alone (all it left out): then it is the whole search's list, exactly; otherwise it searches every
+# match. One scope of 113,665 LongMemEval turns (the dev haystacks copied five times), 8 questions:
+# keyword_search p50 148-157 -> 30-31 ms, the same 50 rows for each. Not tried past this many common
+# terms (their pairs make the query) ...
+PRUNE_MAX_COMMON = 6
+# ... nor in scopes smaller than this: there every match is scored in a millisecond or two, and the
+# first search, when it is not enough, is one more (LoCoMo and LongMemEval dev, haystacks of ~500 turns:
+# keyword_search p50 3.5 / 5.5 ms without it, 5.5 / 6.6 ms with it tried on every request).
+PRUNE_FROM_ROWS = 5_000
+# Both statements go scope by scope, a branch per visible scope with its id as a bigint constant
+# (`m.scope_id = %s::bigint`): the GIN index memory_scope_lexical_tsv is over (scope_id, lexical_tsv), and
+# a GIN index takes no `= ANY(array)` condition (nor, in btree_gin 1.3, a smallint one: psycopg sends a
+# small id as one), so with the scope list as one condition it was read for the terms alone, every
+# workspace's matches of a common word (5,269 rows for "like" against the 84 the scope holds), and the
+# scope filtered after. LoCoMo dev import, the term counts of "What do Melanie's kids like?" 3.9 -> 1.1 ms
+# (EXPLAIN ANALYZE, first written as a LATERAL); keyword_search p50 5.6 -> 3.5-4.2 ms on LoCoMo dev, 8.8 -> 5.5 ms on LongMemEval dev,
+# the same matches in the same order for all 342 questions. (A LATERAL over the ids was no slower here,
+# but is planned for an average scope: on the 113,665-turn one it read the scope index and tested every
+# row.)
 
 
 def query_terms(query: str) -> list[str]:
@@ -51,9 +67,9 @@ def tsquery(terms: list[str]) -> str:
     return " | ".join(_quoted(t) for t in terms)
 
 
-def term_weights(cursor, eligibility: Eligibility, terms: list[str]) -> dict[str, float]:
-    """An IDF per term, ln(1 + DF_CAP / (1 + df)), df counted among the eligible memories (capped), scope by
-    scope (the sum of each scope's capped count, capped: the same figure as one capped count)."""
+def term_counts(cursor, eligibility: Eligibility, terms: list[str]) -> dict[str, int]:
+    """How many eligible memories hold each term, counted up to DF_CAP, scope by scope (the sum of each
+    scope's capped count, capped: the same figure as one capped count)."""
     where, params = eligibility.where("m", scope_bound=True)
     match = fulltext.memory_matches("m", fulltext.to_tsquery("quote_literal(t)"))
     count = (
@@ -65,7 +81,16 @@ def term_weights(cursor, eligibility: Eligibility, terms: list[str]) -> dict[str
         f"SELECT t, least(%s, {' + '.join(count for _ in scope_ids)}) FROM unnest(%s::text[]) AS t",
         [DF_CAP, *[x for s in scope_ids for x in (s, *params, DF_CAP)], terms],
     )
-    return {t: math.log(1.0 + DF_CAP / (1.0 + int(df))) for t, df in cursor.fetchall()}
+    return {t: int(df) for t, df in cursor.fetchall()}
+
+
+def idf(df: int) -> float:
+    return math.log(1.0 + DF_CAP / (1.0 + df))
+
+
+def term_weights(cursor, eligibility: Eligibility, terms: list[str]) -> dict[str, float]:
+    """An IDF per term, ln(1 + DF_CAP / (1 + df)), df counted among the eligible memories (term_counts)."""
+    return {t: idf(df) for t, df in term_counts(cursor, eligibility, terms).items()}
 
 
 def match_score(terms: list[str], weights: dict[str, float], text: str) -> float:
@@ -109,7 +134,8 @@ def keyword_search(
     # The term counts keep one plan; the search and its fallback are planned with each run's scopes and
     # terms (runtime/prepared.py: a generic plan of either reads other workspaces' matches).
     with prepared_cursor(read_connection()) as cursor:
-        weights = term_weights(cursor, eligibility, terms)
+        counts = term_counts(cursor, eligibility, terms)
+    weights = {t: idf(df) for t, df in counts.items()}
     with planned_cursor(read_connection()) as cursor:
         total = sum(weights.get(t, 0.0) for t in terms) or 1.0
         score = (
@@ -125,22 +151,66 @@ def keyword_search(
             PHRASE_BONUS / len(pairs) if pairs else 0.0,
             [f"{_quoted(a)} <-> {_quoted(b)}" for a, b in pairs],
         ]
+        # `q` (every term) ranks ties (ts_rank); `wanted` decides which memories are scored.
         branch = (
             f"(SELECT m.id, {score} AS score, ts_rank(m.{fulltext.MEMORY_COLUMN}, q, 1) AS r"
-            f" FROM governance_memory m, {fulltext.to_tsquery()} q"
-            f" WHERE m.scope_id = %s::bigint AND {where} AND {fulltext.memory_matches('m', 'q')}"
+            f" FROM governance_memory m, {fulltext.to_tsquery()} q, {fulltext.to_tsquery()} wanted"
+            f" WHERE m.scope_id = %s::bigint AND {where} AND {fulltext.memory_matches('m', 'wanted')}"
             " ORDER BY score DESC, r DESC, m.id LIMIT %s)"
         )
         scope_ids = list(eligibility.scope_ids)
-        cursor.execute(
-            f"SELECT f.id, f.score, f.r FROM ({' UNION ALL '.join(branch for _ in scope_ids)}) f"
-            " ORDER BY f.score DESC, f.r DESC, f.id LIMIT %s",
-            [*[x for s in scope_ids for x in (*score_params, tsquery(terms), s, *params, limit)], limit],
-        )
-        rows = [(int(memory_id), float(score)) for memory_id, score, _ in cursor.fetchall()]
+
+        def best(wanted: str) -> list[tuple[int, float]]:
+            cursor.execute(
+                f"SELECT f.id, f.score, f.r FROM ({' UNION ALL '.join(branch for _ in scope_ids)}) f"
+                " ORDER BY f.score DESC, f.r DESC, f.id LIMIT %s",
+                [
+                    *[
+                        x
+                        for s in scope_ids
+                        for x in (*score_params, tsquery(terms), wanted, s, *params, limit)
+                    ],
+                    limit,
+                ],
+            )
+            return [(int(memory_id), float(score)) for memory_id, score, _ in cursor.fetchall()]
+
+        rows = None
+        pruned = _without_lone_common_terms(terms, counts)
+        if pruned is not None and _holds_at_least(cursor, eligibility, PRUNE_FROM_ROWS):
+            rows = best(pruned)
+            # Exact only when the last row kept outscores any memory holding a single common term, all
+            # that the pruned search leaves out (its score is that term's share; a lone term has no pair).
+            alone = max(weights[t] for t in terms if counts[t] >= DF_CAP) / total
+            if len(rows) < limit or rows[-1][1] <= alone:
+                rows = None
+        if rows is None:
+            rows = best(tsquery(terms))
         if fuzzy and len(rows) < limit:
             rows += _trigram(cursor, eligibility, " ".join(terms), limit - len(rows), {i for i, _ in rows})
     return rows
+
+
+def _without_lone_common_terms(terms: list[str], counts: dict[str, int]) -> str | None:
+    """A tsquery matching the memories that hold a term below the count cap, or two of the common ones
+    (counted at DF_CAP): every match but those holding one common term and nothing else of the query. None
+    when that leaves nothing out (no common term) or would be a large query (many common terms)."""
+    common = [t for t in terms if counts.get(t, 0) >= DF_CAP]
+    if not common or len(common) > PRUNE_MAX_COMMON:
+        return None
+    rare = [_quoted(t) for t in terms if counts.get(t, 0) < DF_CAP]
+    both = [f"{_quoted(a)} & {_quoted(b)}" for a, b in combinations(common, 2)]
+    return " | ".join(rare + both) or None
+
+
+def _holds_at_least(cursor, eligibility: Eligibility, rows: int) -> bool:
+    """Whether the visible scopes hold at least `rows` memories (of any status: a size, not a read), counted
+    on the scope index up to that many."""
+    cursor.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM governance_memory m WHERE m.scope_id = ANY(%s::bigint[]) LIMIT %s) x",
+        [list(eligibility.scope_ids), rows],
+    )
+    return int(cursor.fetchone()[0]) >= rows
 
 
 def _quoted(term: str) -> str:

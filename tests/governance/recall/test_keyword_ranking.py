@@ -308,3 +308,44 @@ def test_the_term_counts_and_the_search_go_scope_by_scope_over_every_visible_sco
         )
     found = [i for i, _ in search.keyword_search(eligibility, "pallets", 10, fuzzy=False)]
     assert set(m.pk for m in inherited + own) <= set(found) and len(found) == 6
+
+
+def test_in_a_large_scope_the_search_first_leaves_out_lone_common_words_and_answers_the_same(
+    project_scope, remember, monkeypatch
+):
+    """search.py's pruned first search scores only what holds a rarer term or two common ones; it keeps
+    that list only when it is provably the whole search's (its last row outscores a lone common word),
+    and otherwise searches every match: the same list either way."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from governance.recall import search
+    from governance.recall.eligible import Eligibility
+
+    monkeypatch.setattr(search, "DF_CAP", 3)
+    monkeypatch.setattr(search, "PRUNE_FROM_ROWS", 5)
+    for i in range(6):
+        remember(project_scope, f"The kids like pizza night, week {i}", embed=False)
+    for i in range(4):
+        remember(project_scope, f"Kids play outside after school, day {i}", embed=False)
+        remember(project_scope, f"I like jazz records, volume {i}", embed=False)
+    remember(project_scope, "We saw the zebra exhibit", embed=False)
+    eligibility = Eligibility(scope_ids=(project_scope.id,), statuses=("active",), at=timezone.now())
+    query = "What do the kids like at the zebra exhibit?"
+
+    def searched(limit: int, *, prune: bool):
+        monkeypatch.setattr(search, "PRUNE_MAX_COMMON", 6 if prune else 0)
+        with CaptureQueriesContext(connection) as queries:
+            found = search.keyword_search(eligibility, query, limit, fuzzy=False)
+        return found, sum("ts_rank(" in q["sql"] for q in queries.captured_queries)
+
+    # 7 hold "zebra", "exhibit" or both "kids" and "like": the 5 best outscore a lone "kids" or "like"
+    pruned, searches = searched(5, prune=True)
+    assert (pruned, 1) == (searched(5, prune=False)[0], searches)
+    assert {memory_id for memory_id, _ in pruned} <= {
+        m.pk for m in project_scope.memories.all() if "pizza" in m.text or "zebra" in m.text
+    }
+    # 10 asked for: the first search has 7, so every match is searched, lone common words included
+    pruned, searches = searched(10, prune=True)
+    assert (pruned, 2) == (searched(10, prune=False)[0], searches)
+    assert len(pruned) == 10
