@@ -42,10 +42,10 @@ PRUNE_FROM_ROWS = 5_000
 # small id as one), so with the scope list as one condition it was read for the terms alone, every
 # workspace's matches of a common word (5,269 rows for "like" against the 84 the scope holds), and the
 # scope filtered after. LoCoMo dev import, the term counts of "What do Melanie's kids like?" 3.9 -> 1.1 ms
-# (EXPLAIN ANALYZE, first written as a LATERAL); keyword_search p50 5.6 -> 3.5-4.2 ms on LoCoMo dev, 8.8 -> 5.5 ms on LongMemEval dev,
-# the same matches in the same order for all 342 questions. (A LATERAL over the ids was no slower here,
-# but is planned for an average scope: on the 113,665-turn one it read the scope index and tested every
-# row.)
+# (EXPLAIN ANALYZE, first written as a LATERAL); keyword_search p50 5.6 -> 3.5-4.2 ms on LoCoMo dev,
+# 8.8 -> 5.5 ms on LongMemEval dev, the same matches in the same order for all 342 questions. (A LATERAL
+# over the ids was no slower here, but is planned for an average scope: on the 113,665-turn one it read
+# the scope index and tested every row.)
 
 
 def query_terms(query: str) -> list[str]:
