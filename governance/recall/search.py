@@ -28,10 +28,11 @@ PHRASE_BONUS = 0.25
 # scored 30,390 of 113,665 turns. So the search first scores only what holds a rarer term (counted below
 # DF_CAP) or two common ones, and keeps that list when its last row outscores a memory holding one common
 # word alone (all it left out): then it is the whole search's list, exactly; otherwise it searches every
-# match. One scope of 113,665 LongMemEval turns (the dev haystacks copied five times), 8 questions:
-# keyword_search p50 148-157 -> 30-31 ms, the same 50 rows for each. Not tried past this many common
-# terms (their pairs make the query) ...
-PRUNE_MAX_COMMON = 6
+# match. One scope of 113,665 LongMemEval turns (the dev haystacks copied five times; `manage.py
+# bench_keyword`), the same lists either way: 8 everyday questions, p50 148-157 -> 30-31 ms (at 6); the file's
+# first 20 questions (longer), p50/p95 362/748 -> 107/495 ms. Not tried past this many common terms, whose
+# pairs make the query (at 6: 439/740 -> 112/737 ms) ...
+PRUNE_MAX_COMMON = 10
 # ... nor in scopes smaller than this: there every match is scored in a millisecond or two, and the
 # first search, when it is not enough, is one more (LoCoMo and LongMemEval dev, haystacks of ~500 turns:
 # keyword_search p50 3.5 / 5.5 ms without it, 5.5 / 6.6 ms with it tried on every request).
