@@ -71,6 +71,8 @@ def tsquery(terms: list[str]) -> str:
 def term_counts(cursor, eligibility: Eligibility, terms: list[str]) -> dict[str, int]:
     """How many eligible memories hold each term, counted up to DF_CAP, scope by scope (the sum of each
     scope's capped count, capped: the same figure as one capped count)."""
+    if not eligibility.scope_ids:
+        return dict.fromkeys(terms, 0)
     where, params = eligibility.where("m", scope_bound=True)
     match = fulltext.memory_matches("m", fulltext.to_tsquery("quote_literal(t)"))
     count = (
@@ -128,7 +130,7 @@ def keyword_search(
     `leave_out`: terms of the query not to search for (a speaker's name, when the search is narrowed to
     what that speaker said)."""
     terms = [t for t in query_terms(query) if t not in leave_out]
-    if not terms:
+    if not terms or not eligibility.scope_ids:  # (a branch per scope: none to search)
         return []
     where, params = eligibility.where("m", scope_bound=True)
     pairs = list(zip(terms, terms[1:], strict=False))

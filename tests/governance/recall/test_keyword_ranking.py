@@ -349,3 +349,20 @@ def test_in_a_large_scope_the_search_first_leaves_out_lone_common_words_and_answ
     pruned, searches = searched(10, prune=True)
     assert (pruned, 2) == (searched(10, prune=False)[0], searches)
     assert len(pruned) == 10
+
+
+def test_no_visible_scope_is_no_match_and_no_statement(project_scope, remember):
+    """A branch per visible scope (search.py): with none, nothing is searched and nothing is sent."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from governance.recall import search
+    from governance.recall.eligible import Eligibility
+
+    remember(project_scope, "Pallets ship on Mondays", embed=False)
+    eligibility = Eligibility(scope_ids=(), statuses=("active",), at=timezone.now())
+    with CaptureQueriesContext(connection) as queries:
+        assert search.keyword_search(eligibility, "pallets", 10) == []
+        with connection.cursor() as cursor:
+            assert search.term_counts(cursor, eligibility, ["pallet"]) == {"pallet": 0}
+    assert not queries.captured_queries
