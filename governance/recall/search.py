@@ -184,7 +184,7 @@ def keyword_search(
             rows = best(pruned)
             # Exact only when the last row kept outscores any memory holding a single common term, all
             # that the pruned search leaves out (its score is that term's share; a lone term has no pair).
-            alone = max(weights[t] for t in terms if counts[t] >= DF_CAP) / total
+            alone = max(weights[t] for t in terms if counts.get(t, 0) >= DF_CAP) / total
             if len(rows) < limit or rows[-1][1] <= alone:
                 rows = None
         if rows is None:
