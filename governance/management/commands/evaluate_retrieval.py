@@ -79,6 +79,14 @@ class Command(BaseCommand):
             "categories; with --limit, the first of those)",
         )
         parser.add_argument(
+            "--category",
+            dest="categories",
+            action="append",
+            default=None,
+            help="only the questions of this category of --file, as the table names it (repeat for more): "
+            "a whole category imported and measured without the rest of a file too long to import whole",
+        )
+        parser.add_argument(
             "--imported-only",
             action="store_true",
             help="import nothing: ask only the chosen questions whose conversation is already imported in "
@@ -109,6 +117,7 @@ class Command(BaseCommand):
                 not options.get("no_baseline"),
                 json_out,
                 per_category=options.get("per_category"),
+                categories=options.get("categories"),
                 imported_only=options.get("imported_only", False),
                 http=options.get("http", False),
             )
@@ -151,6 +160,7 @@ class Command(BaseCommand):
         json_out: str | None,
         *,
         per_category: int | None = None,
+        categories: list[str] | None = None,
         imported_only: bool = False,
         http: bool = False,
     ) -> None:
@@ -166,7 +176,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if per_category is not None and per_category < 1:
             raise CommandError("--per-category must be 1 or more.")
-        questions = first_per_category(loaded.questions, per_category) if per_category else loaded.questions
+        questions = loaded.questions
+        if categories:
+            unknown = sorted(set(categories) - {q.category for q in questions})
+            if unknown:
+                known = ", ".join(sorted({q.category for q in questions}))
+                raise CommandError(f"{path} has no category {unknown[0]!r} (it has: {known}).")
+            questions = [q for q in questions if q.category in categories]
+        questions = first_per_category(questions, per_category) if per_category else questions
         questions = questions[:limit] if limit else questions
         if not questions:
             raise CommandError(f"{path} holds no question with evidence turns.")

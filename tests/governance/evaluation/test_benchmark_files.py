@@ -464,3 +464,30 @@ def test_evaluate_retrieval_per_category_imports_and_asks_only_those_questions(d
     assert Memory.objects.filter(scope__path="longmemeval/ss_003").count() == 0
     with pytest.raises(CommandError, match="--per-category must be 1 or more"):
         call_command("evaluate_retrieval", "--file", str(path), "--per-category", "0", stdout=StringIO())
+
+
+def test_evaluate_retrieval_category_imports_and_asks_only_that_category(db, tmp_path):
+    path, out, stdout = tmp_path / "lme.json", tmp_path / "r.json", StringIO()
+    path.write_text(json.dumps(LONGMEMEVAL), encoding="utf-8")
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(path),
+        "--category",
+        "knowledge-update",
+        "--json",
+        str(out),
+        stdout=stdout,
+        stderr=StringIO(),
+    )
+    results = json.loads(out.read_text())
+    assert {c: b["questions"] for c, b in results["strategies"]["full"]["categories"].items()} == {
+        "knowledge-update": 1
+    }
+    other = {q["question_id"] for q in LONGMEMEVAL if q["question_type"] != "knowledge-update"}
+    assert other and not Memory.objects.filter(scope__path__in=[f"longmemeval/{q}" for q in other]).exists()
+    # A category the file does not have is named, with the ones it has, and nothing is imported or asked.
+    with pytest.raises(CommandError, match="has no category 'knowledge-updates' .*knowledge-update"):
+        call_command(
+            "evaluate_retrieval", "--file", str(path), "--category", "knowledge-updates", stdout=StringIO()
+        )
