@@ -206,6 +206,68 @@ def test_only_who_said_a_statement_can_update_it():
     ]
 
 
+def test_a_question_about_the_present_puts_a_later_conversations_statement_first():
+    """later_word_first: a knowledge update comes in a later conversation ("I've accumulated enough points
+    for a single free night" … days later, in another session, "enough points for two free nights" as an
+    aside of a long turn about a trip), and its turn can score well below the first statement, which was the
+    turn's whole subject. A question about what holds now (its verb in the present, or a present-time cue)
+    lets a later session's statement of the same subject by the same speaker pass a wider gap when the asker
+    asks about themselves; a statement later in the same conversation, a question about the past or about
+    another person keeps the narrow one."""
+    from governance.recall.rank import LATER_SESSION_MARGIN, LATER_WORD_MARGIN, asks_present, later_word_first
+    from governance.recall.state import Hit
+
+    assert LATER_SESSION_MARGIN > LATER_WORD_MARGIN
+    gap = (LATER_WORD_MARGIN + LATER_SESSION_MARGIN) / 2
+    now = timezone.now()
+
+    def hit(i, text, days_ago, score, session):
+        return Hit(
+            id=i,
+            row={
+                "text": text,
+                "speaker": "",
+                "source_kind": "user",
+                "session": session,
+                "occurred_at": now - timedelta(days=days_ago),
+            },
+            score=score,
+        )
+
+    first = hit(1, "I've accumulated enough Hilton points for a single free night's stay.", 20, 0.80, "s1")
+    aside = "Planning Paris in November. By the way, I've now accumulated enough Hilton points for two free nights."
+    later = hit(2, aside, 19, 0.80 - gap, "s2")
+    present = "How many free nights can I redeem with my accumulated Hilton points?"
+    assert asks_present(present)
+    assert later_word_first(present, [first, later], window=10) == [later, first]
+    # The same turn later in the same conversation: the narrow margin.
+    same_session = hit(3, aside, 19.9, 0.80 - gap, "s1")
+    assert later_word_first(present, [first, same_session], window=10) == [first, same_session]
+    # A question about the past: the narrow margin.
+    past = "How many free nights was I able to redeem with my accumulated Hilton points?"
+    assert not asks_present(past)
+    assert later_word_first(past, [first, later], window=10) == [first, later]
+    # A question about someone else's statements: the narrow margin (their later mentions are more often
+    # further events than updates).
+    third = "How many free nights can Melanie redeem with her accumulated Hilton points?"
+    assert asks_present(third)
+    assert later_word_first(third, [first, later], window=10) == [first, later]
+    assert asks_present("How many videos of the series have I completed so far?")
+    assert asks_present("Where did Rachel move after her recent relocation?")  # a present-time cue
+    assert not asks_present("When did Melanie go camping in June?")
+
+
+def test_a_present_time_cue_of_two_words_is_read_as_a_phrase():
+    """The phrase "these days" asks for the present; "What day of the week …" does not (as two terms, it made
+    every question holding "day" or "days" a question about now)."""
+    from governance.recall.rank import TIME_ORDER_NOW, TIME_ORDER_WEIGHT, asks_now, time_order_weight
+
+    assert not asks_now("What day of the week did I meet my previous tutor Juan?")
+    assert time_order_weight("How many days did I spend in Kyoto?") == TIME_ORDER_WEIGHT
+    for query in ("What do I drink in the morning these days?", "How many books have I read so far?"):
+        assert asks_now(query) and time_order_weight(query) == TIME_ORDER_NOW
+
+
 def test_who_a_question_in_the_first_or_second_person_asks_about():
     from governance.models import SourceKind
     from governance.recall.rank import asked_about
