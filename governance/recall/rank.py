@@ -344,7 +344,7 @@ _PRESENT = frozenset("do does can have has am is are".split())
 
 
 def asks_present(query: str) -> bool:
-    """Whether a question asks what holds now: a present-time cue (NOW_CUES), or its first auxiliary verb in
+    """Whether a question asks what holds now: a present-time cue (asks_now), or its first auxiliary verb in
     the present ("How many bikes do I own?", "How many videos have I completed?", not "What was …")."""
     if asks_now(query):
         return True
@@ -353,8 +353,11 @@ def asks_present(query: str) -> bool:
 
 
 def _margin(earlier: Hit, later: Hit, present: bool) -> float:
-    same = earlier.row.get("session") and earlier.row.get("session") == later.row.get("session")
-    return LATER_SESSION_MARGIN if present and not same and later.row.get("session") else LATER_WORD_MARGIN
+    """LATER_SESSION_MARGIN for a later conversation turn of another session when the question asks about the
+    asker's present; LATER_WORD_MARGIN otherwise."""
+    later_session = _session_of(later)
+    wide = present and later_session is not None and later_session != _session_of(earlier)
+    return LATER_SESSION_MARGIN if wide else LATER_WORD_MARGIN
 
 
 def _drop_overridden(state: RecallState, evidence: list[Hit]) -> list[Hit]:

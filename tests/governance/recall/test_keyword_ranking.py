@@ -227,6 +227,8 @@ def test_a_question_about_the_present_puts_a_later_conversations_statement_first
             row={
                 "text": text,
                 "speaker": "",
+                "kind": "episodic",
+                "scope_id": 1,
                 "source_kind": "user",
                 "session": session,
                 "occurred_at": now - timedelta(days=days_ago),
