@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from django.contrib.postgres.search import TrigramDistance, TrigramSimilarity
-from django.db.models import QuerySet, Value
+from django.db.models import Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
@@ -69,14 +69,20 @@ def nearest_statements(rows: QuerySet, lexical_text: str) -> QuerySet:
     if not ids:
         return rows.none()
     if len(ids) <= FEW:
-        # `%` is similarity ≥ pg_trgm's threshold; written as the function, no index can serve it.
-        similar = rows.model.objects.filter(pk__in=ids).alias(
-            similarity=TrigramSimilarity("lexical", Value(lexical_text))
-        )
-        rows = similar.filter(similarity__gte=RawSQL(THRESHOLD, []))
-    else:
-        rows = rows.filter(lexical__trigram_similar=lexical_text)
+        return similar_by_id(ids, lexical_text)
+    rows = rows.filter(lexical__trigram_similar=lexical_text)
     return rows.order_by(TrigramDistance("lexical", Value(lexical_text)), "pk")
+
+
+def similar_by_id(ids: list[int], lexical_text: str) -> QuerySet:
+    """The memories of `ids` (read by primary key) trigram-similar to `lexical_text`, the most similar first."""
+    # `%` is similarity ≥ pg_trgm's threshold; written as the function, no index can serve it.
+    similar = Memory.objects.filter(pk__in=ids).alias(
+        similarity=TrigramSimilarity("lexical", Value(lexical_text))
+    )
+    return similar.filter(similarity__gte=RawSQL(THRESHOLD, [])).order_by(
+        TrigramDistance("lexical", Value(lexical_text)), "pk"
+    )
 
 
 def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
@@ -94,6 +100,46 @@ def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
         "pk", "text", "scope_id", "status", "key", "revision", "confirmed_at"
     )[:MAX_CANDIDATES]
     return [(other, REASON_NEGATION) for other in near if contradicts(memory.text, other.text)]
+
+
+def later_contradictions(memory: Memory) -> list[Memory]:
+    """The statements still waiting for review in `memory`'s scope that say the opposite of it and were said
+    after it: the contradictions `find_conflicts` could not see when they were written, because `memory`
+    was not in force yet (an agent's extractor read "Always copy the finance team on supplier invoices."
+    from a user's turn; days later the user said "From now on, do not copy the finance team…" in a
+    session; then a person confirmed the rule). The newest FEW of them are compared."""
+    if memory.kind not in CHECKED_KINDS or memory.key or not memory.lexical or memory.purged_at:
+        return []
+    said = memory.occurred_at or memory.created_at
+    pending = Memory.objects.filter(
+        scope_id=memory.scope_id,
+        status__in=(Status.CANDIDATE, Status.PROPOSED),
+        kind__in=CHECKED_KINDS,
+        key__isnull=True,
+        purged_at__isnull=True,
+    ).exclude(pk=memory.pk)
+    if said is not None:
+        pending = pending.filter(Q(occurred_at__gt=said) | Q(occurred_at__isnull=True, created_at__gt=said))
+    ids = list(pending.order_by("-pk").values_list("pk", flat=True)[:FEW])
+    if not ids:
+        return []
+    near = similar_by_id(ids, memory.lexical).only(
+        "pk", "text", "scope_id", "status", "key", "session", "source_kind", "created_by_id"
+    )[:MAX_CANDIDATES]
+    return [other for other in near if contradicts(other.text, memory.text)]
+
+
+def queue_later_contradictions(*, memory: Memory, actor: Principal | None) -> list[Memory]:
+    """Call inside the transaction that put `memory` in force: each statement waiting for review that was
+    said after it and says the opposite (`later_contradictions`) is linked to it and queued, as if it were
+    written now; a user's correction in a session then sets it aside there (recall/session.py reads that
+    link). Returns the statements queued."""
+    if memory.status != Status.ACTIVE:
+        return []
+    found = later_contradictions(memory)
+    for later in found:
+        conflict_queue(memory=later, found=[(memory, REASON_NEGATION)], actor=actor)
+    return found
 
 
 def conflict_detect(*, memory: Memory, actor: Principal | None) -> list[Memory]:

@@ -135,6 +135,16 @@ def proposes(kind: str, found: NearDuplicate) -> bool:
     return found.status == Status.ACTIVE and is_rule(kind, found.key)
 
 
+def absorbs(found: NearDuplicate, *, in_force: bool) -> bool:
+    """Does the memory a write repeats take the repeat in place of a row of its own? Not when a person with
+    the right writes in force (`in_force`) what is still waiting for review: merged into the proposal, their
+    decision was lost, the statement stayed a candidate and nothing was in force (an owner writing "Always
+    copy the finance team on supplier invoices." after the agent's extractor had read it from the user's
+    turn; the replay suite's unkeyed correction_in_conversation cases failed so). Their write is stored in
+    force, and the proposal stays in review as it was."""
+    return not (in_force and found.status != Status.ACTIVE)
+
+
 def proposal_entry(found: NearDuplicate) -> dict:
     """What a proposed revision records of the rule it repeats (meta[OF]), shown in review."""
     return {**found.as_dict(), "decision": "proposed"}

@@ -46,6 +46,7 @@ from governance.services.memory.record import (
     integrity_to_domain,
     lock_key,
     may_confirm,
+    queue_conflicts,
     validate_input,
 )
 from governance.services.memory.reinforcement import reinforce_rows
@@ -146,6 +147,8 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
             fields=("confirmed_by", "confirmed_at"),
         )
         reinforce_rows([memory], weight=0.5, reason=ReinforcementEvent.Reason.REVIEW, actor=actor)
+        # A statement said after it that contradicts it, still waiting for review, is linked to it now.
+        queue_conflicts(memory, actor)
         return memory
 
 

@@ -287,7 +287,12 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
                 if same is not None:
                     return same
             found = find_repeat(item)
-            if found is not None and item.key is None and not near_duplicate.proposes(item.kind, found):
+            if (
+                found is not None
+                and item.key is None
+                and not near_duplicate.proposes(item.kind, found)
+                and near_duplicate.absorbs(found, in_force=confirmed)
+            ):
                 return near_duplicate_merge(
                     kept_id=found.memory_id,
                     source=_source_of(item),
@@ -298,13 +303,15 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             if found is not None and near_duplicate.proposes(item.kind, found):
                 confirmed = _propose_revision(item, found, confirmed)
             else:
-                found = None  # a keyed write repeating a memory not in force: the key decides
+                # a keyed write repeating a memory not in force (the key decides), or a person's write in
+                # force of what is still waiting for review (stored in force: near_duplicate.absorbs)
+                found = None
             memory = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
             if found is None:  # a repeat says nothing its original does not: no contradiction to queue
-                _queue_conflicts(memory, actor)
+                queue_conflicts(memory, actor)
             fix_at_proposal(memory)
             return memory
     except IntegrityError as exc:
@@ -350,10 +357,18 @@ def _propose_revision(item: MemoryInput, found: near_duplicate.NearDuplicate, co
     return False
 
 
-def _queue_conflicts(memory: Memory, actor: Principal | None) -> None:
-    from governance.services.conflict import conflict_detect
+def queue_conflicts(memory: Memory, actor: Principal | None) -> None:
+    """Conflict detection for a memory just written or just put in force (governance/services/conflict.py):
+    one waiting for review is linked to the memories in force it contradicts; one in force takes up the
+    statements waiting for review said after it that contradict it, and each of those has its count of
+    reviewers fixed again (four-eyes: it may now contradict a long-term commitment)."""
+    from governance.services.conflict import conflict_detect, queue_later_contradictions
 
-    conflict_detect(memory=memory, actor=actor)
+    if memory.status == Status.ACTIVE:
+        for later in queue_later_contradictions(memory=memory, actor=actor):
+            fix_at_proposal(later)
+    else:
+        conflict_detect(memory=memory, actor=actor)
 
 
 def lock_key(scope_id: int, key: str) -> None:
@@ -446,7 +461,7 @@ def memory_record_batch(*, items: list[MemoryInput], actor: Principal | None) ->
             four_eyes: dict[int, bool] = {}  # asked once per scope
             for memory in created[:copied]:
                 if memory.key is None:
-                    _queue_conflicts(memory, actor)
+                    queue_conflicts(memory, actor)
                     if memory.scope_id not in four_eyes:
                         four_eyes[memory.scope_id] = requires_four_eyes(memory.scope)
                     if four_eyes[memory.scope_id]:

@@ -293,6 +293,64 @@ def test_an_unkeyed_rule_is_set_aside_by_the_instruction_that_contradicts_it(
     ) == [made["id"]]
 
 
+UNKEYED_RULE = "Always copy the finance team on supplier invoices."
+UNKEYED_FIX = "From now on, do not copy the finance team on supplier invoices."
+INVOICE_QUERY = "should I copy the finance team on this supplier invoice?"
+
+
+def test_a_rule_confirmed_after_the_users_correction_is_set_aside_in_that_session(
+    client_for, reviewer, agent, project_scope
+):
+    # The user states a rule; the extractor proposes it. Days later, in session s1, the user takes it back;
+    # the rule is not in force yet, so nothing links the two. Then a reviewer confirms the rule: the
+    # correction, said after it, is linked to it and sets it aside in s1 (and only there).
+    agent_client = client_for(agent)
+    extracted = _proposal(_say(agent_client, "s0", text=UNKEYED_RULE, ref="t1"))
+    assert extracted["status"] == "candidate"
+    fix = _proposal(_say(agent_client, "s1", text=UNKEYED_FIX, ref="t9"))
+    assert fix["status"] == "candidate"  # nothing in force to contradict yet
+    answer = client_for(reviewer).post(
+        f"/api/v1/memories/{extracted['id']}/confirm", {"reason": "the team agreed"}, format="json"
+    )
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["status"] == "active"
+    assert Memory.objects.get(pk=fix["id"]).status == "proposed"  # now it contradicts a rule in force
+    body = _context(agent_client, "s1", query=INVOICE_QUERY)
+    assert _constraint_ids(body) == [fix["id"]]
+    assert [b["memory_id"] for b in body["packet"]["negative"] if b.get("set_aside")] == [extracted["id"]]
+    other = _context(agent_client, "s2", query=INVOICE_QUERY)
+    assert _constraint_ids(other) == [extracted["id"]]
+    assert other["packet"]["constraints"][0]["pending_changes"][0]["memory_id"] == fix["id"]
+
+
+def test_an_owner_writing_a_proposed_rule_puts_it_in_force(client_for, owner, agent, project_scope):
+    # The extractor proposed the rule from the user's turn; the owner writes it in force. It once merged
+    # into the proposal as a repeat, and no rule was in force at all. A statement said before the owner's
+    # write (the user's "do not" in s1) is what the rule now replaces: it sets nothing aside.
+    agent_client = client_for(agent)
+    extracted = _proposal(_say(agent_client, "s0", text=UNKEYED_RULE, ref="t1"))
+    before = _proposal(_say(agent_client, "s1", text=UNKEYED_FIX, ref="t9"))
+    made = client_for(owner).post(
+        "/api/v1/memories",
+        {
+            "scope": "acme/slides",
+            "kind": "convention",
+            "text": UNKEYED_RULE,
+            "status": "active",
+            "source": {"kind": "user", "ref": "kickoff"},
+        },
+        format="json",
+    )
+    assert made.status_code == 201, made.json()
+    rule = made.json()
+    assert rule["status"] == "active" and rule["id"] != extracted["id"]
+    assert rule.get("near_duplicate") is None
+    assert Memory.objects.get(pk=extracted["id"]).status == "candidate"  # still the reviewer's item
+    assert Memory.objects.get(pk=before["id"]).status == "candidate"
+    for session in ("s1", "s2"):
+        assert _constraint_ids(_context(agent_client, session, query=INVOICE_QUERY)) == [rule["id"]]
+
+
 def test_a_correction_the_agent_writes_with_source_user_and_the_session_counts_there(
     client_for, owner, agent, project_scope
 ):

@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from governance.models import AuditEvent, Memory, ReinforcementEvent, Status
+from governance.models import AuditEvent, Memory, ReinforcementEvent, Relation, Status
 from governance.services.memory import (
     MemoryInput,
     memory_confirm,
@@ -174,6 +174,61 @@ def test_a_rule_waiting_for_review_absorbs_its_repeat(project_scope, agent):
     )
     assert again.pk == first.pk and again.status == Status.CANDIDATE
     assert Memory.objects.filter(scope=project_scope).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_person_writing_in_force_what_waits_for_review_puts_it_in_force(project_scope, agent, curator):
+    # The agent's extractor read the rule from the user's turn: a candidate. The owner then writes the
+    # rule in force. Merged into the candidate, their decision was lost and no rule was in force.
+    waiting = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Always copy the finance team on supplier invoices.",
+            source_kind="user",
+        ),
+        actor=agent,
+    )
+    assert waiting.status == Status.CANDIDATE
+    rule = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Always copy the finance team on supplier invoices.",
+            source_kind="user",
+            status="active",
+        ),
+        actor=curator,
+    )
+    assert rule.pk != waiting.pk
+    assert rule.status == Status.ACTIVE and rule.confirmed_at is not None
+    assert getattr(rule, "near_duplicate", None) is None
+    waiting.refresh_from_db()
+    assert waiting.status == Status.CANDIDATE and not (waiting.meta or {}).get("near_duplicates")
+    # A later contradicting instruction is linked to the rule in force (what a session correction reads).
+    fix = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="From now on, do not copy the finance team on supplier invoices.",
+            source_kind="user",
+            session="s-now",
+        ),
+        actor=agent,
+    )
+    assert Relation.objects.filter(source=fix, target=rule, kind="contradicts").exists()
+    # The agent writing it again, or asking for it in force, is still absorbed: only a person decides.
+    again = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="convention",
+            text="Always copy the finance team on supplier invoices!",
+            source_kind="user",
+            status="active",
+        ),
+        actor=agent,
+    )
+    assert again.status != Status.ACTIVE
 
 
 @pytest.mark.django_db
