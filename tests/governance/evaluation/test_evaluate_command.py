@@ -84,3 +84,26 @@ def test_bad_arguments_are_refused_with_a_sentence(db, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("evaluate", *args, stdout=StringIO(), stderr=StringIO())
     assert not EvaluationRun.objects.exists()
+
+
+def test_every_case_of_a_user_correction_in_conversation_passes_under_full(db, tmp_path):
+    # The one-task-per-cell smoke run holds two of the category's five cases, and the standard run is not a
+    # test: the unkeyed case failed in it (0.800) with every test green. Five tasks per language hold each
+    # case once in each language.
+    out = tmp_path / "eval.json"
+    call_command(
+        "evaluate",
+        "--per-cell",
+        "5",
+        "--strategy",
+        "full",
+        "--categories",
+        "correction_in_conversation",
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    body = json.loads(out.read_text())
+    assert body["tasks"] == 10
+    assert body["strategies"]["full"]["categories"]["correction_in_conversation"] == 1.0, body["failures"]
