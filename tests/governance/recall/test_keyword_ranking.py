@@ -259,6 +259,48 @@ def test_a_question_about_the_present_puts_a_later_conversations_statement_first
     assert not asks_present("When did Melanie go camping in June?")
 
 
+def test_an_update_holding_half_of_the_first_statements_query_words_is_on_the_same_subject():
+    """later_word_first: a count kept up to date ("27 different species so far", then "a Northern Flicker
+    … brings my total species count to 32") shares only some of the question's words with its first
+    statement: local, park, species, three of the six the first holds (bird, different, local, park, seen,
+    species). Half of them is the same subject; one shared word is not."""
+    from governance.recall.rank import SAME_SUBJECT_SHARE, later_word_first
+    from governance.recall.state import Hit
+
+    now = timezone.now()
+
+    def hit(i, text, days_ago, score):
+        return Hit(
+            id=i,
+            row={
+                "text": text,
+                "speaker": "",
+                "source_kind": "user",
+                "occurred_at": now - timedelta(days=days_ago),
+            },
+            score=score,
+        )
+
+    query = "How many different species of birds have I seen in my local park?"
+    first = hit(
+        1,
+        "Speaking of bird identification, I've been keeping track of the species I've seen in my local park, "
+        "and I've managed to spot 27 different species so far.",
+        10,
+        0.80,
+    )
+    update = hit(
+        2,
+        "I just saw a Northern Flicker in my local park last weekend, which brings my total species count to 32.",
+        5,
+        0.70,
+    )
+    assert SAME_SUBJECT_SHARE <= 3 / 6
+    assert later_word_first(query, [first, update], window=10) == [update, first]
+    aside = hit(3, "The park near the office has a new cafe.", 4, 0.75)
+    assert later_word_first(query, [first, aside], window=10) == [first, aside]
+
+
 def test_a_present_time_cue_of_two_words_is_read_as_a_phrase():
     """The phrase "these days" asks for the present; "What day of the week …" does not (as two terms, it made
     every question holding "day" or "days" a question about now)."""
