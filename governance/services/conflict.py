@@ -15,6 +15,7 @@ from django.db.models.expressions import RawSQL
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.outbox import outbox_emit
 from governance.services.session_override import session_override_audit
 
 # Kinds whose statements can contradict each other (traces of what happened cannot).
@@ -138,7 +139,14 @@ def queue_later_contradictions(*, memory: Memory, actor: Principal | None) -> li
         return []
     found = later_contradictions(memory)
     for later in found:
+        before = later.status
         conflict_queue(memory=later, found=[(memory, REASON_NEGATION)], actor=actor)
+        if later.status != before:  # a new item waits for review: caches, webhooks (review.waiting)
+            outbox_emit(
+                topic="memory.status",
+                memory=later,
+                payload={"memory_ids": [later.pk], "status": later.status},
+            )
     return found
 
 

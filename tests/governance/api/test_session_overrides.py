@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from governance.models import Memory
+from governance.models import Memory, Outbox
 from governance.propagation import embed_memories
 
 RULE = "Export the Q3 deck as PDF."
@@ -315,6 +315,10 @@ def test_a_rule_confirmed_after_the_users_correction_is_set_aside_in_that_sessio
     assert answer.status_code == 200, answer.json()
     assert answer.json()["status"] == "active"
     assert Memory.objects.get(pk=fix["id"]).status == "proposed"  # now it contradicts a rule in force
+    # A new item waits for review: said to the derived stores and webhooks like any status change.
+    assert Outbox.objects.filter(
+        topic="memory.status", payload__memory_ids=[fix["id"]], payload__status="proposed"
+    ).exists()
     body = _context(agent_client, "s1", query=INVOICE_QUERY)
     assert _constraint_ids(body) == [fix["id"]]
     assert [b["memory_id"] for b in body["packet"]["negative"] if b.get("set_aside")] == [extracted["id"]]
