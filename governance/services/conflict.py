@@ -124,9 +124,8 @@ def later_contradictions(memory: Memory) -> list[Memory]:
     ids = list(pending.order_by("-pk").values_list("pk", flat=True)[:FEW])
     if not ids:
         return []
-    near = similar_by_id(ids, memory.lexical).only(
-        "pk", "text", "scope_id", "status", "key", "session", "source_kind", "created_by_id"
-    )[:MAX_CANDIDATES]
+    # Whole rows with their scope: `conflict_queue` and `fix_at_proposal` read both for each one queued.
+    near = similar_by_id(ids, memory.lexical).select_related("scope")[:MAX_CANDIDATES]
     return [other for other in near if contradicts(other.text, memory.text)]
 
 

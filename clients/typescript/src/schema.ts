@@ -229,7 +229,7 @@ export interface paths {
         /** Memories the caller can see (within the scope's subtree when given), newest first. */
         get: operations["memories_list"];
         put?: never;
-        /** Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal. A repeat of a memory of its scope is not stored: 200 with that memory, reinforced (`near_duplicate`). */
+        /** Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal. A repeat of a memory of its scope is not stored: 200 with that memory, reinforced (`near_duplicate`); except a person's `active` write of a statement still waiting for review, stored in force (201). */
         post: operations["memories_create"];
         delete?: never;
         options?: never;

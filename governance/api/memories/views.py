@@ -53,7 +53,8 @@ class MemoriesView(APIView):
         request=s.MemoryCreateInput,
         responses={201: s.MemoryOutput, 200: s.MemoryOutput, **ERROR_RESPONSES},
         summary="Write a memory. `active` needs the right to confirm; otherwise a candidate or proposal. A "
-        "repeat of a memory of its scope is not stored: 200 with that memory, reinforced (`near_duplicate`).",
+        "repeat of a memory of its scope is not stored: 200 with that memory, reinforced (`near_duplicate`); "
+        "except a person's `active` write of a statement still waiting for review, stored in force (201).",
     )
     def post(self, request: Request) -> Response:
         principal = request_principal(request)

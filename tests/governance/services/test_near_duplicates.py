@@ -181,21 +181,15 @@ def test_a_person_writing_in_force_what_waits_for_review_puts_it_in_force(projec
     # The agent's extractor read the rule from the user's turn: a candidate. The owner then writes the
     # rule in force. Merged into the candidate, their decision was lost and no rule was in force.
     waiting = memory_record(
-        item=MemoryInput(
-            scope=project_scope,
-            kind="convention",
-            text="Always copy the finance team on supplier invoices.",
-            source_kind="user",
-        ),
+        item=fact(project_scope, "Always copy the finance team on supplier invoices.", kind="convention"),
         actor=agent,
     )
     assert waiting.status == Status.CANDIDATE
     rule = memory_record(
-        item=MemoryInput(
-            scope=project_scope,
+        item=fact(
+            project_scope,
+            "Always copy the finance team on supplier invoices.",
             kind="convention",
-            text="Always copy the finance team on supplier invoices.",
-            source_kind="user",
             status="active",
         ),
         actor=curator,
@@ -207,11 +201,10 @@ def test_a_person_writing_in_force_what_waits_for_review_puts_it_in_force(projec
     assert waiting.status == Status.CANDIDATE and not (waiting.meta or {}).get("near_duplicates")
     # A later contradicting instruction is linked to the rule in force (what a session correction reads).
     fix = memory_record(
-        item=MemoryInput(
-            scope=project_scope,
+        item=fact(
+            project_scope,
+            "From now on, do not copy the finance team on supplier invoices.",
             kind="convention",
-            text="From now on, do not copy the finance team on supplier invoices.",
-            source_kind="user",
             session="s-now",
         ),
         actor=agent,
@@ -219,11 +212,10 @@ def test_a_person_writing_in_force_what_waits_for_review_puts_it_in_force(projec
     assert Relation.objects.filter(source=fix, target=rule, kind="contradicts").exists()
     # The agent writing it again, or asking for it in force, is still absorbed: only a person decides.
     again = memory_record(
-        item=MemoryInput(
-            scope=project_scope,
+        item=fact(
+            project_scope,
+            "Always copy the finance team on supplier invoices!",
             kind="convention",
-            text="Always copy the finance team on supplier invoices!",
-            source_kind="user",
             status="active",
         ),
         actor=agent,
