@@ -105,7 +105,15 @@ def lock_text(scope_id: int, digest: str) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"near:{scope_id}:{digest}"])
 
 
-def near_duplicate_find(*, scope_id: int, kind: str, text: str, task_type: str = "") -> NearDuplicate | None:
+def near_duplicate_find(
+    *,
+    scope_id: int,
+    kind: str,
+    text: str,
+    task_type: str = "",
+    statuses=TARGET_STATUSES,
+    exclude: int | None = None,
+) -> NearDuplicate | None:
     """The memory of this scope, kind and task type that a new `text` repeats, preferring one in force; None if none.
     The candidates are the rows holding every term of the new text (the tsvector's GIN index)."""
     if kind not in CHECKED_KINDS:
@@ -115,14 +123,33 @@ def near_duplicate_find(*, scope_id: int, kind: str, text: str, task_type: str =
         return None
     with connection.cursor() as cursor:
         cursor.execute(
-            CANDIDATES_SQL, [scope_id, kind, task_type or "", list(TARGET_STATUSES), words, MAX_CANDIDATES]
+            CANDIDATES_SQL, [scope_id, kind, task_type or "", list(statuses), words, MAX_CANDIDATES + 1]
         )
         rows = cursor.fetchall()
     for pk, old_text, key, _revision, status in rows:
-        share = same_statement(text, old_text)
+        share = same_statement(text, old_text) if pk != exclude else None
         if share is not None:
             return NearDuplicate(pk, old_text, key, status, share)
     return None
+
+
+def in_force_copy(memory) -> NearDuplicate | None:
+    """The unkeyed memory in force of `memory`'s scope, kind and task type that says all `memory` says (the
+    repeat rule above), if `memory` is an unkeyed statement; None otherwise. Put in force beside it,
+    `memory` would be a second copy: forgetting one would leave the statement in force through the other,
+    and the packet would carry it twice (`memory_confirm` refuses; a person writing it `active` again
+    reinforces it)."""
+    if memory.key is not None or not enabled() or not memory.text:
+        return None
+    found = near_duplicate_find(
+        scope_id=memory.scope_id,
+        kind=memory.kind,
+        text=memory.text,
+        task_type=memory.task_type,
+        statuses=(Status.ACTIVE,),
+        exclude=memory.pk,
+    )
+    return found if found is not None and found.key is None else None
 
 
 def is_rule(kind: str, key: str | None) -> bool:
@@ -135,14 +162,38 @@ def proposes(kind: str, found: NearDuplicate) -> bool:
     return found.status == Status.ACTIVE and is_rule(kind, found.key)
 
 
-def absorbs(found: NearDuplicate, *, in_force: bool) -> bool:
-    """Does the memory a write repeats take the repeat in place of a row of its own? Not when a person with
-    the right writes in force (`in_force`) what is still waiting for review: merged into the proposal, their
-    decision was lost, the statement stayed a candidate and nothing was in force (an owner writing "Always
-    copy the finance team on supplier invoices." after the agent's extractor had read it from the user's
-    turn; the replay suite's unkeyed correction_in_conversation cases failed so). Their write is stored in
-    force, and the proposal stays in review as it was."""
-    return not (in_force and found.status != Status.ACTIVE)
+def absorbs(kind: str, found: NearDuplicate, *, in_force: bool) -> bool:
+    """Does the memory a write repeats take the repeat in place of a row of its own?
+    - A fact (not a rule) in force, or anything waiting for review: yes, except when a person with the right
+      writes in force (`in_force`) what is still waiting for review: merged into the proposal, their
+      decision was lost, the statement stayed a candidate and nothing was in force (an owner writing
+      "Always copy the finance team on supplier invoices." after the agent's extractor had read it from the
+      user's turn; the replay suite's unkeyed correction_in_conversation cases failed so). Their write is
+      stored in force (`in_force_entry` marks the proposal).
+    - A rule in force (`proposes`): only a person's write in force of the same words (every term of the
+      rule, share 1): it says nothing new, and a second copy in force would outlive the first one's
+      forget. Fewer words (a qualification left out) are a new revision the person writes for themselves."""
+    if found.status != Status.ACTIVE:
+        return not in_force
+    if proposes(kind, found):
+        return in_force and found.share >= 1.0
+    return True
+
+
+def in_force_entry(waiting_text: str, written) -> dict | None:
+    """What a statement still waiting for review records (meta[OF]) when a person writes in force a row
+    (`written`) that says all it says: the row in force, shown in the review queue; confirming the waiting
+    one is then refused (`in_force_copy`). None when it says more than the row in force (it stays a
+    proposal a reviewer may still confirm)."""
+    share = same_statement(waiting_text, written.text)
+    if share is None:
+        return None
+    return {
+        "memory_id": written.pk,
+        "share": round(share, 3),
+        "status": Status.ACTIVE,
+        "decision": "in_force",
+    }
 
 
 def proposal_entry(found: NearDuplicate) -> dict:

@@ -33,6 +33,7 @@ from governance.permissions import (
     require,
 )
 from governance.propagation.turns import redact_asked_text
+from governance.services import near_duplicate
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
 from governance.services.memory.promotion import promotion_check_support
@@ -103,6 +104,13 @@ def memory_propose(*, memory_id: int, actor: Principal | None, reason: str = "")
         return memory
 
 
+IN_FORCE_ALREADY = (
+    "The same statement is already in force in this scope (#{id}): this one says nothing #{id} does not, "
+    "and a second copy would stay in force when #{id} is forgotten. Reject this one, or supersede #{id} to "
+    "change what is in force."
+)
+
+
 def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
     """A reviewer confirms a candidate or proposal: it becomes active (four-eyes where the scope asks)."""
     with transaction.atomic():
@@ -113,6 +121,14 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
                 f"Only candidates and proposals can be confirmed; this one is {memory.status}."
             )
         promotion_check_support(memory)
+        copy = near_duplicate.in_force_copy(memory)
+        if copy is not None:
+            raise InvalidTransition(
+                IN_FORCE_ALREADY.format(id=copy.memory_id),
+                current_status=memory.status,
+                requested_status=Status.ACTIVE,
+                in_force=copy.memory_id,
+            )
         needed = approvals_to_put_in_force(memory)
         if _needs_second_reviewer(memory, actor, needed):
             approvals = approvers(memory)

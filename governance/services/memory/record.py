@@ -290,8 +290,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             if (
                 found is not None
                 and item.key is None
-                and not near_duplicate.proposes(item.kind, found)
-                and near_duplicate.absorbs(found, in_force=confirmed)
+                and near_duplicate.absorbs(item.kind, found, in_force=confirmed)
             ):
                 return near_duplicate_merge(
                     kept_id=found.memory_id,
@@ -300,22 +299,39 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
                     actor=actor,
                     said_at=item.occurred_at,
                 )
+            waiting = None
             if found is not None and near_duplicate.proposes(item.kind, found):
                 confirmed = _propose_revision(item, found, confirmed)
             else:
                 # a keyed write repeating a memory not in force (the key decides), or a person's write in
                 # force of what is still waiting for review (stored in force: near_duplicate.absorbs)
+                waiting = found if found is not None and item.key is None and confirmed else None
                 found = None
             memory = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             memory.save()
             audit_record(actor=actor, entry=_created_entry(memory))
             outbox_emit(topic="memory.created", memory=memory, payload={"memory_ids": [memory.pk]})
+            if waiting is not None:
+                _mark_in_force(waiting, memory)
             if found is None:  # a repeat says nothing its original does not: no contradiction to queue
                 queue_conflicts(memory, actor)
             fix_at_proposal(memory)
             return memory
     except IntegrityError as exc:
         raise integrity_to_domain(exc) from exc
+
+
+def _mark_in_force(waiting: near_duplicate.NearDuplicate, memory: Memory) -> None:
+    """A person wrote in force (`memory`) what was still waiting for review: when the new row says all the
+    waiting one says, the waiting one records it (meta near_duplicate_of, shown in the review queue), and
+    confirming it is refused (memory_confirm: never a second copy in force)."""
+    entry = near_duplicate.in_force_entry(waiting.text, memory)
+    if entry is None:
+        return
+    row = Memory.objects.select_for_update(no_key=True, of=("self",)).get(pk=waiting.memory_id)
+    row.meta = {**(row.meta or {}), near_duplicate.OF: entry}
+    row.save(update_fields=["meta", "updated_at"])
+    outbox_emit(topic="memory.status", memory=row, payload={"memory_ids": [row.pk], "status": row.status})
 
 
 def find_repeat(item: MemoryInput) -> near_duplicate.NearDuplicate | None:

@@ -1,0 +1,98 @@
+"""A statement is in force once in its scope: a second active row saying nothing the first does not say
+would outlive the first one's forget (the forgotten rule comes back from its copy) and fill the packet
+twice. Every way to a second copy is closed: a person writing it `active` again (the rule in force is
+reinforced), and confirming a proposal or candidate that repeats it (refused, naming the rule in force)."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from governance.errors import InvalidTransition
+from governance.models import Memory, Status
+from governance.services.memory import MemoryInput, memory_confirm, memory_forget, memory_record
+from tests.conftest import token_client
+
+RULE = "Always copy the finance team on supplier invoices."
+
+
+def rule(scope, text=RULE, **kw) -> MemoryInput:
+    return MemoryInput(scope=scope, kind="convention", text=text, source_kind="user", **kw)
+
+
+def in_force(scope, text=RULE) -> list[int]:
+    return list(
+        Memory.objects.filter(scope=scope, status=Status.ACTIVE, text=text).values_list("pk", flat=True)
+    )
+
+
+@pytest.mark.django_db
+def test_confirming_an_agents_repeat_of_a_rule_in_force_is_refused_and_names_the_rule(
+    project_scope, agent, curator
+):
+    kept = memory_record(item=rule(project_scope, status="active"), actor=curator)
+    repeat = memory_record(item=rule(project_scope), actor=agent)
+    assert repeat.status == Status.PROPOSED and repeat.pk != kept.pk
+    with pytest.raises(InvalidTransition) as refused:
+        memory_confirm(memory_id=repeat.pk, actor=curator)
+    assert f"#{kept.pk}" in str(refused.value)
+    repeat.refresh_from_db()
+    assert repeat.status == Status.PROPOSED
+    assert in_force(project_scope) == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_a_waiting_statement_a_person_has_since_written_in_force_cannot_be_confirmed_beside_it(
+    project_scope, agent, curator
+):
+    waiting = memory_record(item=rule(project_scope), actor=agent)
+    kept = memory_record(item=rule(project_scope, status="active"), actor=curator)
+    assert kept.pk != waiting.pk and kept.status == Status.ACTIVE
+    waiting.refresh_from_db()
+    # The review queue says where it stands: the same statement is in force.
+    assert (waiting.meta.get("near_duplicate_of") or {}).get("memory_id") == kept.pk
+    with pytest.raises(InvalidTransition):
+        memory_confirm(memory_id=waiting.pk, actor=curator)
+    # Forgetting the rule leaves no copy in force.
+    memory_forget(memory_id=kept.pk, actor=curator, reason="wrong")
+    assert in_force(project_scope) == []
+
+
+@pytest.mark.django_db
+def test_a_person_writing_a_rule_in_force_again_reinforces_it(project_scope, curator):
+    kept = memory_record(item=rule(project_scope, status="active"), actor=curator)
+    again = memory_record(item=rule(project_scope, text=RULE.lower(), status="active"), actor=curator)
+    assert again.pk == kept.pk
+    assert again.near_duplicate["decision"] == "reinforced"
+    assert in_force(project_scope) == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_a_waiting_statement_that_says_more_than_the_rule_in_force_can_still_be_confirmed(
+    project_scope, agent, curator
+):
+    waiting = memory_record(
+        item=rule(project_scope, text=RULE[:-1] + " unless the CFO objects."), actor=agent
+    )
+    kept = memory_record(item=rule(project_scope, status="active"), actor=curator)
+    confirmed = memory_confirm(memory_id=waiting.pk, actor=curator)
+    assert confirmed.status == Status.ACTIVE and kept.pk != confirmed.pk
+
+
+@pytest.mark.django_db
+def test_the_api_and_the_review_page_refuse_the_second_copy_and_say_which_rule_is_in_force(
+    client, project_scope, agent, curator
+):
+    kept = memory_record(item=rule(project_scope, status="active"), actor=curator)
+    repeat = memory_record(item=rule(project_scope), actor=agent)
+    answer = token_client(curator).post(f"/api/v1/memories/{repeat.pk}/confirm", {}, format="json")
+    assert answer.status_code == 409
+    assert answer.json()["error"] == "invalid_transition" and answer.json()["in_force"] == kept.pk
+    # The queue lists it with the rule it repeats, in force.
+    [item] = token_client(curator).get("/api/v1/review").json()
+    assert item["memory"]["id"] == repeat.pk and item["near_duplicate"]["id"] == kept.pk
+    client.force_login(curator.user)
+    page = client.post(reverse("dashboard:review-decide", args=[repeat.pk]), {"decision": "confirm"})
+    assert page.status_code == 409 and f"#{kept.pk}" in page.content.decode()
+    repeat.refresh_from_db()
+    assert repeat.status == Status.PROPOSED and in_force(project_scope) == [kept.pk]
