@@ -35,7 +35,11 @@ ACTIVATION_SCALE = 2.0
 COLD_LEXICAL_FLOOR = 0.5
 # ... or its cosine similarity is within this margin of the query's best vector match (e5 scores sit in a
 # narrow band, ~0.75 for unrelated and ~0.9 for close text, so a margin says more than an absolute floor).
-COLD_SEMANTIC_MARGIN = 0.03
+# 0.03 until 2026-12-05. At 0.04 one LongMemEval dev knowledge update finds its older value ("I've lost
+# 5 pounds", 0.031 below the best match, held back behind the hot turns of the later session): recall@10
+# of that category 0.948 -> 0.960; every other figure of both real dev files the same at 0.04 and 0.05
+# (docs/evaluation.md). One question moved, so a thin measure: the held-out files say more.
+COLD_SEMANTIC_MARGIN = 0.04
 # ... or it holds at least this share of what the query's best keyword match holds: the counterpart of the
 # margin above for the keyword path. A question whose words mostly appear nowhere caps every keyword hit
 # low ("Which activities did Caroline share with their partner?": 0.2), while near-best vector matches of

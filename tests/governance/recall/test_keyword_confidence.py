@@ -67,3 +67,11 @@ def test_a_weak_cold_match_still_goes_after_every_hot_memory():
     state = SimpleNamespace(k=5, dropped=[])
     kept = rank_mod._gate_cold(state, [strong, said, hot])
     assert [h.id for h in kept] == [11, 1, 10]
+
+
+def test_a_cold_vector_match_within_four_hundredths_of_the_best_is_strong():
+    # The older value of a knowledge update ("I've lost 5 pounds" weeks before "I've lost 10 pounds") sat
+    # 0.031 below the best match and was held back behind the later session's hot turns at 0.03.
+    assert rank_mod.strong_match(_cold(1, semantic=0.855), 0.8866)
+    assert rank_mod.strong_match(_cold(2, semantic=0.8866 - 0.039), 0.8866)
+    assert not rank_mod.strong_match(_cold(3, semantic=0.8866 - 0.045), 0.8866)
