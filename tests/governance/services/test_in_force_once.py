@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from governance.errors import InvalidTransition
 from governance.models import Memory, Status
@@ -94,5 +95,21 @@ def test_the_api_and_the_review_page_refuse_the_second_copy_and_say_which_rule_i
     client.force_login(curator.user)
     page = client.post(reverse("dashboard:review-decide", args=[repeat.pk]), {"decision": "confirm"})
     assert page.status_code == 409 and f"#{kept.pk}" in page.content.decode()
+    repeat.refresh_from_db()
+    assert repeat.status == Status.PROPOSED and in_force(project_scope) == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_only_a_reviewer_of_the_scope_learns_which_rule_is_in_force(project_scope, agent, curator, outsider):
+    kept = memory_record(item=rule(project_scope, status="active"), actor=curator)
+    repeat = memory_record(item=rule(project_scope), actor=agent)
+    url = f"/api/v1/memories/{repeat.pk}/confirm"
+    # The agent may not confirm: refused for that, before anything is looked up; no id in the answer.
+    as_agent = token_client(agent).post(url, {}, format="json")
+    assert as_agent.status_code == 403
+    assert as_agent.json()["error"] == "permission_denied" and "in_force" not in as_agent.json()
+    # Another workspace's owner: the same 404 as an unknown id.
+    assert token_client(outsider).post(url, {}, format="json").status_code == 404
+    assert APIClient().post(url, {}, format="json").status_code == 401
     repeat.refresh_from_db()
     assert repeat.status == Status.PROPOSED and in_force(project_scope) == [kept.pk]
