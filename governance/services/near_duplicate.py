@@ -134,8 +134,9 @@ def near_duplicate_find(
 
 
 def in_force_copy(memory) -> NearDuplicate | None:
-    """The unkeyed memory in force of `memory`'s scope, kind and task type that says all `memory` says (the
-    repeat rule above), if `memory` is an unkeyed statement; None otherwise. Put in force beside it,
+    """The memory in force of `memory`'s scope, kind and task type that says all `memory` says (the repeat
+    rule above; keyed or not), if `memory` is an unkeyed statement; None otherwise (a keyed one is a
+    revision of its key: confirming it supersedes what is in force). Put in force beside it,
     `memory` would be a second copy: forgetting one would leave the statement in force through the other,
     and the packet would carry it twice (`memory_confirm` refuses; a person writing it `active` again
     reinforces it)."""
@@ -149,7 +150,7 @@ def in_force_copy(memory) -> NearDuplicate | None:
         statuses=(Status.ACTIVE,),
         exclude=memory.pk,
     )
-    return found if found is not None and found.key is None else None
+    return found
 
 
 def is_rule(kind: str, key: str | None) -> bool:

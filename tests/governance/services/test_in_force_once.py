@@ -5,6 +5,8 @@ reinforced), and confirming a proposal or candidate that repeats it (refused, na
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -113,3 +115,30 @@ def test_only_a_reviewer_of_the_scope_learns_which_rule_is_in_force(project_scop
     assert APIClient().post(url, {}, format="json").status_code == 401
     repeat.refresh_from_db()
     assert repeat.status == Status.PROPOSED and in_force(project_scope) == [kept.pk]
+
+
+@pytest.mark.django_db
+def test_a_statement_copying_a_keyed_fact_in_force_is_refused_too(project_scope, curator):
+    fact = MemoryInput(
+        scope=project_scope,
+        kind="semantic",
+        key="export_format",
+        text="Exports go out as PDF files.",
+        source_kind="user",
+    )
+    kept = memory_record(item=replace(fact, status="active"), actor=curator)
+    # A write the service derives on purpose (here a re-proposal) is not checked at write: it can copy.
+    copy = memory_record(
+        item=MemoryInput(
+            scope=project_scope,
+            kind="semantic",
+            text="Exports go out as PDF files.",
+            source_kind="user",
+            meta={"reproposed": {"from": kept.pk}},
+        ),
+        actor=curator,
+    )
+    assert copy.pk != kept.pk and copy.key is None and copy.status == Status.CANDIDATE
+    with pytest.raises(InvalidTransition) as refused:
+        memory_confirm(memory_id=copy.pk, actor=curator)
+    assert refused.value.extra["in_force"] == kept.pk
