@@ -95,6 +95,8 @@ def test_the_api_and_the_review_page_refuse_the_second_copy_and_say_which_rule_i
     [item] = token_client(curator).get("/api/v1/review").json()
     assert item["memory"]["id"] == repeat.pk and item["near_duplicate"]["id"] == kept.pk
     client.force_login(curator.user)
+    queue = client.get(reverse("dashboard:review")).content.decode()
+    assert "Already in force: confirming it is refused" in queue
     page = client.post(reverse("dashboard:review-decide", args=[repeat.pk]), {"decision": "confirm"})
     assert page.status_code == 409 and f"#{kept.pk}" in page.content.decode()
     repeat.refresh_from_db()
