@@ -403,9 +403,9 @@ def test_the_term_counts_and_the_search_go_scope_by_scope_over_every_visible_sco
         scope_ids=(workspace_scope.id, project_scope.id), statuses=("active",), at=timezone.now()
     )
     with connection.cursor() as cursor:
-        weights = search.term_weights(cursor, eligibility, ["pallet", "crate"])
+        weights = search.term_weights(cursor, eligibility, ["pallet", "crat"])  # the terms of pallets, crate
     assert weights["pallet"] == pytest.approx(math.log(1 + 5 / (1 + 4)))  # 2 + 2, none of globex's 20
-    assert weights["crate"] == pytest.approx(math.log(1 + 5 / (1 + 1)))
+    assert weights["crat"] == pytest.approx(math.log(1 + 5 / (1 + 1)))
     remember(project_scope, "Two more pallets", embed=False)
     remember(workspace_scope, "And pallets again", embed=False)
     with connection.cursor() as cursor:
