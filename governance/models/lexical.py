@@ -27,9 +27,8 @@ def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             word = word[: -len(suffix)]
-            if suffix in ("ed", "es") and word.endswith(
-                "e"
-            ):  # the second "e" of "ee": agreed, agrees -> agre
+            # An "e" left before "ed" or "es" is the second of "ee" (agreed, agrees): it stays.
+            if suffix in ("ed", "es") and word.endswith("e"):
                 return word
             break
     return word[:-1] if len(word) > 3 and word.endswith("e") else word

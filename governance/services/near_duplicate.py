@@ -142,7 +142,7 @@ def in_force_copy(memory) -> NearDuplicate | None:
     reinforces it)."""
     if memory.key is not None or not enabled() or not memory.text:
         return None
-    found = near_duplicate_find(
+    return near_duplicate_find(
         scope_id=memory.scope_id,
         kind=memory.kind,
         text=memory.text,
@@ -150,7 +150,6 @@ def in_force_copy(memory) -> NearDuplicate | None:
         statuses=(Status.ACTIVE,),
         exclude=memory.pk,
     )
-    return found
 
 
 def is_rule(kind: str, key: str | None) -> bool:
