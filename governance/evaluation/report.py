@@ -59,3 +59,45 @@ def retrieval_table(results: dict) -> str:
         for r in table["rows"]
     ]
     return markdown_table(header, rows)
+
+
+MISS_TEXT = 90  # characters of a question shown in the misses table
+
+
+def misses_table(results: dict) -> str:
+    """What the detailed path missed, one row per question (`evaluate_retrieval --misses`): evidence left
+    out of its top k (which refs), or a knowledge update whose older evidence came first. "" when it missed
+    nothing; the table's first line names the path and the k."""
+    k = max(KS)
+    rows = []
+    for task in results.get("tasks") or []:
+        top = set(task.get("ranked") or [])
+        left_out = [ref for ref in task.get("expected") or [] if ref not in top]
+        older_first = task.get("newer_first") is False
+        if not left_out and not older_first:
+            continue
+        question = task.get("question") or ""
+        rows.append(
+            [
+                task.get("id") or "",
+                task.get("category") or "",
+                format_cell(task.get(f"recall@{k}"), "rate"),
+                "older first" if older_first else "",
+                question if len(question) <= MISS_TEXT else question[: MISS_TEXT - 1] + "…",
+                " ".join(left_out) or "-",
+                task.get("error") or "",
+            ]
+        )
+    if not rows:
+        return ""
+    header = [
+        "question id",
+        "category",
+        f"recall@{k}",
+        "time order",
+        "question",
+        f"evidence not in the top {k}",
+    ]
+    if any(row[-1] for row in rows):  # the error column only when a question failed
+        return markdown_table([*header, "error"], rows)
+    return markdown_table(header, [row[:-1] for row in rows])

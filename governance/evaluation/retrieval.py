@@ -278,6 +278,8 @@ def evaluate_loaded(
                         "expected": list(q.evidence_refs),
                         "ranked": ranked[: max(KS)],
                         **{f"recall@{k}": per_q[-1][1][k] for k in KS},
+                        # A knowledge update: whether the newer evidence came first (None: not one).
+                        "newer_first": newer_first(q, ranked) if q.newer_refs and q.older_refs else None,
                     }
                 )
             if q.newer_refs and q.older_refs:

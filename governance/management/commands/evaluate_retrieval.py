@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.evaluation.conversations import detect_format, load
-from governance.evaluation.report import retrieval_table
+from governance.evaluation.report import misses_table, retrieval_table
 from governance.evaluation.retrieval import (
     evaluate_loaded,
     evaluate_questions,
@@ -27,6 +27,10 @@ from governance.evaluation.retrieval import (
 )
 
 NO_INPUT = "Give a questions JSONL file, or --file F --format locomo|longmemeval."
+
+
+# The path whose misses `--misses` lists.
+MISSES_PATH = "full"
 
 
 def latency_table(results: dict) -> str:
@@ -101,6 +105,13 @@ class Command(BaseCommand):
         parser.add_argument("--strategy", default="all", help="a strategy name, or all (default)")
         parser.add_argument("--json", dest="json_out", default=None, help="write the results to this file")
         parser.add_argument(
+            "--misses",
+            action="store_true",
+            help="with --file: also list the questions `full` missed (evidence outside its top 10, or a "
+            "knowledge update's older evidence first), with the refs it left out; --json then holds every "
+            "question's ranked refs (`tasks`)",
+        )
+        parser.add_argument(
             "--http",
             action="store_true",
             help="with --file: also ask every question of `full` through /api/v1/recall over HTTP (a web "
@@ -120,6 +131,7 @@ class Command(BaseCommand):
                 categories=options.get("categories"),
                 imported_only=options.get("imported_only", False),
                 http=options.get("http", False),
+                misses=options.get("misses", False),
             )
         if not file:
             raise CommandError(NO_INPUT)
@@ -163,6 +175,7 @@ class Command(BaseCommand):
         categories: list[str] | None = None,
         imported_only: bool = False,
         http: bool = False,
+        misses: bool = False,
     ) -> None:
         file = Path(path)
         try:
@@ -194,7 +207,7 @@ class Command(BaseCommand):
         else:
             self.import_turns(loaded, questions)
         scopes = {q.scope for q in questions}
-        results = evaluate_loaded(questions, baseline=baseline)
+        results = evaluate_loaded(questions, baseline=baseline, detail_path=MISSES_PATH if misses else None)
         results.update(file=str(path), format=fmt, skipped=loaded.skipped)
         self.stdout.write(
             f"questions={len(questions)} file={path} format={fmt} "
@@ -210,6 +223,12 @@ class Command(BaseCommand):
             self.stdout.write(f"{name} | {rate} | {body['latency_ms_p50']} | {body['latency_ms_p95']}")
             for error in body["errors"][:5]:
                 self.stderr.write(f"[{name}] {error}")
+        if misses:
+            table = misses_table(results)
+            self.stdout.write(
+                f"\nwhat `{MISSES_PATH}` missed ({len(table.splitlines()) - 2 if table else 0} of "
+                f"{len(questions)} questions):\n{table or 'nothing'}"
+            )
         self.stdout.write("\nlatency split (ms; the query embedding's cache cleared before every question):")
         self.stdout.write(latency_table(results))
         if http:

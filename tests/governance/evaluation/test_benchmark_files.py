@@ -491,3 +491,57 @@ def test_evaluate_retrieval_category_imports_and_asks_only_that_category(db, tmp
         call_command(
             "evaluate_retrieval", "--file", str(path), "--category", "knowledge-updates", stdout=StringIO()
         )
+
+
+def test_the_misses_table_names_the_evidence_left_out_and_the_updates_in_the_wrong_order():
+    from governance.evaluation.report import misses_table
+
+    tasks = [
+        {
+            "id": "a",
+            "category": "single-hop",
+            "question": "Found?",
+            "expected": ["x"],
+            "ranked": ["x"],
+            "recall@10": 1.0,
+            "newer_first": None,
+        },
+        {
+            "id": "b",
+            "category": "multi-hop",
+            "question": "Half?",
+            "expected": ["x", "y"],
+            "ranked": ["x", "z"],
+            "recall@10": 0.5,
+            "newer_first": None,
+        },
+        {
+            "id": "c",
+            "category": "knowledge-update",
+            "question": "Now?",
+            "expected": ["old", "new"],
+            "ranked": ["old", "new"],
+            "recall@10": 1.0,
+            "newer_first": False,
+        },
+    ]
+    table = misses_table({"tasks": tasks}).splitlines()
+    assert len(table) == 4 and "error" not in table[0]  # a header, its rule, b and c; a missed nothing
+    assert table[2].split("|")[1].strip() == "b" and table[2].rstrip(" |").endswith("y")
+    assert table[3].split("|")[1].strip() == "c" and "older first" in table[3]
+    assert misses_table({"tasks": tasks[:1]}) == "" and misses_table({}) == ""
+
+
+def test_evaluate_retrieval_misses_lists_what_full_missed(db, longmemeval_file):
+    out = StringIO()
+    call_command(
+        "evaluate_retrieval",
+        "--file",
+        str(longmemeval_file),
+        "--no-baseline",
+        "--misses",
+        stdout=out,
+        stderr=StringIO(),
+    )
+    text = out.getvalue()
+    assert "what `full` missed (" in text and "of 2 questions)" in text
