@@ -324,14 +324,15 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
 def _mark_in_force(waiting: near_duplicate.NearDuplicate, memory: Memory) -> None:
     """A person wrote in force (`memory`) what was still waiting for review: when the new row says all the
     waiting one says, the waiting one records it (meta near_duplicate_of, shown in the review queue), and
-    confirming it is refused (memory_confirm: never a second copy in force)."""
+    confirming it is refused (memory_confirm: never a second copy in force). No outbox row of its own: its
+    status is unchanged (a `memory.status` row would tell webhook subscribers it waits for review again), and
+    the new row's `memory.created`, in the same transaction, already renews the workspace's caches."""
     entry = near_duplicate.in_force_entry(waiting.text, memory)
     if entry is None:
         return
     row = Memory.objects.select_for_update(no_key=True, of=("self",)).get(pk=waiting.memory_id)
     row.meta = {**(row.meta or {}), near_duplicate.OF: entry}
     row.save(update_fields=["meta", "updated_at"])
-    outbox_emit(topic="memory.status", memory=row, payload={"memory_ids": [row.pk], "status": row.status})
 
 
 def find_repeat(item: MemoryInput) -> near_duplicate.NearDuplicate | None:

@@ -144,3 +144,27 @@ def test_a_statement_copying_a_keyed_fact_in_force_is_refused_too(project_scope,
     with pytest.raises(InvalidTransition) as refused:
         memory_confirm(memory_id=copy.pk, actor=curator)
     assert refused.value.extra["in_force"] == kept.pk
+
+
+@pytest.mark.django_db
+def test_marking_the_waiting_statement_tells_no_subscriber_it_waits_again(
+    project_scope, agent, curator, owner
+):
+    from governance.models import Outbox, WebhookSubscription
+
+    WebhookSubscription.objects.create(
+        workspace=project_scope.workspace,
+        url="http://example.invalid/hook",
+        event_types=["review.waiting"],
+        created_by=owner,
+        secret_encrypted="-",  # nothing is sent here
+    )
+    waiting = memory_record(item=rule(project_scope, status="proposed"), actor=agent)
+    assert waiting.status == Status.PROPOSED
+    memory_record(item=rule(project_scope, status="active"), actor=curator)
+
+    def waits(row) -> bool:
+        events = (row.payload or {}).get("webhook_events") or []
+        return any(e["type"] == "review.waiting" and e["memory_id"] == waiting.pk for e in events)
+
+    assert sum(waits(row) for row in Outbox.objects.all()) == 1  # when it was proposed, not again
