@@ -112,7 +112,6 @@ def near_duplicate_find(
     text: str,
     task_type: str = "",
     statuses=TARGET_STATUSES,
-    exclude: int | None = None,
 ) -> NearDuplicate | None:
     """The memory of this scope, kind and task type that a new `text` repeats, preferring one in force; None if none.
     The candidates are the rows holding every term of the new text (the tsvector's GIN index)."""
@@ -123,11 +122,11 @@ def near_duplicate_find(
         return None
     with connection.cursor() as cursor:
         cursor.execute(
-            CANDIDATES_SQL, [scope_id, kind, task_type or "", list(statuses), words, MAX_CANDIDATES + 1]
+            CANDIDATES_SQL, [scope_id, kind, task_type or "", list(statuses), words, MAX_CANDIDATES]
         )
         rows = cursor.fetchall()
     for pk, old_text, key, _revision, status in rows:
-        share = same_statement(text, old_text) if pk != exclude else None
+        share = same_statement(text, old_text)
         if share is not None:
             return NearDuplicate(pk, old_text, key, status, share)
     return None
@@ -147,8 +146,7 @@ def in_force_copy(memory) -> NearDuplicate | None:
         kind=memory.kind,
         text=memory.text,
         task_type=memory.task_type,
-        statuses=(Status.ACTIVE,),
-        exclude=memory.pk,
+        statuses=(Status.ACTIVE,),  # never `memory` itself: only a candidate or a proposal is confirmed
     )
 
 

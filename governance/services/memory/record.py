@@ -305,7 +305,7 @@ def memory_record(*, item: MemoryInput, actor: Principal | None) -> Memory:
             else:
                 # a keyed write repeating a memory not in force (the key decides), or a person's write in
                 # force of what is still waiting for review (stored in force: near_duplicate.absorbs)
-                waiting = found if found is not None and item.key is None and confirmed else None
+                waiting = found if item.key is None else None
                 found = None
             memory = build_memory(item, actor, timezone.now(), confirmed=confirmed)
             memory.save()

@@ -32,17 +32,15 @@ def test_short_words_keep_their_e():
     assert [lexical._stem(w) for w in ("one", "use", "eye")] == ["one", "use", "eye"]
 
 
+def episode(scope, text, actor):
+    return memory_record(
+        item=MemoryInput(scope=scope, kind="episodic", text=text, source_kind="user"), actor=actor
+    )
+
+
 @pytest.mark.django_db
 def test_a_search_for_the_base_form_finds_the_inflected_one(project_scope, agent):
-    said = memory_record(
-        item=MemoryInput(
-            scope=project_scope,
-            kind="episodic",
-            text="My friend Rachel actually just moved back to the suburbs again.",
-            source_kind="user",
-        ),
-        actor=agent,
-    )
+    said = episode(project_scope, "My friend Rachel actually just moved back to the suburbs again.", agent)
     assert list(
         Memory.objects.filter(scope=project_scope).keyword("Rachel move").values_list("pk", flat=True)
     ) == [said.pk]
@@ -50,10 +48,7 @@ def test_a_search_for_the_base_form_finds_the_inflected_one(project_scope, agent
 
 @pytest.mark.django_db
 def test_the_migration_recomputes_the_terms_of_rows_stemmed_the_old_way(project_scope, agent):
-    said = memory_record(
-        item=MemoryInput(scope=project_scope, kind="episodic", text="We move the boxes", source_kind="user"),
-        actor=agent,
-    )
+    said = episode(project_scope, "We move the boxes", agent)
     Memory.objects.filter(pk=said.pk).update(lexical="move box")  # as the rule before 0055 stemmed it
     migration = importlib.import_module("governance.migrations.0055_stem_final_e")
     migration.forward(apps, None)
