@@ -64,18 +64,24 @@ def retrieval_table(results: dict) -> str:
 MISS_TEXT = 90  # characters of a question shown in the misses table
 
 
-def misses_table(results: dict) -> str:
-    """What the detailed path missed, one row per question (`evaluate_retrieval --misses`): evidence left
-    out of its top k (which refs), or a knowledge update whose older evidence came first. "" when it missed
-    nothing; the table's first line names the path and the k."""
-    k = max(KS)
-    rows = []
+def missed(results: dict) -> list[tuple[dict, list[str], bool]]:
+    """The questions the detailed path missed (`evaluate_loaded(detail_path=…)`'s tasks): each task with the
+    evidence refs it left out of its top k and whether a knowledge update's older evidence came first."""
+    out = []
     for task in results.get("tasks") or []:
         top = set(task.get("ranked") or [])
         left_out = [ref for ref in task.get("expected") or [] if ref not in top]
         older_first = task.get("newer_first") is False
-        if not left_out and not older_first:
-            continue
+        if left_out or older_first:
+            out.append((task, left_out, older_first))
+    return out
+
+
+def misses_table(results: dict) -> str:
+    """`missed`, one row per question (`evaluate_retrieval --misses`); "" when nothing was missed."""
+    k = max(KS)
+    rows = []
+    for task, left_out, older_first in missed(results):
         question = task.get("question") or ""
         rows.append(
             [

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.evaluation.conversations import detect_format, load
-from governance.evaluation.report import misses_table, retrieval_table
+from governance.evaluation.report import missed, misses_table, retrieval_table
 from governance.evaluation.retrieval import (
     evaluate_loaded,
     evaluate_questions,
@@ -224,10 +224,9 @@ class Command(BaseCommand):
             for error in body["errors"][:5]:
                 self.stderr.write(f"[{name}] {error}")
         if misses:
-            table = misses_table(results)
             self.stdout.write(
-                f"\nwhat `{MISSES_PATH}` missed ({len(table.splitlines()) - 2 if table else 0} of "
-                f"{len(questions)} questions):\n{table or 'nothing'}"
+                f"\nwhat `{MISSES_PATH}` missed ({len(missed(results))} of {len(questions)} questions):\n"
+                f"{misses_table(results) or 'nothing'}"
             )
         self.stdout.write("\nlatency split (ms; the query embedding's cache cleared before every question):")
         self.stdout.write(latency_table(results))

@@ -496,34 +496,21 @@ def test_evaluate_retrieval_category_imports_and_asks_only_that_category(db, tmp
 def test_the_misses_table_names_the_evidence_left_out_and_the_updates_in_the_wrong_order():
     from governance.evaluation.report import misses_table
 
+    def task(ident, category, expected, ranked, recall, newer_first=None):
+        return {
+            "id": ident,
+            "category": category,
+            "question": f"{ident}?",
+            "expected": expected,
+            "ranked": ranked,
+            "recall@10": recall,
+            "newer_first": newer_first,
+        }
+
     tasks = [
-        {
-            "id": "a",
-            "category": "single-hop",
-            "question": "Found?",
-            "expected": ["x"],
-            "ranked": ["x"],
-            "recall@10": 1.0,
-            "newer_first": None,
-        },
-        {
-            "id": "b",
-            "category": "multi-hop",
-            "question": "Half?",
-            "expected": ["x", "y"],
-            "ranked": ["x", "z"],
-            "recall@10": 0.5,
-            "newer_first": None,
-        },
-        {
-            "id": "c",
-            "category": "knowledge-update",
-            "question": "Now?",
-            "expected": ["old", "new"],
-            "ranked": ["old", "new"],
-            "recall@10": 1.0,
-            "newer_first": False,
-        },
+        task("a", "single-hop", ["x"], ["x"], 1.0),
+        task("b", "multi-hop", ["x", "y"], ["x", "z"], 0.5),
+        task("c", "knowledge-update", ["old", "new"], ["old", "new"], 1.0, newer_first=False),
     ]
     table = misses_table({"tasks": tasks}).splitlines()
     assert len(table) == 4 and "error" not in table[0]  # a header, its rule, b and c; a missed nothing
