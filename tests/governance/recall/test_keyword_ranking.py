@@ -472,3 +472,34 @@ def test_no_visible_scope_is_no_match_and_no_statement(project_scope, remember):
         with connection.cursor() as cursor:
             assert search.term_counts(cursor, eligibility, ["pallet"]) == {"pallet": 0}
     assert not queries.captured_queries
+
+
+def test_the_fuzzy_fallback_runs_for_a_term_no_visible_memory_holds(
+    project_scope, other_workspace_scope, remember
+):
+    """The trigram fallback is for misspellings: "volleybal" is in no memory, so the fallback finds the
+    league's turn. A question whose every term some visible memory holds ("volleyball record", held by
+    another scope's memories too, which the fallback's index would read) sends no trigram scan; a term
+    held only in another workspace is not held here."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from governance.recall import search
+    from governance.recall.eligible import Eligibility
+
+    league = remember(project_scope, "We are 3-2 so far in the volleyball league", embed=False)
+    remember(project_scope, "Our record at the pub quiz is unbeaten", embed=False)
+    remember(other_workspace_scope, "Badminton club ladder, spring season", embed=False)
+    eligibility = Eligibility(scope_ids=(project_scope.id,), statuses=("active",), at=timezone.now())
+
+    def search_sent(query):
+        with CaptureQueriesContext(connection) as queries:
+            found = [i for i, _ in search.keyword_search(eligibility, query, 10)]
+        return found, any("word_similarity(" in q["sql"] for q in queries.captured_queries)
+
+    found, fuzzy = search_sent("volleyball record")
+    assert league.pk in found and not fuzzy
+    found, fuzzy = search_sent("volleybal")  # only the fallback can find it
+    assert found == [league.pk] and fuzzy
+    found, fuzzy = search_sent("badminton ladder")  # held in another workspace only
+    assert fuzzy and found == []

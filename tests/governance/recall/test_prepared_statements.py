@@ -65,13 +65,17 @@ def test_the_keyword_search_and_its_fallback_are_planned_with_each_runs_values(
     prepared = _prepared()
     assert not [s for s in prepared if "ts_rank(" in s or "word_similarity(" in s], sorted(prepared)
     assert [s for s in prepared if s.startswith("SELECT t, least(")]
+    misspelled = "invoise numberd"
     with CaptureQueriesContext(connection) as queries:
         ids = [
-            r["memory_id"] for r in recall_memories(principal=agent, scope=project_scope, query=QUERY, k=5)
+            r["memory_id"]
+            for r in recall_memories(principal=agent, scope=project_scope, query=misspelled, k=5)
         ]
     sent = [q["sql"] for q in queries.captured_queries]
     assert any("word_similarity(" in s for s in sent) and any("ts_rank(" in s for s in sent)  # both ran
-    assert ids == _recall(agent, project_scope)
+    assert ids == [
+        r["memory_id"] for r in recall_memories(principal=agent, scope=project_scope, query=misspelled, k=5)
+    ]
 
 
 def test_with_prepared_statements_off_nothing_is_prepared_and_the_answer_is_the_same(
