@@ -94,6 +94,12 @@ class Command(BaseCommand):
                 if result.proposed_for_four_eyes
                 else ""
             )
+            + (
+                f"; {counts['already_in_force']} statements already in force here came in as proposals"
+                " (confirming them is refused)"
+                if counts["already_in_force"]
+                else ""
+            )
         )
         if no_embed or not result.memory_ids:
             return

@@ -20,6 +20,7 @@ from governance.models import (
     content_hash,
     lexical,
 )
+from governance.services import near_duplicate
 from governance.services.bulk import copy_insert
 from governance.services.four_eyes import NEEDED, import_needs_two
 from governance.services.outbox import outbox_emit
@@ -164,8 +165,83 @@ class MemoryRowsStep:
             memory.meta = {**memory.meta, "requested_status": Status.ACTIVE, NEEDED: 2}
             status = Status.PROPOSED
             self.counts["proposed_for_four_eyes"] += 1
+        if status == Status.ACTIVE:
+            if self._in_force_already(memory):
+                status = Status.PROPOSED
+            else:
+                self._said_in_force(memory)
         self._key_seen(scope, key, revision, status, line)
         self._queue(line, fid, memory)
+
+    def _in_force_already(self, memory: Memory) -> bool:
+        """In force once (docs/governance.md): an unkeyed statement of the file that a memory in force in its
+        target scope already says (held before the import, or an earlier row of the file), as a person's
+        write in force of it would reinforce that memory (near_duplicate.absorbs), comes in as a proposal
+        marked with that memory (`near_duplicate_of`, decision in_force); confirming it is refused
+        (`in_force_copy`). Nothing of the file is dropped, and nothing is in force twice.
+        The search (near_duplicate_find, one query) runs only when it can find something: the scope held
+        statements of this kind in force before the import, or an earlier statement of the file in force
+        holds every term of this one (`_said_in_force`); a file of distinct statements imported into a new
+        scope sends none."""
+        if memory.key is not None or not near_duplicate.checked(memory.kind, None):
+            return False
+        group = (memory.scope_id, memory.kind, memory.task_type)
+        said = self._in_force_terms.get(group, {})
+        words = set(lexical.terms(memory.text))
+        earlier = set.intersection(*(said.get(t, set()) for t in words)) if words and said else set()
+        if not earlier and not self._held_before(group):
+            return False
+        if earlier & self._queued_in_force:
+            self._flush_memories()  # the earlier statement is still queued: written, the search sees it
+        found = near_duplicate.near_duplicate_find(
+            scope_id=memory.scope_id,
+            kind=memory.kind,
+            text=memory.text,
+            task_type=memory.task_type,
+            statuses=(Status.ACTIVE,),
+        )
+        if found is None or not near_duplicate.absorbs(memory.kind, found, in_force=True):
+            return False
+        memory.status, memory.confirmed_by, memory.confirmed_at = Status.PROPOSED, None, None
+        memory.meta = {
+            **memory.meta,
+            "requested_status": Status.ACTIVE,
+            near_duplicate.OF: {**found.as_dict(), "decision": "in_force"},
+        }
+        self.counts["already_in_force"] += 1
+        return True
+
+    def _said_in_force(self, memory: Memory) -> None:
+        """Index a statement of the file that comes in force (keyed or not: either can be what a later one
+        repeats) by its terms, for `_in_force_already`."""
+        if not near_duplicate.checked(memory.kind, None):
+            return
+        group = (memory.scope_id, memory.kind, memory.task_type)
+        self._held_before(group)  # read before any of the file's statements of the group is written
+        number = self._in_force_count = getattr(self, "_in_force_count", 0) + 1
+        for term in lexical.terms(memory.text):
+            self._in_force_terms.setdefault(group, {}).setdefault(term, set()).add(number)
+        self._queued_in_force.add(number)
+
+    def _held_before(self, group: tuple) -> bool:
+        """Whether the target scope held statements of this kind and task type in force before the import."""
+        held = self.__dict__.setdefault("_held", {})
+        if group not in held:
+            scope_id, kind, task_type = group
+            held[group] = Memory.objects.filter(
+                scope_id=scope_id, kind=kind, task_type=task_type, status=Status.ACTIVE
+            ).exists()
+        return held[group]
+
+    @property
+    def _in_force_terms(self) -> dict:
+        """(scope id, kind, task type) -> term -> the numbers of the file's statements in force holding it."""
+        return self.__dict__.setdefault("_terms_in_force", {})
+
+    @property
+    def _queued_in_force(self) -> set[int]:
+        """The numbers of those statements still queued (not written yet)."""
+        return self.__dict__.setdefault("_queued_numbers", set())
 
     def _queue(self, line: int, fid: int, memory: Memory) -> None:
         if fid in self.memories or fid in self._pending_ids:
@@ -202,6 +278,7 @@ class MemoryRowsStep:
         self.result_ids.extend(live)
         self.pending = []
         self._pids = set()
+        self._queued_in_force.clear()
 
     @property
     def result_ids(self) -> list[int]:

@@ -168,3 +168,44 @@ def test_marking_the_waiting_statement_tells_no_subscriber_it_waits_again(
         return any(e["type"] == "review.waiting" and e["memory_id"] == waiting.pk for e in events)
 
     assert sum(waits(row) for row in Outbox.objects.all()) == 1  # when it was proposed, not again
+
+
+@pytest.mark.django_db
+def test_an_import_brings_no_second_copy_of_a_statement_in_force_in_its_target(
+    project_scope, other_workspace_scope, owner, outsider
+):
+    """An owner imports an export into a scope that already holds the same statement in force (or a file
+    that holds it twice). The copy comes in as a proposal marked `near_duplicate_of` (decision in_force),
+    which confirming refuses; a statement that says more comes in force as the file says; nothing else of
+    the file is lost (the count says how many came in so)."""
+    from governance.services.portability import scope_import
+    from tests.governance.portability.helpers import as_lines, export_records
+
+    memory_record(item=rule(project_scope, status="active"), actor=owner)
+    more = f"{RULE[:-1]} and the buyer."
+    memory_record(item=rule(project_scope, text=more, status="active"), actor=owner)
+    records = export_records(project_scope.path)
+    held = memory_record(item=rule(other_workspace_scope, status="active"), actor=outsider)
+    result = scope_import(lines=as_lines(records), into=other_workspace_scope.path, actor=outsider)
+    assert in_force(other_workspace_scope) == [held.pk]
+    copy = Memory.objects.get(scope=other_workspace_scope, text=RULE, status=Status.PROPOSED)
+    assert copy.meta["near_duplicate_of"]["memory_id"] == held.pk
+    assert copy.meta["near_duplicate_of"]["decision"] == "in_force"
+    assert result.counts["already_in_force"] == 1
+    with pytest.raises(InvalidTransition):
+        memory_confirm(memory_id=copy.pk, actor=outsider)
+    assert in_force(other_workspace_scope, more) != []  # says more than what is in force: in force
+    # The same file again: its statements are all in force here now, and none comes in force twice.
+    scope_import(lines=as_lines(records), into=other_workspace_scope.path, actor=outsider)
+    assert in_force(other_workspace_scope) == [held.pk]
+    assert len(in_force(other_workspace_scope, more)) == 1
+    # A file that holds one statement twice (written before the rule) brings it in force once.
+    row = next(r for r in records if r.get("type") == "memory" and r.get("text") == more)
+    twice = [*records]
+    twice.insert(
+        twice.index(row) + 1, {**row, "id": max(r["id"] for r in records if r.get("type") == "memory") + 1}
+    )
+    end = twice[-1]
+    twice[-1] = {**end, "counts": {**end["counts"], "memories": end["counts"]["memories"] + 1}}
+    result = scope_import(lines=as_lines(twice), into=f"{other_workspace_scope.path}/fresh", actor=outsider)
+    assert len(in_force(result.root, more)) == 1 and result.counts["already_in_force"] == 1
