@@ -1,6 +1,7 @@
 """Keyword search over Memory.lexical (words and CJK unigrams/bigrams, see governance/models/lexical.py):
 PostgreSQL full text over its stored vector (governance.models.fulltext; GIN index memory_scope_lexical_tsv),
-and a trigram word-similarity fallback that catches misspellings when full text finds too little.
+and a trigram word-similarity fallback that catches misspellings (a term of the query no visible memory
+holds) when full text finds too little.
 
 A match is scored by the share of the query's terms it holds, each term weighted by how rare it is among
 the memories the caller may see (an IDF capped at DF_CAP rows, counted on the GIN index), plus a bonus for
