@@ -57,19 +57,38 @@ def terms_held(text: str, wanted) -> set[str]:
     whole text. Ranking asks this of the few query terms against the long memories of its window (ten per
     request): a 1,600-character LongMemEval turn takes 140-230 us to tokenize and 34 us to scan for those
     terms' words. A text with CJK characters is tokenized in full (its tokens' edges differ)."""
+    return {term for _, term in terms_at(text, wanted)}
+
+
+def terms_at(text: str, wanted) -> list[tuple[int, str]]:
+    """Where `text` holds the terms of `wanted`: (character offset in the normalised text, term) for each
+    occurrence, in order; the scan of terms_held. Each term is looked for with `str.find` (a term is the
+    start of every word that stems to it), and a place found counts when it starts a word (a run of
+    letters and digits, as `terms` tokenizes) that is the term and a suffix `_stem` removes and stems to
+    the term: a 1,150-character turn in ~6 us for five terms, against ~36 us for one regular expression of
+    them all. A text with CJK characters is tokenized in full (its tokens' edges differ)."""
     wanted = {t for t in wanted if t}
     if not wanted:
-        return set()
-    norm = unicodedata.normalize("NFKC", text).lower()
+        return []
+    norm = text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
     if _HAS_CJK.search(norm) or any(_IS_CJK.match(t) for t in wanted):
-        return wanted & set(terms(text))
-    words = "|".join(re.escape(t) for t in sorted(wanted, key=len, reverse=True))
-    held: set[str] = set()
-    for match in re.finditer(rf"(?<![^\W_])(?:{words}){_SUFFIXES}(?![^\W_])", norm):
-        token = match.group(0)
-        if token not in STOPWORDS and (stem := _stem(token)) in wanted:
-            held.add(stem)
-    return held
+        return [(m.start(), t) for m in _TOKEN.finditer(norm) for t in terms(m.group(0)) if t in wanted]
+    found: dict[int, str] = {}
+    for term in wanted:
+        start = norm.find(term)
+        while start >= 0:
+            if start == 0 or not _WORD_CHAR.match(norm, start - 1):
+                word = _WORD.match(norm, start).group(0)
+                if word[len(term) :] in _SUFFIX_FORMS and word not in STOPWORDS and _stem(word) == term:
+                    found[start] = term
+            start = norm.find(term, start + 1)
+    return sorted(found.items())
+
+
+# What follows a term in a word that stems to it: _SUFFIXES spelled out.
+_SUFFIX_FORMS = frozenset(["", "e", "ing", "ed", "es", "s", "eing", "eed", "ees"])
+_WORD = re.compile(r"[^\W_]+")
+_WORD_CHAR = re.compile(r"[^\W_]")
 
 
 def searchable_text(text: str, speaker: str = "") -> str:

@@ -204,15 +204,29 @@ def frame_terms(state: RecallState) -> frozenset[str]:
 
 
 def lexical_stage(state: RecallState) -> tuple[int, int]:
-    state.lists[LEXICAL] = search.keyword_search(
-        state.eligibility, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=frame_terms(state)
+    leave_out = frame_terms(state)
+    found = search.keyword_search(
+        state.eligibility, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=leave_out
     )
     # Their rows now, while the query is still being embedded: fusion then fetches only what the vector
     # search alone found, and that comes with the vector search itself.
-    state.rows.update(fetch(state, [memory_id for memory_id, _ in state.lists[LEXICAL]]))
+    state.rows.update(fetch(state, [memory_id for memory_id, _ in found]))
+    state.lists[LEXICAL] = _near_together(state, found, leave_out)
     if COLLAPSE_REPEATS:  # and what fusion needs of them (fusion.repeat_keys)
         fusion.repeat_keys(state.rows, state.repeat_keys)
     return 1, len(state.lists[LEXICAL])
+
+
+def _near_together(state: RecallState, found: list[tuple[int, float]], leave_out) -> list[tuple[int, float]]:
+    """A keyword list re-weighed by how close together the query's terms stand in its long texts
+    (search.near_together), over the text the keyword index searched (the speaker's name in front)."""
+    texts = {
+        memory_id: lexical.searchable_text(row.get("text") or "", row.get("speaker") or "")
+        for memory_id, _ in found
+        if (row := state.rows.get(memory_id))
+    }
+    terms = [t for t in search.query_terms(state.query) if t not in leave_out]
+    return search.near_together(found, texts, terms)
 
 
 def speaker_stage(state: RecallState) -> tuple[int, int, dict]:
@@ -239,8 +253,8 @@ def speaker_stage(state: RecallState) -> tuple[int, int, dict]:
     found = search.keyword_search(
         narrowed, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=names, fuzzy=SPEAKER_FUZZY
     )
-    state.lists[SPEAKERS] = found
     state.rows.update(fetch(state, [memory_id for memory_id, _ in found if memory_id not in state.rows]))
+    state.lists[SPEAKERS] = _near_together(state, found, names)
     return 1, len(found), {"speakers": len(named)}
 
 

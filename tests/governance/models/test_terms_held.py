@@ -77,3 +77,12 @@ def test_a_word_is_held_in_any_form_that_stems_to_it():
     assert lexical.terms_held("photographyworkshop", wanted) == set()  # one token, neither word
     assert lexical.terms_held("she does", {"doe"}) == set()  # a stopword is no term, whatever it stems to
     assert lexical.terms_held("abc中文 def", {"abc", "def"}) == {"def"}  # "abc中文" is one token
+
+
+def test_terms_at_says_where_each_form_of_a_term_stands_in_order():
+    text = "Moving day: we moved the volleyball nets; the league moves on. Volleyballs!"
+    found = lexical.terms_at(text, {"mov", "volleyball", "leagu"})
+    assert [term for _, term in found] == ["mov", "mov", "volleyball", "leagu", "mov", "volleyball"]
+    offsets = [offset for offset, _ in found]
+    assert offsets == sorted(offsets) and text.lower()[offsets[2] :].startswith("volleyball")
+    assert lexical.terms_at("the removal of moves", {"mov"}) == [(15, "mov")]  # a word, not a part of one

@@ -503,3 +503,24 @@ def test_the_fuzzy_fallback_runs_for_a_term_no_visible_memory_holds(
     assert found == [league.pk] and fuzzy
     found, fuzzy = search_sent("badminton ladder")  # held in another workspace only
     assert fuzzy and found == []
+
+
+def test_in_a_long_text_the_querys_words_together_outscore_the_same_words_scattered():
+    """search.near_together: two long turns hold the same words of the question; the one holding them within
+    one window keeps its score, the one with them far apart loses up to PROXIMITY_WEIGHT of it, and a short
+    text (under PROXIMITY_FROM characters) is scored as it is."""
+    from governance.recall import search
+
+    filler = "We talked about the weather, the garden, the neighbours and the new bakery in town. " * 4
+    together = f"{filler}My recreational volleyball league record is 5-2 now. {filler}"
+    scattered = f"The volleyball net was new. {filler}{filler}The league fees went up. {filler}Our record collection grew."
+    assert len(together) > search.PROXIMITY_FROM and len(scattered) > search.PROXIMITY_FROM
+    short = "volleyball, then the league, then a record"
+    terms = ["recreational", "volleyball", "leagu", "record"]
+    ranked = search.near_together(
+        [(1, 0.8), (2, 0.8), (3, 0.8)], {1: scattered, 2: together, 3: short}, terms
+    )
+    scores = dict(ranked)
+    assert scores[2] == pytest.approx(0.8) and scores[3] == pytest.approx(0.8)
+    assert scores[1] == pytest.approx(0.8 * (1 - search.PROXIMITY_WEIGHT + search.PROXIMITY_WEIGHT / 3))
+    assert [memory_id for memory_id, _ in ranked][-1] == 1
