@@ -51,7 +51,7 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
         0.65,
         re.compile(
             r"\b((change|switch) (it|that|this) to|(change|switch) (the|our|my) [^,;]{1,60}? to|"
-            r"actually,? (it'?s|use|make)|instead of|instead[.!]?$|not .+ but|correction:)|改成|改为|换成|改用|更正|"
+            r"actually,? (it'?s|use|make)|instead of|instead[.!?]?$|not .+ but|correction:)|改成|改为|换成|改用|更正|"
             r"不是.+而是",
             re.I,
         ),
@@ -119,6 +119,25 @@ _NOT_A_CONSTRAINT = re.compile(
 )
 
 
+# "not X but Y" corrects X when X is what was said instead of Y ("not PDF but PPTX", "It's not Monday, but
+# Tuesday"); not a hedge or an addition ("I'm not sure the format matters, but …", "not only the format but
+# also the notes") nor a verb's negation ("We did not get the format right, but …"). Read as a correction of
+# a rule in force, such a sentence was in force for its session in the rule's place (docs/governance.md,
+# "Session overrides").
+_NOT_BUT = re.compile(
+    r"^not\s+(?!(?:only|just|sure|really|quite|too|very|exactly|necessarily|certain|even|much|that|always|"
+    r"entirely|totally|completely|particularly|without)\b)",
+    re.I,
+)
+_VERB_NOT = re.compile(
+    r"\b(do|does|did|have|has|had|can|could|will|would|should|might|may|must)\s+$"
+    r"|\b(don|doesn|didn|haven|hasn|hadn|can|couldn|won|wouldn|shouldn)'?t\s*$",
+    re.I,
+)
+# A question corrects nothing unless it asks the one addressed to ("Can you make it PPTX instead?").
+_ASKS_YOU = re.compile(r"^\W*(please\s+)?(can|could|would|will)\s+you\b", re.I)
+
+
 def _is_rule(rule: str, sentence: str) -> bool:
     """Whether a sentence that holds a rule's words is a rule of that kind (English only: the Chinese
     patterns are left as they are)."""
@@ -129,6 +148,15 @@ def _is_rule(rule: str, sentence: str) -> bool:
             not re.match(r"\s+to make sure\b", sentence[found.end() :], re.I)
             for found in RULES[3][3].finditer(sentence)
         )
+    if rule == "correction":
+        if _QUESTION.search(sentence) and not _ASKS_YOU.search(sentence):
+            return False
+        for found in RULES[1][3].finditer(sentence):
+            if not found.group(0).lower().startswith("not"):
+                return True
+            if _NOT_BUT.match(found.group(0)) and not _VERB_NOT.search(sentence[: found.start()]):
+                return True
+        return False
     if rule not in ("standing_instruction", "constraint"):
         return True
     if _QUESTION.search(sentence) and not _REQUEST.search(sentence):

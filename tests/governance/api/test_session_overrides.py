@@ -463,3 +463,27 @@ def test_packet_blocks_match_the_documented_fields(scenario):
         for slot in ("constraints", "negative"):
             for b in packet[slot]:
                 assert set(b) <= documented, (slot, set(b) - documented)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm not sure the export format matters much, but let's start on the Q3 deck.",
+        "We did not get the export format right last time, but the deck itself was fine.",
+        "It's not only about the export format of the Q3 deck but also about the speaker notes.",
+    ],
+)
+def test_a_sentence_that_only_names_the_rules_subject_sets_nothing_aside(
+    client_for, owner, agent, project_scope, said
+):
+    """Only a correction is in force for its session: a hedge, an addition or a negated verb that names the
+    rule's subject ("not sure the export format matters, but …") corrects nothing. Each of these was read
+    as a correction of `export_format`, proposed as its next revision and pinned in the rule's place for
+    the session."""
+    rule = _rule(client_for(owner))
+    agent_client = client_for(agent)
+    created = _say(agent_client, "s9", text=said)
+    assert not [m for m in created if m["kind"] != "episodic" and m["key"] == "export_format"]
+    body = _context(agent_client, "s9")
+    assert _constraint_ids(body) == [rule["id"]]
+    assert not body["packet"]["constraints"][0].get("session_override")

@@ -1,4 +1,4 @@
-"""The rule extractor proposes a convention only for what is addressed as a rule: "Always export the slides
+"""The rule extractor proposes a convention (or a correction) only for what is addressed as one: "Always export the slides
 as PDF.", "Don't use bullet points.", "You must cite the source." The same words in what a person says of
 themselves or of the world are not one ("I've always been fascinated by …", "I don't think so", "you must be
 so excited", "I'll make sure to bring cash"), nor is a question, unless it asks for a rule ("Can you always
@@ -37,6 +37,11 @@ def extracted(text: str) -> str | None:
         ("All amounts in the quarterly report must be in EUR.", "constraint"),
         ("The report must not exceed ten pages.", "constraint"),
         ("Make sure the summary stays under 100 words.", "constraint"),
+        ("Change the export format to PDF instead.", "correction"),
+        ("Not PDF but PPTX.", "correction"),
+        ("It's not Monday, but Tuesday.", "correction"),
+        ("Can you make it PPTX instead?", "correction"),
+        ("Use the blue logo instead of the red one.", "correction"),
         ("I prefer tea in the morning.", "preference"),
         ("I don't want to spend any money on this.", "preference"),
         ("以后都用PDF导出。", "standing_instruction"),
@@ -65,6 +70,10 @@ def test_what_is_addressed_as_a_rule_is_proposed(text, rule):
         "I'll make sure to come with an empty stomach and bring plenty of cash.",
         "I'm planning a bike ride this weekend and want to make sure I'm prepared.",
         "I want to make sure I get the total cost correct.",
+        "I'm not sure the export format matters much, but let's start on the Q3 deck.",
+        "We did not get the export format right last time, but the deck itself was fine.",
+        "It's not only about the export format of the Q3 deck but also about the speaker notes.",
+        "Can I use kosher salt instead of flaky sea salt?",
     ],
 )
 def test_the_same_words_said_of_oneself_or_the_world_are_no_rule(text):
