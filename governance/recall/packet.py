@@ -98,6 +98,8 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
             state.run("lexical", recall_mod.lexical_stage)
             if SPEAKERS in state.stages:
                 state.run("speakers", recall_mod.speaker_stage)
+            if NAMED_TIME in state.stages:
+                state.run("named_time_words", recall_mod.named_time_words_stage)
         if RECENT in state.stages:
             state.run("recent", recall_mod.recent_stage)
         if KEYED in state.stages:

@@ -20,8 +20,10 @@ ACTIVATION = "activation"
 RELATIONS = "relations"
 # The keyword search again within what a person the query names said (recall.speaker_stage).
 SPEAKERS = "speakers"
-# The vector search again within the time the question names (recall.named_time_stage).
+# The vector search again within the time the question names (recall.named_time_stage), and the keyword
+# search too (recall.named_time_words_stage: a list of its own, run with the same stage).
 NAMED_TIME = "named_time"
+NAMED_TIME_WORDS = "named_time_words"
 
 STRATEGIES: dict[str, frozenset[str]] = {
     "recent": frozenset({RECENT}),

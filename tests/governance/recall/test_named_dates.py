@@ -245,3 +245,32 @@ def test_the_keyword_search_leaves_the_questions_frame_out(project_scope, agent,
     assert first() == workshop
     monkeypatch.setattr(recall_mod, "LEAVE_FRAME", False)
     assert first() != workshop
+
+
+def test_the_named_time_is_searched_by_its_words_too(project_scope, agent):
+    """recall.named_time_words_stage: the keyword search within the time the question names lists the turn
+    of that day naming Rachel, and only turns of that day; a question naming no time sends no search."""
+    from governance.recall import packet
+    from governance.recall import recall as recall_mod
+    from governance.recall.eligible import eligible
+    from governance.recall.strategies import NAMED_TIME_WORDS
+
+    wednesday = datetime(2023, 2, 1, 14, 40, tzinfo=UTC)
+    that_day = _turn(
+        project_scope, "I just started ukulele lessons with my friend Rachel today.", wednesday, "s1"
+    )
+    other_day = _turn(
+        project_scope, "Rachel and I went hiking with Rachel's dog.", wednesday - timedelta(days=9), "s0"
+    )
+    asked = "What did I do with Rachel on the Wednesday two months ago?"
+
+    def listed(query):
+        state = packet._state(agent, project_scope, query, "full", ASKED, 5)
+        state.run("eligible", eligible)
+        state.run("named_time_words", recall_mod.named_time_words_stage)
+        return [memory_id for memory_id, _ in state.lists[NAMED_TIME_WORDS]], state.trace[-1]
+
+    found, trace = listed(asked)
+    assert found == [that_day.pk] and other_day.pk not in found
+    found, trace = listed("What did I do with Rachel?")
+    assert found == [] and trace["in"] == 0  # no time named: no query
