@@ -84,14 +84,18 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
 # must cite the source."); the same words in what a person says of themselves or of the world are not:
 # "I've always been fascinated by …", "it always refreshes my soul", "I'll make sure to bring cash", "I
 # don't think so", "you must be so excited" (a guess, not a duty), "must-visit spots". Nor is a question
-# ("Can you recommend some must-visit spots?"), unless it asks for one. On the real development conversations (LongMemEval-S dev,
-# 27,703 distinct user turns; LoCoMo dev, 788), these left out most of what the two rules proposed as
-# conventions, nearly none of it a rule (docs/evaluation.md, "Rules read from a conversation").
+# ("Can you recommend some must-visit spots?"), unless it asks for one. On the real development
+# conversations (LongMemEval-S dev, 27,703 distinct user turns; LoCoMo dev, 788), these left out most of what
+# the two rules proposed as conventions, nearly none of it a rule (docs/evaluation.md, "Rules read from a
+# conversation").
 _QUESTION = re.compile(r"\?\s*$")
-# ... but a request in the form of one is an instruction ("Can you always answer in French?")
-_REQUEST = re.compile(
-    r"^\W*(please\s+)?(can|could|would|will)\s+you\s+(please\s+)?(always|never|make sure)\b", re.I
-)
+# ... but a request in the form of one asks for it: a correction ("Can you make it PPTX instead?"), or a
+# rule when the request is the rule's own words ("Can you always answer in French?", not "Can you
+# recommend some must-visit spots?").
+_ASKS_YOU = r"^\W*(please\s+)?(can|could|would|will)\s+you\b"
+_ASKS_FOR_A_CORRECTION = re.compile(_ASKS_YOU, re.I)
+_ASKS_FOR_A_RULE = re.compile(_ASKS_YOU + r"\s+(please\s+)?(always|never|make sure)\b", re.I)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 _SAID_OF_ONESELF = re.compile(
     # a subject other than the one addressed (and not a team's "we always …", how conventions are often
     # stated), then always / never within the clause, not said to "you" ("I want you to always …") and not
@@ -134,24 +138,22 @@ _VERB_NOT = re.compile(
     r"|\b(don|doesn|didn|haven|hasn|hadn|can|couldn|won|wouldn|shouldn)'?t\s*$",
     re.I,
 )
-# A question corrects nothing unless it asks the one addressed to ("Can you make it PPTX instead?").
-_ASKS_YOU = re.compile(r"^\W*(please\s+)?(can|could|would|will)\s+you\b", re.I)
 
 
-def _is_rule(rule: str, sentence: str) -> bool:
-    """Whether a sentence that holds a rule's words is a rule of that kind (English only: the Chinese
-    patterns are left as they are)."""
-    if re.search(r"[\u4e00-\u9fff]", sentence):
+def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
+    """Whether a sentence that holds a rule's words (`pattern`, the rule's own) is a rule of that kind
+    (English only: the Chinese patterns are left as they are)."""
+    if _CJK.search(sentence):
         return True
     if rule == "preference":  # "I want to make sure I get it right" is a plan, not a preference
         return any(
             not re.match(r"\s+to make sure\b", sentence[found.end() :], re.I)
-            for found in RULES[3][3].finditer(sentence)
+            for found in pattern.finditer(sentence)
         )
     if rule == "correction":
-        if _QUESTION.search(sentence) and not _ASKS_YOU.search(sentence):
+        if _QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence):
             return False
-        for found in RULES[1][3].finditer(sentence):
+        for found in pattern.finditer(sentence):
             if not found.group(0).lower().startswith("not"):
                 return True
             if _NOT_BUT.match(found.group(0)) and not _VERB_NOT.search(sentence[: found.start()]):
@@ -159,12 +161,12 @@ def _is_rule(rule: str, sentence: str) -> bool:
         return False
     if rule not in ("standing_instruction", "constraint"):
         return True
-    if _QUESTION.search(sentence) and not _REQUEST.search(sentence):
+    if _QUESTION.search(sentence) and not _ASKS_FOR_A_RULE.search(sentence):
         return False
     if rule == "standing_instruction":
         strong = re.search(r"\b(from now on|going forward|in future)\b", sentence, re.I)
         return bool(strong) or not _SAID_OF_ONESELF.search(sentence)
-    for found in RULES[2][3].finditer(sentence):
+    for found in pattern.finditer(sentence):
         words = found.group(0).lower().replace("\u2019", "'")
         if words in ("do not", "don't", "dont"):
             if _ORDER_NOT.search(sentence[: found.end()]):
@@ -188,7 +190,7 @@ class RuleExtractor:
                 if len(sentence) < 4:
                     continue
                 for rule, kind, confidence, pattern in RULES:
-                    if pattern.search(sentence) and _is_rule(rule, sentence):
+                    if pattern.search(sentence) and _is_rule(rule, pattern, sentence):
                         out.append(
                             Extracted(
                                 kind=kind,
