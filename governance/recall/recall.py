@@ -183,13 +183,8 @@ def named_time_words_stage(state: RecallState) -> tuple[int, int, dict]:
         state.lists[NAMED_TIME_WORDS] = []
         return 0, 0, {"unit": "spans named"}
     narrowed = dataclasses.replace(state.eligibility, said_within=tuple(spans))
-    leave_out = frame_terms(state)
-    found = search.keyword_search(
-        narrowed, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=leave_out, fuzzy=False
-    )
-    state.rows.update(fetch(state, [memory_id for memory_id, _ in found if memory_id not in state.rows]))
-    state.lists[NAMED_TIME_WORDS] = _near_together(state, found, leave_out)
-    return 1, len(found), {"spans": len(spans)}
+    state.lists[NAMED_TIME_WORDS] = _keyword_list(state, narrowed, frame_terms(state), fuzzy=False)
+    return 1, len(state.lists[NAMED_TIME_WORDS]), {"spans": len(spans)}
 
 
 def named_time_stage(state: RecallState) -> tuple[int, int, dict]:
@@ -226,22 +221,24 @@ def frame_terms(state: RecallState) -> frozenset[str]:
 
 
 def lexical_stage(state: RecallState) -> tuple[int, int]:
-    leave_out = frame_terms(state)
-    found = search.keyword_search(
-        state.eligibility, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=leave_out
-    )
-    # Their rows now, while the query is still being embedded: fusion then fetches only what the vector
-    # search alone found, and that comes with the vector search itself.
-    state.rows.update(fetch(state, [memory_id for memory_id, _ in found]))
-    state.lists[LEXICAL] = _near_together(state, found, leave_out)
+    state.lists[LEXICAL] = _keyword_list(state, state.eligibility, frame_terms(state))
     if COLLAPSE_REPEATS:  # and what fusion needs of them (fusion.repeat_keys)
         fusion.repeat_keys(state.rows, state.repeat_keys)
     return 1, len(state.lists[LEXICAL])
 
 
-def _near_together(state: RecallState, found: list[tuple[int, float]], leave_out) -> list[tuple[int, float]]:
-    """A keyword list re-weighed by how close together the query's terms stand in its long texts
-    (search.near_together), over the text the keyword index searched (the speaker's name in front)."""
+def _keyword_list(
+    state: RecallState, eligibility, leave_out: frozenset[str], *, fuzzy: bool = True
+) -> list[tuple[int, float]]:
+    """The keyword search over `eligibility` (the request's, or narrowed to a speaker or a named time), its
+    rows read now, while the query is still being embedded (fusion then fetches only what the vector
+    search alone found, and that comes with the vector search itself), and its scores re-weighed by how
+    close together the query's terms stand in its long texts (search.near_together, over the text the
+    keyword index searched: the speaker's name in front)."""
+    found = search.keyword_search(
+        eligibility, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=leave_out, fuzzy=fuzzy
+    )
+    state.rows.update(fetch(state, [memory_id for memory_id, _ in found if memory_id not in state.rows]))
     texts = {
         memory_id: lexical.searchable_text(row.get("text") or "", row.get("speaker") or "")
         for memory_id, _ in found
@@ -272,12 +269,8 @@ def speaker_stage(state: RecallState) -> tuple[int, int, dict]:
         return 0, 0, {"unit": "speakers named"}
     narrowed = dataclasses.replace(state.eligibility, speakers=tuple(sorted(named)))
     names = frozenset(t for name in named for t in lexical.terms(name)) | frame_terms(state)
-    found = search.keyword_search(
-        narrowed, state.query, max(KEYWORD_CANDIDATES, state.k), leave_out=names, fuzzy=SPEAKER_FUZZY
-    )
-    state.rows.update(fetch(state, [memory_id for memory_id, _ in found if memory_id not in state.rows]))
-    state.lists[SPEAKERS] = _near_together(state, found, names)
-    return 1, len(found), {"speakers": len(named)}
+    state.lists[SPEAKERS] = _keyword_list(state, narrowed, names, fuzzy=SPEAKER_FUZZY)
+    return 1, len(state.lists[SPEAKERS]), {"speakers": len(named)}
 
 
 def recent_stage(state: RecallState) -> tuple[int, int]:
