@@ -18,6 +18,7 @@ from governance.models.memory import (
     content_hash,
 )
 from governance.models.outbox import DERIVED_STORES, Outbox, OutboxDelivery, ReadFence
+from governance.models.passage import Passage
 from governance.models.portability import ImportedAuditEvent, ScopeImport
 from governance.models.principal import ROLE_RANK, ApiToken, Grant, Principal, PrincipalKind, Role, hash_token
 from governance.models.relation import Dispute, DisputeState, Relation, RelationKind
@@ -30,6 +31,7 @@ from governance.models.webhook import EventType, WebhookDelivery, WebhookSubscri
 __all__ = [
     "NEAR_DUPLICATE_OF",
     "NEAR_DUPLICATES",
+    "Passage",
     "AgentWrite",
     "SessionOverrides",
     "Invitation",

@@ -123,3 +123,30 @@ def in_context(text: str, speaker: str = "", *, before: str = "", before_speaker
 
 def lexical_text(text: str, speaker: str = "") -> str:
     return " ".join(terms(searchable_text(text, speaker)))
+
+
+# A turn a person said that holds several sentences is also embedded sentence by sentence (its passages),
+# and the vector search scores it by the nearest of its whole text and its sentences (recall/vector.py
+# passage_similarity): the fact a question asks about is often one sentence of a longer message ("Also,
+# by the way, I completed my undergrad in CS from UCLA" at the end of a question about loans), and the
+# whole turn's vector is the average of everything it says. Parts shorter than PASSAGE_MIN_CHARS
+# ("Thanks, Caroline!") say too little to be found by alone; they still count towards "several".
+# docs/evaluation.md ("A turn is as near as its nearest sentence") has the figures.
+PASSAGE_MIN_CHARS = 40
+# Parts shorter than this are not sentences (a list bullet, "Hi!"): a turn needs two longer ones.
+PASSAGE_PART_MIN_CHARS = 12
+# A pasted document is not read past its first parts: the cost stays bounded by the turn count.
+PASSAGE_LIMIT = 24
+# A sentence ends at . ! ? before a space and a capital, digit, quote or bracket, at 。！？, or at a line end.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|(?<=[。！？])|\n+")
+
+
+def passage_texts(text: str, speaker: str = "") -> list[str]:
+    """What a turn is embedded as sentence by sentence (searchable_text of each: the speaker in front, as
+    the whole turn is found by), or [] when it holds fewer than two sentences. Only the sentences of at
+    least PASSAGE_MIN_CHARS characters among its first PASSAGE_LIMIT parts."""
+    parts = [p.strip() for p in _SENTENCE_BREAK.split(text or "")]
+    parts = [p for p in parts if len(p) >= PASSAGE_PART_MIN_CHARS]
+    if len(parts) < 2:
+        return []
+    return [searchable_text(p, speaker) for p in parts[:PASSAGE_LIMIT] if len(p) >= PASSAGE_MIN_CHARS]

@@ -13,8 +13,8 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from governance.embedding import get_embedder
-from governance.models import Memory, Status
-from governance.models.lexical import in_context
+from governance.models import Memory, Passage, SourceKind, Status
+from governance.models.lexical import in_context, passage_texts
 
 
 def claim_lease() -> timedelta:
@@ -81,7 +81,35 @@ def turns_after(memory_ids: list[int]) -> list[int]:
         return sorted({int(pk) for (pk,) in cursor.fetchall()})
 
 
-EMBED_FIELDS = ("pk", "text", "content_hash", "speaker", "kind", "session", "occurred_at")
+EMBED_FIELDS = ("pk", "text", "content_hash", "speaker", "kind", "session", "occurred_at", "source_kind")
+
+
+def _passage_inputs(row: dict) -> list[str]:
+    """The sentences a memory is also embedded as (lexical.passage_texts): for what a person said only.
+    An assistant's reply or a tool's output is usually long and general; its sentences would multiply
+    the embedder's work (LongMemEval: 52 M characters of assistant turns against 7.4 M of user turns)
+    for text the questions are rarely about."""
+    if row.get("source_kind") != SourceKind.USER:
+        return []
+    return passage_texts(row["text"], row["speaker"])
+
+
+def embed_rows(embedder, rows: list[dict], context: dict[int, tuple[str, str]]):
+    """The vectors of a batch's rows (one per row, in order), and each row's passages as row["passages"]
+    (a list of vectors, empty for most rows): two calls of the embedder, so the short sentences are not
+    batched with long turns (the engine pads a batch to its longest text)."""
+    if not rows:
+        return []
+    vectors = embedder.embed_memories([_embedding_input(row, context) for row in rows])
+    pieces = [(row, text) for row in rows for text in _passage_inputs(row)]
+    for row in rows:
+        row["passages"] = []
+    if pieces:
+        for (row, _), vector in zip(
+            pieces, embedder.embed_memories([text for _, text in pieces]), strict=True
+        ):
+            row["passages"].append(vector)
+    return vectors
 
 
 def embeddable() -> QuerySet[Memory]:
@@ -140,23 +168,58 @@ def claim_rows(memory_ids: list[int], *, model_name: str) -> list[int]:
     return ids
 
 
+def _literal(vector) -> str:
+    return "[" + ",".join(map(str, vector.tolist())) + "]"
+
+
 def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
     """Store a batch's vectors in one statement (not one UPDATE per row: a round trip each), each only if
-    the row still has the text that was embedded and is not purged; the row's claim ends with it."""
-    with connection.cursor() as cursor:
+    the row still has the text that was embedded and is not purged; the row's claim ends with it. The
+    passages of the rows written replace their old ones (row["passages"], embed_rows), in the same
+    transaction: a row never has its new vector with another text's passages, nor loses its passages
+    without its new ones."""
+    passages = [
+        (row["pk"], row["content_hash"], vector) for row in rows for vector in row.get("passages") or ()
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "UPDATE governance_memory AS m SET embedding = v.vec::vector, embedding_hash = v.digest,"
             " embedding_model = %s, embedding_claimed_until = NULL"
             " FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, digest, vec)"
-            " WHERE m.id = v.id AND m.content_hash = v.digest AND m.purged_at IS NULL",
+            " WHERE m.id = v.id AND m.content_hash = v.digest AND m.purged_at IS NULL"
+            " RETURNING m.id",
             [
                 model_name,
                 [row["pk"] for row in rows],
                 [row["content_hash"] for row in rows],
-                ["[" + ",".join(map(str, vector.tolist())) + "]" for vector in vectors],
+                [_literal(vector) for vector in vectors],
             ],
         )
-        return cursor.rowcount
+        written = [pk for (pk,) in cursor.fetchall()]
+        if written:
+            cursor.execute("DELETE FROM governance_passage WHERE memory_id = ANY(%s)", [written])
+            kept = [p for p in passages if p[0] in set(written)]
+            if kept:
+                cursor.execute(
+                    "INSERT INTO governance_passage (memory_id, content_hash, embedding)"
+                    " SELECT v.id, v.digest, v.vec::vector FROM unnest(%s::bigint[], %s::text[], %s::text[])"
+                    " AS v(id, digest, vec)",
+                    [[p[0] for p in kept], [p[1] for p in kept], [_literal(p[2]) for p in kept]],
+                )
+        return len(written)
+
+
+def drop_purged_vectors(memory_ids: list[int] | None = None) -> int:
+    """Purged memories (of `memory_ids`, default all) lose their vector and their passages. The service
+    that purges clears both in its own transaction (memory_forget); the embedding store's handler calls
+    this for the memories of its event and the reconciler for all, to repair a write that raced the purge.
+    Returns how many memories still had a vector."""
+    purged = Memory.objects.filter(purged_at__isnull=False)
+    if memory_ids is not None:
+        purged = purged.filter(pk__in=memory_ids)
+    count = purged.exclude(embedding=None).update(embedding=None, embedding_hash="")
+    Passage.objects.filter(memory__in=purged).delete()
+    return count
 
 
 def waiting_rows(*, exclude: list[int], limit: int) -> list[int]:
@@ -259,10 +322,7 @@ def embed_memories(
                 .order_by("pk")
                 .values(*EMBED_FIELDS)
             )
-            context = turn_context(rows)
-            vectors = (
-                embedder.embed_memories([_embedding_input(row, context) for row in rows]) if rows else []
-            )
+            vectors = embed_rows(embedder, rows, turn_context(rows))
         except Exception:
             if not claimed:
                 give_back(chunk_ids)

@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
-from governance.propagation.embedding import needs_embedding
+from governance.propagation.embedding import drop_purged_vectors, needs_embedding
 from governance.propagation.stores import cache_generation_key, redis_client, scan_keys
 from governance.propagation.turns import redact_turns, turns_still_holding_purged
 
@@ -80,11 +80,7 @@ def reconcile(*, dispatch, embed, stale_after_seconds: float | None = None, limi
         dispatch(outbox_id, stores)
     mark_dispatched(pending)
     # Drift: vectors of purged memories, and memories whose vector is missing or from an older text.
-    purged = (
-        Memory.objects.filter(purged_at__isnull=False)
-        .exclude(embedding=None)
-        .update(embedding=None, embedding_hash="")
-    )
+    purged = drop_purged_vectors()
     stale_ids = stale_embeddings(stale_after_seconds=stale_after_seconds, limit=limit)
     if stale_ids:
         embed(stale_ids)

@@ -13,7 +13,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from governance.models import Memory, Outbox, OutboxDelivery
-from governance.propagation.embedding import embed_memories, turns_after, waiting_rows
+from governance.propagation.embedding import drop_purged_vectors, embed_memories, turns_after, waiting_rows
 from governance.propagation.turns import redact_turns
 
 logger = logging.getLogger(__name__)
@@ -91,10 +91,9 @@ def renew_lease(outbox_id: int, store: str) -> None:
 @handler("embedding")
 def _embedding_store(outbox: Outbox) -> None:
     ids = outbox_memory_ids(outbox)
-    # Purged memories lose their vector (the service already cleared it; this repairs any racing write).
-    Memory.objects.filter(pk__in=ids, purged_at__isnull=False).exclude(embedding=None).update(
-        embedding=None, embedding_hash=""
-    )
+    # Purged memories lose their vector and passages (the service already cleared them; this repairs any
+    # racing write).
+    drop_purged_vectors(ids)
     if outbox.topic == "memory.forgotten":
         # The turn after a forgotten one was embedded with it as context (turn_context): embed it again,
         # now with the turn before that (its stored text and keyword terms never held the forgotten one).

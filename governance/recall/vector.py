@@ -53,10 +53,24 @@ def _statement(scope_sql: str, where: str, *, exact: bool = False) -> str:
 
 
 def _query(
-    branches: list[tuple[str, list]], vec: str, columns: tuple[str, list] | None = None
+    branches: list[tuple[str, list]],
+    vec: str,
+    columns: tuple[str, list] | None = None,
+    passages_of: list[int] | None = None,
 ) -> tuple[str, list]:
     union = " UNION ALL ".join(f"({b})" for b, _ in branches)
     branch_params = [x for _, params in branches for x in params]
+    if passages_of is not None:
+        # The nearest passage of each candidate (the given ids and the rows found), in the same statement:
+        # rows of (id, distance, true). Only passages of the memory's current text (the content hash).
+        return (
+            "WITH q AS MATERIALIZED (SELECT %s::vector AS v), n AS MATERIALIZED (" + union + ")"
+            " SELECT n.id, n.distance, false AS part FROM n UNION ALL"
+            " SELECT p.memory_id, min(p.embedding <=> (SELECT v FROM q)), true FROM governance_passage p"
+            " JOIN governance_memory pm ON pm.id = p.memory_id AND pm.content_hash = p.content_hash"
+            " WHERE p.memory_id = ANY(%s::bigint[] || ARRAY(SELECT id FROM n)) GROUP BY p.memory_id",
+            [vec, *branch_params, list(passages_of)],
+        )
     if columns is None:
         return "WITH q AS MATERIALIZED (SELECT %s::vector AS v) " + union, [vec, *branch_params]
     # The found rows' columns in the same statement (a primary-key join on the top k of each branch):
@@ -103,11 +117,33 @@ def nearest(
     `plan`, when given, is filled with how each scope was searched ({"hnsw": [...], "exact": [...]}).
     `columns` (a select list over `m` and its parameters): each result is (id, similarity, {column: value})
     with those columns of the row, read in the same statement."""
+    found, _ = _search(eligibility, query_vector, limit, mode, ef_search, plan, columns, None)
+    return found
+
+
+def nearest_and_passages(
+    eligibility: Eligibility,
+    query_vector: Sequence[float],
+    limit: int,
+    candidates: list[int],
+    *,
+    mode: str = "auto",
+) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """nearest(), and in the same statement (no second round trip after the query's embedding) the cosine
+    similarity of the nearest passage of each memory that has passages among `candidates` and the memories
+    found: the sentences of a turn a person said, embedded on their own (governance/models/passage.py).
+    Only passages of the memory's current text count (the join on the content hash). The candidates are the
+    caller's, found under the eligibility predicate already: a passage is read only through a memory the
+    request may see."""
+    return _search(eligibility, query_vector, limit, mode, None, None, None, sorted(set(candidates)))
+
+
+def _search(eligibility, query_vector, limit, mode, ef_search, plan, columns, passages_of):
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     scope_ids = list(eligibility.scope_ids)
     if not scope_ids:
-        return []
+        return [], {}
     # The eligibility predicate carries scope_id = ANY(...) itself; each statement's scope condition
     # narrows it (written as a constant, so that the planner can match a partial index's predicate).
     where, params = eligibility.where("m")
@@ -121,7 +157,7 @@ def nearest(
     branches = [(_statement(f"m.scope_id = {int(s)}", where), [*params, limit]) for s in indexed]
     if rest:
         branches.append((_statement("m.scope_id = ANY(%s)", where, exact=True), [rest, *params, limit]))
-    search, search_params = _query(branches, vec, columns)
+    search, search_params = _query(branches, vec, columns, passages_of)
     if not indexed:
         with prepared_cursor(read_connection()) as cursor:
             cursor.execute(search, search_params)
@@ -158,10 +194,15 @@ def nearest(
                 found, names = cursor.fetchall(), [c.name for c in cursor.description]
     if plan is not None:
         plan["hnsw"], plan["exact"] = indexed, rest
+    parts: dict[int, float] = {}
+    if passages_of is not None:
+        parts = {int(r[0]): 1.0 - float(r[1]) for r in found if r[2]}
+        found = [r[:2] for r in found if not r[2]]
     found.sort(key=lambda r: (r[1], r[0]))
     if columns is None:
-        return [(int(r[0]), 1.0 - float(r[1])) for r in found[:limit]]
-    return [(int(r[0]), 1.0 - float(r[1]), dict(zip(names[2:], r[2:], strict=True))) for r in found[:limit]]
+        return [(int(r[0]), 1.0 - float(r[1])) for r in found[:limit]], parts
+    rows = [(int(r[0]), 1.0 - float(r[1]), dict(zip(names[2:], r[2:], strict=True))) for r in found[:limit]]
+    return rows, parts
 
 
 @contextmanager

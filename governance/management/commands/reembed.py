@@ -29,7 +29,7 @@ from governance.services.outbox import outbox_emit
 
 
 def resize_embedding_column(dimensions: int) -> None:
-    """Change vector(n) to vector(dimensions) in one transaction: vectors and vector indexes dropped."""
+    """Change vector(n) to vector(dimensions) in one transaction: vectors, passages and vector indexes dropped."""
     dimensions = int(dimensions)
     if not 1 <= dimensions <= 16000:
         raise CommandError(f"{dimensions} is not a dimension pgvector can store.")
@@ -41,6 +41,11 @@ def resize_embedding_column(dimensions: int) -> None:
         )
         cursor.execute(
             f"ALTER TABLE governance_memory ALTER COLUMN embedding TYPE vector({dimensions}) USING NULL"
+        )
+        # The passages (the sentences of people's turns, embedded on their own) go with the vectors.
+        cursor.execute("DELETE FROM governance_passage")
+        cursor.execute(
+            f"ALTER TABLE governance_passage ALTER COLUMN embedding TYPE vector({dimensions}) USING NULL"
         )
 
 

@@ -386,6 +386,7 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
             memory.embedding = None
             memory.embedding_hash = ""
             memory.purged_at = timezone.now()
+            memory.passages.all().delete()  # the vectors of its sentences go with the vector of the whole
             fields += ["text", "lexical", "embedding", "embedding_hash", "purged_at"]
         memory.save(update_fields=fields)
         audit_record(
