@@ -94,7 +94,7 @@ def _passage_inputs(row: dict) -> list[str]:
     return passage_texts(row["text"], row["speaker"])
 
 
-def embed_rows(embedder, rows: list[dict], context: dict[int, tuple[str, str]]):
+def embed_batch(embedder, rows: list[dict], context: dict[int, tuple[str, str]]):
     """The vectors of a batch's rows (one per row, in order), and each row's passages as row["passages"]
     (a list of vectors, empty for most rows): two calls of the embedder, so the short sentences are not
     batched with long turns (the engine pads a batch to its longest text)."""
@@ -175,7 +175,7 @@ def _literal(vector) -> str:
 def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
     """Store a batch's vectors in one statement (not one UPDATE per row: a round trip each), each only if
     the row still has the text that was embedded and is not purged; the row's claim ends with it. The
-    passages of the rows written replace their old ones (row["passages"], embed_rows), in the same
+    passages of the rows written replace their old ones (row["passages"], embed_batch), in the same
     transaction: a row never has its new vector with another text's passages, nor loses its passages
     without its new ones."""
     passages = [
@@ -198,7 +198,8 @@ def _write_vectors(rows: list[dict], vectors, model_name: str) -> int:
         written = [pk for (pk,) in cursor.fetchall()]
         if written:
             cursor.execute("DELETE FROM governance_passage WHERE memory_id = ANY(%s)", [written])
-            kept = [p for p in passages if p[0] in set(written)]
+            current = set(written)
+            kept = [p for p in passages if p[0] in current]
             if kept:
                 cursor.execute(
                     "INSERT INTO governance_passage (memory_id, content_hash, embedding)"
@@ -322,7 +323,7 @@ def embed_memories(
                 .order_by("pk")
                 .values(*EMBED_FIELDS)
             )
-            vectors = embed_rows(embedder, rows, turn_context(rows))
+            vectors = embed_batch(embedder, rows, turn_context(rows))
         except Exception:
             if not claimed:
                 give_back(chunk_ids)
