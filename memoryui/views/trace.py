@@ -16,7 +16,7 @@ STAGE_WORDS = {
     "recency still find them)",
     "embed": "turn the query into a vector, the numbers that stand for its meaning",
     "embed_wait": "time this request waited for that vector after its other searches had finished",
-    "vector": "search by meaning (the memories whose vectors are nearest the query's)",
+    "vector": "search by meaning (the memories whose vectors, or one of whose sentences' vectors, are nearest the query's)",
     "fuse": "merge the search lists into one ranking; a memory found by two paths counts once",
     "adjudicate": "settle supersedes and contradictions: what is no longer in force moves to the negative context",
     "rank": "score by match, activation, recency and task fit; drop cold weak matches and overridden facts",
@@ -105,6 +105,9 @@ def _row(s: dict, named: list[dict]) -> dict:
             counted.append({"n": n, "why": words})
     if name in PATHS and name != "keyed":
         row["summary"] = f"found {n_out}"
+        by_sentence = _int(s.get("by_sentence"))
+        if by_sentence:  # the vector stage: how many of its scores one sentence of the memory gave
+            row["summary"] += f", {by_sentence} by one of their sentences"
         return row
     if n_in is not None and n_out is not None:
         # Whatever the stage dropped and neither named nor counted: still said, so in − out always adds up.

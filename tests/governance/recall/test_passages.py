@@ -159,3 +159,16 @@ def test_turns_embedded_before_passages_are_marked_to_be_embedded_again(project_
     assert Memory.objects.get(pk=short.pk).embedding_hash == short.content_hash  # too short for two sentences
     embed_memories([turn.pk])
     assert Passage.objects.filter(memory=turn).count() == (4 if role == "user" else 0)
+
+
+def test_the_turns_trace_says_how_many_the_vector_search_found_by_a_sentence(project_scope):
+    from governance.recall import assemble_context
+    from memoryui.views.trace import flat, funnel
+
+    for i, text in enumerate(NEARER_WHOLES):
+        _turns(project_scope, [("user", text)], session=f"other-{i}")
+    _turns(project_scope, [("user", LOANS)])
+    result = assemble_context(principal=None, scope=project_scope, query=QUESTION, budget_tokens=300)
+    assert result["trace"]["counts"]["vector"] == {"by_sentence": 1}
+    rows = flat(funnel(result["trace"], result["packet"].get("skipped", [])))
+    assert rows["vector"]["summary"] == "found 4, 1 by one of their sentences"
