@@ -4,7 +4,8 @@ A `bench` workspace: 50 projects × 20 tasks. 5% of memories sit at the workspac
 level, 80% at task level, so a read in a task scope sees ≈5.4% of all memories (root + its project + its
 task): the scope filter is selective enough that a post-filtered HNSW scan would starve, which is what
 iterative scans are for. Vectors are clustered (256 random unit centroids plus noise) like real
-embeddings; a query is a memory's vector plus noise. ~92% active, 3% candidate, 5% retired.
+embeddings; a query is a memory's vector plus noise. ~92% active, 3% candidate, 5% retired. Every second
+memory has two passages (sentences embedded on their own) near its vector.
 
 Vector indexes are the product's own: after a load, `vector_index.maintain` gives every scope over
 RECALL_VECTOR_INDEX_MIN_ROWS its HNSW index (the root's 50,000 rows and, at the default threshold, each
@@ -77,6 +78,10 @@ def load(scopes: dict, start: int, stop: int, log) -> dict:
             _insert(cursor, scopes, lo, hi)
             log(f"    inserted {hi - start}/{stop - start} rows ({time.perf_counter() - t:.0f} s)")
         timings["insert_s"] = round(time.perf_counter() - t, 1)
+        t = time.perf_counter()
+        _passages(cursor, start, stop)
+        timings["passages_s"] = round(time.perf_counter() - t, 1)
+        log(f"    passages for every second row in {timings['passages_s']} s")
         for name, sql in INDEXES.items():
             _build(cursor, name, sql, timings, log, "built")
         cursor.execute("ANALYZE governance_memory")
@@ -150,6 +155,26 @@ def _build(cursor, name: str, sql: str, timings: dict, log, verb: str) -> None:
     cursor.execute(sql)
     timings[f"{name}_s"] = round(time.perf_counter() - t, 1)
     log(f"    {verb} {name} in {timings[f'{name}_s']} s")
+
+
+# Every second memory is a person's turn of several sentences with PASSAGES of them embedded on their own
+# (governance/models/passage.py; about two a turn on the LongMemEval-S dev import), their vectors near
+# the turn's: the vector stage reads the nearest passage of each candidate, so its cost is in the figure.
+PASSAGES = 2
+
+
+def _passages(cursor, lo: int, hi: int) -> None:
+    cursor.execute(
+        f"""
+        INSERT INTO governance_passage (memory_id, content_hash, embedding)
+        SELECT m.id, m.content_hash, l2_normalize(m.embedding + ARRAY(SELECT (random() - 0.5) * 0.12 + 0 * k
+                                     FROM generate_series(1, {settings.EMBEDDING_DIMENSIONS}))::vector)
+        FROM governance_memory m CROSS JOIN generate_series(1, {PASSAGES}) k
+        WHERE m.source_ref LIKE 'bench:%%' AND substr(m.source_ref, 7)::bigint BETWEEN %s AND %s
+          AND substr(m.source_ref, 7)::bigint %% 2 = 0 AND m.embedding IS NOT NULL
+        """,
+        [lo, hi - 1],
+    )
 
 
 def _insert(cursor, scopes: dict, lo: int, hi: int) -> None:
