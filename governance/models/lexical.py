@@ -127,7 +127,7 @@ def lexical_text(text: str, speaker: str = "") -> str:
 
 # A turn a person said that holds several sentences is also embedded sentence by sentence (its passages),
 # and the vector search scores it by the nearest of its whole text and its sentences (recall/vector.py
-# passage_similarity): the fact a question asks about is often one sentence of a longer message ("Also,
+# nearest_and_passages): the fact a question asks about is often one sentence of a longer message ("Also,
 # by the way, I completed my undergrad in CS from UCLA" at the end of a question about loans), and the
 # whole turn's vector is the average of everything it says. Parts shorter than PASSAGE_MIN_CHARS
 # ("Thanks, Caroline!") say too little to be found by alone; they still count towards "several".

@@ -2,7 +2,7 @@
 have them and which sentences count). Derived from the memory like its own vector: written with it by the
 embedding store (governance/propagation/embedding.py), dropped with it when the memory is purged, and read
 only through the memory it belongs to, for memories recall may already show (recall/vector.py
-passage_similarity): a passage never brings a memory the caller may not see."""
+nearest_and_passages): a passage never brings a memory the caller may not see."""
 
 from __future__ import annotations
 
