@@ -14,7 +14,7 @@ from pgvector.django import VectorField
 class Passage(models.Model):
     memory = models.ForeignKey("governance.Memory", on_delete=models.CASCADE, related_name="passages")
     # The memory's content hash when the passage was made: a passage of an older text is never read (the
-    # read joins on it) and is replaced when the memory is embedded again.
+    # read compares it with the memory's) and is replaced when the memory is embedded again.
     content_hash = models.CharField(max_length=64)
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS)
 

@@ -138,9 +138,9 @@ def nearest_and_passages(
     """nearest(), and in the same statement (no second round trip after the query's embedding) the cosine
     similarity of the nearest passage of each memory that has passages among `candidates` and the memories
     found: the sentences of a turn a person said, embedded on their own (governance/models/passage.py).
-    Only passages of the memory's current text count (the join on the content hash). The candidates are the
-    caller's, found under the eligibility predicate already: a passage is read only through a memory the
-    request may see."""
+    Only passages of the memory's current text count (their content hash is the memory's). The candidates
+    are the caller's, found under the eligibility predicate already: a passage is read only through a
+    memory the request may see."""
     return _search(eligibility, query_vector, limit, mode, None, None, None, sorted(set(candidates)))
 
 
