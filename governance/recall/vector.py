@@ -62,9 +62,8 @@ def _query(
     branch_params = [x for _, params in branches for x in params]
     if passages_of is not None:
         # The nearest passage of each candidate (the given ids and the rows found), in the same statement:
-        # rows of (id, distance or NULL when it has none, true). Only passages of the memory's current text
-        # (the content hash).
-        # One correlated lookup per candidate (the passages' memory_id index, the memory's primary key),
+        # rows of (id, distance or NULL when it has none, true), only passages of the memory's current text
+        # (its content hash). One correlated lookup per candidate (the passages' memory_id index, the memory's primary key),
         # not a join: whatever the planner estimates, it cannot hash the whole memory table. As a join,
         # on a passage table not yet analyzed (a fresh load of 100k memories), it did, and the stage took
         # 36 ms instead of 5 (docs/benchmarks.md).
