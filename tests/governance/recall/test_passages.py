@@ -116,6 +116,20 @@ def test_a_fact_said_in_one_sentence_of_a_long_turn_is_found_by_it(project_scope
     assert best() != told.pk  # by its whole text, the three others are nearer
 
 
+def test_a_sentence_of_a_turn_in_a_scope_the_caller_cannot_see_finds_nothing(
+    project_scope, sibling_scope, other_workspace_scope, agent
+):
+    # The same turn that a sentence finds first in the caller's scope (the test above), said in a sibling
+    # project and in another workspace: the agent's recall in its own project returns neither, by any path.
+    for i, text in enumerate(NEARER_WHOLES):
+        _turns(project_scope, [("user", text)], session=f"other-{i}")
+    hidden = [_turns(scope, [("user", LOANS)])[0] for scope in (sibling_scope, other_workspace_scope)]
+    assert all(Passage.objects.filter(memory=m).count() == 4 for m in hidden)
+    results = recall_memories(principal=agent, scope=project_scope, query=QUESTION, k=10, strategy="full")
+    assert results and not {r["memory_id"] for r in results} & {m.pk for m in hidden}
+    assert {Memory.objects.get(pk=r["memory_id"]).scope_id for r in results} == {project_scope.pk}
+
+
 def test_forgetting_a_turn_for_good_drops_its_passages(project_scope):
     told, kept = _turns(project_scope, [("user", LOANS), ("user", NEARER_WHOLES[0] + " " + NEARER_WHOLES[2])])
     assert Passage.objects.filter(memory=told).exists()
