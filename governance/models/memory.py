@@ -274,6 +274,13 @@ class Memory(models.Model):
                 condition=models.Q(status__in=["superseded", "retired", "forgotten"])
                 & ~models.Q(source_ref=""),
             ),
+            # A session's requirements (governance.recall.session reads them on every turn of a session):
+            # what the user stated, never the session's episodes, however many its tool logs.
+            models.Index(
+                fields=["scope", "session", "occurred_at"],
+                name="memory_session_requirements",
+                condition=models.Q(source_kind="user") & ~models.Q(kind="episodic") & ~models.Q(session=""),
+            ),
             # No HNSW index over the whole table: big scopes get one each, built and dropped by
             # governance.recall.vector_index (a read sees a few percent of the rows, and a global graph
             # filtered that hard loses recall; docs/api.md, "Vector search").

@@ -68,6 +68,8 @@ BLOCK_EXTRAS = (
     "pending_changes",
     "pending_more",
     "in_dispute",
+    "session_requirement",
+    "replaced_in_session",
 )
 
 

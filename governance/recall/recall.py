@@ -66,7 +66,7 @@ COLUMNS = (
     "m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
     " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
     # In force means confirmed by a person (docs/governance.md): an active row an agent wrote is not.
-    " (m.confirmed_at IS NOT NULL) AS confirmed,"
+    " (m.confirmed_at IS NOT NULL) AS confirmed, m.confirmed_at,"
     # A correlated lookup, not a join: a hash join would scan the whole scope table on every request.
     " (SELECT nlevel(s.tree) FROM governance_scope s WHERE s.id = m.scope_id) AS depth,"
     # What adjudication reads about each row, read with it (two index probes each) so that adjudicating

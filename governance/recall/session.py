@@ -1,26 +1,34 @@
-"""Session overrides: what the user has just said about their own task counts in that session at once
-(DESIGN.md, "Trust boundaries"; docs/governance.md, "Session overrides").
+"""The session's requirements: what the user has just said about their own task counts in that session at
+once (DESIGN.md, "Trust boundaries"; docs/governance.md, "The session's requirements").
 
-A correction the user stated in a session (extracted from a user turn, or written with source kind
-`user` and the session) that contradicts a rule pinned in force (the same key, or a `contradicts` link
-to an unkeyed rule: conflict detection makes both when the correction is written) is, in *that*
-session only, in force in the rule's place: the packet pins it, labelled "in force for this session
-(the user, turn …), awaiting confirmation", and lists the rule under "no longer in force" for this
-session, saying why. Everywhere else the rule stays pinned and names the pending change. Nothing is
-written: the override is a reading of the proposal, so confirming it (the next revision for everyone)
-or rejecting it (the rule again at the session's next turn, and the packet says so) needs no clean-up,
-and an override can never outlive its session.
+What the user stated in this session about their task — a request that names a value ("最后导出 PDF"), a
+boundary ("别覆盖原文件", "don't publish yet"), a correction ("改成 PPTX"), a standing instruction, a stage
+fact ("v3 is the confirmed version") — is read from the requirements the extractor wrote from the user's
+turns (meta["requirement"], services/requirements.py decided what each replaces) and pinned for this
+session among the constraints, labelled as the user's (turn, time) and awaiting confirmation. A later
+requirement that replaced an earlier one sets it aside here: the earlier one is listed under "no longer in
+force" for this session, saying who replaced it and with what, and the user's turn that asked for it is
+not offered as evidence. A correction that could replace two requirements equally is pinned as ambiguous,
+naming both, rather than guessed. A requirement a reviewer rejected is not in force; what it replaced is
+again, and the packet says so.
 
-Whose session: the correction's own scope (never an ancestor's or a child's read), its session, and its
-author: the agent that relayed it (another agent using the same session name sees a pending change),
-or a person's token (the end user's or a trusted app's: any reader of that session). A scope can ask
-for the second (`session_overrides = end_user`) or switch overrides off. A binding rule (its key in
-`binding_keys`, `rules_binding`, or a long-term commitment under four-eyes) is never set aside: the
-packet says that the user asked for a change and who must decide.
+A correction of a rule in force — the same key, or a `contradicts` link to an unkeyed rule — sets that rule
+aside in this session only (listed first under "no longer in force", the correction pinned in its place).
+Every other session, agent and scope keeps the rule pinned, and its block names the pending change by id
+(never its text: the constraints slot holds no agent-relayed words outside their session). A binding rule
+(its key in `binding_keys`, `rules_binding`, or a long-term commitment under four-eyes) is never set aside:
+its block says that the user asked for a change and who must decide.
 
-Cost: no query at all unless a pinned rule has a `contradicts` link from a proposal (its row carries
-its relations, recall.COLUMNS); then one statement (primary-key probes, and the visible scopes'
-settings), capped at LOOKUP_LIMIT rows. Runs with the relations stage (`full`)."""
+Nothing is written: a requirement in force in its session is a reading of what was extracted, so a
+confirmation (then the rule for everyone), a rejection or a forget needs no clean-up, and nothing can outlive
+its session. Whose session: the requirement's own scope (never an ancestor's or a child's read), its
+session, and its author: the agent that relayed it (another agent using the same session name does not get
+it), or a person's token (any reader of that session). The scope's `session_overrides` setting may ask for
+the second, or switch the session exception off.
+
+Cost: one statement when the request names a session or a pinned rule has a `contradicts` link from a
+proposal (the rules' rows carry their relations): the scope's settings, this session's requirements (an
+index range: memory_session_requirements) and the linked corrections, capped."""
 
 from __future__ import annotations
 
@@ -38,13 +46,21 @@ from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import RELATION_FIELDS
 from governance.recall.state import Hit, RecallState
 from governance.runtime.replica import read_connection
+from governance.services import values
+from governance.services.conflict import contradicts
+from governance.services.requirements import shares_subject
 
-# Corrections read per request, this session's first, newest first: a flood of fabricated proposals
-# against one rule costs a bounded read and a bounded packet.
+# Corrections of pinned rules read per request, this session's first, newest first: a flood of fabricated
+# proposals against one rule costs a bounded read and a bounded packet.
 LOOKUP_LIMIT = 20
+# This session's requirements read per request (the newest): what a session has said stays bounded.
+SESSION_LIMIT = 60
 # Pending changes named on a pinned rule (the newest), the others counted.
 PENDING_SHOWN = 1
 LIVE = (Status.CANDIDATE, Status.PROPOSED)
+# A user's turn whose words are this much a requirement's (by length) is that requirement said: when the
+# requirement is set aside, the turn is not offered as evidence beside it.
+COVERED = 0.8
 
 WHY_OTHER_SESSION = "from another conversation"
 WHY_OTHER_AGENT = "relayed by another agent"
@@ -53,14 +69,19 @@ WHY_OTHER_AGENT = "relayed by another agent"
 ROW = (
     "m.id, m.scope_id, m.kind, m.key, m.revision, m.status, m.text, m.source_kind, m.source_ref, m.session,"
     " m.speaker, m.call_id, m.task_type, m.occurred_at, m.confidence, m.importance, m.meta, m.created_at,"
-    " (m.confirmed_at IS NOT NULL) AS confirmed"
+    " (m.confirmed_at IS NOT NULL) AS confirmed, m.confirmed_at"
+)
+_EPISODE = (
+    "(SELECT r.target_id FROM governance_relation r WHERE r.source_id = m.id AND r.kind = 'derived_from'"
+    " ORDER BY r.id LIMIT 1)"
 )
 
 _SQL = """
 WITH policy AS (
 POLICY_SQL), found AS (
   SELECT SELECT_LIST, pair.rule_id, m.created_by_id, p.kind AS author_kind,
-         (SELECT r.tier FROM governance_memory r WHERE r.id = pair.rule_id) AS rule_tier
+         (SELECT r.tier FROM governance_memory r WHERE r.id = pair.rule_id) AS rule_tier,
+         EPISODE AS episode_id, 'against' AS part
     FROM unnest(%(cids)s::bigint[], %(rids)s::bigint[]) AS pair(cid, rule_id)
     JOIN governance_memory m ON m.id = pair.cid
     LEFT JOIN governance_principal p ON p.id = m.created_by_id
@@ -71,9 +92,20 @@ POLICY_SQL), found AS (
      AND (%(as_of)s::timestamptz IS NULL OR coalesce(m.occurred_at, m.created_at) <= %(as_of)s)
    ORDER BY (m.session = %(session)s AND m.scope_id = %(scope)s) DESC, m.id DESC
    LIMIT %(limit)s
+), mine AS (
+  SELECT SELECT_LIST, NULL::bigint AS rule_id, m.created_by_id, p.kind AS author_kind, NULL::varchar AS rule_tier,
+         EPISODE AS episode_id, 'session' AS part
+    FROM governance_memory m
+    LEFT JOIN governance_principal p ON p.id = m.created_by_id
+   WHERE %(session)s <> '' AND m.scope_id = %(scope)s AND m.session = %(session)s AND m.session <> ''
+     AND m.source_kind = 'user' AND m.kind <> 'episodic' AND m.purged_at IS NULL
+     AND m.status IN ('candidate', 'proposed', 'rejected') AND m.meta ? 'requirement'
+     AND (%(as_of)s::timestamptz IS NULL OR coalesce(m.occurred_at, m.created_at) <= %(as_of)s)
+   ORDER BY m.occurred_at DESC, m.id DESC
+   LIMIT %(session_limit)s
 )
-SELECT policy.all_binding, policy.binding_keys, policy.four_eyes, policy.strictness, found.*
-  FROM policy LEFT JOIN found ON true
+SELECT policy.all_binding, policy.binding_keys, policy.four_eyes, policy.strictness, x.*
+  FROM policy LEFT JOIN (SELECT * FROM found UNION ALL SELECT * FROM mine) x ON true
 """
 
 
@@ -91,28 +123,32 @@ def _proposals_against(pinned: dict[int, Hit]) -> dict[int, list[int]]:
     return against
 
 
-def _lookup(state: RecallState, against: dict[int, list[int]]) -> tuple[SessionPolicy, list[dict]]:
+def _lookup(
+    state: RecallState, against: dict[int, list[int]]
+) -> tuple[SessionPolicy, list[dict], list[dict]]:
     pairs = [(c, r) for c, rules in against.items() for r in rules]
     with read_connection().cursor() as cursor:
         cursor.execute(
-            _SQL.replace("POLICY_SQL", POLICY_SQL).replace(
-                "SELECT_LIST", f"{ROW}, {activation.activation_sql('%(at)s')} AS activation"
-            ),
+            _SQL.replace("POLICY_SQL", POLICY_SQL)
+            .replace("SELECT_LIST", f"{ROW}, {activation.activation_sql('%(at)s')} AS activation")
+            .replace("EPISODE", _EPISODE),
             {
                 "at": state.at,
                 "visible": list(state.eligibility.scope_ids),
                 "scope": state.scope.id,
-                "session": state.session,
+                "session": state.session or "",
                 "cids": [c for c, _ in pairs],
                 "rids": [r for _, r in pairs],
                 "as_of": state.as_of,
                 "limit": LOOKUP_LIMIT,
+                "session_limit": SESSION_LIMIT,
             },
         )
         names = [c.name for c in cursor.description]
         rows = [_decoded(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
     policy = SessionPolicy.of_row(rows[0]) if rows else SessionPolicy()
-    return policy, [r for r in rows if r.get("id") is not None]
+    rows = [r for r in rows if r.get("id") is not None]
+    return policy, [r for r in rows if r["part"] == "against"], [r for r in rows if r["part"] == "session"]
 
 
 def _decoded(row: dict) -> dict:
@@ -157,18 +193,40 @@ def _member(row: dict) -> dict:
     }
 
 
-def _label(row: dict) -> str:
-    return f"{row['key']} r{row['revision']}" if row.get("key") else f"memory {row['id']}"
+def _pending(row: dict, why_not: str) -> dict:
+    """A change waiting elsewhere, as the rule's block names it: by id, never its words (an agent relayed
+    them; the constraints slot carries no agent text outside the conversation it was said in)."""
+    return {
+        "memory_id": row["id"],
+        "key": row["key"],
+        "revision": row["revision"],
+        "status": row["status"],
+        "told_by": _who(row),
+        "why_not_in_force": why_not,
+    }
 
 
 def session_overrides(state: RecallState) -> tuple[int, int]:
-    """Apply this session's corrections to the pinned rules (see the module's docstring)."""
+    """Pin this session's requirements and apply its corrections of the pinned rules (see the module's
+    docstring). Returns (rows read, requirements and corrections in force here)."""
     pinned = {h.id: h for h in state.constraints + state.preferences}
     against = _proposals_against(pinned)
-    if not against:
+    if not against and not state.session:
         return 0, 0
-    policy, rows = _lookup(state, against)
+    policy, corrections, mine = _lookup(state, against)
+    decided, applied = _corrections_of_rules(state, policy, corrections, pinned)
+    applied += _requirements(state, policy, mine, decided)
+    return len(corrections) + len(mine), applied
+
+
+def _corrections_of_rules(
+    state: RecallState, policy: SessionPolicy, rows: list[dict], pinned: dict[int, Hit]
+) -> tuple[set[int], int]:
+    """Corrections of the pinned rules: this session's newest one per rule overrides it here (or is said on
+    a binding rule, or is refused by the scope's setting); the others are pending changes, by id. Returns
+    the corrections that spoke for a rule here and how many override one."""
     decided: set[int] = set()  # rules this session's newest correction already spoke for
+    spoke: set[int] = set()
     applied = 0
     for row in rows:  # this session's first, newest first
         rule = pinned.get(row["rule_id"])
@@ -179,6 +237,7 @@ def session_overrides(state: RecallState) -> tuple[int, int]:
             if row["rule_id"] in decided:
                 continue  # an older correction of the same rule in this session
             decided.add(row["rule_id"])
+            spoke.add(row["id"])
             why_not = _decide(state, policy, row, rule)
             if why_not is None:
                 applied += 1
@@ -186,16 +245,18 @@ def session_overrides(state: RecallState) -> tuple[int, int]:
         if row["status"] in LIVE and why_not:
             pending = rule.extra.setdefault("pending_changes", [])
             if len(pending) < PENDING_SHOWN:
-                pending.append({**_member(row), "why_not_in_force": why_not})
+                pending.append(_pending(row, why_not))
             else:
                 rule.extra["pending_more"] = rule.extra.get("pending_more", 0) + 1
-    return len(rows), applied
+    return spoke, applied
 
 
 def _decide(state: RecallState, policy: SessionPolicy, row: dict, rule: Hit) -> str | None:
     """This session's newest correction of `rule`: a rejection is said on the rule, a binding rule holds
     and names the request, a scope's policy may refuse it (returns why, for the pending change), and
     otherwise it overrides the rule here (returns None). "" when it was said on the rule."""
+    # In its own session the user's words may be said on the rule (they are this conversation's); a
+    # change from anywhere else is named by id only (_pending).
     if row["status"] == Status.REJECTED:
         rule.extra["override_rejected"] = _member(row)
         _untangle(state, row["id"], rule.id)
@@ -213,12 +274,16 @@ def _decide(state: RecallState, policy: SessionPolicy, row: dict, rule: Hit) -> 
     return None
 
 
+def _said(row: dict) -> str:
+    turn = _turn(row)
+    return f"the user, turn {turn}" if turn else "the user"
+
+
 def _override(state: RecallState, row: dict, rule: Hit) -> None:
     """The correction takes the rule's place among the pinned blocks; the rule goes to negative context."""
     hit = state.hits.pop(row["id"], None) or Hit(id=row["id"], row=row, fused=KEYED_MATCH)
     hit.paths.add("session")
     turn = _turn(row)
-    said = f"the user, turn {turn}" if turn else "the user"
     corrected = (
         f"the user corrected it in this session (turn {turn})"
         if turn
@@ -238,7 +303,7 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
             "text": rule.row["text"],
         },
     }
-    hit.extra["pinned_why"] = f"in force for this session ({said}), awaiting confirmation"
+    hit.extra["pinned_why"] = f"in force for this session ({_said(row)}), awaiting confirmation"
     for slot in (state.constraints, state.preferences):
         for i, held in enumerate(slot):
             if held.id == rule.id:
@@ -258,6 +323,177 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
     }
     state.negative.insert(0, rule)
     _untangle(state, row["id"], rule.id)
+
+
+def _requirements(state: RecallState, policy: SessionPolicy, rows: list[dict], spoke: set[int]) -> int:
+    """Pin this session's requirements that still stand; set aside those a later one replaced; say which
+    rejected correction brought one back. Returns how many are pinned."""
+    if not rows:
+        return 0
+    rows = sorted(rows, key=lambda r: (r["occurred_at"] or r["created_at"], r["id"]))  # oldest first
+    own = [r for r in rows if _own(state, r) is None and not override_refused(policy, _who(r))]
+    if not own:
+        return 0
+    by_id = {r["id"]: r for r in own}
+    replaced_by: dict[int, dict] = {}  # an earlier requirement → the later one that replaced it
+    rejected: dict[int, dict] = {}  # an earlier requirement → the rejected correction that had replaced it
+    for row in own:
+        target = _replaces(row)
+        if target is None or target not in by_id:
+            continue
+        if row["status"] == Status.REJECTED:
+            rejected[target] = row
+        else:
+            replaced_by[target] = row
+    held = {h.id for h in state.constraints}
+    in_force = [
+        r
+        for r in own
+        if r["status"] != Status.REJECTED
+        and r["id"] not in replaced_by
+        and r["id"] not in spoke
+        and r["id"] not in held
+    ]
+    in_force = [r for r in in_force if not _decided_after(state, r)]
+    pinned_ids = set()
+    for row in in_force:
+        hit = state.hits.pop(row["id"], None) or Hit(id=row["id"], row=row, fused=KEYED_MATCH)
+        hit.paths.add("session")
+        hit.extra["session_requirement"] = _requirement_note(row, by_id, rejected.get(row["id"]))
+        hit.extra["pinned_why"] = _pinned_why(row)
+        state.constraints.append(hit)
+        pinned_ids.add(row["id"])
+    for earlier_id in replaced_by:
+        earlier, later = by_id[earlier_id], _newest(earlier_id, replaced_by)
+        if later["id"] not in pinned_ids and later["id"] not in spoke:
+            continue  # set aside only by what is in force here itself
+        hit = state.hits.pop(earlier_id, None) or Hit(id=earlier_id, row=earlier, fused=KEYED_MATCH)
+        hit.extra["set_aside"] = {
+            "session": earlier["session"],
+            "why": f"the user replaced it in this session (turn {_turn(later) or '?'}) with: "
+            f"\"{' '.join(later['text'].split())}\"",
+            "by": {
+                "memory_id": later["id"],
+                "key": later["key"],
+                "revision": later["revision"],
+                "status": later["status"],
+                "text": later["text"],
+            },
+        }
+        state.negative.insert(0, hit)
+    _untangle_requirements(state, by_id, replaced_by)
+    _episodes_said(state, [*by_id.values()], set(replaced_by), pinned_ids)
+    return len(pinned_ids)
+
+
+def _decided_after(state: RecallState, row: dict) -> bool:
+    """A rule a person put in force after the user said this, and that says otherwise, decides: the
+    requirement is what the rule replaced, and it goes to negative context saying so."""
+    said = row["occurred_at"] or row["created_at"]
+    for rule in [*state.constraints, *state.preferences]:
+        decided = rule.row.get("confirmed_at")
+        if "session_requirement" in rule.extra or decided is None or said is None or decided <= said:
+            continue
+        if contradicts(row["text"], rule.row["text"]) or _changes_value(row["text"], rule.row["text"]):
+            hit = state.hits.pop(row["id"], None) or Hit(id=row["id"], row=row, fused=KEYED_MATCH)
+            hit.extra["set_aside"] = {
+                "session": row["session"],
+                "why": f"a person put a rule in force after the user said it (memory {rule.id}), and it "
+                "decides",
+                "by": {
+                    "memory_id": rule.id,
+                    "key": rule.row["key"],
+                    "revision": rule.row["revision"],
+                    "status": rule.row["status"],
+                    "text": rule.row["text"],
+                },
+            }
+            state.negative.append(hit)
+            return True
+    return False
+
+
+def _changes_value(said: str, rule: str) -> bool:
+    """The rule names another value of a sort the requirement names, about the same subject."""
+    return bool(values.changed(values.values_in(said), values.values_in(rule))) and shares_subject(said, rule)
+
+
+def _newest(memory_id: int, replaced_by: dict[int, dict]) -> dict:
+    """What stands now of a chain of replacements (A replaced by B, B by C: C)."""
+    later = replaced_by[memory_id]
+    seen = {memory_id}
+    while later["id"] in replaced_by and later["id"] not in seen:
+        seen.add(later["id"])
+        later = replaced_by[later["id"]]
+    return later
+
+
+def _replaces(row: dict) -> int | None:
+    replaces = ((row.get("meta") or {}).get("requirement") or {}).get("replaces")
+    return replaces.get("memory_id") if isinstance(replaces, dict) else None
+
+
+def _requirement_note(row: dict, by_id: dict[int, dict], rejected: dict | None) -> dict:
+    requirement = (row.get("meta") or {}).get("requirement") or {}
+    note = {
+        "session": row["session"],
+        "turn": _turn(row),
+        "told_by": _who(row),
+        "since": _when(row),
+        "type": requirement.get("type"),
+        "status": row["status"],
+        "awaiting": "a reviewer" if row["status"] == Status.PROPOSED else "this session only",
+    }
+    target = _replaces(row)
+    if target in by_id:
+        earlier = by_id[target]
+        note["replaces"] = {"memory_id": target, "turn": _turn(earlier), "text": earlier["text"]}
+    ambiguous = requirement.get("ambiguous")
+    if ambiguous:
+        note["ambiguous"] = [
+            {"memory_id": a.get("memory_id"), "text": a.get("text")} for a in ambiguous if isinstance(a, dict)
+        ]
+    if rejected is not None:
+        note["correction_rejected"] = {"memory_id": rejected["id"], "turn": _turn(rejected)}
+    return note
+
+
+def _pinned_why(row: dict) -> str:
+    waiting = (
+        f"awaiting a reviewer (memory {row['id']} in the review queue)"
+        if row["status"] == Status.PROPOSED
+        else "for this session only"
+    )
+    return f"the user's requirement in this session ({_said(row)}), in force here, {waiting}"
+
+
+def _untangle_requirements(state: RecallState, by_id: dict[int, dict], replaced_by: dict[int, dict]) -> None:
+    for earlier, later in replaced_by.items():
+        _untangle(state, later["id"], earlier)
+
+
+def _episodes_said(state: RecallState, rows: list[dict], set_aside: set[int], pinned: set[int]) -> None:
+    """The user's turns that said this session's requirements: a turn that is (nearly) only a requirement
+    set aside leaves the evidence and the negative context (the requirement's own block says it), and one
+    that is a pinned requirement leaves the evidence (pinned already); in the recent slot a turn stays, as
+    the conversation's record, marked when what it asked for was replaced."""
+    said: dict[int, list[dict]] = {}
+    for row in rows:
+        if row.get("episode_id") is not None and (row["id"] in set_aside or row["id"] in pinned):
+            said.setdefault(row["episode_id"], []).append(row)
+    if not said:
+        return
+    for hit in [*state.hits.values(), *state.negative, *state.recent]:
+        found = said.get(hit.id)
+        if not found:
+            continue
+        covered = sum(len(r["text"]) for r in found) >= COVERED * len(hit.row.get("text") or "")
+        aside = [r for r in found if r["id"] in set_aside]
+        if aside:
+            hit.extra["replaced_in_session"] = [r["id"] for r in aside]
+        if covered:
+            state.hits.pop(hit.id, None)
+            state.negative = [h for h in state.negative if h.id != hit.id]
 
 
 def _when(row: dict) -> str | None:
@@ -282,4 +518,4 @@ def _untangle(state: RecallState, correction_id: int, rule_id: int) -> None:
             ]
 
 
-__all__ = ["LOOKUP_LIMIT", "session_overrides"]
+__all__ = ["LOOKUP_LIMIT", "SESSION_LIMIT", "session_overrides"]

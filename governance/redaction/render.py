@@ -44,6 +44,8 @@ def _render_block(slot: str, block: dict) -> str:
     text = _one_line(block.get("text", ""))
     if block.get("session_override"):
         return render_override(block)
+    if block.get("session_requirement") and slot == "constraints":
+        return render_requirement(block)
     if slot == "negative" and block.get("set_aside"):
         return render_set_aside(block)
     if slot == "handoff":
@@ -65,7 +67,10 @@ def _render_block(slot: str, block: dict) -> str:
         who = block.get("role") or block.get("source", {}).get("kind", "")
         if block.get("call_id"):
             who = f"{who} {block['call_id']}"
-        return f"- {who}: {text}"
+        line = f"- {who}: {text}"
+        if block.get("replaced_in_session"):
+            line += " (replaced later in this session: see No longer in force)"
+        return line
     if slot == "external":
         ref = block.get("source", {}).get("ref")
         return f"- {text}" + (f" (source: {ref})" if ref else "") + _supports(block)
@@ -141,7 +146,37 @@ def render_override(block: dict) -> str:
 
 def render_set_aside(block: dict) -> str:
     set_aside = block["set_aside"]
-    return f"- NO LONGER IN FORCE for this session: {_one_line(block.get('text', ''))} [{_label(block)}] ({set_aside['why']})"
+    label = _label(block) if block.get("key") or not block.get("session") else _said_block(block)
+    return f"- NO LONGER IN FORCE for this session: {_one_line(block.get('text', ''))} [{label}] ({set_aside['why']})"
+
+
+def _said_block(block: dict) -> str:
+    ref = (block.get("source") or {}).get("ref")
+    return f"the user's requirement, turn {ref}" if ref else "the user's requirement"
+
+
+def render_requirement(block: dict) -> str:
+    """A requirement the user stated in this session, in force here (governance/recall/session.py)."""
+    note = block["session_requirement"]
+    said = _said(note)
+    if note.get("status") == "proposed":
+        waiting = f"awaiting a reviewer (memory {block.get('memory_id')})"
+    else:
+        waiting = "this session only"
+    parts = [f"{said}: in force for this session, {waiting}"]
+    replaces = note.get("replaces")
+    if replaces:
+        turn = f" (turn {replaces['turn']})" if replaces.get("turn") else ""
+        parts.append(f"replaces the user's earlier requirement{turn}")
+    rejected = note.get("correction_rejected")
+    if rejected:
+        parts.append(f"a correction of it (memory {rejected.get('memory_id')}) was rejected by a reviewer")
+    line = f"- {_one_line(block.get('text', ''))} [{'; '.join(parts)}]"
+    ambiguous = note.get("ambiguous") or []
+    if len(ambiguous) > 1:
+        options = " or ".join(f"\"{_one_line(a.get('text') or '')}\"" for a in ambiguous)
+        line += f" (AMBIGUOUS: it could replace {options}; ask the user which one it changes)"
+    return line
 
 
 def session_notes(block: dict) -> str:
@@ -164,11 +199,12 @@ def session_notes(block: dict) -> str:
         )
     pending = block.get("pending_changes") or []
     if pending:
+        # By id only: the change was relayed outside this conversation, and its words are an agent's.
         first = pending[0]
         why = f"; {first['why_not_in_force']}" if first.get("why_not_in_force") else ""
         more = f" (and {block['pending_more']} more)" if block.get("pending_more") else ""
         notes.append(
-            f"a change awaits a reviewer: \"{_one_line(first.get('text', ''))}\" ({first.get('status')}{why})"
+            f"a change awaits a reviewer: memory {first.get('memory_id')} ({first.get('status')}{why})"
             f"{more}; until it is confirmed this rule holds"
         )
     return "".join(f" ({n})" for n in notes)

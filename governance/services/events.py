@@ -17,6 +17,7 @@ from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve
 from governance.services.extraction import Extractor, get_extractor
 from governance.services.memory import MAX_TEXT_CHARS, MemoryInput, memory_record_batch
+from governance.services.requirements import requirement_status, requirements_link, requirements_resolve
 from governance.services.small_talk import small_talk_turn
 
 ROLES = {
@@ -142,6 +143,9 @@ def event_ingest(
         found = extractor.extract(fresh) if may_write_candidates(actor, scope) else []
         # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value.
         corrections_resolve(scope=scope, found=found)
+        # What each requirement the user stated replaces (their session's own, or a rule in force), and
+        # whether it waits for a person (services/requirements.py).
+        requirements_resolve(scope=scope, session=session or "", found=found, turns=fresh)
         # A sentence whose text was forgotten in this scope is not extracted again (the episode records
         # that it was said; only a person writing it makes it a memory again).
         forgotten = forgotten_hashes(scope=scope, hashes={content_hash(e.text) for e in found})
@@ -153,7 +157,7 @@ def event_ingest(
                 source_kind=SourceKind.USER,
                 source_ref=e.meta.get("from_ref", ""),
                 session=session or "",
-                status="candidate",
+                status=requirement_status(e),
                 confidence=e.confidence,
                 occurred_at=_said_at(e.meta.get("from_ref"), e.text, fresh, items, at),
                 key=e.key,
@@ -165,6 +169,7 @@ def event_ingest(
         created = memory_record_batch(items=items + candidates, actor=actor)
         _link_candidates(created[: len(items)], created[len(items) :], actor)
         corrections_link(candidates=created[len(items) :], actor=actor)
+        requirements_link(candidates=created[len(items) :], actor=actor)
         return created
 
 

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from governance.models import Kind
+from governance.services.values import Value, values_in
 
 
 @dataclass
@@ -51,8 +52,11 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
         0.65,
         re.compile(
             r"\b((change|switch) (it|that|this) to|(change|switch) (the|our|my) [^,;]{1,60}? to|"
-            r"actually,? (it'?s|use|make)|instead of|instead[.!?]?$|not .+ but|correction:)|改成|改为|换成|改用|更正|"
-            r"不是.+而是",
+            r"actually,? (it'?s|use|make)|instead of|instead[.!?]?$|not .+ but|correction:|"
+            # the elliptical kind, naming only the new value ("make that Markdown", "switch it to PPTX"):
+            # a value must follow (_is_rule), so "make it better" is none
+            r"(make|turn|convert|switch|change) (it|that|this|them|those) (in)?to\b|make (it|that|this|them)\b)|"
+            r"改成|改为|换成|改用|改回|换回|更正|还是用|不是.+而是",
             re.I,
         ),
     ),
@@ -62,7 +66,10 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
         0.6,
         re.compile(
             r"\b(must|must not|mustn'?t|do not|don'?t|make sure|required?|only use|no more than|at most|"
-            r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止",
+            r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止|禁止|不准|不许|"
+            # "别" and "只" give an order at the start of a clause ("别覆盖原文件", "只处理 v3"); elsewhere
+            # they are other words (别人, 特别, 只是)
+            r"(^|[,，;；:：]|也|就|先|千万|可|请)\s*(别|只(?=处理|用|改|发|做|保留|要|看|修改|动|导出|使用|交))|仅限",
             re.I,
         ),
     ),
@@ -140,6 +147,9 @@ _VERB_NOT = re.compile(
 )
 
 
+_ELLIPTICAL = re.compile(r"(make|turn|convert|switch|change) (it|that|this|them|those)\b|make\b", re.I)
+
+
 def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
     """Whether a sentence that holds a rule's words (`pattern`, the rule's own) is a rule of that kind
     (English only: the Chinese patterns are left as they are)."""
@@ -154,6 +164,11 @@ def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
         if _QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence):
             return False
         for found in pattern.finditer(sentence):
+            if _ELLIPTICAL.match(found.group(0)):
+                # "make that Markdown" corrects; "make it better", "switch it off" do not: a value follows
+                if values_in(sentence[found.end() :]):
+                    return True
+                continue
             if not found.group(0).lower().startswith("not"):
                 return True
             if _NOT_BUT.match(found.group(0)) and not _VERB_NOT.search(sentence[: found.start()]):
@@ -177,6 +192,133 @@ def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
     return False
 
 
+# --- The user's requirements ------------------------------------------------------------------------------
+# What the user states about their own task (docs/governance.md, "The session's requirements"): a request
+# that names a value ("最后导出 PDF", "write it in English"), a boundary ("别覆盖原文件", "don't publish yet"),
+# a correction ("改成 PPTX", "make that Markdown"), a standing instruction ("from now on …"), and a stage
+# fact the conversation establishes ("v3 is the confirmed version"). Each extracted sentence that is one
+# carries meta["requirement"]: its type, the values it names (values.py) and those it names negated, the
+# stage facts it states, and whether it would last beyond the session (`lasting`: a standing instruction
+# or a boundary said in conversation; a correction is decided when it is resolved, services/requirements.py).
+
+# A request's verb, at the start of a clause or after a word that asks for it; a value must follow it.
+_ASK_EN = (
+    r"(?:^|[,;:]\s*|\b(?:please|and|then|also|just|so|now|okay|ok|but|finally|lastly|first)\s+"
+    r"|\b(?:can|could|would|will) you\s+(?:please\s+)?|\bi (?:need|want|'d like|would like) you to\s+"
+    r"|\blet'?s\s+)"
+)
+_REQUEST_EN = re.compile(
+    _ASK_EN + r"(export|save|send|deliver|output|write|render|convert|produce|give|make|use|format|answer|"
+    r"reply|respond|translate|switch|set|put|draft|prepare|create|build|generate|keep|store|schedule|book|"
+    r"move|host|deploy|publish|present|share|submit|print|attach)\b",
+    re.I,
+)
+# "I need it in English", "the deck should be PPTX", "everything must be in UTC"
+_NEEDS_EN = re.compile(
+    r"\bi (?:need|want|'d like|would like) (?:it|them|this|that|the \w+|everything|all \w+) (?:in|as)\b"
+    r"|\b(?:it|they|this|that|everything|the \w+)(?: \w+)? (?:should|must|needs? to|has to|have to) be\b",
+    re.I,
+)
+_ASK_ZH = r"(?:^|[,，;；:：]|请|帮我|帮忙|麻烦|给我|要|需要|最后|然后|先|再|统一|一律|都|就|记得|改|直接)"
+_REQUEST_ZH = re.compile(
+    _ASK_ZH
+    + r"\s*(?:把.{0,20}?)?(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|"
+    r"翻译成|发成|交付|提交|回复|回答|发到|发给|发送|安排在|定在|放在|改到|挪到)"
+)
+# A stage the conversation establishes: a value with a word that settles it ("v3 is final", "我确认的 v3").
+_SETTLED_EN = (
+    r"confirmed|approved|final|finali[sz]ed|signed[- ]off|locked|chosen|agreed|the one we (?:use|keep)"
+)
+_STAGE_BEFORE = re.compile(
+    rf"\b(?:{_SETTLED_EN}|we (?:chose|picked|go with|are going with|settled on)|go(?:ing)? with|stick to|"
+    r"only (?:work on|use|process|touch|edit))\b(?:\s+(?:the|version|on|with|to))*\s*$"
+    r"|(?:确认|定稿|最终|敲定|选定|决定用|确定|批准|只处理|只用|只改)(?:了|的|好的)?\s*(?:版本|这版|那版)?\s*$",
+    re.I,
+)
+_STAGE_AFTER = re.compile(
+    rf"^\s*(?:is|was|has been|are)\s+(?:now\s+)?(?:the\s+)?(?:{_SETTLED_EN})\b"
+    r"|^\s*(?:已经|已)?(?:确认|定稿|敲定|定了|是最终版|是定稿)",
+    re.I,
+)
+# Words before a value that name it to be avoided or replaced ("not PDF", "instead of PDF", "别用 PDF").
+_NEGATES = re.compile(
+    r"(\bnot|\bno|\bnever|\bdon'?t use|\bdo not use|\binstead of|\brather than|\bother than|\bno more|"
+    r"\bno longer|不要用?|别用?|不用|不再用?|而不是|不是|取消)\s*(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?$",
+    re.I,
+)
+# Text pasted as material (a document, a prompt to work on) holds the words of requirements without being
+# one the user states to whoever serves them: a requirement read from a turn this long, or of this many
+# sentences, is pinned for its session like any other but is not sent to review as lasting.
+CONVERSATIONAL_CHARS = 600
+CONVERSATIONAL_SENTENCES = 6
+
+
+def _value_dict(value: Value) -> dict:
+    return {"sort": value.sort, "norm": value.norm, "text": value.text}
+
+
+def _clauses(sentence: str) -> list[str]:
+    return [c for c in re.split(r"[,，;；]", sentence) if c.strip()]
+
+
+def _requests_a_value(sentence: str, values: list[Value]) -> bool:
+    """Whether the sentence asks for something and names the value it asks for after the asking words."""
+    if not values or (_QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence)):
+        return False
+    for pattern in (_REQUEST_EN, _NEEDS_EN, _REQUEST_ZH):
+        for found in pattern.finditer(sentence):
+            if any(v.start >= found.end() - 1 for v in values):
+                return True
+    return False
+
+
+def _stage_facts(sentence: str, values: list[Value]) -> list[dict]:
+    facts = []
+    for value in values:
+        before, after = sentence[max(0, value.start - 40) : value.start], sentence[value.end : value.end + 40]
+        settled = _STAGE_BEFORE.search(before) or _STAGE_AFTER.search(after)
+        if settled:
+            facts.append({**_value_dict(value), "state": settled.group(0).strip()})
+    return facts
+
+
+def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | None:
+    """What a user's sentence requires of the task (see above), or None when it requires nothing: a
+    preference said of oneself, a question, a story. `rule` is the extractor rule that matched, if any."""
+    values = values_in(sentence)
+    negated = [v for v in values if _NEGATES.search(sentence[max(0, v.start - 24) : v.start])]
+    stage = _stage_facts(sentence, values)
+    if rule == "correction":
+        kind = "correction"
+    elif rule == "standing_instruction":
+        kind = "standing"
+    elif rule == "constraint":
+        kind = "boundary"
+    elif _requests_a_value(sentence, values):
+        kind = "request"
+    elif stage:
+        kind = "stage_fact"
+    else:
+        return None
+    conversational = (
+        len(turn_text) <= CONVERSATIONAL_CHARS
+        and len(_SENTENCE.findall(turn_text)) <= CONVERSATIONAL_SENTENCES
+    )
+    return {
+        "type": kind,
+        "values": [_value_dict(v) for v in values if v not in negated],
+        "negated": [_value_dict(v) for v in negated],
+        "stage": stage,
+        # a correction lasts when it is resolved against what it corrects (services/requirements.py)
+        "lasting": conversational and kind in ("standing", "boundary"),
+        "conversational": conversational,
+    }
+
+
+# The kind a requirement read by no other rule is stored as.
+REQUIREMENT_KINDS = {"request": Kind.CONVENTION, "stage_fact": Kind.STAGE_FACT}
+
+
 class RuleExtractor:
     name = "rules"
 
@@ -185,22 +327,33 @@ class RuleExtractor:
         for turn in turns:
             if turn.get("role") != "user":
                 continue  # only what the user said becomes a candidate; replies and tools are evidence
-            for match in _SENTENCE.finditer(turn.get("content") or ""):
+            content = turn.get("content") or ""
+            for match in _SENTENCE.finditer(content):
                 sentence = match.group(0).strip()
                 if len(sentence) < 4:
                     continue
+                meta = {"from_ref": turn.get("ref") or ""}
                 for rule, kind, confidence, pattern in RULES:
                     if pattern.search(sentence) and _is_rule(rule, pattern, sentence):
+                        requirement = requirement_of(rule, sentence, content)
+                        if requirement:
+                            meta["requirement"] = requirement
                         out.append(
-                            Extracted(
-                                kind=kind,
-                                text=sentence,
-                                rule=rule,
-                                confidence=confidence,
-                                meta={"from_ref": turn.get("ref") or ""},
-                            )
+                            Extracted(kind=kind, text=sentence, rule=rule, confidence=confidence, meta=meta)
                         )
                         break
+                else:
+                    requirement = requirement_of(None, sentence, content)
+                    if requirement:
+                        out.append(
+                            Extracted(
+                                kind=REQUIREMENT_KINDS[requirement["type"]],
+                                text=sentence,
+                                rule=requirement["type"],
+                                confidence=0.6,
+                                meta={**meta, "requirement": requirement},
+                            )
+                        )
         return out
 
 

@@ -81,7 +81,14 @@ def enabled() -> bool:
 
 def checked(kind: str, meta: dict | None) -> bool:
     """Is a write of this kind (and meta) checked for repeats? Statements, not derived, with the check on."""
-    return enabled() and kind in CHECKED_KINDS and not any(k in (meta or {}) for k in DERIVED)
+    return (
+        enabled()
+        and kind in CHECKED_KINDS
+        and not any(k in (meta or {}) for k in DERIVED)
+        # A requirement the user states in a session is that session's (in force there at once: folded into
+        # another session's row it would not be); services/requirements.py keeps the review queue to one item.
+        and "requirement" not in (meta or {})
+    )
 
 
 def _negated(text: str) -> bool:

@@ -13,7 +13,7 @@ from django.db import connection
 
 from devtools import embedded
 from governance.errors import ActiveKeyExists
-from governance.models import AuditEvent, Memory, Status, Turn, content_hash
+from governance.models import AuditEvent, Kind, Memory, Status, Turn, content_hash
 from governance.propagation.turns import REDACTED, redact_turns, turns_still_holding_purged
 from governance.recall.packet import assemble_context
 from governance.services.events import event_ingest
@@ -149,7 +149,7 @@ def test_extraction_does_not_extract_a_sentence_forgotten_in_the_scope(project_s
         actor=None,
         turns=[{"role": "user", "content": sentence, "ref": "t1"}],
     )
-    [candidate] = [m for m in first if m.status == Status.CANDIDATE]
+    [candidate] = [m for m in first if m.kind != Kind.EPISODIC]  # a standing instruction: proposed
     memory_forget(memory_id=candidate.pk, actor=owner, reason="user asked", hard=True)
 
     again = event_ingest(
@@ -159,7 +159,7 @@ def test_extraction_does_not_extract_a_sentence_forgotten_in_the_scope(project_s
         actor=None,
         turns=[{"role": "user", "content": f"{sentence} I prefer short slides.", "ref": "t2"}],
     )
-    extracted = [m.text for m in again if m.status == Status.CANDIDATE]
+    extracted = [m.text for m in again if m.kind != Kind.EPISODIC]
     assert extracted == ["I prefer short slides."]
 
 

@@ -141,8 +141,9 @@ def test_events_recall_context_and_turn_round_trip(agent_client, project_scope):
     assert event.status_code == 201, event.json()
     created = event.json()["created"]
     assert [m["kind"] for m in created] == ["episodic"] * 4  # the answer lists what was sent
-    candidates = agent_client.get("/api/v1/memories", {"scope": "acme/slides", "status": "candidate"}).json()
-    assert any("PDF" in m["text"] for m in candidates["results"])
+    # A standing instruction the user stated waits for a person at once (the review queue).
+    proposals = agent_client.get("/api/v1/memories", {"scope": "acme/slides", "status": "proposed"}).json()
+    assert any("PDF" in m["text"] for m in proposals["results"])
     again = agent_client.post(
         "/api/v1/events",
         {

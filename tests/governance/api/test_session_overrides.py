@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from governance.models import Memory, Outbox
+from governance.models import Memory, Relation
 from governance.propagation import embed_memories
 
 RULE = "Export the Q3 deck as PDF."
@@ -306,18 +306,20 @@ def test_a_rule_confirmed_after_the_users_correction_is_set_aside_in_that_sessio
     # correction, said after it, is linked to it and sets it aside in s1 (and only there).
     agent_client = client_for(agent)
     extracted = _proposal(_say(agent_client, "s0", text=UNKEYED_RULE, ref="t1"))
-    assert extracted["status"] == "candidate"
+    # A standing instruction the user states reaches the review queue at once (docs/governance.md, "The
+    # session's requirements").
+    assert extracted["status"] == "proposed"
     fix = _proposal(_say(agent_client, "s1", text=UNKEYED_FIX, ref="t9"))
-    assert fix["status"] == "candidate"  # nothing in force to contradict yet
+    assert fix["status"] == "proposed"  # a standing instruction too; nothing in force to contradict yet
     answer = client_for(reviewer).post(
         f"/api/v1/memories/{extracted['id']}/confirm", {"reason": "the team agreed"}, format="json"
     )
     assert answer.status_code == 200, answer.json()
     assert answer.json()["status"] == "active"
-    assert Memory.objects.get(pk=fix["id"]).status == "proposed"  # now it contradicts a rule in force
-    # A new item waits for review: said to the derived stores and webhooks like any status change.
-    assert Outbox.objects.filter(
-        topic="memory.status", payload__memory_ids=[fix["id"]], payload__status="proposed"
+    # Now it contradicts a rule in force: linked to it (it was in the review queue already).
+    assert Memory.objects.get(pk=fix["id"]).status == "proposed"
+    assert Relation.objects.filter(
+        source_id=fix["id"], target_id=extracted["id"], kind="contradicts"
     ).exists()
     body = _context(agent_client, "s1", query=INVOICE_QUERY)
     assert _constraint_ids(body) == [fix["id"]]
@@ -349,8 +351,8 @@ def test_an_owner_writing_a_proposed_rule_puts_it_in_force(client_for, owner, ag
     rule = made.json()
     assert rule["status"] == "active" and rule["id"] != extracted["id"]
     assert rule.get("near_duplicate") is None
-    assert Memory.objects.get(pk=extracted["id"]).status == "candidate"  # still the reviewer's item
-    assert Memory.objects.get(pk=before["id"]).status == "candidate"
+    assert Memory.objects.get(pk=extracted["id"]).status == "proposed"  # still the reviewer's item
+    assert Memory.objects.get(pk=before["id"]).status == "proposed"
     for session in ("s1", "s2"):
         assert _constraint_ids(_context(agent_client, session, query=INVOICE_QUERY)) == [rule["id"]]
 

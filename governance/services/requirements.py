@@ -1,0 +1,329 @@
+"""The user's requirements in a session: what each one replaces, decided when it is said.
+
+The extractor reads what a user's turn requires of the task (services/extraction.py, meta["requirement"]:
+a request that names a value, a boundary, a correction, a standing instruction, a stage fact). Before the
+candidates are written, each requirement that names a value is read against what is in force where it was
+said: this session's earlier requirements (the session's own, still standing) and the scope's rules in force
+(confirmed by a person, in the scope or above it). It replaces the one that names a value of the same sort
+(a format by a format, a version by a version) about the same subject, or that it names negated ("PPTX,
+not PDF"); an elliptical correction ("改成 PPTX", "make that Markdown") names no subject, so the sort alone
+decides, and when two requirements fit equally, the one the conversation's last rounds are about. When
+that does not single one out, nothing is replaced: the requirement records that it is ambiguous and what it
+could replace, and the packet says so instead of guessing (governance/recall/session.py).
+
+What it replaces is written down on the requirement (meta["requirement"]["replaces"]) and, after the write,
+as a `contradicts` relation from it (conflict.conflict_queue: the review queue shows both, and the read
+path reads the link like any contradiction of a rule in force). A replaced keyed rule gives the correction
+its key, so confirming it supersedes the rule for everyone (the usual path).
+
+A person hears of it: a requirement that would last beyond its session (a standing instruction, a boundary
+said in conversation, a correction that replaces something) is written `proposed`, so it is in the review
+queue at once; the rest stay candidates, in force in their session only (and found by promotion if the user
+says them again in other sessions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Q
+from django.utils import timezone
+
+from governance.models import Kind, Memory, Principal, Scope, SourceKind, Status, content_hash, lexical
+from governance.services.conflict import conflict_queue
+from governance.services.extraction import Extracted
+from governance.services.values import values_in
+
+# Words of a requirement that say *that* something is asked or changed, not what about: never evidence that
+# two requirements are about the same subject.
+PHRASING = frozenset(
+    lexical.terms(
+        "please change switch make turn convert use instead actually correction from now on going forward always "
+        "never do don't not yet it that this them those also just then finally first only again "
+        "请 帮我 改成 改为 换成 改用 改回 换回 还是 不是 而是 以后 今后 始终 不要 别 先 也 都 就 再 最后 然后 "
+        "一下 一点 可以 必须 记得"
+    )
+)
+# Requirements of a session read when a new one is said (newest first); a session that states more is
+# still read whole for the packet (governance/recall/session.py), this bounds the write's query.
+SESSION_LIMIT = 100
+RULES_LIMIT = 200
+# Rounds of the conversation read to tell which of two fitting requirements it is about.
+CONTEXT_TURNS = 6
+
+REASON_REPLACES = "The user's requirement in session {session} replaces this one there."
+KINDS_IN_FORCE = (Kind.CONVENTION, Kind.PREFERENCE, Kind.STAGE_FACT, Kind.SEMANTIC, Kind.METHOD)
+
+
+@dataclass
+class _Standing:
+    """Something in force a new requirement may replace."""
+
+    memory_id: int | None  # None: said earlier in the same event, not written yet
+    text: str
+    values: list
+    key: str | None
+    kind: str
+    origin: str  # "session" (this session's requirement) or "rule" (the scope's, confirmed by a person)
+    scope_path: str
+    extracted: Extracted | None = None
+
+    def describe(self) -> dict:
+        out = {
+            "memory_id": self.memory_id,
+            "text": self.text,
+            "origin": self.origin,
+            "scope": self.scope_path,
+        }
+        if self.key:
+            out["key"] = self.key
+        return out
+
+
+def _subject(text: str, values) -> set[str]:
+    """Content terms beyond the values and the phrasing; single CJK characters say too little alone."""
+    value_terms = {t for v in values for t in lexical.terms(v.text)}
+    return {
+        t
+        for t in lexical.terms(text)
+        if t not in PHRASING and t not in value_terms and not (len(t) == 1 and not t.isascii())
+    }
+
+
+def shares_subject(a: str, b: str) -> bool:
+    """Whether two requirements share a content word beyond their values and the phrasing of a request."""
+    return bool(_subject(a, values_in(a)) & _subject(b, values_in(b)))
+
+
+def _session_standing(scope: Scope, session: str) -> list[_Standing]:
+    """This session's requirements still standing (not replaced by a later one, not rejected), oldest first."""
+    rows = list(
+        Memory.objects.filter(
+            scope=scope,
+            session=session,
+            source_kind=SourceKind.USER,
+            status__in=(Status.CANDIDATE, Status.PROPOSED),
+            purged_at__isnull=True,
+            meta__has_key="requirement",
+        )
+        .exclude(kind=Kind.EPISODIC)
+        .order_by("-occurred_at", "-id")
+        .values_list("id", "text", "key", "kind", "meta")[:SESSION_LIMIT]
+    )
+    replaced = {
+        (meta.get("requirement") or {}).get("replaces", {}).get("memory_id")
+        for *_, meta in rows
+        if isinstance((meta.get("requirement") or {}).get("replaces"), dict)
+    }
+    return [
+        _Standing(pk, text, values_in(text), key, kind, "session", scope.path)
+        for pk, text, key, kind, meta in reversed(rows)
+        if pk not in replaced
+    ]
+
+
+def _rules_in_force(scope: Scope) -> list[_Standing]:
+    """The scope's rules in force that name a value (confirmed by a person, the scope or above it; a key set
+    at several levels counts at the narrowest)."""
+    now = timezone.now()
+    rows = (
+        Memory.objects.filter(
+            scope__in=Scope.objects.ancestors_of(scope),
+            status=Status.ACTIVE,
+            confirmed_at__isnull=False,
+            purged_at__isnull=True,
+        )
+        .filter(Q(key__isnull=False) | Q(kind__in=KINDS_IN_FORCE))
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
+        .order_by("-id")
+        .values_list("id", "text", "key", "kind", "scope__path")[:RULES_LIMIT]
+    )
+    narrowest: dict[str, tuple] = {}
+    unkeyed = []
+    for row in rows:
+        if row[2] is None:
+            unkeyed.append(row)
+            continue
+        held = narrowest.get(row[2])
+        if held is None or row[4].count("/") > held[4].count("/"):
+            narrowest[row[2]] = row
+    out = []
+    for pk, text, key, kind, path in [*narrowest.values(), *unkeyed]:
+        values = values_in(text)
+        if values:
+            out.append(_Standing(pk, text, values, key, kind, "rule", path))
+    return out
+
+
+def _fit(new: Extracted, new_values, new_negated, standing: _Standing) -> tuple[int, int] | None:
+    """How well `new` replaces `standing`: (strength, shared subject terms), or None when it does not."""
+    old_norms = {(v.sort, v.norm) for v in standing.values}
+    if any((v["sort"], v["norm"]) in old_norms for v in new_negated):
+        return 3, 0  # "PPTX, not PDF": names what it replaces
+    sorts = {v.sort for v in new_values} & {v.sort for v in standing.values}
+    if not sorts:
+        return None
+    new_norms = {(v.sort, v.norm) for v in new_values}
+    if not any((v.sort, v.norm) not in new_norms for v in standing.values if v.sort in sorts):
+        return None  # it names the same value again: a repeat, not a change
+    shared = len(_subject(new.text, new_values) & _subject(standing.text, standing.values))
+    if new.rule == "correction":
+        return (2 if shared else 1), shared  # elliptical ("改成 PPTX"): the sort alone may decide
+    return (2, shared) if shared else None  # another request replaces one only about the same subject
+
+
+def _conversation_about(standing: list[_Standing], turns_text: str) -> list[_Standing]:
+    """Of several that fit, the ones the last rounds of the conversation name (their values or subject)."""
+    lowered = turns_text.lower()
+    named = []
+    for item in standing:
+        if any(v.text.lower() in lowered for v in item.values) or (
+            _subject(item.text, item.values) & set(lexical.terms(turns_text))
+        ):
+            named.append(item)
+    return named
+
+
+def _recent_turns_text(scope: Scope, session: str, fresh: list[dict]) -> str:
+    """What was said in the last rounds before (and in) this event, user and assistant alike."""
+    stored = list(
+        Memory.objects.filter(scope=scope, session=session, kind=Kind.EPISODIC, purged_at__isnull=True)
+        .exclude(source_kind=SourceKind.TOOL_RESULT)
+        .order_by("-occurred_at", "-id")
+        .values_list("text", flat=True)[:CONTEXT_TURNS]
+    )
+    said = [t["content"] for t in fresh if t.get("role") in ("user", "assistant")]
+    return "\n".join([*reversed(stored), *said])
+
+
+def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], turns: list[dict]) -> None:
+    """Decide, for each requirement in `found` (in order), what it replaces; write it in its meta, give it
+    the key of a keyed rule it replaces, and mark it lasting (proposed) when it would outlive the session.
+    Queries only when a requirement names a value."""
+    todo = [e for e in found if e.meta.get("requirement")]
+    if not todo:
+        return
+    session_items: list[_Standing] | None = None
+    rules: list[_Standing] | None = None
+    conversation: str | None = None
+    earlier: list[_Standing] = []
+    for extracted in todo:
+        requirement = extracted.meta["requirement"]
+        corrects = extracted.meta.get("corrects")  # a keyed fact matched by its words (correction.py)
+        if corrects:
+            requirement["replaces"] = {**corrects, "origin": "rule", "text": None}
+        new_values = values_in(extracted.text)
+        negated_norms = {(v["sort"], v["norm"]) for v in requirement.get("negated") or ()}
+        new_values = [v for v in new_values if (v.sort, v.norm) not in negated_norms]
+        if not corrects and (new_values or negated_norms):
+            if session_items is None:
+                session_items = _session_standing(scope, session) if session else []
+                rules = _rules_in_force(scope)
+            pool = [*(session_items or []), *earlier, *(rules or [])]
+            fits = [
+                (fit, item)
+                for item in pool
+                if (fit := _fit(extracted, new_values, requirement.get("negated") or (), item)) is not None
+            ]
+            if fits:
+                best = max(fit for fit, _ in fits)
+                top = [item for fit, item in fits if fit == best]
+                if len(top) > 1:
+                    if conversation is None:
+                        conversation = _recent_turns_text(scope, session, turns) if session else ""
+                    about = _conversation_about(top, conversation)
+                    top = about if len(about) == 1 else top
+                if len(top) == 1:
+                    _replace(extracted, requirement, top[0])
+                    pool_lists = (session_items, earlier)
+                    for items in pool_lists:
+                        if items is not None and top[0] in items:
+                            items.remove(top[0])
+                else:
+                    requirement["ambiguous"] = [item.describe() for item in top[:3]]
+        if requirement.get("replaces"):
+            requirement["lasting"] = True
+        if requirement.get("lasting"):
+            _already_heard(scope, extracted, requirement)
+        earlier.append(
+            _Standing(
+                None,
+                extracted.text,
+                new_values,
+                extracted.key,
+                extracted.kind,
+                "session",
+                scope.path,
+                extracted,
+            )
+        )
+
+
+def _already_heard(scope: Scope, extracted: Extracted, requirement: dict) -> None:
+    """The same words waiting for review or in force in this scope already: one review item is enough, so
+    this one stays its session's (a candidate) and names the one a person decides on."""
+    same = (
+        Memory.objects.filter(
+            scope=scope,
+            content_hash=content_hash(extracted.text),
+            status__in=(Status.PROPOSED, Status.ACTIVE),
+            purged_at__isnull=True,
+        )
+        .values_list("id", "status")
+        .first()
+    )
+    if same is not None:
+        requirement["lasting"] = False
+        requirement["decided_as"] = {"memory_id": same[0], "status": same[1]}
+
+
+def _replace(extracted: Extracted, requirement: dict, item: _Standing) -> None:
+    requirement["replaces"] = item.describe()
+    if item.extracted is not None:
+        requirement["replaces"]["same_event"] = True
+        requirement["replaces"]["text"] = item.text
+    if item.origin == "rule" and item.key and extracted.key is None:
+        # Confirming it then supersedes the rule (or overrides an ancestor's) like any keyed correction.
+        extracted.key = item.key
+        extracted.meta["extracted_kind"] = extracted.kind
+        extracted.kind = item.kind
+        extracted.meta["corrects"] = {"memory_id": item.memory_id, "key": item.key, "scope": item.scope_path}
+
+
+def requirement_status(extracted: Extracted) -> str:
+    """A requirement that would outlive its session waits for a person (proposed); the rest are candidates."""
+    requirement = extracted.meta.get("requirement") or {}
+    return Status.PROPOSED if requirement.get("lasting") else Status.CANDIDATE
+
+
+def requirements_link(*, candidates: list[Memory], actor: Principal | None) -> None:
+    """After the candidates are written: link each requirement `contradicts` to what it replaces (a
+    requirement said earlier in the same event is found among `candidates`), so the review queue shows both
+    and the read path sets the replaced one aside in its session."""
+    by_text = {m.text: m for m in candidates}
+    for memory in candidates:
+        replaces = (memory.meta.get("requirement") or {}).get("replaces")
+        if not isinstance(replaces, dict) or memory.status not in (Status.CANDIDATE, Status.PROPOSED):
+            continue
+        if replaces.get("same_event"):
+            target = by_text.get(replaces.get("text") or "")
+            if target is None or target.pk == memory.pk:
+                continue
+            replaces["memory_id"] = target.pk
+            replaces.pop("same_event", None)
+            memory.save(update_fields=["meta", "updated_at"])
+        else:
+            target = Memory.objects.filter(
+                pk=replaces.get("memory_id"), status__in=(Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED)
+            ).first()
+        if target is None or target.content_hash == memory.content_hash:
+            continue
+        if memory.key is not None and memory.key == target.key:
+            continue  # a keyed correction: conflict detection and corrections_link linked it already
+        conflict_queue(
+            memory=memory,
+            found=[(target, REASON_REPLACES.format(session=memory.session or "-"))],
+            actor=actor,
+        )
+
+
+__all__ = ["requirement_status", "requirements_link", "requirements_resolve", "shares_subject"]

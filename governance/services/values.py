@@ -1,0 +1,352 @@
+"""The values a statement names, and their sort: what lets "改成 PPTX" be read against "最后导出 PDF" (both
+name a file format), "we moved to PostgreSQL" against "we use MySQL" (a data store), "v3" against "v2" (a
+version). A requirement's value is what a correction changes; two values of one sort in two statements of
+one subject are a change, two values of different sorts are not.
+
+Recognised by word lists and patterns, English and Chinese, because the sorts a user's requirements name
+are few and closed (formats, languages, versions, days, times, quantities, stores, tools, fonts, colours,
+currencies, time zones) and a guess here decides what a correction replaces: a value not recognised leaves
+a correction unresolved (a person reads it in the review queue), never resolved against the wrong thing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# One sort each; the canonical name (for comparing two mentions) is the first spelling of a group.
+_WORDS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "format": (
+        ("pdf",),
+        ("pptx", "ppt", "powerpoint", "幻灯片文件"),
+        ("keynote",),
+        ("docx", "doc", "word document", "word 文档", "word文档"),
+        ("xlsx", "xls", "excel file", "excel 表格", "excel表格"),
+        ("csv",),
+        ("tsv",),
+        ("json",),
+        ("jsonl", "json lines"),
+        ("yaml", "yml"),
+        ("xml",),
+        ("html",),
+        ("markdown", "md"),
+        ("latex", "tex"),
+        ("png",),
+        ("jpeg", "jpg"),
+        ("svg",),
+        ("gif",),
+        ("webp",),
+        ("mp4",),
+        ("txt", "plain text", "纯文本"),
+        ("rtf",),
+        ("odt",),
+        ("odp",),
+        ("epub",),
+        ("zip",),
+        ("parquet",),
+    ),
+    "language": (
+        ("english", "英文", "英语"),
+        ("chinese", "mandarin", "中文", "汉语", "普通话"),
+        ("simplified chinese", "简体", "简体中文"),
+        ("traditional chinese", "繁体", "繁体中文"),
+        ("cantonese", "粤语"),
+        ("french", "法语", "法文"),
+        ("german", "德语", "德文"),
+        ("spanish", "西班牙语"),
+        ("japanese", "日语", "日文"),
+        ("korean", "韩语", "韩文"),
+        ("italian", "意大利语"),
+        ("portuguese", "葡萄牙语"),
+        ("russian", "俄语"),
+        ("arabic", "阿拉伯语"),
+        ("dutch", "荷兰语"),
+    ),
+    "store": (
+        ("postgresql", "postgres"),
+        ("mysql",),
+        ("mariadb",),
+        ("sqlite",),
+        ("mongodb", "mongo"),
+        ("redis",),
+        ("oracle",),
+        ("sql server", "mssql"),
+        ("dynamodb",),
+        ("elasticsearch", "opensearch"),
+        ("cassandra",),
+        ("clickhouse",),
+        ("bigquery",),
+        ("snowflake",),
+        ("s3",),
+        ("kafka",),
+        ("rabbitmq",),
+    ),
+    "tool": (
+        ("jenkins",),
+        ("gitlab",),
+        ("github",),
+        ("bitbucket",),
+        ("slack",),
+        ("microsoft teams", "ms teams"),
+        ("zoom",),
+        ("jira",),
+        ("confluence",),
+        ("notion",),
+        ("trello",),
+        ("asana",),
+        ("figma",),
+        ("google docs",),
+        ("google slides",),
+        ("google sheets",),
+        ("dingtalk", "钉钉"),
+        ("wechat", "微信"),
+        ("feishu", "lark", "飞书"),
+        ("email", "e-mail", "邮件", "邮箱"),
+    ),
+    "font": (
+        ("arial",),
+        ("helvetica",),
+        ("times new roman",),
+        ("calibri",),
+        ("georgia",),
+        ("verdana",),
+        ("noto sans",),
+        ("source han sans", "思源黑体"),
+        ("宋体", "simsun"),
+        ("黑体", "simhei"),
+        ("楷体",),
+        ("微软雅黑", "microsoft yahei"),
+    ),
+    "colour": (
+        ("red", "红色"),
+        ("blue", "蓝色"),
+        ("green", "绿色"),
+        ("black", "黑色"),
+        ("white", "白色"),
+        ("yellow", "黄色"),
+        ("orange", "橙色"),
+        ("purple", "紫色"),
+        ("grey", "gray", "灰色"),
+        ("pink", "粉色"),
+    ),
+    "currency": (
+        ("usd", "us dollars", "dollars", "美元"),
+        ("eur", "euros", "euro", "欧元"),
+        ("gbp", "pounds", "英镑"),
+        ("cny", "rmb", "yuan", "人民币"),
+        ("jpy", "yen", "日元"),
+    ),
+    "timezone": (
+        ("utc", "gmt"),
+        ("pst", "pacific time"),
+        ("est", "eastern time"),
+        ("cet",),
+        ("beijing time", "北京时间"),
+    ),
+    "weekday": (
+        ("monday", "周一", "星期一", "礼拜一"),
+        ("tuesday", "周二", "星期二", "礼拜二"),
+        ("wednesday", "周三", "星期三", "礼拜三"),
+        ("thursday", "周四", "星期四", "礼拜四"),
+        ("friday", "周五", "星期五", "礼拜五"),
+        ("saturday", "周六", "星期六", "礼拜六"),
+        ("sunday", "周日", "周天", "星期日", "星期天", "礼拜天"),
+    ),
+}
+# Sorts whose words are everyday English too ("red tape", "a blue mood", "dollars" in a story): they count
+# only near a word of their sort ("font", "colour", "currency") or as the object of a requirement's verb.
+WEAK_SORTS = frozenset({"colour", "currency", "font"})
+# A word of a sort that is also a common word or an abbreviation of one stays out unless written as the
+# value (upper case, or after "as"/"in"/"to"): "doc", "md", "est", "email".
+_AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "oracle", "notion"})
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+# Patterns for the open sorts: versions, times, dates, quantities.
+_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
+    ("version", re.compile(r"(?<![\w.])[vV](\d+(?:\.\d+)*)(?![\w.])")),
+    ("version", re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.I)),
+    ("version", re.compile(r"第\s*([一二三四五六七八九十\d]+)\s*版")),
+    ("version", re.compile(r"版本\s*(\d+(?:\.\d+)*)")),
+    ("time", re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")),
+    ("time", re.compile(r"\b(1[0-2]|0?[1-9])\s*(am|pm)\b", re.I)),
+    ("time", re.compile(r"(上午|下午|晚上|早上)?\s*([一二三四五六七八九十\d]{1,3})\s*点(半|钟)?")),
+    ("date", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
+    ("date", re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")),
+    (
+        "date",
+        re.compile(
+            r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b",
+            re.I,
+        ),
+    ),
+    (
+        "quantity",
+        re.compile(
+            r"(\d+(?:[.,]\d+)?)\s*(pages?|slides?|words?|characters?|lines?|minutes?|mins?|hours?|days?|weeks?|"
+            r"months?|years?|pt|px|points?|percent|%|mb|gb|kb|页|张|字|行|分钟|小时|天|周|个月|年|号|磅|像素)",
+            re.I,
+        ),
+    ),
+)
+
+_SORT_NOUNS = {
+    "font": re.compile(r"\bfont|typeface|字体", re.I),
+    "colour": re.compile(r"\bcolou?r|颜色|配色|背景|主题色", re.I),
+    "currency": re.compile(
+        r"\bcurrenc|\bprice|\bamount|\bbudget|\bpaid|\bpay|货币|金额|价格|预算|币种", re.I
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    sort: str  # format, language, version, store, tool, ..., time, date, quantity
+    norm: str  # canonical, for comparing mentions: "pptx", "v3", "postgresql", "14 pt"
+    text: str  # as written
+    start: int
+    end: int
+
+
+def _canonical_table() -> tuple[dict[str, tuple[str, str]], re.Pattern]:
+    table: dict[str, tuple[str, str]] = {}
+    for sort, groups in _WORDS.items():
+        for group in groups:
+            for spelling in group:
+                table[spelling] = (sort, group[0])
+    # Longest spellings first, so "times new roman" wins over "roman", "sql server" over "sql".
+    spellings = sorted(table, key=len, reverse=True)
+    parts = []
+    for spelling in spellings:
+        escaped = re.escape(spelling).replace(r"\ ", r"\s+")
+        if _CJK.search(spelling):
+            parts.append(escaped)
+        else:
+            parts.append(rf"(?<![A-Za-z0-9.\-]){escaped}(?![A-Za-z0-9\-])")
+    return table, re.compile("|".join(parts), re.I)
+
+
+_TABLE, _WORD_RE = _canonical_table()
+
+
+def _normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def _as_value(text: str, start: int, end: int) -> bool:
+    """An ambiguous spelling counts when written as a value: in capitals ("KEY", "PG"), or right after "as",
+    "in", "to", "into", "by", "via" or "用/成/为/通过"."""
+    word = text[start:end]
+    if word.isupper() and len(word) > 1:
+        return True
+    before = text[max(0, start - 8) : start].lower()
+    return bool(re.search(r"(\bas|\bin|\bto|\binto|\bby|\bvia|\bover|用|成|为|到|通过)\s*$", before))
+
+
+def values_in(text: str) -> list[Value]:
+    """Every value `text` names, in order of appearance (one per place)."""
+    text = _normalise(text)
+    found: list[Value] = []
+    taken: list[tuple[int, int]] = []
+    for sort, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            if any(s < match.end() and match.start() < e for s, e in taken):
+                continue
+            found.append(Value(sort, _pattern_norm(sort, match), match.group(0).strip(), *match.span()))
+            taken.append(match.span())
+    lowered = text.lower()
+    for match in _WORD_RE.finditer(lowered):
+        if any(s < match.end() and match.start() < e for s, e in taken):
+            continue
+        spelling = " ".join(match.group(0).split())
+        sort, norm = _TABLE[spelling]
+        if spelling in _AMBIGUOUS and not _as_value(text, *match.span()):
+            continue
+        if sort in WEAK_SORTS and not (
+            _SORT_NOUNS[sort].search(text) or _as_value(text, *match.span()) or _CJK.search(spelling)
+        ):
+            continue
+        found.append(Value(sort, norm, text[match.start() : match.end()], *match.span()))
+        taken.append(match.span())
+    found.sort(key=lambda v: v.start)
+    return found
+
+
+_ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九", start=0)}
+
+
+def _zh_number(text: str) -> str:
+    if text.isdigit():
+        return str(int(text))
+    if text == "十":
+        return "10"
+    if text.startswith("十"):
+        return str(10 + _ZH_DIGITS.get(text[1:], 0))
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return str(_ZH_DIGITS.get(tens, 0) * 10 + _ZH_DIGITS.get(ones, 0))
+    return "".join(str(_ZH_DIGITS.get(c, c)) for c in text)
+
+
+_UNITS = {
+    "页": "page",
+    "张": "slide",
+    "字": "word",
+    "行": "line",
+    "分钟": "minute",
+    "mins": "minute",
+    "min": "minute",
+    "小时": "hour",
+    "天": "day",
+    "周": "week",
+    "个月": "month",
+    "年": "year",
+    "号": "size",
+    "磅": "pt",
+    "points": "pt",
+    "point": "pt",
+    "像素": "px",
+    "%": "percent",
+}
+
+
+def _pattern_norm(sort: str, match: re.Match) -> str:
+    if sort == "version":
+        return f"v{_zh_number(match.group(1))}"
+    if sort == "quantity":
+        unit = match.group(2).lower()
+        unit = _UNITS.get(unit, unit.rstrip("s") if len(unit) > 2 else unit)
+        return f"{match.group(1).replace(',', '.')} {unit}"
+    if sort == "time" and match.re.pattern.startswith("(上午"):
+        hour = int(_zh_number(match.group(2)) or 0)
+        if match.group(1) in ("下午", "晚上") and hour < 12:
+            hour += 12
+        return f"{hour:02d}:{30 if match.group(3) == '半' else 0:02d}"
+    if sort == "time" and ":" in match.group(0):
+        return f"{int(match.group(1)):02d}:{match.group(2)}"
+    if sort == "time":
+        hour = int(match.group(1)) % 12 + (12 if match.group(2).lower() == "pm" else 0)
+        return f"{hour:02d}:00"
+    return " ".join(match.group(0).lower().split())
+
+
+def sorts_of(values: list[Value]) -> set[str]:
+    return {v.sort for v in values}
+
+
+def changed(earlier: list[Value], later: list[Value]) -> list[tuple[Value, Value]]:
+    """Pairs (was, now) of one sort where the later statement names a value the earlier does not and the
+    earlier names one the later does not: a change of that sort's value."""
+    out = []
+    for sort in sorts_of(earlier) & sorts_of(later):
+        was = [v for v in earlier if v.sort == sort]
+        now = [v for v in later if v.sort == sort]
+        was_norms, now_norms = {v.norm for v in was}, {v.norm for v in now}
+        dropped = [v for v in was if v.norm not in now_norms]
+        new = [v for v in now if v.norm not in was_norms]
+        if dropped and new:
+            out.append((dropped[0], new[0]))
+    return out
+
+
+__all__ = ["Value", "changed", "sorts_of", "values_in"]
