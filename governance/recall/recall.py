@@ -53,6 +53,10 @@ FUSED_POOL = 50
 # 0.762 -> 0.812, temporal-reasoning 0.750 -> 1.000; LoCoMo dev and the replay suite unchanged.
 LEAVE_FRAME = True
 RECENT_TURNS = 8
+# With a session, the recent slot is the conversation's last rounds (a user turn and what answered it),
+# not its last rows: a round of tool logs is many rows. At most RECENT_ROWS turns are read.
+RECENT_ROUNDS = 4
+RECENT_ROWS = 40
 # The per-person search without the trigram fallback of the whole search (search.py), which runs whenever
 # a search finds fewer matches than it asks for: narrowed to one person's turns it nearly always did, and
 # the fallback reads the whole table's trigram index (~5 ms of the stage's 8, p50 on the LoCoMo dev
@@ -309,7 +313,46 @@ def speaker_stage(state: RecallState) -> tuple[int, int, dict]:
 
 
 def recent_stage(state: RecallState) -> tuple[int, int]:
-    """The latest turns of this session (or of the scope when no session is given), oldest first.
+    """The last rounds of this session's conversation (a user turn and what answered it: the assistant,
+    tool calls and their results), oldest first; without a session, the scope's latest turns."""
+    if state.session:
+        return _recent_rounds(state)
+    return _recent_turns(state)
+
+
+def _recent_rounds(state: RecallState) -> tuple[int, int]:
+    """The last RECENT_ROUNDS rounds: every turn of the session since its RECENT_ROUNDS-th latest user turn
+    (at most RECENT_ROWS), so a round's logs never push its user turn out, and the last rows of a tool
+    flood are not mistaken for the conversation. Two index ranges of memory_scope_session."""
+    where, params = state.eligibility.where("m")
+    starts_where, starts_params = state.eligibility.where("u")
+    with prepared_cursor(read_connection()) as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS}, {activation.activation_sql()} AS activation FROM governance_memory m"
+            " WHERE m.kind = 'episodic' AND m.status = 'active' AND m.session = %s AND m.occurred_at IS NOT NULL"
+            f" AND {where} AND m.occurred_at >= coalesce(("
+            "  SELECT min(u.occurred_at) FROM (SELECT u.occurred_at FROM governance_memory u"
+            "   WHERE u.kind = 'episodic' AND u.status = 'active' AND u.session = %s AND u.source_kind = 'user'"
+            f"    AND u.occurred_at IS NOT NULL AND {starts_where}"
+            "   ORDER BY u.occurred_at DESC LIMIT %s) u), '-infinity'::timestamptz)"
+            " ORDER BY m.occurred_at DESC, m.id DESC LIMIT %s",
+            [
+                state.at,
+                state.session,
+                *params,
+                state.session,
+                *starts_params,
+                RECENT_ROUNDS,
+                RECENT_ROWS,
+            ],
+        )
+        rows = _rows(cursor)
+    state.recent = [Hit(id=r["id"], row=r, paths={"recent"}) for r in reversed(rows)]
+    return 1, len(state.recent)
+
+
+def _recent_turns(state: RecallState) -> tuple[int, int]:
+    """The latest turns of the scope (no session named), oldest first.
     One small index range per visible scope (LATERAL … LIMIT) instead of sorting every eligible turn:
     the cost stays flat as a workspace grows (indexes memory_scope_session / memory_recent_episodic)."""
     # Each lateral branch binds m.scope_id to one visible scope (v.sid), so the predicate leaves the scope

@@ -25,7 +25,42 @@ def _one_line(text: str) -> str:
 
 
 def render_block(slot: str, block: dict) -> str:
-    return _render_block(slot, block) + _dispute_note(block) + session_notes(block)
+    return _render_block(slot, block) + _digest_note(block) + _dispute_note(block) + session_notes(block)
+
+
+def _digest_note(block: dict) -> str:
+    """A digest says it is one, how long the whole text is, and where to read it (governance/recall/digest.py)."""
+    locator = block.get("digest")
+    if not isinstance(locator, dict):
+        return ""
+    where = [f"memory {locator.get('memory_id')}"]
+    if locator.get("call_id"):
+        where.append(f"call {locator['call_id']}")
+    if locator.get("turn"):
+        where.append(f"turn {locator['turn']}")
+    return f" [digest of {locator.get('chars', 0):,} characters; the whole text: {', '.join(where)}]"
+
+
+# How a block names who said it, in the evidence (docs/api.md, `said_by`): the agent must never read an
+# assistant's suggestion or a tool's output as the user's rule.
+SAID_BY_WORDS = {
+    "user": "the user said",
+    "assistant": "the assistant said",
+    "tool": "a tool's output",
+    "person": "a person of the workspace",
+    "document": "an external document",
+    "model": "a model's inference",
+    "summary": "a summary",
+}
+
+
+def _said_by(block: dict) -> str:
+    words = SAID_BY_WORDS.get(block.get("said_by") or "")
+    if not words:
+        return ""
+    if block.get("speaker") and block.get("said_by") == "user":
+        words = f"{block['speaker']} said"
+    return f" ({words})"
 
 
 def _dispute_note(block: dict) -> str:
@@ -81,6 +116,8 @@ def _render_block(slot: str, block: dict) -> str:
         line += f" ({UNCONFIRMED_ACTIVE})"
     if block.get("call_id") and slot == "evidence":
         line = f"- {block.get('role', 'tool')} {block['call_id']}: {text}"
+    elif slot == "evidence":
+        line += _said_by(block)
     line += _supports(block)
     # The loser of a contradiction may still be shown; the model must see that it lost, and to what.
     lost = [f for f in block.get("flags") or [] if f.startswith("loses to ")]

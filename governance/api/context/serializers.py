@@ -8,6 +8,7 @@ from rest_framework import serializers
 from governance.api.memories.serializers import SourceOutput
 from governance.recall import STRATEGIES
 from governance.recall.handoff import INCLUDES
+from governance.recall.pack import DEFAULT_BUDGET_TOKENS
 from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
 from governance.runtime.replica import PRIMARY, REPLICA
 from governance.summaries.builder import NATURES, SECTIONS
@@ -61,7 +62,13 @@ class ContextInput(serializers.Serializer):
     scope = serializers.CharField(max_length=512)
     query = serializers.CharField(max_length=MAX_QUERY_CHARS)
     task = TaskInput(required=False)
-    budget_tokens = serializers.IntegerField(min_value=1, max_value=MAX_BUDGET)
+    budget_tokens = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_BUDGET,
+        required=False,
+        default=DEFAULT_BUDGET_TOKENS,
+        help_text=f"The packet's token budget (default {DEFAULT_BUDGET_TOKENS}).",
+    )
     strategy = serializers.ChoiceField(choices=list(STRATEGIES), required=False, default="full")
     as_of = serializers.DateTimeField(required=False)
     session = serializers.CharField(required=False, allow_blank=True, max_length=200, default="")
@@ -120,10 +127,58 @@ class BindingRequestOutput(SessionCorrectionOutput):
     decide = serializers.CharField(help_text="Who must decide: a reviewer.")
 
 
-class PendingChangeOutput(SessionCorrectionOutput):
+class PendingChangeOutput(serializers.Serializer):
+    """A change waiting for a reviewer, named on the rule it would change: by id, never its words (they
+    were relayed outside this conversation)."""
+
+    memory_id = serializers.IntegerField()
+    key = serializers.CharField(allow_null=True)
+    revision = serializers.IntegerField()
+    status = serializers.CharField()
+    told_by = serializers.ChoiceField(choices=["agent", "end_user"])
     why_not_in_force = serializers.CharField(
         allow_blank=True, help_text="Why it is not in force in this session."
     )
+
+
+class RequirementMemberOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField(allow_null=True)
+    turn = serializers.CharField(required=False, allow_blank=True)
+    text = serializers.CharField(allow_blank=True, allow_null=True)
+
+
+class SessionRequirementOutput(serializers.Serializer):
+    """What the user stated in this session about their task, in force here (docs/governance.md, "The
+    session's requirements")."""
+
+    session = serializers.CharField()
+    turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn.")
+    told_by = serializers.ChoiceField(choices=["agent", "end_user"])
+    since = serializers.DateTimeField(allow_null=True)
+    type = serializers.ChoiceField(
+        choices=["request", "boundary", "correction", "standing", "stage_fact"], allow_null=True
+    )
+    status = serializers.CharField()
+    awaiting = serializers.CharField(
+        help_text="'a reviewer': it would last beyond the session and waits in the review queue; "
+        "'this session only' otherwise."
+    )
+    replaces = RequirementMemberOutput(
+        required=False, help_text="The user's earlier requirement it replaced."
+    )
+    ambiguous = RequirementMemberOutput(
+        many=True, required=False, help_text="A correction that could replace any of these: not guessed."
+    )
+    correction_rejected = RequirementMemberOutput(
+        required=False, help_text="A correction of it a reviewer rejected: it is in force again."
+    )
+
+
+class DigestOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField(help_text="Read the whole text with GET /api/v1/memories/{id}.")
+    chars = serializers.IntegerField(help_text="The whole text's length.")
+    call_id = serializers.CharField(required=False)
+    turn = serializers.CharField(required=False)
 
 
 class MemberOutput(serializers.Serializer):
@@ -160,6 +215,17 @@ class BlockOutput(serializers.Serializer):
         required=False, help_text="Ties a tool call to its result; they travel together."
     )
     session = serializers.CharField(required=False)
+    said_by = serializers.ChoiceField(
+        choices=["user", "assistant", "tool", "person", "document", "model", "summary"],
+        required=False,
+        help_text="Who said what the block holds: the user, the assistant, a tool, a person of the workspace "
+        "(a reviewer's note), an external document, a model's inference, a summary.",
+    )
+    speaker = serializers.CharField(required=False, help_text="The speaker's name, when the turn has one.")
+    digest = DigestOutput(
+        required=False,
+        help_text="The text is a digest of a long tool result or reply: how long the whole is and where it is.",
+    )
     flags = serializers.ListField(
         child=serializers.CharField(),
         required=False,
@@ -187,6 +253,14 @@ class BlockOutput(serializers.Serializer):
         many=True, required=False, help_text="Changes waiting for a reviewer."
     )
     pending_more = serializers.IntegerField(required=False, help_text="How many more wait.")
+    session_requirement = SessionRequirementOutput(
+        required=False, help_text="The user's requirement in this session, in force here (constraints)."
+    )
+    replaced_in_session = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="A recent turn whose requirements the user replaced later in this session (their ids).",
+    )
 
 
 class SkippedOutput(BlockOutput):

@@ -252,7 +252,7 @@ BAD_INPUTS = [
     ("post", "/api/v1/recall", {"scope": "acme/slides", "query": "x", "k": 0}),
     ("post", "/api/v1/recall", {"scope": "acme/slides", "query": "x", "strategy": "magic"}),
     ("post", "/api/v1/recall", {"scope": "acme/slides", "query": "x", "as_of": "yesterday"}),
-    ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x"}),
+    ("post", "/api/v1/context", {"scope": "acme/slides"}),
     ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x", "budget_tokens": -5}),
     ("post", "/api/v1/context", {"scope": "acme/slides", "query": "x", "budget_tokens": "lots"}),
     (
