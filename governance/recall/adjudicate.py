@@ -343,7 +343,8 @@ WITH RECURSIVE ep(id, ref, scope_id, at) AS (
     JOIN governance_relation r ON r.target_id = c.id AND r.kind = 'supersedes'
   WHERE c.depth < {MAX_CHAIN}
 )
-SELECT s.episode_id, s.link, s.id, s.key, s.revision, s.status, n.id, n.key, n.revision, n.text, n.source_ref
+SELECT s.episode_id, s.link, s.id, s.key, s.revision, s.status, n.id, n.key, n.revision, n.text, n.source_ref,
+       'active'
   FROM stale s LEFT JOIN LATERAL (
     SELECT m.id, m.key, m.revision, m.text, m.source_ref FROM chain c JOIN governance_memory m ON m.id = c.id
     WHERE c.origin = s.id AND c.depth > 0 AND m.status = 'active' AND m.purged_at IS NULL
@@ -351,10 +352,21 @@ SELECT s.episode_id, s.link, s.id, s.key, s.revision, s.status, n.id, n.key, n.r
     ORDER BY c.depth DESC LIMIT 1) n ON true
 UNION ALL
 SELECT ep.id, r.kind, later.id, later.key, later.revision, later.status, later.id, later.key, later.revision,
-       later.text, later.source_ref
+       later.text, later.source_ref, later.status
   FROM ep JOIN governance_relation r ON r.target_id = ep.id AND r.kind IN ('supersedes', 'contradicts')
   JOIN governance_memory later ON later.id = r.source_id
   WHERE later.kind = 'episodic' AND later.status = 'active' AND later.purged_at IS NULL
+    AND later.scope_id = ANY(%(visible)s) AND later.occurred_at > ep.at
+UNION ALL
+SELECT ep.id, 'replaced', req.id, req.key, req.revision, req.status, later.id, later.key, later.revision,
+       later.text, later.source_ref, later.status
+  FROM ep JOIN governance_relation d ON d.target_id = ep.id AND d.kind = 'derived_from'
+  JOIN governance_memory req ON req.id = d.source_id
+  JOIN governance_relation c ON c.target_id = req.id AND c.kind = 'contradicts'
+  JOIN governance_memory later ON later.id = c.source_id
+  WHERE req.status IN ('candidate', 'proposed') AND req.meta->'requirement' ? 'replaced_by'
+    AND later.status IN ('candidate', 'proposed', 'active') AND later.purged_at IS NULL
+    AND later.meta ? 'requirement' AND later.source_kind = 'user'
     AND later.scope_id = ANY(%(visible)s) AND later.occurred_at > ep.at
 """
 _OUTDATED_COLUMNS = (
@@ -369,6 +381,7 @@ _OUTDATED_COLUMNS = (
     "new_revision",
     "new_text",
     "new_ref",
+    "new_status",
 )
 
 
@@ -416,7 +429,11 @@ def _outdated_episodes(state: RecallState) -> list[Hit]:
     for episode_id, found in by_episode.items():
         # A replaced lesson says most (it names the new rule); then a later episode; then a retired one.
         found.sort(
-            key=lambda r: (r["new_id"] is None, r["link"] in ("supersedes", "contradicts"), r["memory_id"])
+            key=lambda r: (
+                r["new_id"] is None,
+                r["link"] in ("supersedes", "contradicts", "replaced"),
+                r["memory_id"],
+            )
         )
         best = found[0]
         hit = episodes[episode_id]
@@ -452,9 +469,12 @@ def _outdated(row: dict) -> dict:
             "key": row["new_key"],
             "revision": row["new_revision"],
             "text": row["new_text"],
-            "status": Status.ACTIVE,
+            "status": row.get("new_status") or Status.ACTIVE,
         }
-    if row["link"] in ("supersedes", "contradicts"):
+    if row["link"] == "replaced":
+        waiting = "" if row.get("new_status") == Status.ACTIVE else ", awaiting a reviewer"
+        why = f"the user replaced what it asked for later in the conversation (memory {row['new_id']}{waiting})"
+    elif row["link"] in ("supersedes", "contradicts"):
         why = f"a later message (memory {row['new_id']}) {'replaced' if row['link'] == 'supersedes' else 'contradicts'} it"
     else:
         learned = _label(row["key"], row["revision"], row["memory_id"])

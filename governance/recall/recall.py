@@ -89,7 +89,9 @@ COLUMNS = (
     "  SELECT d.id, d.source_id, d.target_id, d.kind, d.reason, d.by_hand FROM governance_relation d"
     "  WHERE d.target_id = m.id AND (d.kind IN ('supersedes', 'contradicts', 'supports')"
     "  OR d.kind = 'derived_from' AND EXISTS (SELECT 1 FROM governance_memory l WHERE l.id = d.source_id"
-    "  AND l.status IN ('superseded', 'retired', 'forgotten') AND l.kind <> 'episodic'))) r) AS relations,"
+    "  AND (l.status IN ('superseded', 'retired', 'forgotten') AND l.kind <> 'episodic'"
+    # or a requirement the user replaced later in the conversation (services/requirements.py)
+    "  OR l.meta->'requirement' ? 'replaced_by')))) r) AS relations,"
     " coalesce(m.kind = 'episodic' AND m.source_ref <> '' AND EXISTS (SELECT 1 FROM governance_memory c"
     "  WHERE c.scope_id = m.scope_id AND c.source_ref = m.source_ref"
     "  AND c.status IN ('superseded', 'retired', 'forgotten')), false) AS cited_by_stale,"

@@ -43,7 +43,7 @@ from governance.permissions.sessions import (
     told_by,
 )
 from governance.recall.rank import KEYED_MATCH
-from governance.recall.recall import RELATION_FIELDS
+from governance.recall.recall import RELATION_FIELDS, fetch
 from governance.recall.state import Hit, RecallState
 from governance.runtime.replica import read_connection
 from governance.services import values
@@ -99,7 +99,7 @@ POLICY_SQL), found AS (
     LEFT JOIN governance_principal p ON p.id = m.created_by_id
    WHERE %(session)s <> '' AND m.scope_id = %(scope)s AND m.session = %(session)s AND m.session <> ''
      AND m.source_kind = 'user' AND m.kind <> 'episodic' AND m.purged_at IS NULL
-     AND m.status IN ('candidate', 'proposed', 'rejected') AND m.meta ? 'requirement'
+     AND m.status IN ('candidate', 'proposed', 'rejected', 'active') AND m.meta ? 'requirement'
      AND (%(as_of)s::timestamptz IS NULL OR coalesce(m.occurred_at, m.created_at) <= %(as_of)s)
    ORDER BY m.occurred_at DESC, m.id DESC
    LIMIT %(session_limit)s
@@ -209,6 +209,7 @@ def _pending(row: dict, why_not: str) -> dict:
 def session_overrides(state: RecallState) -> tuple[int, int]:
     """Pin this session's requirements and apply its corrections of the pinned rules (see the module's
     docstring). Returns (rows read, requirements and corrections in force here)."""
+    _replaced_elsewhere(state)
     pinned = {h.id: h for h in state.constraints + state.preferences}
     against = _proposals_against(pinned)
     if not against and not state.session:
@@ -217,6 +218,48 @@ def session_overrides(state: RecallState) -> tuple[int, int]:
     decided, applied = _corrections_of_rules(state, policy, corrections, pinned)
     applied += _requirements(state, policy, mine, decided)
     return len(corrections) + len(mine), applied
+
+
+def _replaced_elsewhere(state: RecallState) -> None:
+    """A requirement of another conversation that its user replaced later (services/requirements.py marks
+    it) is no evidence standing alone here: it goes to negative context as outdated, with what replaced it
+    (in force nowhere yet: it waits for a reviewer, and the packet says so). No query unless one is found
+    and its replacement was not read already."""
+    found = {
+        hit.id: ((hit.row.get("meta") or {}).get("requirement") or {}).get("replaced_by")
+        for hit in state.hits.values()
+        if not (hit.row.get("session") == state.session and hit.row.get("scope_id") == state.scope.id)
+    }
+    found = {i: r for i, r in found.items() if isinstance(r, dict) and r.get("memory_id")}
+    if not found:
+        return
+    known = {h.id: h.row for h in [*state.hits.values(), *state.constraints]}
+    missing = [r["memory_id"] for r in found.values() if r["memory_id"] not in known]
+    if missing:
+        known.update(fetch(state, missing, statuses=(Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE)))
+    for memory_id, replaced_by in found.items():
+        later = known.get(replaced_by["memory_id"])
+        if later is None or later["status"] not in (*LIVE, Status.ACTIVE):
+            continue  # rejected or forgotten since: the earlier requirement is what the user said last
+        hit = state.hits.pop(memory_id)
+        waiting = "" if later["status"] == Status.ACTIVE else ", awaiting a reviewer"
+        hit.extra["outdated"] = {
+            "why": f"the user replaced it later in the conversation (memory {later['id']}{waiting})",
+            "link": "replaced",
+            "memory_id": memory_id,
+            "key": hit.row.get("key"),
+            "revision": hit.row.get("revision"),
+            "status": hit.row.get("status"),
+            "replaced_by": {
+                "memory_id": later["id"],
+                "key": later["key"],
+                "revision": later["revision"],
+                "text": later["text"],
+                "status": later["status"],
+            },
+        }
+        hit.extra["replaced_by"] = hit.extra["outdated"]["replaced_by"]
+        state.negative.append(hit)
 
 
 def _corrections_of_rules(
@@ -346,13 +389,12 @@ def _requirements(state: RecallState, policy: SessionPolicy, rows: list[dict], s
         else:
             replaced_by[target] = row
     held = {h.id for h in state.constraints}
+    # A requirement a person confirmed is the scope's rule now (the keyed stage pinned it, for every session);
+    # it still sets aside here what it replaced.
     in_force = [
         r
         for r in own
-        if r["status"] != Status.REJECTED
-        and r["id"] not in replaced_by
-        and r["id"] not in spoke
-        and r["id"] not in held
+        if r["status"] in LIVE and r["id"] not in replaced_by and r["id"] not in spoke and r["id"] not in held
     ]
     in_force = [r for r in in_force if not _decided_after(state, r)]
     pinned_ids = set()
@@ -365,7 +407,9 @@ def _requirements(state: RecallState, policy: SessionPolicy, rows: list[dict], s
         pinned_ids.add(row["id"])
     for earlier_id in replaced_by:
         earlier, later = by_id[earlier_id], _newest(earlier_id, replaced_by)
-        if later["id"] not in pinned_ids and later["id"] not in spoke:
+        if earlier["status"] not in LIVE:
+            continue  # confirmed (the scope's rule: the usual supersede decides) or rejected
+        if later["id"] not in pinned_ids and later["id"] not in spoke and later["id"] not in held:
             continue  # set aside only by what is in force here itself
         hit = state.hits.pop(earlier_id, None) or Hit(id=earlier_id, row=earlier, fused=KEYED_MATCH)
         hit.extra["set_aside"] = {

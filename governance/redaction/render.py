@@ -151,7 +151,7 @@ def render_outdated(block: dict) -> str:
     line = f"- OUTDATED: this {who} message asked: \"{_one_line(block.get('text', ''))}\"; {outdated.get('why', '')}"
     replaced = outdated.get("replaced_by")
     if replaced:
-        later = outdated.get("link") in ("supersedes", "contradicts")
+        later = outdated.get("link") in ("supersedes", "contradicts", "replaced")
         line += (
             f" → {'the later message' if later else 'now in force'}: {_one_line(replaced.get('text', ''))}"
         )

@@ -178,6 +178,11 @@ def origin_turn() -> Subquery:
     )
 
 
+def _replaces(memory: Memory) -> int | None:
+    replaces = ((memory.meta or {}).get("requirement") or {}).get("replaces")
+    return replaces.get("memory_id") if isinstance(replaces, dict) else None
+
+
 def review_queue(
     *,
     principal: Principal | None,
@@ -215,12 +220,14 @@ def review_queue(
     conflicting: dict[int, list[Memory]] = defaultdict(list)
     edited_from: dict[int, Memory] = {}
     edits = {m.pk: m.meta.get("edited_from") for m in memories if m.meta.get("edited_from")}
+    replaces = {m.pk: _replaces(m) for m in memories}
     for rel in relations:
         if rel.kind == RelationKind.DERIVED_FROM and rel.target_id == edits.get(rel.source_id):
             edited_from[rel.source_id] = rel.target
         elif rel.kind == RelationKind.DERIVED_FROM:
             supporting[rel.source_id].append(rel.target)
-        elif rel.target.status == Status.ACTIVE:
+        elif rel.target.status == Status.ACTIVE or rel.target_id == replaces.get(rel.source_id):
+            # in force, or the user's earlier requirement this one replaces (services/requirements.py)
             conflicting[rel.source_id].append(rel.target)
     reasons = _proposer_reasons(ids)
     approver_ids = {a for m in memories for a in approvers(m)}

@@ -56,7 +56,7 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
             # the elliptical kind, naming only the new value ("make that Markdown", "switch it to PPTX"):
             # a value must follow (_is_rule), so "make it better" is none
             r"(make|turn|convert|switch|change) (it|that|this|them|those) (in)?to\b|make (it|that|this|them)\b)|"
-            r"改成|改为|换成|改用|改回|换回|更正|还是用|不是.+而是",
+            r"改成|改为|换成|改用|改回|换回|改到|挪到|推迟到|提前到|更正|还是用|不是.+而是",
             re.I,
         ),
     ),
@@ -219,12 +219,20 @@ _NEEDS_EN = re.compile(
     r"|\b(?:it|they|this|that|everything|the \w+)(?: \w+)? (?:should|must|needs? to|has to|have to) be\b",
     re.I,
 )
-_ASK_ZH = r"(?:^|[,，;；:：]|请|帮我|帮忙|麻烦|给我|要|需要|最后|然后|先|再|统一|一律|都|就|记得|改|直接)"
-_REQUEST_ZH = re.compile(
-    _ASK_ZH
-    + r"\s*(?:把.{0,20}?)?(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|"
-    r"翻译成|发成|交付|提交|回复|回答|发到|发给|发送|安排在|定在|放在|改到|挪到)"
+# Chinese marks a request by position, not form: the verb opens the clause ("用中文回答"), follows a word
+# that asks ("请", "帮我", "最后"), or follows the thing it is about ("幻灯片导出成 PDF", "数据用 CSV 交付").
+# The same verb after a person ("我用MySQL", "他们用 Slack") or done already ("已经迁到", "导出了") tells
+# what is, not what to do.
+_VERB_ZH = (
+    r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
+    r"发到|发给|发送|安排在|定在|放在|改到|挪到)"
 )
+_REQUEST_ZH = re.compile(_VERB_ZH + r"(?![了过])")
+_NOT_A_REQUEST_ZH = re.compile(
+    r"^\s*(我|我们|他|她|他们|她们|它们|大家都)(?!要求|需要你|希望你)|已经|已|曾经|了\s*$|过\s*$"
+)
+# A date the work is due by is a requirement, said as a fact ("The deadline is Friday", "截止日期是周五").
+_DUE = re.compile(r"\b(deadline|due date|due)\b|截止|期限|交付日期|交稿", re.I)
 # A stage the conversation establishes: a value with a word that settles it ("v3 is final", "我确认的 v3").
 _SETTLED_EN = (
     r"confirmed|approved|final|finali[sz]ed|signed[- ]off|locked|chosen|agreed|the one we (?:use|keep)"
@@ -265,11 +273,32 @@ def _requests_a_value(sentence: str, values: list[Value]) -> bool:
     """Whether the sentence asks for something and names the value it asks for after the asking words."""
     if not values or (_QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence)):
         return False
-    for pattern in (_REQUEST_EN, _NEEDS_EN, _REQUEST_ZH):
+    for pattern in (_REQUEST_EN, _NEEDS_EN, _REQUEST_ZH, _DUE):
         for found in pattern.finditer(sentence):
-            if any(v.start >= found.end() - 1 for v in values):
-                return True
+            if pattern is _REQUEST_ZH and _NOT_A_REQUEST_ZH.search(
+                _clause_of(sentence, found.start())[: found.start() - _clause_start(sentence, found.start())]
+            ):
+                continue
+            if pattern is _REQUEST_ZH:
+                # Chinese may name the value before the verb ("周五前把报告发给客户"): the clause's values count.
+                start = _clause_start(sentence, found.start())
+                end = start + len(_clause_of(sentence, found.start()))
+                if any(start <= v.start < end for v in values):
+                    return True
+            elif any(v.start >= found.end() - 1 for v in values):
+                if pattern is not _DUE or any(v.sort in ("weekday", "date", "time") for v in values):
+                    return True
     return False
+
+
+def _clause_start(sentence: str, at: int) -> int:
+    return max(sentence.rfind(c, 0, at + 1) for c in ",，;；:：") + 1
+
+
+def _clause_of(sentence: str, at: int) -> str:
+    """The clause of `sentence` that holds position `at` (between commas or semicolons)."""
+    ends = [i for i in (sentence.find(c, at + 1) for c in ",，;；:：") if i >= 0]
+    return sentence[_clause_start(sentence, at) : min(ends) if ends else len(sentence)]
 
 
 def _stage_facts(sentence: str, values: list[Value]) -> list[dict]:

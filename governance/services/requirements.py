@@ -47,7 +47,7 @@ PHRASING = frozenset(
 # still read whole for the packet (governance/recall/session.py), this bounds the write's query.
 SESSION_LIMIT = 100
 RULES_LIMIT = 200
-# Rounds of the conversation read to tell which of two fitting requirements it is about.
+# Turns read back to the user's previous turn, to tell which of two fitting requirements a correction is about.
 CONTEXT_TURNS = 6
 
 REASON_REPLACES = "The user's requirement in session {session} replaces this one there."
@@ -171,28 +171,47 @@ def _fit(new: Extracted, new_values, new_negated, standing: _Standing) -> tuple[
     return (2, shared) if shared else None  # another request replaces one only about the same subject
 
 
-def _conversation_about(standing: list[_Standing], turns_text: str) -> list[_Standing]:
-    """Of several that fit, the ones the last rounds of the conversation name (their values or subject)."""
-    lowered = turns_text.lower()
-    named = []
-    for item in standing:
-        if any(v.text.lower() in lowered for v in item.values) or (
-            _subject(item.text, item.values) & set(lexical.terms(turns_text))
-        ):
-            named.append(item)
-    return named
+def _conversation_about(standing: list[_Standing], last_round: list[str]) -> list[_Standing]:
+    """Of several that fit, the one the conversation's last round is about: its turns, newest first, each
+    asked which of them it names (a value, or a word of the subject); the first turn that names exactly one
+    decides, a turn that names several leaves it open (all of them are returned)."""
+    for text in last_round:
+        lowered, terms = text.lower(), set(lexical.terms(text))
+        named = [
+            item
+            for item in standing
+            if any(v.text.lower() in lowered for v in item.values) or (_subject(item.text, item.values) & terms)
+        ]
+        if len(named) == 1:
+            return named
+        if len(named) > 1:
+            return standing
+    return standing
 
 
-def _recent_turns_text(scope: Scope, session: str, fresh: list[dict]) -> str:
-    """What was said in the last rounds before (and in) this event, user and assistant alike."""
-    stored = list(
-        Memory.objects.filter(scope=scope, session=session, kind=Kind.EPISODIC, purged_at__isnull=True)
-        .exclude(source_kind=SourceKind.TOOL_RESULT)
-        .order_by("-occurred_at", "-id")
-        .values_list("text", flat=True)[:CONTEXT_TURNS]
-    )
-    said = [t["content"] for t in fresh if t.get("role") in ("user", "assistant")]
-    return "\n".join([*reversed(stored), *said])
+def _last_round(scope: Scope, session: str, fresh: list[dict], ref: str) -> list[str]:
+    """What was said just before the turn `ref`, newest first, back to and including the user's previous
+    turn: that turn and what answered it (tool output aside)."""
+    before: list[dict] = []
+    for turn in fresh:
+        if ref and turn.get("ref") == ref:
+            break
+        before.append(turn)
+    said = [(t.get("role"), t["content"]) for t in reversed(before) if t.get("role") in ("user", "assistant")]
+    if not any(role == "user" for role, _ in said) and session:
+        stored = (
+            Memory.objects.filter(scope=scope, session=session, kind=Kind.EPISODIC, purged_at__isnull=True)
+            .exclude(source_kind=SourceKind.TOOL_RESULT)
+            .order_by("-occurred_at", "-id")
+            .values_list("source_kind", "text")[:CONTEXT_TURNS]
+        )
+        said += [("user" if kind == SourceKind.USER else "assistant", text) for kind, text in stored]
+    out = []
+    for role, text in said:
+        out.append(text)
+        if role == "user":
+            break
+    return out
 
 
 def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], turns: list[dict]) -> None:
@@ -204,7 +223,6 @@ def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], 
         return
     session_items: list[_Standing] | None = None
     rules: list[_Standing] | None = None
-    conversation: str | None = None
     earlier: list[_Standing] = []
     for extracted in todo:
         requirement = extracted.meta["requirement"]
@@ -228,10 +246,8 @@ def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], 
                 best = max(fit for fit, _ in fits)
                 top = [item for fit, item in fits if fit == best]
                 if len(top) > 1:
-                    if conversation is None:
-                        conversation = _recent_turns_text(scope, session, turns) if session else ""
-                    about = _conversation_about(top, conversation)
-                    top = about if len(about) == 1 else top
+                    ref = extracted.meta.get("from_ref") or ""
+                    top = _conversation_about(top, _last_round(scope, session, turns, ref))
                 if len(top) == 1:
                     _replace(extracted, requirement, top[0])
                     pool_lists = (session_items, earlier)
@@ -281,11 +297,13 @@ def _replace(extracted: Extracted, requirement: dict, item: _Standing) -> None:
     if item.extracted is not None:
         requirement["replaces"]["same_event"] = True
         requirement["replaces"]["text"] = item.text
+    if item.kind != extracted.kind and item.extracted is None:
+        # A correction replaces what it corrects, so it takes its kind: confirmed, it is pinned the same way.
+        extracted.meta.setdefault("extracted_kind", extracted.kind)
+        extracted.kind = item.kind
     if item.origin == "rule" and item.key and extracted.key is None:
         # Confirming it then supersedes the rule (or overrides an ancestor's) like any keyed correction.
         extracted.key = item.key
-        extracted.meta["extracted_kind"] = extracted.kind
-        extracted.kind = item.kind
         extracted.meta["corrects"] = {"memory_id": item.memory_id, "key": item.key, "scope": item.scope_path}
 
 
@@ -324,6 +342,15 @@ def requirements_link(*, candidates: list[Memory], actor: Principal | None) -> N
             found=[(target, REASON_REPLACES.format(session=memory.session or "-"))],
             actor=actor,
         )
+        if "requirement" in (target.meta or {}):
+            # Read by the packet of any session that meets the earlier requirement (or the turn it came
+            # from): said later by the user, replaced (governance/recall/adjudicate.py, "outdated").
+            target.meta["requirement"]["replaced_by"] = {
+                "memory_id": memory.pk,
+                "session": memory.session,
+                "turn": memory.source_ref,
+            }
+            target.save(update_fields=["meta", "updated_at"])
 
 
 __all__ = ["requirement_status", "requirements_link", "requirements_resolve", "shares_subject"]

@@ -46,6 +46,21 @@ class MergedRepeatOutput(serializers.Serializer):
     by = serializers.CharField(allow_null=True, help_text="Who wrote the repeat (null: the system).")
 
 
+class ReviewRequirementOutput(serializers.Serializer):
+    """A requirement the user stated in a conversation (docs/governance.md, "The session's requirements"):
+    in force in its session while it waits here."""
+
+    type = serializers.ChoiceField(choices=["request", "boundary", "correction", "standing", "stage_fact"])
+    session = serializers.CharField(allow_blank=True)
+    turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn it was read from.")
+    replaces = serializers.IntegerField(
+        allow_null=True, help_text="The memory it would replace (shown as `conflicting`)."
+    )
+    ambiguous = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Memories an elliptical correction could replace."
+    )
+
+
 class ReviewItemOutput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["proposal", "promotion", "conflict"])
     memory = ReviewMemoryOutput()
@@ -74,6 +89,9 @@ class ReviewItemOutput(serializers.Serializer):
         many=True,
         help_text="Repeats merged into this memory instead of being stored (source kind and ref, session, "
         "share of its words, when, by whom), newest last.",
+    )
+    requirement = ReviewRequirementOutput(
+        allow_null=True, help_text="What the user asked for in a conversation, when it is that."
     )
     created_at = serializers.DateTimeField()
     cursor = serializers.CharField(help_text="Pass as `after` to list the items after this one.")

@@ -17,6 +17,21 @@ from governance.redaction.masking import masked_text
 from governance.selectors.review import QueueFilter, encode_cursor, review_queue
 
 
+def requirement_brief(memory) -> dict | None:
+    """What a reviewer reads of a requirement the user stated in a conversation, or None."""
+    requirement = (memory.meta or {}).get("requirement")
+    if not isinstance(requirement, dict) or requirement.get("type") is None:
+        return None
+    replaces = requirement.get("replaces")
+    return {
+        "type": requirement["type"],
+        "session": memory.session,
+        "turn": memory.source_ref,
+        "replaces": replaces.get("memory_id") if isinstance(replaces, dict) else None,
+        "ambiguous": [a["memory_id"] for a in requirement.get("ambiguous") or () if a.get("memory_id")],
+    }
+
+
 def review_item(item) -> dict:
     """The body ReviewItemOutput describes, for one entry of the queue."""
 
@@ -48,6 +63,7 @@ def review_item(item) -> dict:
         "edited_from": item.edited_from.pk if item.edited_from else None,
         "near_duplicate": brief(item.near_duplicate) if item.near_duplicate else None,
         "merged": item.merged,
+        "requirement": requirement_brief(item.memory),
         "created_at": item.memory.created_at,
         "cursor": encode_cursor(item.memory),
     }
