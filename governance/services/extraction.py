@@ -111,7 +111,7 @@ _SAID_OF_ONESELF = re.compile(
     r"everyone|everybody|nobody|someone|people)\b(?:(?!\byou\b)[^,;:.!?]){0,24}?\b(always|never)\b"
     r"(?!\s+(want|wants|prefer|prefers|need|needs|expect|expects|use|uses|ask|asks)\b)"
     # what something is, has been or can be ("the design is always so creative", "you can always type skip")
-    r"|\b(is|are|was|were|am|has|have|had|can|could|'s|'re)\s+(always|never)\b",
+    r"|\b(is|are|was|were|am|has|have|had|can|could|'s|'re|isn't|aren't|wasn't|weren't|doesn't)\s+(always|never)\b",
     re.I,
 )
 # "Don't" and "do not" give an order at the start of a clause ("Don't use bullet points.", "Output it, but do
@@ -259,6 +259,49 @@ _NEGATES = re.compile(
 # sentences, is pinned for its session like any other but is not sent to review as lasting.
 CONVERSATIONAL_CHARS = 600
 CONVERSATIONAL_SENTENCES = 6
+# A boundary or standing instruction counts when it is about the work: it names a value (a format, a
+# version, a day …) or a thing or act of the work below. The same words of an order said about a person's
+# life are encouragement, advice or thanks ("Don't give up!", "Don't forget to take breaks", "Thanks for
+# always being there"): on the real LoCoMo dev file, a conversation between two friends, they were all of
+# the 40 boundaries and standing instructions read before this test (docs/evaluation.md, "The user's
+# requirements on the real files").
+_WORK_EN = re.compile(
+    r"\b(?:files?|documents?|docs|reports?|decks?|slides?|presentations?|pages?|charts?|tables?|spreadsheets?|"
+    r"sheets?|data|datasets?|databases?|code|modules?|functions?|tests?|branch(?:es)?|commits?|pull requests?|"
+    r"prs?|merge|deploy\w*|releases?|publish\w*|builds?|pipelines?|servers?|apis?|endpoints?|e-?mails?|"
+    r"messages?|invoices?|clients?|customers?|contracts?|budgets?|meetings?|calendar|deadlines?|schedul\w*|"
+    r"backups?|originals?|cop(?:y|ies)|versions?|drafts?|formats?|export(?:s|ed|ing)?|import(?:s|ed|ing)?|upload\w*|download\w*|"
+    r"send|sent|share|attach\w*|cc|bcc|folders?|repos?|repository|projects?|tickets?|tasks?|repl(?:y|ies)|"
+    r"answers?|responses?|respond|summar(?:y|ies|ise|ize)|translat\w*|fonts?|titles?|headings?|bullets?|"
+    r"paragraphs?|words?|sentences?|cite|citations?|sources?|links?|images?|photos?|logos?|design|layout|"
+    r"templates?|style|tone|notes?|outline|chapters?|sections?|lists?|refactor\w*|payments?|passwords?|"
+    r"credentials?|secrets?|keys?|accounts?|orders?|quotes?|prices?|overwrite|delete|remove|rename|edit\w*|"
+    r"write|writing|format\w*|apologi[sz]e|explain|examples?|code blocks?|markdown|output|print|log|logs)\b",
+    re.I,
+)
+_WORK_ZH = re.compile(
+    r"文件|文档|报告|演示|幻灯片|页|图表|表格|数据|代码|模块|函数|测试|分支|提交|合并|部署|发布|上线|构建|服务器|接口|"
+    r"邮件|消息|发票|客户|合同|预算|会议|日程|截止|备份|原稿|原件|副本|版本|草稿|格式|导出|导入|上传|下载|发送|发给|"
+    r"附件|抄送|文件夹|仓库|项目|任务|回复|回答|摘要|总结|翻译|字体|字号|标题|段落|引用|来源|链接|图片|设计|排版|模板|"
+    r"风格|语气|重构|支付|密码|账号|订单|报价|价格|覆盖|删除|修改|编辑|输出|日志|需求|方案|流程|审批|财务"
+)
+# Encouragement and advice about a person's life, in the words of an order.
+_MOTIVATION = re.compile(
+    r"\b(?:give up|quit|stop (?:dreaming|believing|trying)|worry|be (?:scared|afraid|shy|too hard)|"
+    r"hesitate|let (?:it|that|this|anything|anyone|them|the \w+(?: \w+)?) (?:get|bring|stop|hold) "
+    r"(?:you|me|us)|take (?:a )?breaks?|take care of yourself|be yourself|believe in yourself)\b"
+    r"|别(?:担心|放弃|灰心|难过|客气)|不要(?:担心|放弃|灰心|难过|客气)|加油",
+    re.I,
+)
+
+
+def about_the_work(sentence: str, values: list[Value] | None = None) -> bool:
+    """Whether an order is about the work (a value, or a thing or act of it) rather than a person's life."""
+    if _MOTIVATION.search(sentence):
+        return False
+    if values is None:
+        values = values_in(sentence)
+    return bool(values) or bool(_WORK_EN.search(sentence) or _WORK_ZH.search(sentence))
 
 
 def _value_dict(value: Value) -> dict:
@@ -319,10 +362,8 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
     stage = _stage_facts(sentence, values)
     if rule == "correction":
         kind = "correction"
-    elif rule == "standing_instruction":
-        kind = "standing"
-    elif rule == "constraint":
-        kind = "boundary"
+    elif rule in ("standing_instruction", "constraint") and about_the_work(sentence, values):
+        kind = "standing" if rule == "standing_instruction" else "boundary"
     elif _requests_a_value(sentence, values):
         kind = "request"
     elif stage:
