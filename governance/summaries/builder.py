@@ -147,6 +147,7 @@ def build_lines(
             SummaryLine("constraints", f"{_clip(m.text)} [{_label(m)}{who}]", [m.pk], "authorisation")
         )
 
+    lines += _stages(own)
     turns = own.filter(kind=Kind.EPISODIC, status=Status.ACTIVE)
     results = list(
         turns.filter(source_kind=SourceKind.TOOL_RESULT).order_by("-occurred_at", "-pk")[: 2 * MAX_LINES]
@@ -160,6 +161,35 @@ def build_lines(
     lines += _open(own, visible, failures, pending, as_of)
     lines += _next(in_force, own, pending)
     return lines
+
+
+def _requirements(own) -> list[Memory]:
+    """The user's requirements of the scope's conversations still waiting for a person (newest first)."""
+    return list(
+        own.filter(status__in=(Status.CANDIDATE, Status.PROPOSED), meta__has_key="requirement")
+        .exclude(kind=Kind.EPISODIC)
+        .order_by("-pk")[: 5 * MAX_LINES]
+    )
+
+
+def _stages(own) -> list[SummaryLine]:
+    """Stage facts the conversation established ("只处理我确认的 v3", "v3 is the final version"): the user's
+    word, not confirmed by a person (nature: request), under the goal and scope."""
+    out = []
+    for m in _requirements(own):
+        requirement = m.meta["requirement"]
+        if requirement.get("replaced_by") or not (requirement.get("stage") or m.kind == Kind.STAGE_FACT):
+            continue
+        named = ", ".join(f"{s['text']} ({s['state']})" for s in requirement.get("stage") or ()) or "stage"
+        said = f"session {m.session}, turn {m.source_ref}" if m.session else "the user"
+        out.append(
+            SummaryLine(
+                "goal", f"Stage the user stated: {named}: {_clip(m.text)} ({said})", [m.pk], "request"
+            )
+        )
+        if len(out) >= MAX_LINES:
+            break
+    return out
 
 
 def _void(own) -> list[SummaryLine]:
@@ -182,6 +212,32 @@ def _void(own) -> list[SummaryLine]:
         out.append(SummaryLine("superseded", f"{_clip(m.text)} [{_label(m)}]", ids, "void", replaced))
     for m in own.filter(status=Status.RETIRED).exclude(kind=Kind.EPISODIC).order_by("-pk")[:MAX_LINES]:
         out.append(SummaryLine("superseded", f"Withdrawn: {_clip(m.text)} [{_label(m)}]", [m.pk], "void"))
+    # What the user asked for and later replaced in the conversation (services/requirements.py): void for
+    # the work, with what replaced it (which may still wait for a person).
+    replaced = [
+        m for m in _requirements(own) if (m.meta["requirement"].get("replaced_by") or {}).get("memory_id")
+    ]
+    later = {
+        n.pk: n
+        for n in Memory.objects.filter(
+            pk__in=[m.meta["requirement"]["replaced_by"]["memory_id"] for m in replaced],
+            purged_at__isnull=True,
+        )
+    }
+    for m in replaced[:MAX_LINES]:
+        new = later.get(m.meta["requirement"]["replaced_by"]["memory_id"])
+        if new is None or new.status not in (Status.CANDIDATE, Status.PROPOSED, Status.ACTIVE):
+            continue
+        waiting = "" if new.status == Status.ACTIVE else ", awaiting a person"
+        out.append(
+            SummaryLine(
+                "superseded",
+                f"Replaced by the user later{waiting}: {_clip(m.text)}",
+                [m.pk, new.pk],
+                "void",
+                {"memory_id": new.pk, "text": _clip(masked_text(new.status, new.text))},
+            )
+        )
     return out
 
 

@@ -397,3 +397,22 @@ def test_a_request_without_a_budget_gets_the_documented_default(client_for, agen
     say(client, "Export the slides as PDF.", session="s1", ref="t1")
     body = ask(client, "export", session="s1", budget=None)
     assert body["budget"]["limit"] == DEFAULT_BUDGET_TOKENS
+
+
+@pytest.mark.parametrize("story", [SLIDES_ZH, SLIDES_EN], ids=["zh", "en"])
+def test_the_hand_off_holds_the_stage_the_user_established_and_what_they_replaced(
+    client_for, agent, project_scope, story
+):
+    client = client_for(agent)
+    play(client, story, rounds=13)
+    asked = client.post(
+        "/api/v1/context",
+        {"scope": "acme/slides", "session": "s2", "query": story.said[30], "include": ["handoff"]},
+        format="json",
+    )
+    assert asked.status_code == 200, asked.json()
+    lines = asked.json()["packet"]["handoff"]
+    stage = [b for b in lines if b["section"] == "goal" and "v3" in b["text"]]
+    assert stage and stage[0]["nature"] == "request"
+    replaced = [b for b in lines if b["section"] == "superseded" and b["text"].endswith(story.said[1])]
+    assert replaced and replaced[0]["replaced_by"]["text"] == story.said[5]
