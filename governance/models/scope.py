@@ -68,7 +68,7 @@ class Scope(models.Model):
     # The lowest role that may open a child scope here ("" = settings.SCOPE_CREATE_ROLE); the strictest
     # setting on the scope or above it applies.
     child_scope_role = models.CharField(max_length=10, blank=True, default="")
-    # Session overrides (docs/governance.md, "Session overrides"): whose corrections count, and which rules
+    # Session overrides (docs/governance.md, "The session's requirements"): whose corrections count, and which rules
     # no session may set aside (binding: these keys, or every rule; long-term commitments under four-eyes
     # are binding anyway). The strictest setting on the scope or above it applies.
     session_overrides = models.CharField(

@@ -134,7 +134,7 @@ _NOT_A_CONSTRAINT = re.compile(
 # Tuesday"); not a hedge or an addition ("I'm not sure the format matters, but …", "not only the format but
 # also the notes") nor a verb's negation ("We did not get the format right, but …"). Read as a correction of
 # a rule in force, such a sentence was in force for its session in the rule's place (docs/governance.md,
-# "Session overrides").
+# "The session's requirements").
 _NOT_BUT = re.compile(
     r"^not\s+(?!(?:only|just|sure|really|quite|too|very|exactly|necessarily|certain|even|much|that|always|"
     r"entirely|totally|completely|particularly|without)\b)",
