@@ -164,7 +164,7 @@ _AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "orac
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Patterns for the open sorts: versions, times, dates, quantities.
 _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
-    ("version", re.compile(r"(?<![\w.])[vV](\d+(?:\.\d+)*)(?![\w.])")),
+    ("version", re.compile(r"(?<![\w.])[vV](\d+(?:\.\d+)*)(?!\w|\.\d)")),
     ("version", re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.I)),
     ("version", re.compile(r"第\s*([一二三四五六七八九十\d]+)\s*版")),
     ("version", re.compile(r"版本\s*(\d+(?:\.\d+)*)")),
@@ -190,6 +190,22 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ),
 )
 
+# What each pattern cannot match without (a digit, or a character): most sentences name no number, and
+# scanning them with every pattern cost more than the rest of the extraction.
+_NEEDS = {
+    _PATTERNS[0][1].pattern: "digit",
+    _PATTERNS[1][1].pattern: "digit",
+    _PATTERNS[2][1].pattern: "版",
+    _PATTERNS[3][1].pattern: "版本",
+    _PATTERNS[4][1].pattern: ":",
+    _PATTERNS[5][1].pattern: "digit",
+    _PATTERNS[6][1].pattern: "点",
+    _PATTERNS[7][1].pattern: "digit",
+    _PATTERNS[8][1].pattern: "月",
+    _PATTERNS[9][1].pattern: "digit",
+    _PATTERNS[10][1].pattern: "digit",
+}
+
 _SORT_NOUNS = {
     "font": re.compile(r"\bfont|typeface|字体", re.I),
     "colour": re.compile(r"\bcolou?r|颜色|配色|背景|主题色", re.I),
@@ -209,24 +225,55 @@ class Value:
 
 
 def _canonical_table() -> tuple[dict[str, tuple[str, str]], re.Pattern]:
+    """The spellings (lowercased, words joined by one space or hyphen as written) → (sort, canonical), and a
+    pattern of the Chinese spellings. English spellings are looked up word by word (a dict, not an
+    alternation of hundreds of words: that read every sentence in ~1 ms)."""
     table: dict[str, tuple[str, str]] = {}
     for sort, groups in _WORDS.items():
         for group in groups:
             for spelling in group:
                 table[spelling] = (sort, group[0])
-    # Longest spellings first, so "times new roman" wins over "roman", "sql server" over "sql".
-    spellings = sorted(table, key=len, reverse=True)
-    parts = []
-    for spelling in spellings:
-        escaped = re.escape(spelling).replace(r"\ ", r"\s+")
-        if _CJK.search(spelling):
-            parts.append(escaped)
+    chinese = sorted((s for s in table if _CJK.search(s)), key=len, reverse=True)
+    return table, re.compile("|".join(re.escape(s).replace(r"\ ", r"\s*") for s in chinese))
+
+
+_TABLE, _CJK_WORDS = _canonical_table()
+_LONGEST = max(len(re.findall(r"[a-z0-9]+", s)) for s in _TABLE)
+# The first word of every English spelling: any other word starts none (most words of a sentence).
+_FIRST = frozenset(re.findall(r"[a-z0-9]+", s)[0] for s in _TABLE if not _CJK.search(s))
+# English words (and the digits in "mp4", "s3"); what joins two words of one spelling.
+_ASCII_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_JOINER = re.compile(r"^[ \t-]+$")
+
+
+def _spelled(text: str, lowered: str) -> list[tuple[str, int, int]]:
+    """(spelling, start, end) of each spelling of the table in `text`, longest first at each place."""
+    found = []
+    tokens = list(_ASCII_TOKEN.finditer(lowered))
+    i = 0
+    while i < len(tokens):
+        if tokens[i].group(0) not in _FIRST:
+            i += 1
+            continue
+        for n in range(min(_LONGEST, len(tokens) - i), 0, -1):
+            span = tokens[i : i + n]
+            if any(not _JOINER.match(lowered[a.end() : b.start()]) for a, b in zip(span, span[1:], strict=False)):
+                continue
+            start, end = span[0].start(), span[-1].end()
+            if (start and lowered[start - 1] in ".-") or (end < len(lowered) and lowered[end] == "-"):
+                continue  # a part of another word ("file.pdf" is a name, "e-mail" a word of its own)
+            words = [t.group(0) for t in span]
+            spelling = next(
+                (s for s in (" ".join(words), "-".join(words), "".join(words)) if s in _TABLE), None
+            )
+            if spelling is not None:
+                found.append((spelling, start, end))
+                i += n
+                break
         else:
-            parts.append(rf"(?<![A-Za-z0-9.\-]){escaped}(?![A-Za-z0-9\-])")
-    return table, re.compile("|".join(parts), re.I)
-
-
-_TABLE, _WORD_RE = _canonical_table()
+            i += 1
+    found += [(" ".join(m.group(0).split()), m.start(), m.end()) for m in _CJK_WORDS.finditer(lowered)]
+    return found
 
 
 def _normalise(text: str) -> str:
@@ -248,26 +295,29 @@ def values_in(text: str) -> list[Value]:
     text = _normalise(text)
     found: list[Value] = []
     taken: list[tuple[int, int]] = []
+    digits = any(c.isdigit() for c in text)
     for sort, pattern in _PATTERNS:
+        needs = _NEEDS.get(pattern.pattern)
+        if needs is not None and not (digits and needs == "digit" or needs != "digit" and needs in text):
+            continue  # what the pattern must find is not in the text: no scan
         for match in pattern.finditer(text):
             if any(s < match.end() and match.start() < e for s, e in taken):
                 continue
             found.append(Value(sort, _pattern_norm(sort, match), match.group(0).strip(), *match.span()))
             taken.append(match.span())
     lowered = text.lower()
-    for match in _WORD_RE.finditer(lowered):
-        if any(s < match.end() and match.start() < e for s, e in taken):
+    for spelling, start, end in _spelled(text, lowered):
+        if any(s < end and start < e for s, e in taken):
             continue
-        spelling = " ".join(match.group(0).split())
         sort, norm = _TABLE[spelling]
-        if spelling in _AMBIGUOUS and not _as_value(text, *match.span()):
+        if spelling in _AMBIGUOUS and not _as_value(text, start, end):
             continue
         if sort in WEAK_SORTS and not (
-            _SORT_NOUNS[sort].search(text) or _as_value(text, *match.span()) or _CJK.search(spelling)
+            _SORT_NOUNS[sort].search(text) or _as_value(text, start, end) or _CJK.search(spelling)
         ):
             continue
-        found.append(Value(sort, norm, text[match.start() : match.end()], *match.span()))
-        taken.append(match.span())
+        found.append(Value(sort, norm, text[start:end], start, end))
+        taken.append((start, end))
     found.sort(key=lambda v: v.start)
     return found
 

@@ -85,7 +85,8 @@ def play(client, story: Story, *, session: str = "s1", rounds: int = 30, scope: 
             "/api/v1/events", {"scope": scope, "session": session, "turns": turns}, format="json"
         )
         assert sent.status_code == 201, sent.json()
-        embed_memories(list(Memory.objects.filter(embedding__isnull=True).values_list("pk", flat=True)))
+        if r == rounds:  # the worker's part; the earlier rounds are found by their words meanwhile
+            embed_memories(list(Memory.objects.filter(embedding__isnull=True).values_list("pk", flat=True)))
         asked = client.post(
             "/api/v1/context",
             {"scope": scope, "session": session, "query": text, "budget_tokens": 1500},

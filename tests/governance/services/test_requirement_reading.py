@@ -1,0 +1,125 @@
+"""What the extractor reads as a requirement of the user's task, in English and Chinese (services/extraction.py,
+`requirement_of`; services/values.py): requests that name a value, boundaries about the work, corrections
+(elliptical ones too), standing instructions and stage facts — and what it must not read as one: statements of
+what is, things done already, questions, encouragement in the words of an order."""
+
+from __future__ import annotations
+
+import pytest
+
+from governance.services.extraction import RuleExtractor
+from governance.services.values import changed, values_in
+
+
+def read(text: str) -> dict | None:
+    found = [e for e in RuleExtractor().extract([{"role": "user", "content": text, "ref": "t1"}])]
+    requirements = [e.meta["requirement"] for e in found if e.meta.get("requirement")]
+    assert len(requirements) <= 1
+    return requirements[0] if requirements else None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "values"),
+    [
+        ("帮我做一份演示文稿,最后导出 PDF。", "request", ["pdf"]),
+        ("幻灯片导出成 PDF。", "request", ["pdf"]),
+        ("数据用 CSV 格式交付。", "request", ["csv"]),
+        ("用中文回答。", "request", ["chinese"]),
+        ("周五前把报告发给客户。", "request", ["friday"]),
+        ("Please make a slide deck for me, and export it as PDF at the end.", "request", ["pdf"]),
+        ("Write the quarterly report in English.", "request", ["english"]),
+        ("Let's schedule the review for Friday at 10:00.", "request", ["friday", "10:00"]),
+        ("The report is due on Dec 12.", "request", ["dec 12"]),
+        ("改成 PPTX,后面还要编辑。", "correction", ["pptx"]),
+        ("换成 JSON。", "correction", ["json"]),
+        ("改到下周一。", "correction", ["monday"]),
+        ("Change it to PPTX, I still need to edit it later.", "correction", ["pptx"]),
+        ("make that Markdown", "correction", ["markdown"]),
+        ("Move it to Thursday instead.", "correction", ["thursday"]),
+        ("只处理我确认的 v3,别覆盖原文件,也先不要发布。", "boundary", ["v3"]),
+        (
+            "Only work on the v3 I confirmed, don't overwrite the original file, and don't publish yet.",
+            "boundary",
+            ["v3"],
+        ),
+        ("不要删除原始数据。", "boundary", []),
+        ("Don't send it to the client before Friday.", "boundary", ["friday"]),
+        ("From now on, always number the slides.", "standing", []),
+        ("以后都用 PDF 导出。", "standing", ["pdf"]),
+        ("v3 is the final version.", "stage_fact", ["v3"]),
+    ],
+)
+def test_what_the_user_asks_of_the_task_is_a_requirement(text, kind, values):
+    requirement = read(text)
+    assert requirement is not None, text
+    assert requirement["type"] == kind
+    assert [v["norm"] for v in requirement["values"]] == values
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我用MySQL",
+        "我们团队已经迁到PostgreSQL了",
+        "他们用 Slack 沟通。",
+        "我昨天导出了 PDF。",
+        "文件已经导出成 PDF 了。",
+        "I exported it as PDF yesterday.",
+        "I'm going to Paris on Tuesday.",
+        "Can we export it now?",
+        "现在可以导出了吗?",
+        "第27页的标题字号太大,帮我调小一点。",
+        "Make it better.",
+        "Don't give up, buddy!",
+        "Don't forget to take breaks and dance it out when you need to destress!",
+        "Thanks for always having my back.",
+        "Sharing our experiences isn't always easy, but I feel it's important.",
+        "别担心,一切都会好的。",
+        "不要放弃,加油!",
+    ],
+)
+def test_what_is_said_of_oneself_the_world_or_a_persons_life_is_no_requirement(text):
+    assert read(text) is None
+
+
+def test_a_value_named_negated_is_what_the_requirement_replaces():
+    requirement = read("Export as PPTX, not PDF.")
+    assert [v["norm"] for v in requirement["values"]] == ["pptx"]
+    assert [v["norm"] for v in requirement["negated"]] == ["pdf"]
+    zh = read("不要用 PDF,用 PPTX。")
+    assert [v["norm"] for v in zh["negated"]] == ["pdf"] and [v["norm"] for v in zh["values"]] == ["pptx"]
+
+
+def test_a_boundary_said_in_conversation_lasts_and_one_in_a_pasted_document_does_not():
+    assert read("Don't overwrite the original file.")["lasting"] is True
+    pasted = " ".join(
+        ["The report covers the quarter in detail."] * 8 + ["Don't overwrite the original file."]
+    )
+    found = [
+        e.meta["requirement"]
+        for e in RuleExtractor().extract([{"role": "user", "content": pasted, "ref": "t1"}])
+        if e.meta.get("requirement")
+    ]
+    assert found and found[0]["type"] == "boundary" and found[0]["lasting"] is False
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later", "sort"),
+    [
+        ("我用MySQL", "我们团队已经迁到PostgreSQL了", "store"),
+        ("Export the deck as PDF.", "Make that PPTX.", "format"),
+        ("Only the v2 is approved.", "Work on v3.", "version"),
+        ("周二上午10:00开会", "改到周四", "weekday"),
+        ("Write it in English.", "用中文回答。", "language"),
+    ],
+)
+def test_values_of_one_sort_are_read_in_both_languages(earlier, later, sort):
+    pairs = changed(values_in(earlier), values_in(later))
+    assert [was.sort for was, _ in pairs] == [sort]
+
+
+def test_an_ambiguous_word_counts_as_a_value_only_when_written_as_one():
+    assert values_in("Send the notes by email")[0].norm == "email"
+    assert values_in("the red tape") == []
+    assert [v.norm for v in values_in("Use a red background colour.")] == ["red"]
+    assert values_in("Save it as report.pdf") == []  # a file's name, not the format asked for
