@@ -332,7 +332,12 @@ class ContextOutput(serializers.Serializer):
 
 
 class PinnedOverBudgetOutput(serializers.Serializer):
+    """422: `pinned_over_budget` (the pinned blocks alone need more than the budget: `needed`, `budget`), or,
+    like every write, `idempotency_key_reused` (an Idempotency-Key sent again with another request)."""
+
     error = serializers.CharField()
     message = serializers.CharField()
-    needed = serializers.IntegerField()
-    budget = serializers.IntegerField()
+    needed = serializers.IntegerField(
+        required=False, help_text="pinned_over_budget: what the pinned blocks need."
+    )
+    budget = serializers.IntegerField(required=False, help_text="pinned_over_budget: the request's budget.")
