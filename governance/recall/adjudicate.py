@@ -473,7 +473,9 @@ def _outdated(row: dict) -> dict:
         }
     if row["link"] == "replaced":
         waiting = "" if row.get("new_status") == Status.ACTIVE else ", awaiting a reviewer"
-        why = f"the user replaced what it asked for later in the conversation (memory {row['new_id']}{waiting})"
+        why = (
+            f"the user replaced what it asked for later in the conversation (memory {row['new_id']}{waiting})"
+        )
     elif row["link"] in ("supersedes", "contradicts"):
         why = f"a later message (memory {row['new_id']}) {'replaced' if row['link'] == 'supersedes' else 'contradicts'} it"
     else:

@@ -34,21 +34,24 @@ from __future__ import annotations
 
 import json
 
-from governance.models import PrincipalKind, RelationKind, Status, activation
-from governance.permissions.sessions import (
-    POLICY_SQL,
-    SessionPolicy,
-    binding_reason,
-    override_refused,
-    told_by,
-)
+from governance.models import RelationKind, Status, activation
+from governance.permissions.sessions import POLICY_SQL, SessionPolicy, binding_reason, override_refused
 from governance.recall.rank import KEYED_MATCH
 from governance.recall.recall import RELATION_FIELDS, fetch
+from governance.recall.session_requirements import requirements_in_force
+from governance.recall.session_rows import (
+    LIVE,
+    member,
+    not_own,
+    pending,
+    said_by,
+    since,
+    turn_of,
+    untangle,
+    who,
+)
 from governance.recall.state import Hit, RecallState
 from governance.runtime.replica import read_connection
-from governance.services import values
-from governance.services.conflict import contradicts
-from governance.services.requirements import shares_subject
 
 # Corrections of pinned rules read per request, this session's first, newest first: a flood of fabricated
 # proposals against one rule costs a bounded read and a bounded packet.
@@ -57,13 +60,6 @@ LOOKUP_LIMIT = 20
 SESSION_LIMIT = 60
 # Pending changes named on a pinned rule (the newest), the others counted.
 PENDING_SHOWN = 1
-LIVE = (Status.CANDIDATE, Status.PROPOSED)
-# A user's turn whose words are this much a requirement's (by length) is that requirement said: when the
-# requirement is set aside, the turn is not offered as evidence beside it.
-COVERED = 0.8
-
-WHY_OTHER_SESSION = "from another conversation"
-WHY_OTHER_AGENT = "relayed by another agent"
 
 # What rank and pack read of a row (recall.COLUMNS without what adjudication needed: it has run).
 ROW = (
@@ -161,51 +157,6 @@ def _decoded(row: dict) -> dict:
     return row
 
 
-def _turn(row: dict) -> str:
-    return row.get("source_ref") or ""
-
-
-def _who(row: dict) -> str:
-    return told_by(row.get("author_kind"))
-
-
-def _own(state: RecallState, row: dict) -> str | None:
-    """None when the correction is this conversation's, else why it is not."""
-    if not state.session or row["session"] != state.session or row["scope_id"] != state.scope.id:
-        return WHY_OTHER_SESSION
-    if row.get("author_kind") == PrincipalKind.USER:
-        return None
-    mine = state.principal is not None and row.get("created_by_id") == state.principal.pk
-    return None if mine else WHY_OTHER_AGENT
-
-
-def _member(row: dict) -> dict:
-    """The correction as a member of another block (its own memory_id: a forget redacts it there too)."""
-    return {
-        "memory_id": row["id"],
-        "key": row["key"],
-        "revision": row["revision"],
-        "status": row["status"],
-        "text": row["text"],
-        "session": row["session"],
-        "turn": _turn(row),
-        "told_by": _who(row),
-    }
-
-
-def _pending(row: dict, why_not: str) -> dict:
-    """A change waiting elsewhere, as the rule's block names it: by id, never its words (an agent relayed
-    them; the constraints slot carries no agent text outside the conversation it was said in)."""
-    return {
-        "memory_id": row["id"],
-        "key": row["key"],
-        "revision": row["revision"],
-        "status": row["status"],
-        "told_by": _who(row),
-        "why_not_in_force": why_not,
-    }
-
-
 def session_overrides(state: RecallState) -> tuple[int, int]:
     """Pin this session's requirements and apply its corrections of the pinned rules (see the module's
     docstring). Returns (rows read, requirements and corrections in force here)."""
@@ -216,7 +167,7 @@ def session_overrides(state: RecallState) -> tuple[int, int]:
         return 0, 0
     policy, corrections, mine = _lookup(state, against)
     decided, applied = _corrections_of_rules(state, policy, corrections, pinned)
-    applied += _requirements(state, policy, mine, decided)
+    applied += requirements_in_force(state, policy, mine, decided)
     return len(corrections) + len(mine), applied
 
 
@@ -275,7 +226,7 @@ def _corrections_of_rules(
         rule = pinned.get(row["rule_id"])
         if rule is None or "set_aside" in rule.extra:
             continue
-        why_not = _own(state, row)
+        why_not = not_own(state, row)
         if why_not is None:
             if row["rule_id"] in decided:
                 continue  # an older correction of the same rule in this session
@@ -286,9 +237,9 @@ def _corrections_of_rules(
                 applied += 1
                 continue
         if row["status"] in LIVE and why_not:
-            pending = rule.extra.setdefault("pending_changes", [])
-            if len(pending) < PENDING_SHOWN:
-                pending.append(_pending(row, why_not))
+            changes = rule.extra.setdefault("pending_changes", [])
+            if len(changes) < PENDING_SHOWN:
+                changes.append(pending(row, why_not))
             else:
                 rule.extra["pending_more"] = rule.extra.get("pending_more", 0) + 1
     return spoke, applied
@@ -299,34 +250,29 @@ def _decide(state: RecallState, policy: SessionPolicy, row: dict, rule: Hit) -> 
     and names the request, a scope's policy may refuse it (returns why, for the pending change), and
     otherwise it overrides the rule here (returns None). "" when it was said on the rule."""
     # In its own session the user's words may be said on the rule (they are this conversation's); a
-    # change from anywhere else is named by id only (_pending).
+    # change from anywhere else is named by id only (`pending`).
     if row["status"] == Status.REJECTED:
-        rule.extra["override_rejected"] = _member(row)
-        _untangle(state, row["id"], rule.id)
+        rule.extra["override_rejected"] = member(row)
+        untangle(state, row["id"], rule.id)
         return ""
     binding = binding_reason(policy, rule.row.get("key"), row.get("rule_tier"))
     if binding:
-        rule.extra["binding_request"] = {**_member(row), "why": binding, "decide": "a reviewer"}
+        rule.extra["binding_request"] = {**member(row), "why": binding, "decide": "a reviewer"}
         state.hits.pop(row["id"], None)
-        _untangle(state, row["id"], rule.id)
+        untangle(state, row["id"], rule.id)
         return ""
-    refused = override_refused(policy, _who(row))
+    refused = override_refused(policy, who(row))
     if refused:
         return refused
     _override(state, row, rule)
     return None
 
 
-def _said(row: dict) -> str:
-    turn = _turn(row)
-    return f"the user, turn {turn}" if turn else "the user"
-
-
 def _override(state: RecallState, row: dict, rule: Hit) -> None:
     """The correction takes the rule's place among the pinned blocks; the rule goes to negative context."""
     hit = state.hits.pop(row["id"], None) or Hit(id=row["id"], row=row, fused=KEYED_MATCH)
     hit.paths.add("session")
-    turn = _turn(row)
+    turn = turn_of(row)
     corrected = (
         f"the user corrected it in this session (turn {turn})"
         if turn
@@ -335,8 +281,8 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
     hit.extra["session_override"] = {
         "session": row["session"],
         "turn": turn,
-        "told_by": _who(row),
-        "since": _when(row),
+        "told_by": who(row),
+        "since": since(row),
         "awaiting": "confirmation",
         "replaces": {
             "memory_id": rule.id,
@@ -346,7 +292,7 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
             "text": rule.row["text"],
         },
     }
-    hit.extra["pinned_why"] = f"in force for this session ({_said(row)}), awaiting confirmation"
+    hit.extra["pinned_why"] = f"in force for this session ({said_by(row)}), awaiting confirmation"
     for slot in (state.constraints, state.preferences):
         for i, held in enumerate(slot):
             if held.id == rule.id:
@@ -365,201 +311,7 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
         },
     }
     state.negative.insert(0, rule)
-    _untangle(state, row["id"], rule.id)
-
-
-def _requirements(state: RecallState, policy: SessionPolicy, rows: list[dict], spoke: set[int]) -> int:
-    """Pin this session's requirements that still stand; set aside those a later one replaced; say which
-    rejected correction brought one back. Returns how many are pinned."""
-    if not rows:
-        return 0
-    rows = sorted(rows, key=lambda r: (r["occurred_at"] or r["created_at"], r["id"]))  # oldest first
-    own = [r for r in rows if _own(state, r) is None and not override_refused(policy, _who(r))]
-    if not own:
-        return 0
-    by_id = {r["id"]: r for r in own}
-    replaced_by: dict[int, dict] = {}  # an earlier requirement → the later one that replaced it
-    rejected: dict[int, dict] = {}  # an earlier requirement → the rejected correction that had replaced it
-    for row in own:
-        target = _replaces(row)
-        if target is None or target not in by_id:
-            continue
-        if row["status"] == Status.REJECTED:
-            rejected[target] = row
-        else:
-            replaced_by[target] = row
-    held = {h.id for h in state.constraints}
-    # A requirement a person confirmed is the scope's rule now (the keyed stage pinned it, for every session);
-    # it still sets aside here what it replaced.
-    in_force = [
-        r
-        for r in own
-        if r["status"] in LIVE and r["id"] not in replaced_by and r["id"] not in spoke and r["id"] not in held
-    ]
-    in_force = [r for r in in_force if not _decided_after(state, r)]
-    pinned_ids = set()
-    for row in in_force:
-        hit = state.hits.pop(row["id"], None) or Hit(id=row["id"], row=row, fused=KEYED_MATCH)
-        hit.paths.add("session")
-        hit.extra["session_requirement"] = _requirement_note(row, by_id, rejected.get(row["id"]))
-        hit.extra["pinned_why"] = _pinned_why(row)
-        state.constraints.append(hit)
-        pinned_ids.add(row["id"])
-    for earlier_id in replaced_by:
-        earlier, later = by_id[earlier_id], _newest(earlier_id, replaced_by)
-        if earlier["status"] not in LIVE:
-            continue  # confirmed (the scope's rule: the usual supersede decides) or rejected
-        if later["id"] not in pinned_ids and later["id"] not in spoke and later["id"] not in held:
-            continue  # set aside only by what is in force here itself
-        hit = state.hits.pop(earlier_id, None) or Hit(id=earlier_id, row=earlier, fused=KEYED_MATCH)
-        hit.extra["set_aside"] = {
-            "session": earlier["session"],
-            "why": f"the user replaced it in this session (turn {_turn(later) or '?'}) with: "
-            f"\"{' '.join(later['text'].split())}\"",
-            "by": {
-                "memory_id": later["id"],
-                "key": later["key"],
-                "revision": later["revision"],
-                "status": later["status"],
-                "text": later["text"],
-            },
-        }
-        state.negative.insert(0, hit)
-    _untangle_requirements(state, by_id, replaced_by)
-    _episodes_said(state, [*by_id.values()], set(replaced_by), pinned_ids)
-    return len(pinned_ids)
-
-
-def _decided_after(state: RecallState, row: dict) -> bool:
-    """A rule a person put in force after the user said this, and that says otherwise, decides: the
-    requirement is what the rule replaced, and it goes to negative context saying so."""
-    said = row["occurred_at"] or row["created_at"]
-    for rule in [*state.constraints, *state.preferences]:
-        decided = rule.row.get("confirmed_at")
-        if "session_requirement" in rule.extra or decided is None or said is None or decided <= said:
-            continue
-        if contradicts(row["text"], rule.row["text"]) or _changes_value(row["text"], rule.row["text"]):
-            hit = state.hits.pop(row["id"], None) or Hit(id=row["id"], row=row, fused=KEYED_MATCH)
-            hit.extra["set_aside"] = {
-                "session": row["session"],
-                "why": f"a person put a rule in force after the user said it (memory {rule.id}), and it "
-                "decides",
-                "by": {
-                    "memory_id": rule.id,
-                    "key": rule.row["key"],
-                    "revision": rule.row["revision"],
-                    "status": rule.row["status"],
-                    "text": rule.row["text"],
-                },
-            }
-            state.negative.append(hit)
-            return True
-    return False
-
-
-def _changes_value(said: str, rule: str) -> bool:
-    """The rule names another value of a sort the requirement names, about the same subject."""
-    return bool(values.changed(values.values_in(said), values.values_in(rule))) and shares_subject(said, rule)
-
-
-def _newest(memory_id: int, replaced_by: dict[int, dict]) -> dict:
-    """What stands now of a chain of replacements (A replaced by B, B by C: C)."""
-    later = replaced_by[memory_id]
-    seen = {memory_id}
-    while later["id"] in replaced_by and later["id"] not in seen:
-        seen.add(later["id"])
-        later = replaced_by[later["id"]]
-    return later
-
-
-def _replaces(row: dict) -> int | None:
-    replaces = ((row.get("meta") or {}).get("requirement") or {}).get("replaces")
-    return replaces.get("memory_id") if isinstance(replaces, dict) else None
-
-
-def _requirement_note(row: dict, by_id: dict[int, dict], rejected: dict | None) -> dict:
-    requirement = (row.get("meta") or {}).get("requirement") or {}
-    note = {
-        "session": row["session"],
-        "turn": _turn(row),
-        "told_by": _who(row),
-        "since": _when(row),
-        "type": requirement.get("type"),
-        "status": row["status"],
-        "awaiting": "a reviewer" if row["status"] == Status.PROPOSED else "this session only",
-    }
-    target = _replaces(row)
-    if target in by_id:
-        earlier = by_id[target]
-        note["replaces"] = {"memory_id": target, "turn": _turn(earlier), "text": earlier["text"]}
-    ambiguous = requirement.get("ambiguous")
-    if ambiguous:
-        note["ambiguous"] = [
-            {"memory_id": a.get("memory_id"), "text": a.get("text")} for a in ambiguous if isinstance(a, dict)
-        ]
-    if rejected is not None:
-        note["correction_rejected"] = {"memory_id": rejected["id"], "turn": _turn(rejected)}
-    return note
-
-
-def _pinned_why(row: dict) -> str:
-    waiting = (
-        f"awaiting a reviewer (memory {row['id']} in the review queue)"
-        if row["status"] == Status.PROPOSED
-        else "for this session only"
-    )
-    return f"the user's requirement in this session ({_said(row)}), in force here, {waiting}"
-
-
-def _untangle_requirements(state: RecallState, by_id: dict[int, dict], replaced_by: dict[int, dict]) -> None:
-    for earlier, later in replaced_by.items():
-        _untangle(state, later["id"], earlier)
-
-
-def _episodes_said(state: RecallState, rows: list[dict], set_aside: set[int], pinned: set[int]) -> None:
-    """The user's turns that said this session's requirements: a turn that is (nearly) only a requirement
-    set aside leaves the evidence and the negative context (the requirement's own block says it), and one
-    that is a pinned requirement leaves the evidence (pinned already); in the recent slot a turn stays, as
-    the conversation's record, marked when what it asked for was replaced."""
-    said: dict[int, list[dict]] = {}
-    for row in rows:
-        if row.get("episode_id") is not None and (row["id"] in set_aside or row["id"] in pinned):
-            said.setdefault(row["episode_id"], []).append(row)
-    if not said:
-        return
-    for hit in [*state.hits.values(), *state.negative, *state.recent]:
-        found = said.get(hit.id)
-        if not found:
-            continue
-        covered = sum(len(r["text"]) for r in found) >= COVERED * len(hit.row.get("text") or "")
-        aside = [r for r in found if r["id"] in set_aside]
-        if aside:
-            hit.extra["replaced_in_session"] = [r["id"] for r in aside]
-        if covered:
-            state.hits.pop(hit.id, None)
-            state.negative = [h for h in state.negative if h.id != hit.id]
-
-
-def _when(row: dict) -> str | None:
-    at = row.get("occurred_at") or row.get("created_at")
-    return at.isoformat() if at else None
-
-
-def _untangle(state: RecallState, correction_id: int, rule_id: int) -> None:
-    """The pair's contradiction is said by the blocks themselves: no "contradicts"/"loses to" flags and no
-    relation block between them (the rule "winning" would tell the agent the opposite of the packet)."""
-    pair = {correction_id, rule_id}
-    state.relations = [
-        r
-        for r in state.relations
-        if not (r.get("kind") == "contradicts" and {r.get("memory_id"), r.get("contradicts")} == pair)
-    ]
-    for hit in [*state.hits.values(), *state.constraints, *state.preferences, *state.negative]:
-        if hit.id in pair:
-            other = (pair - {hit.id}).pop()
-            hit.flags = [
-                f for f in hit.flags if f != f"contradicts {other}" and not f.startswith(f"loses to {other}:")
-            ]
+    untangle(state, row["id"], rule.id)
 
 
 __all__ = ["LOOKUP_LIMIT", "SESSION_LIMIT", "session_overrides"]

@@ -180,7 +180,8 @@ def _conversation_about(standing: list[_Standing], last_round: list[str]) -> lis
         named = [
             item
             for item in standing
-            if any(v.text.lower() in lowered for v in item.values) or (_subject(item.text, item.values) & terms)
+            if any(v.text.lower() in lowered for v in item.values)
+            or (_subject(item.text, item.values) & terms)
         ]
         if len(named) == 1:
             return named

@@ -176,7 +176,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     (
         "date",
         re.compile(
-            r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b",
+            # a month's name or its abbreviation as a whole word: "deck 42" and "marketing 5" are no dates
+            r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+            r"sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b",
             re.I,
         ),
     ),
@@ -257,7 +259,9 @@ def _spelled(text: str, lowered: str) -> list[tuple[str, int, int]]:
             continue
         for n in range(min(_LONGEST, len(tokens) - i), 0, -1):
             span = tokens[i : i + n]
-            if any(not _JOINER.match(lowered[a.end() : b.start()]) for a, b in zip(span, span[1:], strict=False)):
+            if any(
+                not _JOINER.match(lowered[a.end() : b.start()]) for a, b in zip(span, span[1:], strict=False)
+            ):
                 continue
             start, end = span[0].start(), span[-1].end()
             if (start and lowered[start - 1] in ".-") or (end < len(lowered) and lowered[end] == "-"):
@@ -377,7 +381,14 @@ def _pattern_norm(sort: str, match: re.Match) -> str:
     if sort == "time":
         hour = int(match.group(1)) % 12 + (12 if match.group(2).lower() == "pm" else 0)
         return f"{hour:02d}:00"
+    if sort == "date" and match.lastindex == 2:  # "Dec 12", "December 12th", "12月3日": month-day
+        month = match.group(1).lower()
+        number = _MONTHS.get(month[:3]) if month[:1].isalpha() else int(_zh_number(month) or 0)
+        return f"{number:02d}-{int(match.group(2)):02d}"
     return " ".join(match.group(0).lower().split())
+
+
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)}
 
 
 def sorts_of(values: list[Value]) -> set[str]:

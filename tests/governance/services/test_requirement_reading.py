@@ -29,7 +29,7 @@ def read(text: str) -> dict | None:
         ("Please make a slide deck for me, and export it as PDF at the end.", "request", ["pdf"]),
         ("Write the quarterly report in English.", "request", ["english"]),
         ("Let's schedule the review for Friday at 10:00.", "request", ["friday", "10:00"]),
-        ("The report is due on Dec 12.", "request", ["dec 12"]),
+        ("The report is due on Dec 12.", "request", ["12-12"]),
         ("改成 PPTX,后面还要编辑。", "correction", ["pptx"]),
         ("换成 JSON。", "correction", ["json"]),
         ("改到下周一。", "correction", ["monday"]),
@@ -123,3 +123,24 @@ def test_an_ambiguous_word_counts_as_a_value_only_when_written_as_one():
     assert values_in("the red tape") == []
     assert [v.norm for v in values_in("Use a red background colour.")] == ["red"]
     assert values_in("Save it as report.pdf") == []  # a file's name, not the format asked for
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("Please export deck 42.", []),
+        ("Marketing 5 wants the slides.", []),
+        ("Send it by Dec 12.", ["12-12"]),
+        ("The deadline is December 12th.", ["12-12"]),
+        ("12月12日之前发给客户。", ["12-12"]),
+        ("Due 2026-12-12.", ["2026-12-12"]),
+    ],
+)
+def test_a_date_is_a_months_name_and_a_day_and_its_spellings_compare_equal(text, dates):
+    """ "deck 42" once read as a date (the month pattern matched "dec" inside "deck"), so "Please export deck
+    42." became a request with a value; spellings of one day compare equal."""
+    assert [v.norm for v in values_in(text) if v.sort == "date"] == dates
+    if not dates:
+        assert not [
+            e for e in RuleExtractor().extract([{"role": "user", "content": text}]) if e.rule == "request"
+        ]
