@@ -150,3 +150,98 @@ def passage_texts(text: str, speaker: str = "") -> list[str]:
     if len(parts) < 2:
         return []
     return [searchable_text(p, speaker) for p in parts[:PASSAGE_LIMIT] if len(p) >= PASSAGE_MIN_CHARS]
+
+
+# --- Words, for comparing two statements ---------------------------------------------------------------
+# The keyword index cuts Chinese into characters and bigrams (above): what a search needs, since a query's
+# words may be cut anywhere. Comparing two statements ("about the same thing?", "is one the other negated?")
+# needs words: the bigrams of "我们团队已经迁到PostgreSQL了" include "们团" and "队已", which are no words
+# and made any two Chinese sentences look alike. Chinese runs are cut by jieba (a maintained segmenter with
+# its dictionary inside the PyPI package, docs/dependencies.md), with its part-of-speech tags, so a name
+# (张伟, 杭州, 财务部) can be told from the words around it. English words are the index's own terms.
+# Function words for comparing: pronouns, particles, prepositions, adverbs of degree and time, modal verbs.
+_CJK_FUNCTION_TAGS = frozenset(
+    {
+        "r",
+        "p",
+        "u",
+        "uj",
+        "ul",
+        "uz",
+        "ug",
+        "uv",
+        "ud",
+        "c",
+        "d",
+        "df",
+        "f",
+        "t",
+        "x",
+        "y",
+        "e",
+        "o",
+        "m",
+        "q",
+        "mq",
+        "tg",
+        "zg",
+    }
+)
+NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz", "eng"})
+
+
+class Word(str):
+    """A word of a statement (lowercased; an English word stemmed as the index stems it), with its tag:
+    jieba's part of speech for a Chinese word, "eng" for a Latin word in Chinese text, "w" for English."""
+
+    tag: str
+
+    def __new__(cls, text: str, tag: str) -> Word:
+        word = super().__new__(cls, text)
+        word.tag = tag
+        return word
+
+
+_jieba = None
+
+
+def _segmenter():
+    global _jieba
+    if _jieba is None:
+        import logging
+
+        import jieba
+        import jieba.posseg
+
+        jieba.setLogLevel(logging.WARNING)
+        _jieba = jieba.posseg
+    return _jieba
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_HAS_CJK.search(text))
+
+
+def words_all(text: str) -> list[Word]:
+    """Every word of `text` (`words` with the Chinese function words kept: "不要" is an adverb to jieba)."""
+    return words(text, keep_function=True)
+
+
+def words(text: str, *, keep_function: bool = False) -> list[Word]:
+    """The content words of `text` in order: English as `terms` reads it (stemmed, stopwords out), each
+    Chinese run cut into words by jieba with its tag, Chinese function words (pronouns, particles, adverbs,
+    prepositions, time words) out. For comparing statements; the index keeps `terms`."""
+    text = unicodedata.normalize("NFKC", text)
+    if not _HAS_CJK.search(text):
+        return [Word(t, "w") for t in terms(text)]
+    out: list[Word] = []
+    for pair in _segmenter().cut(text):
+        token, tag = pair.word.strip().lower(), pair.flag
+        if not token or not _TOKEN.fullmatch(token):
+            continue
+        if _IS_CJK.match(token):
+            if keep_function or (tag not in _CJK_FUNCTION_TAGS and token not in STOPWORDS):
+                out.append(Word(token, tag))
+        else:
+            out.extend(Word(t, "eng") for t in terms(token))
+    return out

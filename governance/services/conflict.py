@@ -14,9 +14,11 @@ from django.db.models import Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
+from governance.services import subject
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.outbox import outbox_emit
 from governance.services.session_override import session_override_audit
+from governance.services.values import values_in
 
 # Kinds whose statements can contradict each other (traces of what happened cannot).
 CHECKED_KINDS = (Kind.SEMANTIC, Kind.PREFERENCE, Kind.CONVENTION, Kind.METHOD, Kind.STAGE_FACT)
@@ -35,22 +37,25 @@ REASON_SAME_KEY = "Same key as an active memory, different text."
 REASON_NEGATION = "Says the opposite of an active memory (one is negated)."
 
 
-def _polarity_and_terms(text: str) -> tuple[bool, set[str]]:
-    lowered = text.lower().replace("’", "'")
-    words = set(lowered.replace(",", " ").replace(".", " ").split())
-    negated = bool(words & NEGATIONS) or any(n in lowered for n in NEGATIONS if not n.isascii())
-    content = {t for t in lexical.terms(text) if t not in NEGATIONS and t.rstrip("'t") not in NEGATIONS}
-    return negated, content
+def _polarity_and_words(text: str) -> tuple[bool, set[str]]:
+    """Whether `text` is negated, and its content words without the negation (lexical.words: Chinese cut
+    by jieba, so "不要" is a word and "们团" none)."""
+    content = {str(w) for w in lexical.words(text) if w not in NEGATIONS and w not in subject.NEGATION}
+    content = {w for w in content if w.rstrip("'t") not in NEGATIONS}
+    return subject.negated(text), content
 
 
 def contradicts(a: str, b: str) -> bool:
     """Do two statements say opposite things about the same subject? Deliberately conservative: a
-    false alarm costs a reviewer one click, a miss lets a contradiction into the packet."""
-    neg_a, terms_a = _polarity_and_terms(a)
-    neg_b, terms_b = _polarity_and_terms(b)
+    false alarm costs a reviewer one click, a miss lets a contradiction into the packet. A word that each
+    qualifies a shared one with ("the payment module" / "the reporting module") makes them two subjects."""
+    neg_a, terms_a = _polarity_and_words(a)
+    neg_b, terms_b = _polarity_and_words(b)
     if neg_a == neg_b or not terms_a or not terms_b:
         return False
-    return len(terms_a & terms_b) / min(len(terms_a), len(terms_b)) >= OVERLAP
+    if len(terms_a & terms_b) / min(len(terms_a), len(terms_b)) < OVERLAP:
+        return False
+    return not subject.qualified_otherwise(a, b)
 
 
 def nearest_statements(rows: QuerySet, lexical_text: str) -> QuerySet:
@@ -294,10 +299,12 @@ def named_values(text: str) -> set[str]:
 
 
 def _subject_terms(text: str, values: set[str]) -> set[str]:
-    value_terms = {t for v in values for t in lexical.terms(v)}
+    value_terms = {t for v in values for t in lexical.words(v)} | {
+        t for v in values for t in lexical.terms(v)
+    }
     return {
-        t
-        for t in lexical.terms(text)
+        str(t)
+        for t in lexical.words(text)
         if t not in CHANGE_WORDS
         and t not in FUNCTION_WORDS
         and t not in value_terms
@@ -333,19 +340,9 @@ def _negated_values(older_values: set[str], newer: str) -> set[str]:
 
 
 def _own_subject(text: str, values: set[str]) -> set[str]:
-    """What `text` says about its subject, beyond its values and the words of a change: its content words,
-    or in Chinese text its characters (its two-character terms cut across words)."""
-    value_terms = {t for v in values for t in lexical.terms(v)}
-    skip = CHANGE_WORDS | FUNCTION_WORDS | value_terms
-    skip_chars = {ch for w in skip if _HAS_CJK.search(w) for ch in w}
-    out = set()
-    for t in lexical.terms(text):
-        if _HAS_CJK.search(t):
-            if _CJK_CHAR.match(t) and t not in skip_chars and not any(t in v for v in values):
-                out.add(t)
-        elif t not in skip:
-            out.add(t)
-    return out
+    """What `text` says about its subject, beyond its values and the words of a change: its content words
+    (Chinese cut into words by jieba; a single character says too little alone)."""
+    return _subject_terms(text, values)
 
 
 def _shares_subject(older: str, newer: str, old_values: set[str]) -> bool:
@@ -353,9 +350,59 @@ def _shares_subject(older: str, newer: str, old_values: set[str]) -> bool:
     own = _own_subject(older, old_values)
     if not own:
         return True
-    newer_terms = set(lexical.terms(newer))
-    shared = {t for t in own if t in newer_terms or (_CJK_CHAR.match(t) and t in newer)}
+    newer_words = {str(w) for w in lexical.words(newer)} | set(lexical.terms(newer))
+    shared = {t for t in own if t in newer_words}
     return len(shared) >= SUBJECT_SHARE * len(own)
+
+
+def _values_of(text: str) -> dict[str, str | None]:
+    """What a statement names: each value's canonical form → its sort (a format, a store, a weekday), and
+    each name → None (a person, a place, a product the word lists do not know)."""
+    out: dict[str, str | None] = {v.norm: v.sort for v in values_in(text)}
+    sorted_words = {t for v in values_in(text) for t in lexical.terms(v.text)}
+    for name in subject.names(text):
+        if name not in sorted_words and name not in out:
+            out[name] = None
+    return out
+
+
+def changed_value(older: str, newer: str, *, cued: bool = False) -> bool:
+    """Two statements of fact about the same subject, the newer one naming another value of the same sort
+    where the older one named its own (a new store, a new place, a new owner): "订单服务的数据存在MySQL里" /
+    "订单服务现在把数据放在PostgreSQL上", "The quarterly offsite is held in Lisbon." / "This year the quarterly
+    offsite takes place in Porto.". Same subject by services/subject.py; a statement whose subject is only
+    its value ("我用MySQL") counts when the newer one says that it changed (`cued`)."""
+    was, now = _values_of(older), _values_of(newer)
+    lowered_old, lowered_new = older.lower(), newer.lower()
+    dropped = {v: sort for v, sort in was.items() if v not in now and v not in lowered_new}
+    fresh = {v: sort for v, sort in now.items() if v not in was and v not in lowered_old}
+    if not dropped or not fresh or (not cued and subject.ADDITIVE.search(newer)):
+        return False
+    # One value replaced by one of its kind: a sort by the same sort, a name by a name or a value the lists
+    # know; never a time by a thing.
+    if not any(
+        (a == b or a is None or b is None) and _temporal(x) == _temporal(y)
+        for x, a in dropped.items()
+        for y, b in fresh.items()
+    ):
+        return False
+    # What is said of the value, not a clause added beside it ("…，方便财务修改", "…, so finance can edit").
+    older, newer = _value_clauses(older), _value_clauses(newer)
+    if subject.same_subject(older, newer):
+        return True
+    return cued and not (subject.of(older) and subject.of(newer))
+
+
+_CLAUSE = re.compile(r"[,，;；]\s*")
+
+
+def _value_clauses(text: str) -> str:
+    """The clauses of `text` that name a value (all of it when none does, or it has one clause)."""
+    clauses = [c for c in _CLAUSE.split(text) if c.strip()]
+    if len(clauses) < 2:
+        return text
+    named = [c for c in clauses if _values_of(c)]
+    return "，".join(named) if named else text
 
 
 def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tuple[str, list[str]] | None:
@@ -375,6 +422,8 @@ def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tupl
     if facts and contradicts(older, newer):
         return REASON_UNKEYED_NEGATION, ["negation"]
     cues = change_cues(newer)
+    if facts and changed_value(older, newer, cued=bool(cues)):
+        return REASON_OTHER_VALUE, cues or ["same subject, other value"]
     if not cues:
         return None
     old_values, new_values = named_values(older), named_values(newer)
@@ -394,8 +443,8 @@ def unkeyed_contradiction(older: str, newer: str, *, facts: bool = True) -> tupl
     # the older one, or it has none ("The team has moved to PostgreSQL.").
     if negated:
         return REASON_CHANGE, cues  # it names the value it replaces: about the same thing by its own words
-    subject = _subject_terms(newer, new_values)
-    if subject and not subject & set(lexical.terms(older)):
+    about = _subject_terms(newer, new_values)
+    if about and not about & ({str(w) for w in lexical.words(older)} | set(lexical.terms(older))):
         return None
     # And the other way round: the older one is about what changed, not a longer statement that mentions
     # the same thing on the way.
