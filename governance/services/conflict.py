@@ -58,6 +58,26 @@ def contradicts(a: str, b: str) -> bool:
     return not subject.qualified_otherwise(a, b)
 
 
+def opposes(older: str, newer: str) -> str | None:
+    """The one test of whether a statement sets aside another about the same thing, for conflict detection,
+    four-eyes and a user's correction of a rule in force: it says the opposite (`contradicts`) or names another
+    value of one sort for the same subject (`changed_value`). The reason, or None."""
+    if contradicts(older, newer):
+        return REASON_NEGATION
+    if changed_value(older, newer):
+        return REASON_OTHER_VALUE
+    return None
+
+
+# Keyed statements in force compared by their text with an unkeyed write (their own key is compared by key).
+KEYED_READ = 200
+
+
+def keyed_statements(rows: QuerySet) -> QuerySet:
+    """The keyed statements of `rows`, the newest KEYED_READ: few per scope (one per key in force)."""
+    return rows.filter(kind__in=CHECKED_KINDS, key__isnull=False).order_by("-pk")[:KEYED_READ]
+
+
 def nearest_statements(rows: QuerySet, lexical_text: str) -> QuerySet:
     """`rows` whose `lexical` is trigram-similar (`%`) to `lexical_text`, the most similar first.
 
@@ -102,10 +122,16 @@ def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
     if not memory.lexical:
         return []
     # `%` is pg_trgm's similarity operator; the negation test runs on the few hits.
+    fields = ("pk", "text", "scope_id", "status", "key", "revision", "confirmed_at")
     near = nearest_statements(active.filter(kind__in=CHECKED_KINDS, key__isnull=True), memory.lexical).only(
-        "pk", "text", "scope_id", "status", "key", "revision", "confirmed_at"
+        *fields
     )[:MAX_CANDIDATES]
-    return [(other, REASON_NEGATION) for other in near if contradicts(memory.text, other.text)]
+    found = []
+    for other in [*near, *keyed_statements(active).only(*fields)]:
+        reason = opposes(other.text, memory.text)
+        if reason is not None:
+            found.append((other, reason))
+    return found
 
 
 def later_contradictions(memory: Memory) -> list[Memory]:

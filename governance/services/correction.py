@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Memory, Principal, Scope, Status, lexical
-from governance.services.conflict import CHECKED_KINDS, conflict_queue
-from governance.services.extraction import Extracted
+from governance.services.conflict import CHECKED_KINDS, conflict_queue, opposes
+from governance.services.extraction import Extracted, requirement_of, user_sentences
 
 # Extractor rules whose sentences can restate a keyed fact with a new value.
 RULES = ("correction", "standing_instruction")
@@ -190,6 +190,87 @@ def corrections_resolve(*, scope: Scope, found: list[Extracted]) -> None:
             "scope": best.fact.scope_path,
             "score": round(best.score, 3),
         }
+
+
+# Rules in force read per event for `rules_corrected_by_meaning` (the newest).
+RULES_READ = 200
+
+
+def _rules_in_force(scope: Scope) -> list[tuple[int, str | None, str, str, str]]:
+    """(id, key, kind, text, scope path) of the statements a person put in force in the scope and above it;
+    for a key set at several levels only the narrowest (the one in force here)."""
+    now = timezone.now()
+    rows = (
+        Memory.objects.filter(
+            scope__in=Scope.objects.ancestors_of(scope),
+            status=Status.ACTIVE,
+            kind__in=CHECKED_KINDS,
+            purged_at__isnull=True,
+            confirmed_at__isnull=False,
+        )
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
+        .order_by("-id")
+        .values_list("pk", "key", "kind", "text", "scope__path")[:RULES_READ]
+    )
+    narrowest: dict[str, tuple] = {}
+    out = []
+    for row in rows:
+        if row[1] is None:
+            out.append(row)
+            continue
+        held = narrowest.get(row[1])
+        if held is None or row[4].count("/") > held[4].count("/"):
+            narrowest[row[1]] = row
+    return [*narrowest.values(), *out]
+
+
+def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: list[dict]) -> None:
+    """A user's sentence that says the opposite of a rule in force, or another value of it for the same
+    subject (services/subject.py), corrects that rule whatever its words and the key's: "支付模块可以重构,
+    但必须先补测试。" against the confirmed "支付模块风险太高,暂时不要重构。" under the key `payment_refactor`,
+    "Deploying billing on Fridays is fine now" against "Never deploy billing on Fridays". Such a sentence is
+    a correction (extracted here when no extractor rule read it), takes the rule's key and kind, and the
+    usual path follows: in force in its session, in the review queue for everyone. A sentence that could
+    correct two rules corrects neither (the reviewer sees the turn). One query, only for users' turns."""
+    said = user_sentences(turns)
+    if not said:
+        return
+    rules = None
+    by_text = {e.text: e for e in found}
+    for ref, sentence, turn_text in said:
+        existing = by_text.get(sentence)
+        if existing is not None and (
+            existing.key
+            or existing.meta.get("corrects")
+            or (existing.meta.get("requirement") or {}).get("replaces")
+        ):
+            continue  # resolved by its words already
+        if rules is None:
+            rules = _rules_in_force(scope)
+        if not rules:
+            return
+        hits = [r for r in rules if r[3] != sentence and opposes(r[3], sentence)]
+        if len(hits) != 1:
+            continue
+        pk, key, kind, _text, path = hits[0]
+        if existing is None:
+            existing = Extracted(
+                kind=kind, text=sentence, rule="correction", confidence=0.6, meta={"from_ref": ref}
+            )
+            found.append(existing)
+            by_text[sentence] = existing
+        else:
+            existing.rule = "correction"
+            existing.meta.setdefault("extracted_kind", existing.kind)
+            existing.kind = kind
+        requirement = requirement_of("correction", sentence, turn_text) or {}
+        existing.meta["requirement"] = {**requirement, "lasting": True, "by_meaning": True}
+        target = {"memory_id": pk, "key": key, "scope": path}
+        if key:
+            existing.key = key
+            existing.meta["corrects"] = {**target, "by": "meaning"}
+        else:
+            existing.meta["requirement"]["replaces"] = {**target, "origin": "rule", "text": None}
 
 
 def corrections_link(*, candidates: list[Memory], actor: Principal | None) -> None:

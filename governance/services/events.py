@@ -14,7 +14,7 @@ from governance.errors import InvalidInput
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, content_hash
 from governance.permissions import may_write_candidates
 from governance.selectors.memory import forgotten_hashes
-from governance.services.correction import corrections_link, corrections_resolve
+from governance.services.correction import corrections_link, corrections_resolve, rules_corrected_by_meaning
 from governance.services.extraction import Extractor, get_extractor
 from governance.services.memory import MAX_TEXT_CHARS, MemoryInput, memory_record_batch
 from governance.services.requirements import requirement_status, requirements_link, requirements_resolve
@@ -140,9 +140,13 @@ def event_ingest(
             )
         extractor = extractor or get_extractor()
         # Under an agent write policy of 'episodes' the turns are recorded, nothing is extracted from them.
-        found = extractor.extract(fresh) if may_write_candidates(actor, scope) else []
-        # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value.
+        extracting = may_write_candidates(actor, scope)
+        found = extractor.extract(fresh) if extracting else []
+        # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value;
+        # a sentence that says the opposite of a rule in force (or another value of it) corrects it.
         corrections_resolve(scope=scope, found=found)
+        if extracting:
+            rules_corrected_by_meaning(scope=scope, found=found, turns=fresh)
         # What each requirement the user stated replaces (their session's own, or a rule in force), and
         # whether it waits for a person (services/requirements.py).
         requirements_resolve(scope=scope, session=session or "", found=found, turns=fresh)

@@ -385,6 +385,21 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
     }
 
 
+def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
+    """(turn ref, sentence, the turn's text) for each sentence of the users' conversational turns (a pasted
+    document's sentences are not the user speaking to the task), as the extractor reads them."""
+    out = []
+    for turn in turns:
+        content = turn.get("content") or ""
+        if turn.get("role") != "user" or len(content) > CONVERSATIONAL_CHARS:
+            continue
+        for match in _SENTENCE.finditer(content):
+            sentence = match.group(0).strip()
+            if len(sentence) >= 4:
+                out.append((turn.get("ref") or "", sentence, content))
+    return out
+
+
 # The kind a requirement read by no other rule is stored as.
 REQUIREMENT_KINDS = {"request": Kind.CONVENTION, "stage_fact": Kind.STAGE_FACT}
 

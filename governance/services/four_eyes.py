@@ -14,22 +14,37 @@ from django.db.models import Q
 
 from governance.models import Kind, Memory, Relation, RelationKind, Scope, Status, Tier
 from governance.permissions import confirm_approvals_needed, ending_needs_two_people, requires_four_eyes
-from governance.services.conflict import CHECKED_KINDS, MAX_CANDIDATES, contradicts, nearest_statements
+from governance.services.conflict import (
+    CHECKED_KINDS,
+    MAX_CANDIDATES,
+    contradicts,
+    keyed_statements,
+    nearest_statements,
+    opposes,
+)
 
 # How many people a proposal needs, fixed at proposal time (the review queue shows "1 of 2").
 NEEDED = "approvals_needed"
 
 
 def _contradicted_by_text(memory: Memory, scope_ids: list[int]) -> list[Memory]:
-    """Active unkeyed statements of these scopes that `memory` says the opposite of (conflict detection's
-    test, over the scope and every scope above it: a rule in a sub-scope is pinned beside its parent's)."""
-    if memory.kind not in CHECKED_KINDS or memory.key or not memory.lexical or not memory.text:
+    """Active statements of these scopes, keyed or not, that `memory` says the opposite of or gives another
+    value of (conflict detection's one test, `opposes`, over the scope and every scope above it: a rule in a
+    sub-scope is pinned beside its parent's). A keyed statement is compared by its text too: an unkeyed
+    "Client files are never kept for seven years." sets aside the keyed commitment as surely as a new
+    revision under its key."""
+    if memory.kind not in CHECKED_KINDS or not memory.text:
         return []
     rows = Memory.objects.filter(
-        scope_id__in=scope_ids, status=Status.ACTIVE, kind__in=CHECKED_KINDS, key__isnull=True
+        scope_id__in=scope_ids, status=Status.ACTIVE, kind__in=CHECKED_KINDS
     ).exclude(pk=memory.pk)
-    near = nearest_statements(rows, memory.lexical).select_related("scope")[:MAX_CANDIDATES]
-    return [other for other in near if contradicts(memory.text, other.text)]
+    if memory.key:
+        rows = rows.exclude(key=memory.key)  # the same key is compared by key (commitments_at_stake)
+    others = list(keyed_statements(rows).select_related("scope"))
+    if memory.lexical:
+        unkeyed = rows.filter(key__isnull=True)
+        others += list(nearest_statements(unkeyed, memory.lexical).select_related("scope")[:MAX_CANDIDATES])
+    return [other for other in others if opposes(other.text, memory.text)]
 
 
 def commitments_at_stake(memory: Memory, *, exclude: tuple[int, ...] = ()) -> list[Memory]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from governance.models import Dispute, Memory, Relation
-from governance.propagation import embed_memories, run_delivery
+from governance.propagation import run_delivery
 
 from .test_session_requirements import ask, pinned, say, set_aside
 
