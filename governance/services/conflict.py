@@ -64,7 +64,7 @@ def opposes(older: str, newer: str) -> str | None:
     value of one sort for the same subject (`changed_value`). The reason, or None."""
     if contradicts(older, newer):
         return REASON_NEGATION
-    if changed_value(older, newer):
+    if changed_value(older, newer, cued=bool(CHANGE_CUES.search(newer))):
         return REASON_OTHER_VALUE
     return None
 

@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Memory, Principal, Scope, Status, lexical
+from governance.services import subject
 from governance.services.conflict import CHECKED_KINDS, conflict_queue, opposes
 from governance.services.extraction import Extracted, requirement_of, user_sentences
 
@@ -238,6 +239,8 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
     rules = None
     by_text = {e.text: e for e in found}
     for ref, sentence, turn_text in said:
+        if not subject.says_how_things_are(sentence):
+            continue  # a question or "regardless of …" corrects nothing
         existing = by_text.get(sentence)
         if existing is not None and (
             existing.key

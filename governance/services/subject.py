@@ -149,9 +149,38 @@ def same_subject(a: str, b: str, *, share: float = SHARE) -> bool:
     return not _qualified(seq_a, seq_b)
 
 
+# Negation words that hedge, add or ask rather than negate what is said: "I'm not sure the format matters",
+# "not only the format but also the notes", "no matter which", "don't know", "why not".
+_HEDGES = re.compile(
+    r"\b(?:not|n't) (?:sure|only|just|certain|quite|necessarily|exactly|really|always)\b|\bno matter\b|"
+    r"\b(?:do|does|did)(?: not|n't) (?:know|think|mind|care|remember)\b|\bwhy not\b|\bno (?:idea|doubt)\b|"
+    r"\bnot (?:that|to mention)\b|\bwhether or not\b",
+    re.I,
+)
+
+
+# What asks, wonders or leaves open rather than says how things are: a question ("Should we refactor the
+# payment module?", "支付模块要不要重构?"), an A-not-A form ("重不重构", "能不能"), "regardless" ("不管…",
+# "no matter whether …"). Such a sentence in a conversation corrects no rule, whatever its words.
+_OPEN = re.compile(
+    r"[?？]\s*$|吗\s*[。.!！]?\s*$|(\w)不\1|不管|无论|不论|\bregardless\b|\bno matter\b|\bwhether\b|"
+    r"\bi wonder\b|\bwondering\b",
+    re.I,
+)
+# ... unless it asks for the change itself ("Can you make it PPTX instead?", "能不能改成PPTX?").
+_ASKS_FOR_IT = re.compile(
+    r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\b|^(?:能不能|可不可以|可以)(?:帮我|请|把)", re.I
+)
+
+
+def says_how_things_are(sentence: str) -> bool:
+    """Whether a sentence states or asks for something, rather than asking or leaving it open (see _OPEN)."""
+    return not _OPEN.search(sentence) or bool(_ASKS_FOR_IT.search(sentence))
+
+
 def negated(text: str) -> bool:
-    """Whether the statement is said negated (a negation word of either language in it)."""
-    lowered = text.lower().replace("’", "'")
+    """Whether the statement is said negated (a negation word of either language in it, hedges aside)."""
+    lowered = _HEDGES.sub(" ", text.lower().replace("’", "'"))
     if set(re.findall(r"[a-z']+", lowered)) & NEGATION:
         return True
     if not lexical.has_cjk(text):
@@ -166,6 +195,7 @@ __all__ = [
     "negated",
     "of",
     "qualified_otherwise",
+    "says_how_things_are",
     "same_subject",
     "sequence",
 ]

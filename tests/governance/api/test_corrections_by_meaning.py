@@ -85,16 +85,41 @@ def test_a_correction_of_a_confirmed_rule_under_an_english_key_holds_in_its_sess
     assert [p["memory_id"] for p in held["pending_changes"]] == [correction["memory_id"]]
 
 
-def test_a_rule_about_something_else_is_not_set_aside_by_a_permission_with_a_condition(
-    client_for, owner, agent, project_scope
+PAYMENT_ZH = "支付模块风险太高,暂时不要重构。"
+PAYMENT_EN = "The payment module is too risky: do not refactor it for now."
+
+
+@pytest.mark.parametrize(
+    ("rule", "said"),
+    [
+        # the same wording about another module
+        pytest.param(PAYMENT_ZH, "报表模块可以重构,但必须先补测试。", id="zh-other-module"),
+        pytest.param(
+            PAYMENT_EN,
+            "You can refactor the reporting module now, but write the tests first.",
+            id="en-other-module",
+        ),
+        # a question, "regardless", a hedge: they say nothing of how things are
+        pytest.param(PAYMENT_ZH, "支付模块要不要重构,你怎么看?", id="zh-question"),
+        pytest.param(PAYMENT_ZH, "不管支付模块重不重构,先把文档写好。", id="zh-regardless"),
+        pytest.param(PAYMENT_EN, "Should we refactor the payment module at some point?", id="en-question"),
+        pytest.param(
+            PAYMENT_EN,
+            "I'm not sure the payment module matters here, let's start on the docs.",
+            id="en-hedge",
+        ),
+    ],
+)
+def test_what_is_not_a_correction_of_the_rule_sets_nothing_aside(
+    client_for, owner, agent, project_scope, rule, said
 ):
-    """The same wording about another module: nothing is replaced, the rule stays pinned."""
-    _rule(client_for(owner), "支付模块风险太高,暂时不要重构。", "payment_refactor")
+    _rule(client_for(owner), rule, "payment_refactor")
     client = client_for(agent)
-    say(client, "报表模块可以重构,但必须先补测试。", session="s1", ref="t3")
-    body = ask(client, "支付模块现在能重构吗?", session="s1")
-    assert "支付模块风险太高,暂时不要重构。" in pinned(body)
+    say(client, said, session="s1", ref="t3")
+    body = ask(client, "Can we refactor the payment module? 支付模块现在能重构吗?", session="s1")
+    assert rule in pinned(body)
     assert not set_aside(body)
+    assert not Memory.objects.filter(key="payment_refactor", status__in=("candidate", "proposed")).exists()
 
 
 def _fact(client, text: str, scope: str = "acme/slides") -> int:
@@ -158,7 +183,9 @@ UNRELATED = [
         "The analytics service keeps its data in ClickHouse.",
         id="en-other-service",
     ),
-    pytest.param("Our nightly backups go to S3.", "Our nightly build runs on Jenkins.", id="en-other-subject"),
+    pytest.param(
+        "Our nightly backups go to S3.", "Our nightly build runs on Jenkins.", id="en-other-subject"
+    ),
 ]
 
 
