@@ -10,6 +10,7 @@ import random
 from collections.abc import Callable
 
 from devtools.evaluation import vocab
+from devtools.evaluation.agent_only import agent_only
 from devtools.evaluation.suite import (
     CATEGORIES,
     ActionSpec,
@@ -987,5 +988,6 @@ BUILDERS: dict[str, Callable[[_Ctx], EvalTask]] = {
     "correction_in_conversation": _correction_in_conversation,
     "near_duplicate": _near_duplicate,
     "unkeyed_contradiction": _unkeyed_contradiction,
+    "agent_only": agent_only,
 }
 assert set(BUILDERS) == set(CATEGORIES)

@@ -97,6 +97,15 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
     scopes = task_scopes(root, task)
     ids: dict[str, Loaded] = {}
     prefix = f"{task.id}-"
+
+    def write(spec: MemorySpec) -> None:
+        writer = principals.agent if spec.by == "agent" else principals.curator
+        memory = memory_record(item=_memory_input(spec, scopes[spec.place], anchor), actor=writer)
+        ids[spec.label] = Loaded(memory.pk, memory.text)
+
+    for spec in task.memories:
+        if spec.first:
+            write(spec)
     for event in task.events:
         turns = [
             {
@@ -122,10 +131,17 @@ def load_task(task: EvalTask, *, root: str, principals: Principals) -> LoadedTas
         .values_list("pk", "source_ref", "text")
     ):
         ids[ref.removeprefix(prefix)] = Loaded(pk, text)
+    # What the extractor wrote from a turn is known by the turn's label and ":said" (the first, by id).
+    for pk, ref, text in (
+        Memory.objects.filter(scope=scopes["task"], source_ref__in=refs)
+        .exclude(kind="episodic")
+        .order_by("-pk")
+        .values_list("pk", "source_ref", "text")
+    ):
+        ids[f"{ref.removeprefix(prefix)}:said"] = Loaded(pk, text)
     for spec in task.memories:
-        writer = principals.agent if spec.by == "agent" else principals.curator
-        memory = memory_record(item=_memory_input(spec, scopes[spec.place], anchor), actor=writer)
-        ids[spec.label] = Loaded(memory.pk, memory.text)
+        if not spec.first:
+            write(spec)
     for action in task.actions:
         if action.op != "settle":
             _apply(action, ids, principals.curator)

@@ -341,6 +341,14 @@ CATEGORY_CHECKS: dict[str, tuple[Check, ...]] = {
         check_not_in_force,
         check_absent,
     ),
+    "agent_only": (
+        check_include,
+        check_slots,
+        check_negative,
+        check_not_in_force,
+        check_session,
+        check_absent,
+    ),
 }
 
 
@@ -369,6 +377,8 @@ CATEGORY_NEEDS: dict[str, str] = {
     "near_duplicate": VECTOR,
     # A dispute is marked, and a settled one's loser listed as no longer in force, by adjudication.
     "unkeyed_contradiction": ADJUDICATE,
+    # The session's requirements and corrections, read from the user's relayed turns (recall/session.py).
+    "agent_only": RELATIONS,
 }
 
 

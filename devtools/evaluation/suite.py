@@ -24,6 +24,7 @@ CATEGORIES = (
     "correction_in_conversation",
     "near_duplicate",
     "unkeyed_contradiction",
+    "agent_only",
 )
 
 # Where a memory lives relative to the task: its own scope, the parent (visible: an ancestor), a
@@ -65,6 +66,7 @@ class MemorySpec:
     session: str = ""
     call_id: str = ""
     by: str = "curator"  # who writes it: the curator (a person) or the agent (what it relays)
+    first: bool = False  # written before the task's events are relayed (a rule in force when the user speaks)
 
 
 @dataclass(frozen=True)

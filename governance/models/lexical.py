@@ -218,6 +218,11 @@ def _segmenter():
     return _jieba
 
 
+def _y(term: str) -> str:
+    """The index's stems keep "copi" for copied and copies but "copy" for copy: one word to compare."""
+    return term[:-1] + "y" if len(term) > 3 and term.endswith("i") else term
+
+
 def has_cjk(text: str) -> bool:
     return bool(_HAS_CJK.search(text))
 
@@ -233,7 +238,7 @@ def words(text: str, *, keep_function: bool = False) -> list[Word]:
     prepositions, time words) out. For comparing statements; the index keeps `terms`."""
     text = unicodedata.normalize("NFKC", text)
     if not _HAS_CJK.search(text):
-        return [Word(t, "w") for t in terms(text)]
+        return [Word(_y(t), "w") for t in terms(text)]
     out: list[Word] = []
     for pair in _segmenter().cut(text):
         token, tag = pair.word.strip().lower(), pair.flag
@@ -243,5 +248,5 @@ def words(text: str, *, keep_function: bool = False) -> list[Word]:
             if keep_function or (tag not in _CJK_FUNCTION_TAGS and token not in STOPWORDS):
                 out.append(Word(token, tag))
         else:
-            out.extend(Word(t, "eng") for t in terms(token))
+            out.extend(Word(_y(t), "eng") for t in terms(token))
     return out

@@ -107,3 +107,24 @@ def test_every_case_of_a_user_correction_in_conversation_passes_under_full(db, t
     body = json.loads(out.read_text())
     assert body["tasks"] == 10
     assert body["strategies"]["full"]["categories"]["correction_in_conversation"] == 1.0, body["failures"]
+
+
+def test_every_case_of_the_agent_only_flow_passes_under_full_and_no_ablation_does(db, tmp_path):
+    """The user's words only as relayed turns (devtools/evaluation/agent_only.py): five cases, each once per
+    language in five tasks per language; the session stage is what passes them, so no ablation does."""
+    out = tmp_path / "eval.json"
+    call_command(
+        "evaluate",
+        "--per-cell",
+        "5",
+        "--categories",
+        "agent_only",
+        "--json",
+        str(out),
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    body = json.loads(out.read_text())
+    rates = {name: s["categories"]["agent_only"] for name, s in body["strategies"].items()}
+    assert rates.pop("full") == 1.0, body["failures"]
+    assert rates and all(rate < 1.0 for rate in rates.values()), rates
