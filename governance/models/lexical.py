@@ -3,6 +3,7 @@ bigrams (PostgreSQL's parsers do not segment CJK, so we do it once here, for mem
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -235,10 +236,16 @@ def words_all(text: str) -> list[Word]:
 def words(text: str, *, keep_function: bool = False) -> list[Word]:
     """The content words of `text` in order: English as `terms` reads it (stemmed, stopwords out), each
     Chinese run cut into words by jieba with its tag, Chinese function words (pronouns, particles, adverbs,
-    prepositions, time words) out. For comparing statements; the index keeps `terms`."""
+    prepositions, time words) out. For comparing statements; the index keeps `terms`. The same texts are
+    compared again and again (a scope's rules with every sentence a user says), so each is cut once."""
+    return list(_words(text, keep_function))
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(text: str, keep_function: bool) -> tuple[Word, ...]:
     text = unicodedata.normalize("NFKC", text)
     if not _HAS_CJK.search(text):
-        return [Word(_y(t), "w") for t in terms(text)]
+        return tuple(Word(_y(t), "w") for t in terms(text))
     out: list[Word] = []
     for pair in _segmenter().cut(text):
         token, tag = pair.word.strip().lower(), pair.flag
@@ -249,4 +256,4 @@ def words(text: str, *, keep_function: bool = False) -> list[Word]:
                 out.append(Word(token, tag))
         else:
             out.extend(Word(_y(t), "eng") for t in terms(token))
-    return out
+    return tuple(out)

@@ -69,7 +69,7 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
             r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止|禁止|不准|不许|"
             # "别" and "只" give an order at the start of a clause ("别覆盖原文件", "只处理 v3"); elsewhere
             # they are other words (别人, 特别, 只是)
-            r"(^|[,，;；:：]|也|就|先|千万|可|请)\s*(别|只(?=处理|用|改|发|做|保留|要|看|修改|动|导出|使用|交))|仅限",
+            r"(^|[,，;；:：]|也|就|先|都|千万|可|请)\s*(别|只(?=处理|用|改|发|做|保留|要|看|修改|动|导出|使用|交))|仅限",
             re.I,
         ),
     ),
@@ -380,7 +380,7 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
         "negated": [_value_dict(v) for v in negated],
         "stage": stage,
         # a correction lasts when it is resolved against what it corrects (services/requirements.py)
-        "lasting": conversational and kind in ("standing", "boundary"),
+        "lasting": conversational and kind in ("standing", "boundary") and addressed_to_the_agent(sentence),
         "conversational": conversational,
     }
 
@@ -398,6 +398,50 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
             if len(sentence) >= 4:
                 out.append((turn.get("ref") or "", sentence, content))
     return out
+
+
+# Who a boundary or standing instruction is said to. One that lasts beyond its session (the review queue)
+# is an order to whoever serves the user: "Don't overwrite the original file.", "Please don't use title
+# case", "Also, don't start writing email 4 yet.", "It is important that you ALWAYS ask …", "别覆盖原文件",
+# "先不要发布". The same words in what the user tells of themselves or of the world are not: "I've been
+# trying to read at least 30 minutes a day", "I'll make sure to bring cash", "It should be at least 100
+# words long" (a task's own spec), "I've heard some countries require …", nor a question. On the
+# LongMemEval-S dev haystacks these were most of the review items before (docs/evaluation.md, "The user's
+# requirements on the real files").
+_SAID_OF_ONESELF_START = re.compile(
+    r"^\W*(?:(?:and|but|so|also|anyway|well|ok|okay|oh|by the way|for example|for context|actually|honestly|"
+    r"now|yes|yeah|plus|besides|personally|i think|i guess)\W+)*"
+    r"(?:i|i'm|im|i've|i'll|i'd|we|we're|we've|we'll|we'd|my|our|it|it's|its|this|that|there|these|those|he|"
+    r"she|they|they're|his|her|their|someone|everyone|one|let's|lets)\b",
+    re.I,
+)
+_TO_YOU = re.compile(
+    r"\byou\b[^.?!]{0,30}?\b(?:always|never|must|should|only|don'?t|do not|make sure)\b|"
+    r"\b(?:want|need|ask|like|expect) you to\b",
+    re.I,
+)
+_ASKS = re.compile(
+    r"^\W*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|would|will|should|"
+    r"(?:do|does|did)(?!\s+not\b|n'?t\b))\b",
+    re.I,
+)
+# A team's convention is how conventions are often stated: "We always deploy on Tuesdays."
+_TEAM_RULE = re.compile(r"^\W*we\s+(?:always|never|only|must|don'?t|do not)\b", re.I)
+_ZH_SAID_OF_ONESELF = re.compile(
+    r"^(?:我|我们|他|她|他们|她们|它|这|那|大家)(?:觉得|想|会|一直|已经|正在|最近|每天|经常|尽量|打算|希望|听说|知道|发现|"
+    r"试着|努力|也|都|还|平时|通常|总是)|吗\s*[。!！]?$|[?？]\s*$"
+)
+
+
+def addressed_to_the_agent(sentence: str) -> bool:
+    """Whether an order's words are said to whoever serves the user (see above), not of oneself or the world."""
+    if _CJK.search(sentence):
+        return not _ZH_SAID_OF_ONESELF.search(sentence.strip())
+    if _QUESTION.search(sentence) or _ASKS.search(sentence):
+        return bool(_ASKS_FOR_A_RULE.search(sentence))
+    if _TO_YOU.search(sentence) or _TEAM_RULE.search(sentence):
+        return True
+    return not _SAID_OF_ONESELF_START.search(sentence)
 
 
 # The kind a requirement read by no other rule is stored as.

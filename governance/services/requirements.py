@@ -257,7 +257,11 @@ def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], 
                             items.remove(top[0])
                 else:
                     requirement["ambiguous"] = [item.describe() for item in top[:3]]
-        if requirement.get("replaces"):
+        # A correction, or what replaces a person's rule, would outlast the session; a new request that
+        # replaces the session's own earlier one ("now write the description in 110 characters" after "the
+        # title in 60") is the next step of the work, in force in its session only.
+        replaces = requirement.get("replaces")
+        if replaces and (requirement.get("type") == "correction" or replaces.get("origin") == "rule"):
             requirement["lasting"] = True
         if requirement.get("lasting"):
             _already_heard(scope, extracted, requirement)

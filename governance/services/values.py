@@ -11,6 +11,7 @@ a correction unresolved (a person reads it in the review queue), never resolved 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -295,7 +296,13 @@ def _as_value(text: str, start: int, end: int) -> bool:
 
 
 def values_in(text: str) -> list[Value]:
-    """Every value `text` names, in order of appearance (one per place)."""
+    """Every value `text` names, in order of appearance (one per place). Read once per text (a scope's rules
+    are read against every sentence a user says)."""
+    return list(_values_in(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _values_in(text: str) -> tuple[Value, ...]:
     text = _normalise(text)
     found: list[Value] = []
     taken: list[tuple[int, int]] = []
@@ -323,7 +330,7 @@ def values_in(text: str) -> list[Value]:
         found.append(Value(sort, norm, text[start:end], start, end))
         taken.append((start, end))
     found.sort(key=lambda v: v.start)
-    return found
+    return tuple(found)
 
 
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九", start=0)}

@@ -144,3 +144,33 @@ def test_a_date_is_a_months_name_and_a_day_and_its_spellings_compare_equal(text,
         assert not [
             e for e in RuleExtractor().extract([{"role": "user", "content": text}]) if e.rule == "request"
         ]
+
+
+@pytest.mark.parametrize(
+    ("text", "lasting"),
+    [
+        # said to whoever serves the user: a person decides whether it lasts
+        ("Please don't use title case in the headings.", True),
+        ("Also, don't start writing the fourth email yet.", True),
+        ("It is important that you always cite the source of every figure.", True),
+        ("Do not exceed 70 characters in the title.", True),
+        ("We always deploy the web app on Tuesdays.", True),
+        ("先别把报价单发给客户。", True),
+        ("合同正文一个字都别改。", True),
+        # told of oneself or of the world, asked, or a task's own spec: its session's only
+        ("I've been trying to write at least five new jokes a week.", False),
+        ("I'll make sure to double-check the invoice numbers before I send them.", False),
+        ("It should be at least 100 words long and name the product's key features.", False),
+        ("I've heard some banks require at least two forms of ID for the report.", False),
+        ("What documents are required for the visa report?", False),
+        ("我最近尽量每天至少写500字的报告。", False),
+        ("我们也都尽量不要在周五发布版本。", False),
+    ],
+)
+def test_only_an_order_said_to_whoever_serves_the_user_waits_in_review(text, lasting):
+    found = [
+        e.meta["requirement"]
+        for e in RuleExtractor().extract([{"role": "user", "content": text, "ref": "t1"}])
+        if e.meta.get("requirement")
+    ]
+    assert bool(found and found[0]["lasting"]) is lasting, found
