@@ -126,12 +126,15 @@ def find_conflicts(memory: Memory) -> list[tuple[Memory, str]]:
     near = nearest_statements(active.filter(kind__in=CHECKED_KINDS, key__isnull=True), memory.lexical).only(
         *fields
     )[:MAX_CANDIDATES]
-    found = []
-    for other in [*near, *keyed_statements(active).only(*fields)]:
-        reason = opposes(other.text, memory.text)
-        if reason is not None:
-            found.append((other, reason))
-    return found
+    found = [(other, reason) for other in near if (reason := opposes(other.text, memory.text))]
+    # A keyed statement it sets aside by its text: only when one does (two keyed formats in force and "Change
+    # the export format to PDF": which one is meant is the reviewer's to say, as in correction.py).
+    keyed = [
+        (other, reason)
+        for other in keyed_statements(active).only(*fields)
+        if (reason := opposes(other.text, memory.text))
+    ]
+    return found + keyed if len(keyed) == 1 else found
 
 
 def later_contradictions(memory: Memory) -> list[Memory]:
@@ -192,9 +195,12 @@ def conflict_detect(*, memory: Memory, actor: Principal | None) -> list[Memory]:
     return [other for other, _ in found]
 
 
-def conflict_queue(*, memory: Memory, found: list[tuple[Memory, str]], actor: Principal | None) -> None:
-    """Link `memory` `contradicts` to each (other, reason) and move a candidate to `proposed`, audited.
-    Call inside the transaction that wrote `memory`."""
+def conflict_queue(
+    *, memory: Memory, found: list[tuple[Memory, str]], actor: Principal | None, propose: bool = True
+) -> None:
+    """Link `memory` `contradicts` to each (other, reason) and move a candidate to `proposed` (unless not
+    `propose`: a session's requirement that replaces its own earlier one is linked, and stays its session's),
+    audited. Call inside the transaction that wrote `memory`."""
     for other, reason in found:
         Relation.objects.get_or_create(
             source=memory,
@@ -203,7 +209,7 @@ def conflict_queue(*, memory: Memory, found: list[tuple[Memory, str]], actor: Pr
             defaults={"reason": reason, "actor": actor},
         )
     before = memory.status
-    if before == Status.CANDIDATE:
+    if before == Status.CANDIDATE and propose:
         memory.status = Status.PROPOSED
         memory.save(update_fields=["status", "updated_at"])
     audit_record(

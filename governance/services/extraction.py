@@ -380,7 +380,10 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
         "negated": [_value_dict(v) for v in negated],
         "stage": stage,
         # a correction lasts when it is resolved against what it corrects (services/requirements.py)
-        "lasting": conversational and kind in ("standing", "boundary") and addressed_to_the_agent(sentence),
+        "lasting": conversational
+        and kind in ("standing", "boundary")
+        and addressed_to_the_agent(sentence)
+        and (kind == "standing" or bool(_LIMITS.search(sentence))),
         "conversational": conversational,
     }
 
@@ -433,11 +436,29 @@ _ZH_SAID_OF_ONESELF = re.compile(
 )
 
 
+# A question asked after a lead or a clause: "So what must I ensure …", "in tabular format, what are all …".
+_ASKS_WITHIN = re.compile(
+    r"(?:^|[,;:]\s*)(?:so\s+|and\s+|but\s+|now\s+|then\s+|ok\s+)?(?:what|which|who|how|why|where|when)\s+"
+    r"(?:are|is|was|were|do|does|did|must|should|can|could|would|will)\b",
+    re.I,
+)
+# What limits the work, as a boundary that lasts: a prohibition, a "not yet", an "only", an upper bound, a
+# "make sure" or a "must" said to the agent. "At least", "required" and "deadline" describe a task's spec or
+# a person's life ("generate at least 10 tasks", "Required functionality: …", "a tight deadline") far more
+# often than they set a boundary.
+_LIMITS = re.compile(
+    r"\b(?:don'?t|do not|never|must not|mustn'?t|cannot|can'?t|only|not yet|no more than|at most|avoid|stop|"
+    r"make sure|be sure|you must|we must|always)\b|"
+    r"别|不要|不能|不得|禁止|不准|不许|务必|一定要|必须|只|仅|先不|最多|切勿",
+    re.I,
+)
+
+
 def addressed_to_the_agent(sentence: str) -> bool:
     """Whether an order's words are said to whoever serves the user (see above), not of oneself or the world."""
     if _CJK.search(sentence):
         return not _ZH_SAID_OF_ONESELF.search(sentence.strip())
-    if _QUESTION.search(sentence) or _ASKS.search(sentence):
+    if _QUESTION.search(sentence) or _ASKS.search(sentence) or _ASKS_WITHIN.search(sentence):
         return bool(_ASKS_FOR_A_RULE.search(sentence))
     if _TO_YOU.search(sentence) or _TEAM_RULE.search(sentence):
         return True

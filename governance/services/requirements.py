@@ -346,6 +346,8 @@ def requirements_link(*, candidates: list[Memory], actor: Principal | None) -> N
             memory=memory,
             found=[(target, REASON_REPLACES.format(session=memory.session or "-"))],
             actor=actor,
+            # what would outlast the session is proposed already (requirement_status); the rest stays its own
+            propose=False,
         )
         if "requirement" in (target.meta or {}):
             # Read by the packet of any session that meets the earlier requirement (or the turn it came

@@ -14,7 +14,6 @@ from governance.recall import STRATEGIES, assemble_context, recall_memories
 from governance.redaction.render import UNCONFIRMED
 from governance.services.events import event_ingest
 from governance.services.memory import memory_forget, memory_retire, memory_supersede
-from governance.services.relation import relation_add
 from governance.services.scope import scope_ensure
 from tests.governance.recall.helpers import packet_ids, slot_ids
 
@@ -269,8 +268,8 @@ def test_preference_scoped_to_one_kind_of_task_does_not_leak(project_scope, agen
 def test_contradiction_is_flagged_with_the_winner_and_why(project_scope, agent, owner, remember):
     a = remember(project_scope, "The launch date is March 3", kind="semantic")
     b = remember(project_scope, "The launch date is March 10", kind="semantic", status="candidate")
-    relation_add(source_id=b.pk, target_id=a.pk, kind="contradicts", reason="two dates", actor=owner)
-    assert Relation.objects.filter(kind="contradicts").exists()
+    # Another date for the same subject: conflict detection links the two itself (conflict.opposes).
+    assert Relation.objects.filter(kind="contradicts", source=b, target=a).exists()
     result = assemble_context(
         principal=agent, scope=project_scope, query="when is the launch date?", budget_tokens=800
     )

@@ -174,3 +174,22 @@ def test_only_an_order_said_to_whoever_serves_the_user_waits_in_review(text, las
         if e.meta.get("requirement")
     ]
     assert bool(found and found[0]["lasting"]) is lasting, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "So what must I ensure I adhere to, to keep my customers' data safe.",
+        "in tabular format, what are all of the properties required for the reporting scenario",
+        "Now I need you to generate at least 10 tasks within each category.",
+        "Required functionality: trainees can answer a survey once at the start of the course.",
+        "With a tight deadline, they must be facing some project management challenges.",
+    ],
+)
+def test_a_question_a_tasks_spec_or_a_story_is_no_boundary_to_review(text):
+    found = [
+        e.meta["requirement"]
+        for e in RuleExtractor().extract([{"role": "user", "content": text, "ref": "t1"}])
+        if e.meta.get("requirement")
+    ]
+    assert not [r for r in found if r["lasting"]], found
