@@ -21,6 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Memory, Principal, Scope, Status, lexical
+from governance.selectors.rules import rules_in_force
 from governance.services import subject
 from governance.services.conflict import CHECKED_KINDS, conflict_queue, opposes
 from governance.services.extraction import Extracted, requirement_of, user_sentences
@@ -193,38 +194,6 @@ def corrections_resolve(*, scope: Scope, found: list[Extracted]) -> None:
         }
 
 
-# Rules in force read per event for `rules_corrected_by_meaning` (the newest).
-RULES_READ = 200
-
-
-def _rules_in_force(scope: Scope) -> list[tuple[int, str | None, str, str, str]]:
-    """(id, key, kind, text, scope path) of the statements a person put in force in the scope and above it;
-    for a key set at several levels only the narrowest (the one in force here)."""
-    now = timezone.now()
-    rows = (
-        Memory.objects.filter(
-            scope__in=Scope.objects.ancestors_of(scope),
-            status=Status.ACTIVE,
-            kind__in=CHECKED_KINDS,
-            purged_at__isnull=True,
-            confirmed_at__isnull=False,
-        )
-        .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
-        .order_by("-id")
-        .values_list("pk", "key", "kind", "text", "scope__path")[:RULES_READ]
-    )
-    narrowest: dict[str, tuple] = {}
-    out = []
-    for row in rows:
-        if row[1] is None:
-            out.append(row)
-            continue
-        held = narrowest.get(row[1])
-        if held is None or row[4].count("/") > held[4].count("/"):
-            narrowest[row[1]] = row
-    return [*narrowest.values(), *out]
-
-
 def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: list[dict]) -> None:
     """A user's sentence that says the opposite of a rule in force, or another value of it for the same
     subject (services/subject.py), corrects that rule whatever its words and the key's: "支付模块可以重构,
@@ -249,7 +218,7 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
         ):
             continue  # resolved by its words already
         if rules is None:
-            rules = _rules_in_force(scope)
+            rules = rules_in_force(scope, CHECKED_KINDS)
         if not rules:
             return
         hits = [r for r in rules if r[3] != sentence and opposes(r[3], sentence)]

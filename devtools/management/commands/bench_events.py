@@ -51,7 +51,8 @@ class Command(BaseCommand):
         agent = principal_ensure(name=f"{root}-agent", kind="agent", actor=None)
         grant_add(principal=agent, scope=scope, role=Role.AGENT, actor=None)
         token = token_issue(principal=agent, actor=None, expires_at=timezone.now() + timedelta(hours=6))
-        client = Client(HTTP_AUTHORIZATION=f"Token {token}")
+        # The host the service answers on by default (ALLOWED_HOSTS), not the test client's "testserver".
+        client = Client(HTTP_AUTHORIZATION=f"Token {token}", HTTP_HOST="127.0.0.1")
         for scope_path in {e["scope"] for e in events}:
             scope_ensure(path=scope_path, actor=None)
         took: list[float] = []
