@@ -4,11 +4,9 @@ granted subtrees only)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django.db.models import QuerySet
 
-from governance.models import Memory, Principal, Scope, Status, Turn, content_hash
+from governance.models import Memory, Principal, Scope, Turn, content_hash
 from governance.permissions import memory_for_reader, memory_readable_scopes, scope_by_path, turn_for_reader
 
 
@@ -64,16 +62,3 @@ def repeats_purged_text(text: str, workspace_id: int) -> bool:
     return Memory.objects.filter(
         purged_at__isnull=False, content_hash=content_hash(text), scope__workspace_id=workspace_id
     ).exists()
-
-
-def forgotten_hashes(*, scope: Scope, hashes: Iterable[str]) -> set[str]:
-    """Of these content hashes, those of a memory forgotten (soft or hard) in `scope` or above it: promotion
-    and extraction never write such a text again; only a person writing it does, and that is audited."""
-    wanted = {h for h in hashes if h}
-    if not wanted:
-        return set()
-    return set(
-        Memory.objects.filter(
-            scope__tree__ancestor_of=scope.tree, status=Status.FORGOTTEN, content_hash__in=wanted
-        ).values_list("content_hash", flat=True)
-    )
