@@ -106,3 +106,30 @@ def test_a_turn_of_guesses_lists_the_forgotten_guess_like_the_others(project_sco
     ).json()
     shown = json.dumps(packet)
     assert all(guess in shown for guess in GUESSES), [g for g in GUESSES if g not in shown]
+
+
+def _asked(client, scope: str, query: str) -> str:
+    answer = client.post("/api/v1/context", {"scope": scope, "query": query}, format="json")
+    assert answer.status_code == 200, answer.content
+    return client.get(f"/api/v1/turns/{answer.json()['turn_id']}").json()["query"]
+
+
+def test_a_query_repeating_a_text_forgotten_in_a_sibling_scope_comes_back_as_sent(
+    project_scope, sibling_scope, owner, agent, remember
+):
+    """An agent of acme/slides cannot read acme/payments: whether a text was hard-forgotten there must not
+    change what it reads back of its own turn. A forget in a scope the turn's packet reads (its own or one
+    above it) still keeps the text out of the turn log."""
+    client = token_client(agent)
+    sibling = remember(sibling_scope, "The vault code for payments is 8841-2209.")
+    above = remember(project_scope.parent, "The lobby door code is 5530-1177.")
+    for memory in (sibling, above):
+        text = memory.text
+        memory_forget(memory_id=memory.pk, actor=owner, reason="user asked", hard=True)
+        memory.text = text
+
+    assert _asked(client, "acme/slides", sibling.text) == sibling.text
+    assert _asked(client, "acme/slides", "The vault code for payments is 0000-0000.") == (
+        "The vault code for payments is 0000-0000."
+    )
+    assert _asked(client, "acme/slides", above.text) == "[forgotten]"
