@@ -17,6 +17,8 @@ team to work outside its home."""
 
 from __future__ import annotations
 
+import re
+
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from governance.errors import InvalidInput, NotFound
@@ -32,6 +34,20 @@ from governance.permissions.access import (
 from governance.permissions.roles import Action
 
 UNKNOWN_PRINCIPAL = "No principal with this name."
+CONTROL_CHARACTERS = "A name or path cannot hold control characters (NUL, a line break, an escape, ...)."
+# C0 and C1 controls and DEL: never part of a name, path or slug this service makes, and a NUL is refused by
+# PostgreSQL itself (a DataError, a 500, before this check).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def request_name(value: str | None, *, field: str) -> str:
+    """`value` (a name, path or slug from a request) stripped of surrounding blanks; InvalidInput (400,
+    `invalid_input` with `field`) when it holds a control character. Every resolver below reads its
+    input through this, so no name reaches the database with one, whatever the route or the token."""
+    value = value or ""
+    if _CONTROL.search(value):  # before the strip, which takes a trailing line break or NEL for a blank
+        raise InvalidInput(CONTROL_CHARACTERS, field=field)
+    return value.strip()
 
 
 def _raise(missing: Exception | None) -> None:
@@ -40,7 +56,7 @@ def _raise(missing: Exception | None) -> None:
 
 def clean_path(path: str | None) -> str:
     """A scope path as people type it: surrounding blanks and slashes dropped."""
-    return (path or "").strip().strip("/")
+    return request_name(path, field="scope").strip("/")
 
 
 # --- Workspaces -----------------------------------------------------------------------------------------
@@ -76,7 +92,7 @@ def workspace_by_slug(
     otherwise."""
     from governance.permissions.scopes import is_site_admin
 
-    workspace = Workspace.objects.filter(slug=(slug or "").strip()).first()
+    workspace = Workspace.objects.filter(slug=request_name(slug, field="workspace")).first()
     if workspace is None or not (
         is_site_admin(actor) or workspace.pk in (acting_workspace_ids(actor) or set())
     ):
@@ -257,7 +273,7 @@ def _named(name: str | None, kinds: tuple[str, ...] | None, workspace_id: int | 
     """Every principal a name may stand for: the user, agent or home-less team of that name (one
     namespace across the installation) and the teams of that name (unique within their workspace), of
     `workspace_id` only when given."""
-    qs = Principal.objects.filter(name=(name or "").strip())
+    qs = Principal.objects.filter(name=request_name(name, field="name"))
     if kinds is not None:
         qs = qs.filter(kind__in=kinds)
     if workspace_id is not None:

@@ -105,10 +105,27 @@ def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     return found
 
 
-def _allowed(ip) -> bool:
+# Ranges that are not public but that Python's `is_global` (3.11) passes: documentation (RFC 9637).
+# Site-local (fec0::/10, deprecated by RFC 3879) and the reserved ranges (SRv6 SIDs 5f00::/16, the
+# unassigned blocks) are asked by name below, as Python flags them.
+_NOT_GLOBAL = (ipaddress.ip_network("3fff::/20"),)
+
+
+def _allowed(ip, *, carrier: bool = False) -> bool:
+    """Whether `ip` is public. `carrier`: an IPv6 address that carries an IPv4 one, judged on its own too
+    (NAT64's 64:ff9b::/96 sits in the block Python calls reserved, ::/8, so that flag is not asked of it)."""
     if getattr(settings, "WEBHOOK_ALLOW_PRIVATE", False):
         return not ip.is_multicast and not ip.is_unspecified
-    return ip.is_global and not ip.is_multicast
+    if isinstance(ip, ipaddress.IPv6Address) and (ip.is_site_local or any(ip in n for n in _NOT_GLOBAL)):
+        return False
+    return (
+        ip.is_global
+        and not ip.is_multicast
+        and (carrier or not ip.is_reserved)
+        and not ip.is_private
+        and not ip.is_link_local
+        and not ip.is_loopback
+    )
 
 
 def address_allowed(address: str) -> bool:
@@ -123,7 +140,7 @@ def address_allowed(address: str) -> bool:
         if ip in _LOCAL_NAT64 and not getattr(settings, "WEBHOOK_ALLOW_PRIVATE", False):
             return False
         if inner:
-            return _allowed(ip) and all(_allowed(v4) for v4 in inner)
+            return _allowed(ip, carrier=True) and all(_allowed(v4) for v4 in inner)
     return _allowed(ip)
 
 

@@ -388,11 +388,7 @@ def _store_turn(state: RecallState, result: dict, strategy: str, budget: int, in
     """Store the Turn and its TurnMemory rows in one statement (one round trip, atomic on its own; part
     of the caller's transaction when there is one), then queue the reinforcement for after the commit."""
     packet = result["packet"]
-    query = (
-        REDACTED
-        if state.query and repeats_purged_text(state.query, state.scope.workspace_id)
-        else state.query
-    )
+    query = REDACTED if state.query and repeats_purged_text(state.query, state.scope) else state.query
     request = {
         "scope": state.scope.path,
         "query": query,

@@ -4,11 +4,9 @@ granted subtrees only)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from django.db.models import QuerySet
 
-from governance.models import Memory, Principal, Scope, Status, Turn, content_hash
+from governance.models import Memory, Principal, Scope, Turn, content_hash
 from governance.permissions import memory_for_reader, memory_readable_scopes, scope_by_path, turn_for_reader
 
 
@@ -56,24 +54,13 @@ def turn_get(*, principal: Principal | None, turn_id: int) -> Turn:
     return turn_for_reader(principal, turn_id)
 
 
-def repeats_purged_text(text: str, workspace_id: int) -> bool:
-    """Whether `text` is exactly the text of a memory hard-forgotten in this workspace (by the keyed content
-    hash its tombstone keeps; index memory_purged_hash). A context request that sends such a text again is
-    stored with it redacted (recall/packet.py): the forget removed it, and the turn log must not take it
-    back in. Another workspace's forgets are not asked: that would make the turn log an oracle."""
+def repeats_purged_text(text: str, scope: Scope) -> bool:
+    """Whether `text` is exactly the text of a memory hard-forgotten in `scope` or a scope above it (by the
+    keyed content hash its tombstone keeps; index memory_purged_hash). A context request in `scope` that
+    sends such a text again is stored with it redacted (recall/packet.py): the forget removed it, and the
+    turn log must not take it back in. Only the forgets of the scopes the turn reads count, which are the
+    forgets that govern it: one in a sibling (or another workspace) the caller may not read would make the
+    turn log an oracle for whether that text was forgotten there."""
     return Memory.objects.filter(
-        purged_at__isnull=False, content_hash=content_hash(text), scope__workspace_id=workspace_id
+        purged_at__isnull=False, content_hash=content_hash(text), scope__tree__ancestor_of=scope.tree
     ).exists()
-
-
-def forgotten_hashes(*, scope: Scope, hashes: Iterable[str]) -> set[str]:
-    """Of these content hashes, those of a memory forgotten (soft or hard) in `scope` or above it: promotion
-    and extraction never write such a text again; only a person writing it does, and that is audited."""
-    wanted = {h for h in hashes if h}
-    if not wanted:
-        return set()
-    return set(
-        Memory.objects.filter(
-            scope__tree__ancestor_of=scope.tree, status=Status.FORGOTTEN, content_hash__in=wanted
-        ).values_list("content_hash", flat=True)
-    )

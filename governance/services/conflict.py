@@ -31,7 +31,15 @@ OVERLAP = 0.6
 MAX_CANDIDATES = 20
 # Up to this many statements to compare with, similarity is computed on each of them (read by id).
 FEW = 500
-THRESHOLD = "current_setting('pg_trgm.similarity_threshold')::real"  # what `%` compares with
+# What `%` compares with. pg_trgm defines its settings in a session only once the library is loaded there
+# (by its first trigram function), so on a new connection the plain current_setting() was an error (a 500
+# of the four-eyes check); `missing_ok` gives NULL there, and pg_trgm's own default stands in for it. A
+# value set in postgresql.conf or by ALTER ... SET exists before the load and is read as it is.
+PG_TRGM_DEFAULT_THRESHOLD = 0.3
+THRESHOLD = (
+    "coalesce(nullif(current_setting('pg_trgm.similarity_threshold', true), '')::real, "
+    f"{PG_TRGM_DEFAULT_THRESHOLD})"
+)
 
 REASON_SAME_KEY = "Same key as an active memory, different text."
 REASON_NEGATION = "Says the opposite of an active memory (one is negated)."

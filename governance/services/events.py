@@ -11,9 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from governance.errors import InvalidInput
-from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind, content_hash
+from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind
 from governance.permissions import may_write_candidates
-from governance.selectors.memory import forgotten_hashes
 from governance.services.correction import corrections_link, corrections_resolve, rules_corrected_by_meaning
 from governance.services.extraction import Extractor, get_extractor
 from governance.services.memory import MAX_TEXT_CHARS, MemoryInput, memory_record_batch
@@ -150,9 +149,11 @@ def event_ingest(
         # What each requirement the user stated replaces (their session's own, or a rule in force), and
         # whether it waits for a person (services/requirements.py).
         requirements_resolve(scope=scope, session=session or "", found=found, turns=fresh)
-        # A sentence whose text was forgotten in this scope is not extracted again (the episode records
-        # that it was said; only a person writing it makes it a memory again).
-        forgotten = forgotten_hashes(scope=scope, hashes={content_hash(e.text) for e in found})
+        # A sentence whose text was forgotten is extracted like any other. Skipping it made the extractor an
+        # oracle: an agent posting one turn of many guesses read back (GET /memories, its session's packet)
+        # which guess was missing. What the user says again is a new statement: a candidate like any other,
+        # in force for its session only and for everyone only once a person confirms it; the forgotten
+        # memory itself stays forgotten (docs/governance.md, "Forgetting").
         candidates = [
             MemoryInput(
                 scope=scope,
@@ -168,7 +169,6 @@ def event_ingest(
                 meta={**e.meta, EXTRACTED_BY: extractor.name, "rule": e.rule},
             )
             for e in found
-            if not forgotten or content_hash(e.text) not in forgotten
         ]
         created = memory_record_batch(items=items + candidates, actor=actor)
         _link_candidates(created[: len(items)], created[len(items) :], actor)

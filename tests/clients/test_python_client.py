@@ -308,3 +308,11 @@ def test_a_write_whose_answer_was_lost_is_retried_with_its_key_and_stored_once(s
     assert IdempotentRequest.objects.filter(key=key).count() == 1
     client.recall(scope="acme/slides", query="stored once", k=1)
     assert transport.sent[-1][1] is None  # a read carries no key
+
+
+def test_the_settings_and_the_client_never_show_the_token_in_their_repr(service, agent_token):
+    client = memgov.Client(service, agent_token)
+    shown = repr(client.settings) + repr(client) + str(client.settings)
+    assert agent_token not in shown
+    assert client.settings.base_url in repr(client.settings)  # the rest is still there to debug with
+    assert [s.path for s in client.scopes.list()] == ["acme/slides"]  # and the token is still used

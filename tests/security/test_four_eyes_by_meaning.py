@@ -72,7 +72,9 @@ def test_an_unkeyed_write_that_sets_aside_a_keyed_commitment_needs_two_people(
 ):
     kept = commitment(lang)
     response = _write(owner, text, scope=scope)
-    assert (response.status_code, response.json().get("error")) == (409, "four_eyes_required"), response.json()
+    assert (response.status_code, response.json().get("error")) == (409, "four_eyes_required"), (
+        response.json()
+    )
     assert not Memory.objects.filter(text=text).exists()
     # Proposed instead, it waits for two different people.
     proposed = _write(owner, text, scope=scope, status="proposed")

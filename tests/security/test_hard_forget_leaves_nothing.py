@@ -1,5 +1,5 @@
 """Issue 10, part 5: a hard forget leaves no copy. A contradiction block carries each memory's text under its
-own id so redaction finds it; promotion and extraction never write a forgotten text again; the PostgreSQL
+own id so redaction finds it; the candidates of a forgotten promotion are never proposed again; the PostgreSQL
 server log holds no statement or parameter of a failed write; the tombstone's hash is keyed."""
 
 from __future__ import annotations
@@ -121,6 +121,22 @@ def promotable(scope, text, sessions=3):
     return episodes, candidates
 
 
+def test_a_forgotten_text_said_again_is_proposed_like_any_other(project_scope, owner):
+    """Suppression is by row: skipping every candidate of a forgotten text told an agent (three sessions of a
+    guess, then the scan or a promotion request) which text had been forgotten."""
+    text = f"I prefer the {unique_marker()} template"
+    _, old = promotable(project_scope, text)
+    [proposal] = promotion_scan(scope=project_scope)
+    for ended in (proposal, *old):  # the proposal and, as a person would, the candidates it was made of
+        memory_forget(memory_id=ended.pk, actor=owner, reason="user asked", hard=True)
+
+    episodes, said_again = promotable(project_scope, text)
+    asked = promotion_propose(memory_id=said_again[0].pk, episode_ids=[e.pk for e in episodes], actor=None)
+    assert asked.status == Status.PROPOSED
+    assert set(asked.meta["promotion"]["candidates"]) == {c.pk for c in said_again}  # repeats merge into one
+    assert not {c.pk for c in old} & {c.pk for c in said_again}
+
+
 def test_promotion_scan_never_re_proposes_a_hard_forgotten_proposal(project_scope, owner):
     marker = unique_marker()
     text = f"I prefer the {marker} template"
@@ -139,7 +155,7 @@ def test_promotion_scan_never_re_proposes_a_hard_forgotten_proposal(project_scop
     assert AuditEvent.objects.filter(target_id=str(again.pk), action="memory.record").exists()
 
 
-def test_extraction_does_not_extract_a_sentence_forgotten_in_the_scope(project_scope, owner):
+def test_extraction_extracts_a_sentence_forgotten_in_the_scope_like_any_other(project_scope, owner):
     marker = unique_marker()
     sentence = f"From now on always put {marker} in the footer."
     first = event_ingest(
@@ -159,8 +175,12 @@ def test_extraction_does_not_extract_a_sentence_forgotten_in_the_scope(project_s
         actor=None,
         turns=[{"role": "user", "content": f"{sentence} I prefer short slides.", "ref": "t2"}],
     )
-    extracted = [m.text for m in again if m.kind != Kind.EPISODIC]
-    assert extracted == ["I prefer short slides."]
+    extracted = [m for m in again if m.kind != Kind.EPISODIC]
+    # Said again, the sentence is a new statement, extracted like any other (skipping it told the poster
+    # which of its guesses had been forgotten); the forgotten memory stays forgotten.
+    assert [m.text for m in extracted] == [sentence, "I prefer short slides."]
+    assert extracted[0].pk != candidate.pk and extracted[0].status == candidate.status
+    assert Memory.objects.get(pk=candidate.pk).status == Status.FORGOTTEN
 
 
 def test_tombstone_hash_is_keyed_so_it_cannot_confirm_a_guessed_pin(project_scope, owner):

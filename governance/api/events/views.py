@@ -36,8 +36,8 @@ class EventsView(APIView):
             turns=[dict(t) for t in data["turns"]],
             actor=principal,
         )
-        # The answer lists the episodes (what was sent), never the extracted candidates: a sentence whose
-        # text was forgotten here is not extracted again, so listing candidates would tell which text was
-        # forgotten. The candidates wait in the review queue (GET /review, GET /memories?status=candidate).
+        # The answer lists the episodes (what was sent); the extracted candidates wait in the review queue
+        # (GET /review, GET /memories?status=candidate). A forgotten text said again is extracted like any
+        # other (services/events.py), so neither tells which text was forgotten.
         episodes = [m for m in created if EXTRACTED_BY not in (m.meta or {})]
         return Response({"created": MemoryOutput(episodes, many=True).data}, status=status.HTTP_201_CREATED)

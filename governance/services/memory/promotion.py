@@ -24,7 +24,6 @@ from governance.models import (
     Tier,
 )
 from governance.permissions import Action, require, require_writable
-from governance.selectors.memory import forgotten_hashes
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.memory.record import MemoryInput, memory_record
 
@@ -44,8 +43,8 @@ class PromotionUnsupported(Conflict):
 class PromotionForgotten(Conflict):
     code = "promotion_text_forgotten"
     message = (
-        "This text was forgotten in this scope; it is not proposed again. Only a person writing it "
-        "again brings it back."
+        "This candidate was folded into a proposal that was since forgotten; it is not proposed again. "
+        "Only a person writing the text again brings it back."
     )
 
 
@@ -253,7 +252,8 @@ def promotion_propose(
         needed = min_episodes()
         if len(_supporting_sessions(episodes)) < needed:
             raise PromotionUnsupported()
-        if forgotten_hashes(scope=candidate.scope, hashes=[candidate.content_hash]):
+        folded = _folded_into_forgotten(candidate.scope)
+        if candidate.pk in folded:
             raise PromotionForgotten()
         group = _group(candidate)
         if _already_promoted(candidate.scope, group):
@@ -266,7 +266,7 @@ def promotion_propose(
             content_hash=candidate.content_hash,
         )
         same = same.filter(key=candidate.key) if candidate.key else same.filter(key__isnull=True)
-        members = sorted({candidate, *same}, key=lambda m: m.pk)
+        members = sorted({candidate, *same.exclude(pk__in=folded)}, key=lambda m: m.pk)
         return _propose(
             scope=candidate.scope,
             template=candidate,
@@ -278,6 +278,19 @@ def promotion_propose(
             reason=(reason or "").strip()[:500],
             requested=True,
         )
+
+
+def _folded_into_forgotten(scope: Scope) -> set[int]:
+    """The candidates of `scope` folded into a promotion proposal that was forgotten since. Suppression is by
+    row, never by text: skipping every candidate whose text matches a forgotten memory told whoever can
+    write candidates (an agent, three sessions of guesses and a promotion request) which text had been
+    forgotten. The rows a forget decided stay decided; a text said again is a new statement."""
+    folded: set[int] = set()
+    for ids in Memory.objects.filter(
+        scope=scope, status=Status.FORGOTTEN, meta__promotion__has_key="candidates"
+    ).values_list("meta__promotion__candidates", flat=True):
+        folded.update(i for i in ids or () if isinstance(i, int))
+    return folded
 
 
 def _already_promoted(scope: Scope, group: str) -> bool:
@@ -299,17 +312,17 @@ def promotion_scan(
     candidates = list(
         Memory.objects.filter(scope=scope, status=Status.CANDIDATE, kind__in=PROMOTABLE_KINDS).order_by("pk")
     )
+    # The candidates a forgotten proposal was made of are never proposed again; candidates written since, of
+    # the same text or not, are proposed like any others (see _folded_into_forgotten).
+    folded = _folded_into_forgotten(scope)
+    candidates = [c for c in candidates if c.pk not in folded]
     groups: dict[tuple[str, str], list[Memory]] = defaultdict(list)
     for c in candidates:
         groups[(c.task_type, f"key:{c.key}" if c.key else f"text:{c.content_hash}")].append(c)
-    # A text forgotten here (a forgotten proposal whose candidates remain, say) is never proposed again.
-    forgotten = forgotten_hashes(scope=scope, hashes={c.content_hash for c in candidates})
     created = []
     for (task_type, subject), members in groups.items():
         if subject.startswith("key:") and len({m.content_hash for m in members}) > 1:
             continue  # the sessions disagree about this key: not consistent, nothing to promote
-        if members[-1].content_hash in forgotten:
-            continue
         group = f"{task_type}|{subject}|{members[-1].content_hash[:16]}"
         if len({s for m in members for s in _sessions_of(m)}) < needed or _already_promoted(scope, group):
             continue

@@ -6,6 +6,7 @@ summary*, audit*, and end (last line: the counts actually written, so a cut-off 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 from django.utils.dateparse import parse_datetime
@@ -37,6 +38,10 @@ AFTER_END = "a record after the end record"
 KEY_TAKEN = "memory record: the target scope {scope!r} already has memories with key {key!r}; import into an empty scope"
 AUDIT_HASH = "audit record: its hash does not match its content (the record was changed after export)"
 TARGET_NOT_EMPTY = "the target scope {scope!r} already exists with the same name as an exported child scope and holds memories"
+CONTROL_CHARACTER = (
+    "{type} record: a string holds a control character ({char}); only tab, line feed and carriage return "
+    "may appear in a text"
+)
 TOO_DEEP = "scope record: {path!r} is not a scope path this installation accepts (names, depth)"
 
 
@@ -49,6 +54,31 @@ class ImportFileError(DomainError):
     def __init__(self, line: int | None, message: str):
         self.line = line
         super().__init__(f"line {line}: {message}" if line else message, line=line)
+
+
+# Control characters other than tab, line feed and carriage return (a text may hold those): a NUL is refused
+# by PostgreSQL (a DataError, a 500, once the string reached an INSERT), and no name, path or text the
+# service writes holds the others.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def check_strings(record: dict, line: int) -> None:
+    """ImportFileError when any string of `record` (a key or a value, at any depth) holds a control
+    character: the file is refused before any of its strings reaches the database."""
+    pending: list = [record]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str) and (found := _CONTROL.search(value)):
+            kind = record.get("type") if isinstance(record.get("type"), str) else "a"
+            char = f"U+{ord(found.group(0)):04X}"
+            raise ImportFileError(
+                line, CONTROL_CHARACTER.format(type=kind if not _CONTROL.search(kind) else "a", char=char)
+            )
 
 
 def dumps(record: dict) -> str:

@@ -48,6 +48,7 @@ from governance.services.portability.format import (
     UNKNOWN_TYPE,
     UNKNOWN_VERSION,
     ImportFileError,
+    check_strings,
     parse_time,
 )
 from governance.services.portability.format import (
@@ -181,6 +182,7 @@ class _Importer(MemoryRowsStep, RecordsStep):
                 raise ImportFileError(self.line, NOT_JSON) from exc
             if not isinstance(record, dict):
                 raise ImportFileError(self.line, NOT_JSON)
+            check_strings(record, self.line)
             kind = record.get("type")
             if self.line == 1 or not self.header:
                 self._header(record)

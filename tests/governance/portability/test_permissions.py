@@ -192,3 +192,46 @@ def test_dashboard_import_preview_shows_the_counts_and_changes_nothing(slides, o
     assert response.status_code == 200
     assert b'id="import-preview"' in response.content and b'data-count="memories">1<' in response.content
     assert (Memory.objects.count(), Scope.objects.count()) == before
+
+
+def _strings(value, at=()):
+    """The place of every string in a record (a path of keys and indexes), but the record's `type`."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _strings(inner, (*at, key))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from _strings(inner, (*at, i))
+    elif isinstance(value, str) and at != ("type",):
+        yield at
+
+
+def _with(record: dict, at: tuple, char: str) -> dict:
+    import copy
+
+    changed = copy.deepcopy(record)
+    holder = changed
+    for step in at[:-1]:
+        holder = holder[step]
+    holder[at[-1]] = holder[at[-1]][:1] + char + holder[at[-1]][1:]
+    return changed
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1b"])
+def test_a_control_character_in_any_string_of_an_import_file_is_a_400_naming_the_line(slides, owner, char):
+    """Every string of every record (names, paths, texts, meta): a NUL used to reach an INSERT and answer 500."""
+    records = export_records(slides.path)
+    client = token_client(owner)
+    tried = 0
+    for index, record in enumerate(records):
+        for at in _strings(record):
+            lines = as_lines([*records[:index], _with(record, at, char), *records[index + 1 :]])
+            upload = io.BytesIO("".join(lines).encode())
+            upload.name = "bad.jsonl"
+            answer = client.post(
+                f"/api/v1/scopes/{slides.pk}/import", {"file": upload, "name": "copy"}, format="multipart"
+            )
+            assert answer.status_code == 400, (record["type"], at, answer.status_code)
+            assert answer.json()["error"] == "bad_import_file" and answer.json()["line"] == index + 1
+            tried += 1
+    assert tried > 20 and not Scope.objects.filter(path="acme/copy").exists()

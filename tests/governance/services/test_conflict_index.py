@@ -109,3 +109,15 @@ def test_above_few_rules_the_trigram_query_can_use_the_index_and_still_finds_the
         cursor.execute("EXPLAIN " + sql)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert f"Bitmap Index Scan on {INDEX}" in plan, plan
+
+
+def test_the_trigram_threshold_is_read_on_a_connection_that_has_not_loaded_pg_trgm(
+    transactional_db, project_scope
+):
+    """pg_trgm's settings exist in a session only once the library is loaded there (by its first trigram
+    function), so `current_setting('pg_trgm.similarity_threshold')` as a new connection's first use of
+    pg_trgm was an error, and the four-eyes contradiction check a 500."""
+    kept = _write(project_scope, "Client files are kept for seven years.", "active")
+    connection.close()  # the next query opens a new session, pg_trgm not loaded in it
+    found = list(conflict.similar_by_id([kept.pk], "client files are never kept for seven years"))
+    assert found == [kept]

@@ -143,3 +143,36 @@ def test_a_secret_encrypted_under_a_lost_key_fails_the_delivery_with_advice_inst
         assert receiver.received == []
     delivery.refresh_from_db()
     assert delivery.last_error == SECRET_UNREADABLE
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "fec0::1",  # site-local (deprecated, RFC 3879): Python's is_global says True
+        "feff::1",  # the top of fec0::/10
+        "fec0::ffff:7f00:1",
+        "::ffff:fec0:1",  # an IPv4-mapped form whose IPv4 is 254.192.0.1 (reserved)
+        "3fff::1",  # documentation (RFC 9637): Python's is_global says True
+        "5f00::1",  # SRv6 SIDs (RFC 9602), reserved
+        "100::1",  # discard-only
+        "2001:db8::1",  # documentation
+        "fe80::1%eth0",  # link-local with a zone
+        "64:ff9b::a00:1",  # NAT64 of 10.0.0.1
+        "::ffff:0:a00:1",  # IPv4-translated 10.0.0.1
+    ],
+)
+def test_every_non_global_ipv6_range_is_refused(settings, address):
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    assert not address_allowed(address)
+
+
+def test_a_site_local_url_is_refused_at_creation(owner, workspace_scope, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    with pytest.raises(InvalidInput) as refused:
+        webhook_create(
+            workspace=workspace_scope.workspace,
+            url="http://[fec0::1]/hook",
+            event_types=["memory.confirmed"],
+            actor=owner,
+        )
+    assert refused.value.message == URL_PRIVATE

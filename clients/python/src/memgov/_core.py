@@ -9,7 +9,7 @@ import random
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -44,7 +44,8 @@ class Call:
 @dataclass(frozen=True)
 class Settings:
     base_url: str
-    token: str
+    # Out of the repr (a log line, a traceback's locals, a debugger's view): the token is the credential.
+    token: str = field(repr=False)
     timeout: float
     max_retries: int
     backoff: float
