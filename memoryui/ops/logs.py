@@ -72,6 +72,14 @@ class SecretFilter(logging.Filter):
         cleaned = redact_secrets(message)
         if cleaned != message:
             record.msg, record.args = cleaned, ()
+        # A traceback names the path too (an exception's message, a failed lookup's repr): formatted here
+        # once and cleaned, it is what every formatter writes (logging.Formatter reads `exc_text` first).
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact_secrets(record.exc_text)
+        if record.stack_info:
+            record.stack_info = redact_secrets(record.stack_info)
         return True
 
 
@@ -91,8 +99,8 @@ class JsonFormatter(logging.Formatter):
         for field in REQUEST_FIELDS:
             if hasattr(record, field):
                 entry[field] = getattr(record, field)
-        if record.exc_info:
-            entry["exc_info"] = self.formatException(record.exc_info)
+        if record.exc_info or record.exc_text:
+            entry["exc_info"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 

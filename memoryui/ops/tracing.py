@@ -54,10 +54,32 @@ def setup(environ=os.environ) -> bool:
     instrumentors = [DjangoInstrumentor(), PsycopgInstrumentor(), RedisInstrumentor(), CeleryInstrumentor()]
     for instrumentor in instrumentors:
         if not instrumentor.is_instrumented_by_opentelemetry:
-            instrumentor.instrument(tracer_provider=provider)
+            hooks = (
+                {"request_hook": redact_request_span} if isinstance(instrumentor, DjangoInstrumentor) else {}
+            )
+            instrumentor.instrument(tracer_provider=provider, **hooks)
     tracing.enable(provider.get_tracer("governance"))
     _installed.extend([provider, *instrumentors])
     return True
+
+
+# The request span's attributes that hold the request's path (semantic conventions old and new).
+_PATH_ATTRIBUTES = ("http.url", "http.target", "url.full", "url.path", "http.route")
+
+
+def redact_request_span(span, request) -> None:
+    """The Django request span without the credential of a secret-bearing path (an invitation's token, a
+    password reset's): the instrumentation records the full URL (`http.url`) before any view runs, and a
+    span leaves the process for the collector. The same redaction as the log lines'."""
+    from memoryui.ops.logs import redact_secrets
+
+    if not span.is_recording():
+        return
+    attributes = getattr(span, "attributes", None) or {}
+    for name in _PATH_ATTRIBUTES:
+        value = attributes.get(name)
+        if isinstance(value, str) and (cleaned := redact_secrets(value)) != value:
+            span.set_attribute(name, cleaned)
 
 
 def shutdown() -> None:

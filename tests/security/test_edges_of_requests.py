@@ -99,3 +99,25 @@ def test_behind_a_same_host_proxy_one_clients_failures_do_not_lock_out_another(o
     olivia = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="198.51.100.7")
     assert olivia.post(url, {"username": "olivia", "password": "pw-olivia"}).status_code == 302
     AccessAttempt.objects.all().delete()
+
+
+def test_an_invitation_token_in_a_traceback_is_redacted_in_the_log_and_in_gunicorns(log_lines, capsys):
+    """A failure under /invite/<token>/ logs its traceback, whose exception may name the path: under `make
+    run` (gunicorn's error log, the application's console handler) the token went out with it."""
+    import logging
+
+    from gunicorn.config import Config
+
+    from memoryui.ops.gunicorn_logging import RedactingLogger
+
+    secret = "tok-" + "Qw7" * 10
+    try:
+        raise ValueError(f"no page for /invite/{secret}/")
+    except ValueError:
+        logging.getLogger("django.request").exception("Internal Server Error: /invite/%s/", secret)
+        cfg = Config()
+        cfg.set("errorlog", "-")
+        RedactingLogger(cfg).exception("Error handling request /invite/%s/", secret)
+    written = log_lines.getvalue() + capsys.readouterr().err
+    assert "ValueError: no page for /invite/[redacted]/" in written
+    assert secret not in written

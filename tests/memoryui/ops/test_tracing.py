@@ -171,3 +171,23 @@ def test_a_context_trace_has_its_stages_and_sql_and_a_forget_trace_reaches_its_t
     for span in spans + forget:
         flat = " ".join([span["name"], *map(str, span["attributes"].values())])
         assert "Zanzibar" not in flat, span
+
+
+def test_an_invitation_token_is_in_no_span(traced_service, receiver, owner, workspace_scope):
+    from governance.services.invitation import invitation_create
+
+    _, raw = invitation_create(scope=workspace_scope, role="viewer", actor=owner)
+    with httpx.Client(base_url=traced_service, timeout=60) as http:
+        page = http.get(f"/invite/{raw}/?next=/x")
+        assert page.status_code == 200
+        trace_id = page.headers["X-Request-ID"]
+        guessed = http.get("/invite/tok-guessed-Zx9Zx9Zx9/").headers["X-Request-ID"]
+    for trace in (trace_id, guessed):
+        spans = wait_for(lambda t=trace: (s := receiver.by_trace(t)) and any(x["kind"] == 2 for x in s) and s)
+        server = next(s for s in spans if s["kind"] == 2)
+        assert any("/invite/[redacted]/" in str(v) for v in server["attributes"].values()), server[
+            "attributes"
+        ]
+    with receiver.lock:
+        everything = str(receiver.spans)
+    assert raw not in everything and "tok-guessed" not in everything
