@@ -507,7 +507,7 @@ def test_outside_its_session_an_agents_correction_is_named_by_id_never_by_its_wo
     from governance.models import Role
     from governance.services.principal import grant_add, principal_ensure
 
-    _rule(client_for(owner))
+    rule = _rule(client_for(owner))
     rogue_agent = principal_ensure(name="rogue-agent", kind="agent", actor=None)
     grant_add(principal=rogue_agent, scope=project_scope, role=Role.AGENT, actor=None)
     proposal = _proposal(_say(client_for(rogue_agent), "s9", text=injected, ref="r1"))
