@@ -167,12 +167,11 @@ def serving(url: str, *, log):
     import sys
     import urllib.request
 
-    from django.core.management import call_command
-
     from devtools.management.commands.runstack import child_env, web_command
+    from devtools.static import collect_static
 
     log("collecting static files, starting gunicorn as runstack does")
-    call_command("collectstatic", interactive=False, verbosity=0)
+    collect_static()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

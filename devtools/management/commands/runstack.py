@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from devtools import embedded, workers
+from devtools.static import collect_static
 from memoryui.ops.gunicorn_logging import LOGGER_CLASS_ARG
 
 EXIT_PORT_IN_USE = 2
@@ -131,6 +132,9 @@ def child_env(*, replica_url: str = "") -> dict[str, str]:
     env["SECRET_KEY"] = settings.SECRET_KEY
     env["MEMORY_VAR_DIR"] = str(embedded.var_dir())
     env["PYTHONUNBUFFERED"] = "1"
+    # The files runstack has just collected, under hashed names with a long cache, as production serves
+    # them (memoryui/staticstorage.py), although DEBUG is on.
+    env["STATIC_SERVE_COLLECTED"] = "true"
     return env
 
 
@@ -238,8 +242,8 @@ class Command(BaseCommand):
                 )
             self._step("starting a streaming replica of PostgreSQL (var/replica-pgdata)")
             self.replica_url = embedded.replica_url()
-        self._step("collecting static files")
-        call_command("collectstatic", interactive=False, verbosity=0)
+        self._step("collecting static files (hashed and compressed, when they changed)")
+        collect_static()
         if not no_demo:
             from devtools import demo
 
