@@ -43,7 +43,7 @@ document.addEventListener("DOMContentLoaded", function () {
     Plotly.newPlot(el, traces, window.dashboardLayout({
       height: 620, dragmode: "pan", showlegend: true, legend: { orientation: "h" },
       xaxis: { visible: false }, yaxis: { visible: false, scaleanchor: "x" },
-    }), { responsive: true, displaylogo: false, scrollZoom: true });
+    }), window.chartConfig({ scrollZoom: true }));
     el.dataset.edges = d.edge_count;
     el.on("plotly_click", function (ev) { var p = ev.points[0]; if (p && p.customdata) { window.location = p.customdata; } });
 
