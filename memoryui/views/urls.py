@@ -3,6 +3,7 @@
 from django.urls import path
 
 from memoryui.views import (
+    activation,
     administration,
     curation,
     evaluation,
@@ -33,11 +34,13 @@ urlpatterns = [
     path("memories/bulk/", memories.memory_bulk, name="memory-bulk"),
     path("memories/<int:memory_id>/", memories.memory_detail, name="memory"),
     path(
-        "memories/<int:memory_id>/activation.json", memories.memory_activation_json, name="memory-activation"
+        "memories/<int:memory_id>/activation.json",
+        activation.memory_activation_json,
+        name="memory-activation",
     ),
     path(
         "memories/<int:memory_id>/activation/",
-        memories.memory_activation_chart,
+        activation.memory_activation_chart,
         name="memory-activation-chart",
     ),
     path("memories/<int:memory_id>/act/", memories.memory_act, name="memory-act"),
