@@ -74,6 +74,38 @@ def pytest_unconfigure(config):
     embedded.stop_started_here()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def collected_static():
+    """The static files the pages name (hashed, compressed, memoryui/staticstorage.py), collected before any
+    page is rendered: once per checkout and change of the sources (devtools/static.py), not per run."""
+    from devtools.static import collect_static
+
+    collect_static()
+
+
+def _served_by_the_app(application):
+    return application
+
+
+@pytest.fixture(scope="session")
+def live_server(request, collected_static):
+    """pytest-django's live server, with static files served by the application's own WhiteNoise (hashed
+    names, compression, cache headers, as in production) instead of Django's finder-based handler, which
+    knows only the unhashed source names."""
+    import os
+
+    from pytest_django.live_server_helper import LiveServer
+
+    addr = (
+        request.config.getvalue("liveserver") or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS") or "localhost"
+    )
+    server = LiveServer(addr, start=False)
+    server.thread.static_handler = _served_by_the_app
+    server.start()
+    yield server
+    server.stop()
+
+
 # Test files that share a costly session fixture (the smoke evaluation): one worker runs them all.
 SHARED_SESSION_FILES = {
     "tests/devtools/evaluation/test_suite_run.py": "smoke_suite_run",

@@ -5,6 +5,7 @@ port, and on Ctrl-C (or SIGTERM) leaves no process behind; a second run reuses t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -159,6 +160,14 @@ def test_runstack_serves_the_demo_refuses_a_second_instance_and_stops_everything
     # The demo sign-in works through the served login form and lands on the dashboard, not back on the form.
     url, page = sign_in(port, "demo", "demo")
     assert "/accounts/login/" not in url and "demo" in page
+    # It collected the static files and serves them as production does: hashed names, brotli, a long cache.
+    stylesheet = re.search(r'href="(/static/css/dashboard\.[0-9a-f]{12}\.css)"', page).group(1)
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}{stylesheet}", headers={"Accept-Encoding": "br"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.headers["Content-Encoding"] == "br"
+        assert "max-age=315360000" in response.headers["Cache-Control"]
     # The worker the command started embeds the demo memories.
     deadline = time.monotonic() + 90
     while query(var_dir, "SELECT count(*) FROM governance_memory WHERE embedding IS NOT NULL") == 0:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import dj_database_url
 from kombu import Queue
+from whitenoise.compress import Compressor
 
 from memoryui.ops.logs import logging_config
 from memoryui.settings.env import env_bool, env_float, env_int, env_list, env_rate, env_required, env_str
@@ -419,13 +420,23 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATICFILES_FINDERS = [
-    "django.contrib.staticfiles.finders.FileSystemFinder",
-    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "memoryui.staticfinders.PlotlyFinder",  # plotly.js from the plotly package, no copy in the repo
-]
+# Hashed names, gzip and brotli copies (memoryui/staticstorage.py); WhiteNoise serves them compressed and
+# caches a hashed name for ten years. `collectstatic` writes them (runstack runs it at every start).
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "memoryui.staticstorage.HashedCompressedStorage"},
+}
+# Serve what collectstatic wrote, under hashed names, also with DEBUG on (runstack's processes, which
+# collect first). Off, with DEBUG on (a bare runserver): the source files from their folders, uncached.
+STATIC_SERVE_COLLECTED = env_bool("STATIC_SERVE_COLLECTED", not DEBUG)
+# Source maps are read only by a browser's developer tools: not worth compressing (the API docs' bundles
+# bring 6 MB of them, a third of collectstatic's time).
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = [*Compressor.SKIP_COMPRESS_EXTENSIONS, "map"]
+if STATIC_SERVE_COLLECTED:
+    WHITENOISE_USE_FINDERS = False
+    WHITENOISE_AUTOREFRESH = False
 
 # LOG_FORMAT: `json` (one object per line with the request id / task id; the default) or `text`
 # (`memoryui.settings.dev` picks it). docs/operations.md, "Logs".

@@ -26,7 +26,7 @@ os.environ.setdefault("LOGIN_FAILURE_LIMIT", "50")
 # instead of ~0.02 s on a busy 2-core machine. The vectors are the same.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-from devtools.embedded import store_urls  # noqa: E402
+from devtools.embedded import store_urls, var_dir  # noqa: E402
 
 # As in the development settings: given to the base settings only while they load.
 _EMBEDDED = store_urls(env_int("REDIS_DB", 0))
@@ -58,3 +58,11 @@ WEBHOOK_RETRY_BASE_SECONDS = 0.2
 WEBHOOK_RETRY_MAX_SECONDS = 1.0
 WEBHOOK_MAX_ATTEMPTS = 3
 WEBHOOK_TIMEOUT_SECONDS = 3.0
+
+# Static files as production serves them: hashed, compressed, from a collected folder of the tests' own
+# (tests/conftest.py collects into it once per run, when the sources changed), never the one a `make run`
+# beside the tests collects into.
+STATIC_ROOT = var_dir() / "static-test"
+STATIC_SERVE_COLLECTED = True
+WHITENOISE_USE_FINDERS = False
+WHITENOISE_AUTOREFRESH = False

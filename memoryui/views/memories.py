@@ -20,8 +20,7 @@ from governance.services import memory as memory_services
 from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_suggested
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
 from governance.services.relation import HAND_KINDS
-from memoryui.views.base import chart_time, dashboard_view, page, render_error
-from memoryui.views.charts import curve
+from memoryui.views.base import dashboard_view, page, render_error
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
 REASON_REQUIRED = memory_services.REASON_REQUIRED  # the services refuse an empty reason themselves
@@ -307,38 +306,6 @@ def memory_activation_now(memory) -> float:
     from governance.models.activation import activation
 
     return activation(memory.activation_log_k, memory.decay_rate, timezone.now())
-
-
-@dashboard_view(json=True)
-def memory_activation_json(request, memory_id: int):
-    memory = sel.memory_for_reader(request.principal, memory_id)
-    events = [(e.at, e.weight) for e in sel.memory_reinforcements(memory)]
-    start = memory.occurred_at or memory.created_at
-    until = timezone.now()
-    first = min([start, *(at for at, _ in events)])
-    since = min(first, until) - (until - first) * 0.02
-    data = curve(
-        a0=memory.activation_a0, decay=memory.decay_rate, start=start, events=events, since=since, until=until
-    )
-    changes = sel.status_changes([memory.pk]).get(memory.pk, [])
-    return JsonResponse(
-        {
-            "x": [chart_time(t) for t in data["x"]],
-            "y": data["y"],
-            "reinforcements": [
-                {"at": chart_time(t), "y": y, "weight": w} for t, y, w in data["reinforcements"]
-            ],
-            "changes": [{"at": chart_time(e.at), "to": e.after_status, "action": e.action} for e in changes],
-            "threshold": _threshold(),
-            "label": str(memory.key or f"memory {memory.pk}"),
-        }
-    )
-
-
-def _threshold() -> float:
-    from django.conf import settings
-
-    return settings.MEMORY_COLD_THRESHOLD
 
 
 @require_POST

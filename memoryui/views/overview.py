@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from django.http import JsonResponse
+from django.shortcuts import render
 
 from governance.selectors import dashboard as sel
+from memoryui import svgcharts
 from memoryui.views.base import dashboard_view, page
 from memoryui.views.summary import summary_context
 
@@ -27,3 +29,10 @@ def overview(request):
 @dashboard_view(json=True)
 def activation_histogram_json(request):
     return JsonResponse(sel.activation_histogram(request.principal, request.scope))
+
+
+@dashboard_view()
+def activation_histogram_chart(request):
+    """The same histogram drawn on the server as SVG, asked for by the overview once it is shown."""
+    chart = svgcharts.histogram(sel.activation_histogram(request.principal, request.scope))
+    return render(request, "dashboard/charts/_svgchart.html", {"chart": chart})

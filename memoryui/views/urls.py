@@ -3,6 +3,7 @@
 from django.urls import path
 
 from memoryui.views import (
+    activation,
     administration,
     curation,
     evaluation,
@@ -27,12 +28,20 @@ app_name = "dashboard"
 urlpatterns = [
     path("", overview.overview, name="overview"),
     path("charts/activation.json", overview.activation_histogram_json, name="activation-histogram"),
+    path("charts/activation/", overview.activation_histogram_chart, name="activation-histogram-chart"),
     path("memories/", memories.memory_list, name="memories"),
     path("scopes.json", memories.scope_options, name="scope-options"),
     path("memories/bulk/", memories.memory_bulk, name="memory-bulk"),
     path("memories/<int:memory_id>/", memories.memory_detail, name="memory"),
     path(
-        "memories/<int:memory_id>/activation.json", memories.memory_activation_json, name="memory-activation"
+        "memories/<int:memory_id>/activation.json",
+        activation.memory_activation_json,
+        name="memory-activation",
+    ),
+    path(
+        "memories/<int:memory_id>/activation/",
+        activation.memory_activation_chart,
+        name="memory-activation-chart",
     ),
     path("memories/<int:memory_id>/act/", memories.memory_act, name="memory-act"),
     path("memories/<int:memory_id>/link/", curation.memory_link, name="memory-link"),

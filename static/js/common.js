@@ -134,3 +134,9 @@ window.STATUS_COLORS = {
   active: "#1a7f37", candidate: "#9a6700", proposed: "#0969da", superseded: "#8c959f",
   retired: "#6e7781", forgotten: "#cf222e", rejected: "#a40e26",
 };
+// Below 600 px a chart gives its width to the plot: no toolbar (modebar), and the callers drop the names
+// at the lines' ends and put legends under the plot.
+window.narrowChart = function () { return window.matchMedia("(max-width: 599px)").matches; };
+window.chartConfig = function (extra) {
+  return Object.assign({ responsive: true, displaylogo: false, displayModeBar: window.narrowChart() ? false : "hover" }, extra || {});
+};

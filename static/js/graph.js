@@ -11,8 +11,9 @@ document.addEventListener("DOMContentLoaded", function () {
     var counts = Object.keys(d.edges).map(function (k) { return d.edges[k].count + " " + k.replace("_", " "); });
     summary.textContent = d.nodes.length + " memories, " + d.edge_count + " relations (" + counts.join(", ") + ")" +
       (d.truncated ? "; the most recent ones only: narrow the scope to see all" : "") + ".";
-    // SVG with labels while the graph is small enough to read them; WebGL without labels beyond that.
-    var small = d.nodes.length <= 150, type = d.nodes.length <= 1500 ? "scatter" : "scattergl";
+    // Labels while the graph is small enough to read them. Always SVG ("scatter"): the page loads plotly's
+    // basic bundle, which has no WebGL traces; the graph data stops at 2,000 edges, a size SVG draws.
+    var small = d.nodes.length <= 150, type = "scatter";
     var traces = [];
     Object.keys(d.edges).forEach(function (kind) {
       var e = d.edges[kind], name = kind.replace("_", " ");
@@ -42,7 +43,7 @@ document.addEventListener("DOMContentLoaded", function () {
     Plotly.newPlot(el, traces, window.dashboardLayout({
       height: 620, dragmode: "pan", showlegend: true, legend: { orientation: "h" },
       xaxis: { visible: false }, yaxis: { visible: false, scaleanchor: "x" },
-    }), { responsive: true, displaylogo: false, scrollZoom: true });
+    }), window.chartConfig({ scrollZoom: true }));
     el.dataset.edges = d.edge_count;
     el.on("plotly_click", function (ev) { var p = ev.points[0]; if (p && p.customdata) { window.location = p.customdata; } });
 

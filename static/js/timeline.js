@@ -44,16 +44,18 @@ document.addEventListener("DOMContentLoaded", function () {
     labels.sort(function (a, b) { return a.y - b.y; });
     for (var k = 1; k < labels.length; k++) { labels[k].y = Math.max(labels[k].y, labels[k - 1].y + gap); }
     var bad = window.themeColor("--bad");
+    var narrow = window.narrowChart();
+    if (narrow) { labels = []; }  // no room for names at the lines' ends: the legend under the plot names them
     labels.push({ xref: "paper", x: 0, y: Math.log10(d.threshold), text: "cold threshold", showarrow: false, yanchor: "bottom", xanchor: "left", font: { color: bad } });
     Plotly.newPlot(el, traces, window.dashboardLayout({
       // The legend (colour, dash and marker of each line) goes under the plot; the right margin is for
       // the names at the lines' ends.
-      height: 560, margin: { l: 60, r: 170, t: 10, b: 60 },
+      height: 560, margin: { l: narrow ? 44 : 60, r: narrow ? 10 : 170, t: 10, b: 60 },
       xaxis: { title: { text: "time (your time zone)" }, type: "date", range: [d.since, d.until] },
       yaxis: { title: { text: "activation A(t) (log scale, unitless)" }, type: "log", dtick: 1 },
       shapes: [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: d.threshold, y1: d.threshold, line: { dash: "dash", color: bad } }],
       annotations: labels, showlegend: true, legend: { font: { size: 11 }, orientation: "h", y: -0.18, yanchor: "top" },
-    }), { responsive: true, displaylogo: false });
+    }), window.chartConfig());
     el.on("plotly_click", function (ev) { var p = ev.points[0]; if (p && p.customdata) { window.location = p.customdata; } });
   });
 });

@@ -51,7 +51,7 @@ def test_curator_supersedes_and_sees_it_in_timeline_and_graph(page, curator, pro
     expect(page.get_by_role("heading", name=re.compile("export_format revision 2"))).to_be_visible()
     expect(page.locator(".msg.success")).to_contain_text("supersede")
     expect(page.locator("ol.chain")).to_contain_text("Export slides as PDF")
-    expect(page.locator("#activation-curve .main-svg").first).to_be_attached()
+    expect(page.locator("#activation-curve[data-ready] svg polyline.curve")).to_be_attached()
 
     nav(page, "Timeline")
     chart = page.locator("#timeline-chart")

@@ -124,9 +124,11 @@ def test_the_dark_theme_follows_the_system_and_the_charts_follow_it(page, owner,
     assert _luminance(body[0]) < 0.05 and _luminance(body[1]) > 0.7
     card = page.evaluate("getComputedStyle(document.querySelector('.card')).backgroundColor")
     assert _luminance(card) < 0.05
-    # Plotly's plot area and tick labels take the theme's colours, not its white defaults.
-    plot_bg = page.evaluate("document.querySelector('#activation-histogram .bg').style.fill")
-    tick = page.evaluate("document.querySelector('#activation-histogram .xtick text').style.fill")
+    # The server-drawn histogram's plot area and tick labels take the theme's colours (CSS variables).
+    plot_bg = page.evaluate("getComputedStyle(document.querySelector('#activation-histogram .bg')).fill")
+    tick = page.evaluate(
+        "getComputedStyle(document.querySelector('#activation-histogram .svgchart-xticks span')).color"
+    )
     assert _luminance(plot_bg) < 0.05 and _luminance(tick) > 0.3
     page.goto("/timeline/")
     expect(page.locator("#timeline-chart[data-ready]")).to_have_count(1)

@@ -3,6 +3,8 @@ grow when the workspace doubles (timings are the benchmark's business, not a tes
 
 from __future__ import annotations
 
+import pytest
+
 from devtools.management.bench_seed import ensure_bench
 from devtools.management.commands.bench_pages import Command, measure, page_set
 
@@ -49,3 +51,32 @@ def test_bench_page_set_answers_with_bounded_queries_that_do_not_grow_with_the_w
         )
         if label.startswith("memories"):  # one fewer where a page no longer spans the rows without a key
             assert queries <= by_label[(label, who)], (label, who)
+
+
+@pytest.mark.browser
+def test_the_browser_measurement_counts_bytes_cold_and_warm_and_times_the_first_chart(
+    transactional_db, live_server, owner, project_scope
+):
+    """bench_pages --browser against the live server, unthrottled: a cold open fetches the static files, a
+    warm one takes them from the cache (hashed names, long max-age); chart pages report a first chart."""
+    from devtools.benchmarks import page_weight
+    from devtools.management.commands.bench_pages import main_pages
+    from tests.memoryui.conftest import remember
+
+    if page_weight.chromium_path() is None:
+        pytest.skip("Debian's chromium is not installed")
+    remember(project_scope, "Export slides as PDF", kind="convention", key="export_format")
+    pages = [p for p in main_pages("acme") if p[0] in ("overview", "turns", "timeline", "a memory's page")]
+    assert len(pages) == 4
+    results = page_weight.measure_pages(
+        live_server.url, pages, username="olivia", password="pw-olivia", latency_ms=0, mbit=1000
+    )
+    by_label = {r.label: r for r in results}
+    for r in results:
+        assert r.cold.bytes > r.warm.bytes * 1.5, r  # the static files came from the cache the second time
+    assert by_label["turns"].cold.chart_ms is None
+    for label in ("overview", "timeline", "a memory's page"):
+        assert by_label[label].cold.chart_ms is not None and by_label[label].cold.chart_ms > 0, label
+    assert not any("plotly" in s for s in by_label["overview"].scripts)
+    table = page_weight.format_table(results, latency_ms=0, mbit=1000)
+    assert "| timeline |" in table and "meets the 600 kB goal" in table

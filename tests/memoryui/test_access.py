@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -52,7 +54,8 @@ def test_times_are_shown_in_the_time_zone_the_browser_reported(reviewer_client, 
 def test_vendored_scripts_are_served_from_static(reviewer_client, history, settings):
     from django.contrib.staticfiles import finders
 
-    assert finders.find("vendor/plotly.min.js")
+    assert finders.find("vendor/plotly-basic-4.1.1.min.js")
     assert finders.find("vendor/htmx-2.0.11.min.js")
-    body = reviewer_client.get(reverse("dashboard:overview")).content
-    assert b"vendor/plotly.min.js" in body and b"vendor/htmx-2.0.11.min.js" in body
+    body = reviewer_client.get(reverse("dashboard:timeline")).content
+    assert re.search(rb"/static/vendor/plotly-basic-4\.1\.1\.min\.[0-9a-f]{12}\.js", body)
+    assert re.search(rb"/static/vendor/htmx-2\.0\.11\.min\.[0-9a-f]{12}\.js", body)

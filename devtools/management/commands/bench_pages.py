@@ -11,19 +11,28 @@ The data is written once with COPY and reused by later runs (--reuse: use the wo
 add to it). The embeddings are deterministic random unit vectors of the model's dimension written
 directly, not the embedder's: the benchmark measures the pages' queries, not the embedder (the search by
 meaning still embeds its query with the configured embedder). Run it on a database of its own, e.g.
-DATABASE_URL=postgresql://…/memory_bench, so the 100k rows do not land in your development data."""
+DATABASE_URL=postgresql://…/memory_bench, so the 100k rows do not land in your development data.
+
+    python manage.py bench_pages --browser [--url http://127.0.0.1:8000] [--latency 60] [--mbit 9]
+
+measures instead what a browser fetches to open each main page, cold and warm, and the time to its first
+chart under a throttled link (devtools/benchmarks/page_weight.py), on the demo workspace, signed in as
+demo. Without --url it serves the dashboard as `make run` does: collectstatic, then gunicorn with
+runstack's command line, on a free port, stopped at the end."""
 
 from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from devtools.benchmarks import page_weight
 from devtools.benchmarks.stats import percentile
 from devtools.management.bench_seed import WORKSPACE, ensure_bench
 from governance.models import AuditEvent, Memory, Turn
@@ -53,8 +62,17 @@ class Command(BaseCommand):
             help="use the bench workspace as it is (fail if there is none), never add to it",
         )
         parser.add_argument("--only", default="", help="time only the pages whose label contains this")
+        browser = parser.add_argument_group("--browser: page weight and time to the first chart")
+        browser.add_argument("--browser", action="store_true", help="measure in Chromium (see above)")
+        browser.add_argument("--url", default="", help="a running dashboard (default: start one)")
+        browser.add_argument("--user", default="demo")
+        browser.add_argument("--password", default="demo")
+        browser.add_argument("--latency", type=float, default=page_weight.LATENCY_MS, help="ms")
+        browser.add_argument("--mbit", type=float, default=page_weight.MBIT_PER_S, help="Mbit/s")
 
     def handle(self, *args, memories, vectors, turns, repeat, seed, reuse, only, **options):
+        if options["browser"]:
+            return self._browser(only=only, **options)
         started = time.perf_counter()
         if reuse:
             info = existing_bench()
@@ -90,6 +108,22 @@ class Command(BaseCommand):
             f"{repeat} requests per page after the first)"
         )
 
+    def _browser(self, *, only, url, user, password, latency, mbit, **options) -> None:
+        from devtools import demo
+
+        if page_weight.chromium_path() is None:
+            raise CommandError("Debian's chromium is not installed (/usr/bin/chromium).")
+        demo.load_demo()
+        demo.ensure_demo_user()
+        if not Turn.objects.filter(scope__workspace__slug=demo.WORKSPACE).exists():
+            demo.store_demo_turns()
+        pages = [p for p in main_pages(demo.WORKSPACE) if only in p[0]]
+        with serving(url, log=self.stdout.write) as base:
+            results = page_weight.measure_pages(
+                base, pages, username=user, password=password, latency_ms=latency, mbit=mbit
+            )
+        self.stdout.write(page_weight.format_table(results, latency_ms=latency, mbit=mbit))
+
     def _client(self, user) -> Client:
         client = Client(HTTP_HOST="localhost")
         client.force_login(user)
@@ -100,10 +134,72 @@ class Command(BaseCommand):
         return measure(client, url, method, repeat)
 
 
+def main_pages(workspace: str) -> list[tuple[str, str]]:
+    """(label, path) of the pages a person opens every day, for the browser measurement."""
+    memory = (
+        Memory.objects.filter(scope__workspace__slug=workspace, key__isnull=False, status="active")
+        .order_by("pk")
+        .first()
+    ) or Memory.objects.filter(scope__workspace__slug=workspace).order_by("pk").first()
+    pages = [
+        ("overview", "/"),
+        ("memory list", "/memories/"),
+        ("timeline", "/timeline/"),
+        ("graph", "/graph/"),
+        ("turns", "/turns/"),
+        ("review", "/review/"),
+        ("evaluation", "/evaluation/"),
+    ]
+    if memory is not None:
+        pages.insert(2, ("a memory's page", f"/memories/{memory.pk}/"))
+    return pages
+
+
+@contextmanager
+def serving(url: str, *, log):
+    """The dashboard at `url`, or one started as `make run` serves it (collectstatic, then runstack's
+    gunicorn on a free port), stopped when done."""
+    if url:
+        yield url.rstrip("/")
+        return
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    from devtools.management.commands.runstack import child_env, web_command
+    from devtools.static import collect_static
+
+    log("collecting static files, starting gunicorn as runstack does")
+    collect_static()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        web_command(sys.executable, host="127.0.0.1", port=port),
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/accounts/login/", timeout=2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise CommandError("gunicorn did not start (run it by hand to see why).") from None
+                time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def existing_bench() -> dict:
     """The bench workspace's principals, for --reuse (a CommandError when there is no workspace yet)."""
-    from django.core.management.base import CommandError
-
     from devtools.management.bench_seed import OWNER, REVIEWER
     from governance.models import Principal
 

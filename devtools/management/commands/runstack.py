@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 
 from devtools import embedded, workers
+from devtools.static import collect_static
 from memoryui.ops.gunicorn_logging import LOGGER_CLASS_ARG
 
 EXIT_PORT_IN_USE = 2
@@ -114,6 +115,43 @@ def worker_commands(py: str, *, port: int, concurrency: int) -> dict[str, list[s
             "webhooks": f"runstack-webhooks-{port}@%h",
         },
     )
+
+
+def child_env(*, replica_url: str = "") -> dict[str, str]:
+    """The environment of the processes runstack starts (and bench_pages --browser's web server)."""
+    env = os.environ.copy()
+    env["DJANGO_SETTINGS_MODULE"] = os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev")
+    # Hand the resolved URLs down: the children connect to exactly these servers and never start a
+    # second embedded one (and settings import is faster).
+    env["DATABASE_URL"] = settings.DATABASE_URL
+    env["REDIS_URL"] = settings.REDIS_URL
+    if replica_url:
+        env["DATABASE_REPLICA_URL"] = replica_url
+    # With the URLs given, the dev settings no longer count as the embedded stack and would refuse to
+    # start without a key: hand down this installation's (from var/ or the environment).
+    env["SECRET_KEY"] = settings.SECRET_KEY
+    env["MEMORY_VAR_DIR"] = str(embedded.var_dir())
+    env["PYTHONUNBUFFERED"] = "1"
+    # The files runstack has just collected, under hashed names with a long cache, as production serves
+    # them (memoryui/staticstorage.py), although DEBUG is on.
+    env["STATIC_SERVE_COLLECTED"] = "true"
+    return env
+
+
+def web_command(py: str, *, host: str, port: int) -> list[str]:
+    """gunicorn as runstack starts it. No --preload: the app (and any embedder) is created in the worker
+    process, never before a fork."""
+    return [
+        py,
+        "-m",
+        "gunicorn",
+        "--config=python:memoryui.gunicorn_conf",  # graceful restarts (docs/operations.md)
+        f"--bind={host}:{port}",
+        "--workers=1",
+        "--threads=4",
+        "--access-logfile=-",
+        LOGGER_CLASS_ARG,  # its access lines without invitation tokens
+    ]
 
 
 class Command(BaseCommand):
@@ -204,8 +242,8 @@ class Command(BaseCommand):
                 )
             self._step("starting a streaming replica of PostgreSQL (var/replica-pgdata)")
             self.replica_url = embedded.replica_url()
-        self._step("collecting static files")
-        call_command("collectstatic", interactive=False, verbosity=0)
+        self._step("collecting static files (hashed and compressed, when they changed)")
+        collect_static()
         if not no_demo:
             from devtools import demo
 
@@ -228,20 +266,7 @@ class Command(BaseCommand):
         connections.close_all()
 
     def _child_env(self) -> dict[str, str]:
-        env = os.environ.copy()
-        env["DJANGO_SETTINGS_MODULE"] = os.environ.get("DJANGO_SETTINGS_MODULE", "memoryui.settings.dev")
-        # Hand the resolved URLs down: the children connect to exactly these servers and never start a
-        # second embedded one (and settings import is faster).
-        env["DATABASE_URL"] = settings.DATABASE_URL
-        env["REDIS_URL"] = settings.REDIS_URL
-        if self.replica_url:
-            env["DATABASE_REPLICA_URL"] = self.replica_url
-        # With the URLs given, the dev settings no longer count as the embedded stack and would refuse to
-        # start without a key: hand down this installation's (from var/ or the environment).
-        env["SECRET_KEY"] = settings.SECRET_KEY
-        env["MEMORY_VAR_DIR"] = str(embedded.var_dir())
-        env["PYTHONUNBUFFERED"] = "1"
-        return env
+        return child_env(replica_url=self.replica_url)
 
     def _start_children(self, host: str, port: int, concurrency: int) -> None:
         env = self._child_env()
@@ -272,25 +297,7 @@ class Command(BaseCommand):
             )
         )
         self._step(f"starting the web server on {host}:{port}")
-        # No --preload: the app (and any embedder) is created in the worker process, never before a fork.
-        self.children.append(
-            Child(
-                "web",
-                [
-                    py,
-                    "-m",
-                    "gunicorn",
-                    "--config=python:memoryui.gunicorn_conf",  # graceful restarts (docs/operations.md)
-                    f"--bind={host}:{port}",
-                    "--workers=1",
-                    "--threads=4",
-                    "--access-logfile=-",
-                    LOGGER_CLASS_ARG,  # its access lines without invitation tokens
-                ],
-                env,
-                logs,
-            )
-        )
+        self.children.append(Child("web", web_command(py, host=host, port=port), env, logs))
 
     def _check_children(self) -> None:
         for child in self.children:
