@@ -15,6 +15,14 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from governance.models import Kind
+from governance.services.orders import (
+    ASKS_FOR_A_RULE,
+    ASKS_YOU,
+    CJK,
+    LIMITS,
+    QUESTION,
+    addressed_to_the_agent,
+)
 from governance.services.values import Value, values_in
 
 
@@ -95,14 +103,10 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
 # conversations (LongMemEval-S dev, 27,703 distinct user turns; LoCoMo dev, 788), these left out most of what
 # the two rules proposed as conventions, nearly none of it a rule (docs/evaluation.md, "Rules read from a
 # conversation").
-_QUESTION = re.compile(r"\?\s*$")
 # ... but a request in the form of one asks for it: a correction ("Can you make it PPTX instead?"), or a
 # rule when the request is the rule's own words ("Can you always answer in French?", not "Can you
 # recommend some must-visit spots?").
-_ASKS_YOU = r"^\W*(please\s+)?(can|could|would|will)\s+you\b"
-_ASKS_FOR_A_CORRECTION = re.compile(_ASKS_YOU, re.I)
-_ASKS_FOR_A_RULE = re.compile(_ASKS_YOU + r"\s+(please\s+)?(always|never|make sure)\b", re.I)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_ASKS_FOR_A_CORRECTION = re.compile(ASKS_YOU, re.I)
 _SAID_OF_ONESELF = re.compile(
     # a subject other than the one addressed (and not a team's "we always …", how conventions are often
     # stated), then always / never within the clause, not said to "you" ("I want you to always …") and not
@@ -153,7 +157,7 @@ _ELLIPTICAL = re.compile(r"(make|turn|convert|switch|change) (it|that|this|them|
 def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
     """Whether a sentence that holds a rule's words (`pattern`, the rule's own) is a rule of that kind
     (English only: the Chinese patterns are left as they are)."""
-    if _CJK.search(sentence):
+    if CJK.search(sentence):
         return True
     if rule == "preference":  # "I want to make sure I get it right" is a plan, not a preference
         return any(
@@ -161,7 +165,7 @@ def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
             for found in pattern.finditer(sentence)
         )
     if rule == "correction":
-        if _QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence):
+        if QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence):
             return False
         for found in pattern.finditer(sentence):
             if _ELLIPTICAL.match(found.group(0)):
@@ -176,7 +180,7 @@ def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
         return False
     if rule not in ("standing_instruction", "constraint"):
         return True
-    if _QUESTION.search(sentence) and not _ASKS_FOR_A_RULE.search(sentence):
+    if QUESTION.search(sentence) and not ASKS_FOR_A_RULE.search(sentence):
         return False
     if rule == "standing_instruction":
         strong = re.search(r"\b(from now on|going forward|in future)\b", sentence, re.I)
@@ -314,7 +318,7 @@ def _clauses(sentence: str) -> list[str]:
 
 def _requests_a_value(sentence: str, values: list[Value]) -> bool:
     """Whether the sentence asks for something and names the value it asks for after the asking words."""
-    if not values or (_QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence)):
+    if not values or (QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence)):
         return False
     for pattern in (_REQUEST_EN, _NEEDS_EN, _REQUEST_ZH, _DUE):
         for found in pattern.finditer(sentence):
@@ -383,7 +387,7 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
         "lasting": conversational
         and kind in ("standing", "boundary")
         and addressed_to_the_agent(sentence)
-        and (kind == "standing" or bool(_LIMITS.search(sentence))),
+        and (kind == "standing" or bool(LIMITS.search(sentence))),
         "conversational": conversational,
     }
 
@@ -401,68 +405,6 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
             if len(sentence) >= 4:
                 out.append((turn.get("ref") or "", sentence, content))
     return out
-
-
-# Who a boundary or standing instruction is said to. One that lasts beyond its session (the review queue)
-# is an order to whoever serves the user: "Don't overwrite the original file.", "Please don't use title
-# case", "Also, don't start writing email 4 yet.", "It is important that you ALWAYS ask …", "别覆盖原文件",
-# "先不要发布". The same words in what the user tells of themselves or of the world are not: "I've been
-# trying to read at least 30 minutes a day", "I'll make sure to bring cash", "It should be at least 100
-# words long" (a task's own spec), "I've heard some countries require …", nor a question. On the
-# LongMemEval-S dev haystacks these were most of the review items before (docs/evaluation.md, "The user's
-# requirements on the real files").
-_SAID_OF_ONESELF_START = re.compile(
-    r"^\W*(?:(?:and|but|so|also|anyway|well|ok|okay|oh|by the way|for example|for context|actually|honestly|"
-    r"now|yes|yeah|plus|besides|personally|i think|i guess)\W+)*"
-    r"(?:i|i'm|im|i've|i'll|i'd|we|we're|we've|we'll|we'd|my|our|it|it's|its|this|that|there|these|those|he|"
-    r"she|they|they're|his|her|their|someone|everyone|one|let's|lets)\b",
-    re.I,
-)
-_TO_YOU = re.compile(
-    r"\byou\b[^.?!]{0,30}?\b(?:always|never|must|should|only|don'?t|do not|make sure)\b|"
-    r"\b(?:want|need|ask|like|expect) you to\b",
-    re.I,
-)
-_ASKS = re.compile(
-    r"^\W*(?:what|which|who|whom|whose|when|where|why|how|is|are|can|could|would|will|should|"
-    r"(?:do|does|did)(?!\s+not\b|n'?t\b))\b",
-    re.I,
-)
-# A team's convention is how conventions are often stated: "We always deploy on Tuesdays."
-_TEAM_RULE = re.compile(r"^\W*we\s+(?:always|never|only|must|don'?t|do not)\b", re.I)
-_ZH_SAID_OF_ONESELF = re.compile(
-    r"^(?:我|我们|他|她|他们|她们|它|这|那|大家)(?:觉得|想|会|一直|已经|正在|最近|每天|经常|尽量|打算|希望|听说|知道|发现|"
-    r"试着|努力|也|都|还|平时|通常|总是)|吗\s*[。!！]?$|[?？]\s*$"
-)
-
-
-# A question asked after a lead or a clause: "So what must I ensure …", "in tabular format, what are all …".
-_ASKS_WITHIN = re.compile(
-    r"(?:^|[,;:]\s*)(?:so\s+|and\s+|but\s+|now\s+|then\s+|ok\s+)?(?:what|which|who|how|why|where|when)\s+"
-    r"(?:are|is|was|were|do|does|did|must|should|can|could|would|will)\b",
-    re.I,
-)
-# What limits the work, as a boundary that lasts: a prohibition, a "not yet", an "only", an upper bound, a
-# "make sure" or a "must" said to the agent. "At least", "required" and "deadline" describe a task's spec or
-# a person's life ("generate at least 10 tasks", "Required functionality: …", "a tight deadline") far more
-# often than they set a boundary.
-_LIMITS = re.compile(
-    r"\b(?:don'?t|do not|never|must not|mustn'?t|cannot|can'?t|only|not yet|no more than|at most|avoid|stop|"
-    r"make sure|be sure|you must|we must|always)\b|"
-    r"别|不要|不能|不得|禁止|不准|不许|务必|一定要|必须|只|仅|先不|最多|切勿",
-    re.I,
-)
-
-
-def addressed_to_the_agent(sentence: str) -> bool:
-    """Whether an order's words are said to whoever serves the user (see above), not of oneself or the world."""
-    if _CJK.search(sentence):
-        return not _ZH_SAID_OF_ONESELF.search(sentence.strip())
-    if _QUESTION.search(sentence) or _ASKS.search(sentence) or _ASKS_WITHIN.search(sentence):
-        return bool(_ASKS_FOR_A_RULE.search(sentence))
-    if _TO_YOU.search(sentence) or _TEAM_RULE.search(sentence):
-        return True
-    return not _SAID_OF_ONESELF_START.search(sentence)
 
 
 # The kind a requirement read by no other rule is stored as.

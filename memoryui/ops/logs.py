@@ -12,6 +12,7 @@ import time
 import uuid
 from contextvars import ContextVar
 
+from memoryui.ops.secrets import redact_secrets
 from memoryui.ops.tracing import current_trace_id
 
 request_id_var: ContextVar[str] = ContextVar("request_id", default="")
@@ -42,25 +43,6 @@ class ContextFilter(logging.Filter):
         record.request_id = request_id_var.get()
         record.task_id = _current_task_id()
         return True
-
-
-# Paths that carry a credential: the invitation link (`/invite/<token>/`, memoryui/views/urls.py) and
-# Django's password reset link (`/accounts/reset/<uidb64>/<token>/`, django.contrib.auth.urls). Django's
-# own 4xx lines ("Not Found: /invite/…"), the development server's and gunicorn's access log (the request
-# line and the Referer a page under such a path sends: memoryui.ops.gunicorn_logging) name the path.
-_PART = r"[^/\s\"'?#]+"
-_SECRET_IN_PATH = re.compile(rf"(/invite/){_PART}|(/reset/){_PART}/{_PART}")
-_MARKERS = ("/invite/", "/reset/")
-REDACTED_TOKEN = "[redacted]"
-
-
-def _redacted(match: re.Match) -> str:
-    return f"{match[1]}{REDACTED_TOKEN}" if match[1] else f"{match[2]}{REDACTED_TOKEN}/{REDACTED_TOKEN}"
-
-
-def redact_secrets(text: str) -> str:
-    """`text` with the credential parts of secret-bearing paths replaced (invitation, password reset)."""
-    return _SECRET_IN_PATH.sub(_redacted, text) if any(m in text for m in _MARKERS) else text
 
 
 class SecretFilter(logging.Filter):

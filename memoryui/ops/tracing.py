@@ -71,7 +71,7 @@ def redact_request_span(span, request) -> None:
     """The Django request span without the credential of a secret-bearing path (an invitation's token, a
     password reset's): the instrumentation records the full URL (`http.url`) before any view runs, and a
     span leaves the process for the collector. The same redaction as the log lines'."""
-    from memoryui.ops.logs import redact_secrets
+    from memoryui.ops.secrets import redact_secrets
 
     if not span.is_recording():
         return
