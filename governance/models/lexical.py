@@ -138,16 +138,21 @@ PASSAGE_MIN_CHARS = 40
 PASSAGE_PART_MIN_CHARS = 12
 # A pasted document is not read past its first parts: the cost stays bounded by the turn count.
 PASSAGE_LIMIT = 24
-# A sentence ends at . ! ? before a space and a capital, digit, quote or bracket, at 。！？, or at a line end.
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|(?<=[。！？])|\n+")
+# A sentence ends at . ! ? before a space and a capital, digit, quote, bracket or Chinese character, at
+# 。！？, or at a line end.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\u3400-\u9fff])|(?<=[。！？])|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text, as its passages are cut (stripped, empty parts left out)."""
+    return [p for p in (part.strip() for part in _SENTENCE_BREAK.split(text or "")) if p]
 
 
 def passage_texts(text: str, speaker: str = "") -> list[str]:
     """What a turn is embedded as sentence by sentence (searchable_text of each: the speaker in front, as
     the whole turn is found by), or [] when it holds fewer than two sentences. Only the sentences of at
     least PASSAGE_MIN_CHARS characters among its first PASSAGE_LIMIT parts."""
-    parts = [p.strip() for p in _SENTENCE_BREAK.split(text or "")]
-    parts = [p for p in parts if len(p) >= PASSAGE_PART_MIN_CHARS]
+    parts = [p for p in sentences(text) if len(p) >= PASSAGE_PART_MIN_CHARS]
     if len(parts) < 2:
         return []
     return [searchable_text(p, speaker) for p in parts[:PASSAGE_LIMIT] if len(p) >= PASSAGE_MIN_CHARS]

@@ -17,7 +17,8 @@ rename/move/archive, scope settings, agent write policy, child scopes). Import f
 Three sets of scopes, each with its own name:
 - `reading_scope_ids(p, scope)`: what a read *in* `scope` sees: the scope and its ancestors;
 - `governed_scopes(p)`: the subtrees of p's grants: where it acts, and what lists and dashboards show
-  (turns, grants, audit, outbox, review queue);
+  (turns, grants, audit, outbox, review queue); `forget_reach(p, scope)` is its part a forget in
+  `scope` may rewrite;
 - `memory_readable_scopes(p)`: the governed subtrees and every scope above them: the memories a caller
   may read by id or in a list (an ancestor's memory is part of what a read in its subtree sees)."""
 
@@ -32,6 +33,7 @@ from governance.permissions.access import (  # noqa: F401
     can_grant,
     can_read_memory,
     effective_grants,
+    forget_reach,
     governed_roots,
     governed_scopes,
     grants_for,

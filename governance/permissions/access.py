@@ -239,6 +239,14 @@ def governed_scopes(principal: Principal | None, within: Scope | None = None) ->
     return scopes.filter(tree__descendant_of=within.tree) if within is not None else scopes
 
 
+def forget_reach(principal: Principal | None, scope: Scope) -> list[int]:
+    """The scopes a forget of a memory of `scope` may rewrite (its words in stored turns and in the turns
+    they were read from): the scope's subtree, which is what could have seen the memory (a read sees its
+    scope and those above it), and of it only what the forgetting principal governs. A sibling scope, or
+    a part of the subtree granted to others only, is never touched."""
+    return list(governed_scopes(principal, within=scope).values_list("pk", flat=True))
+
+
 def memory_readable_scopes(principal: Principal | None) -> QuerySet[Scope]:
     """Scopes whose memories the principal may read by id or in a list: its governed subtrees and every
     scope above them (a read in a scope sees its ancestors' memories)."""

@@ -74,6 +74,8 @@ def run_after_embedding(memory_ids: list[int]) -> None:
 
 def outbox_memory_ids(outbox: Outbox) -> list[int]:
     ids = list(outbox.payload.get("memory_ids") or [])
+    # A forget's rewritten memories (services/memory/words.py): their text changed, every store follows.
+    ids += [pk for pk in outbox.payload.get("rewritten_ids") or [] if pk not in ids]
     if outbox.memory_id and outbox.memory_id not in ids:
         ids.append(outbox.memory_id)
     return ids

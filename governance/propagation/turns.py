@@ -255,65 +255,103 @@ def turns_still_holding_purged(limit: int = 100) -> list[tuple[int, int]]:
 TURN_TABLES = (("governance_turn", "id"), ("governance_turnarchive", "turn_id"))
 
 
-def redact_asked_text(*, workspace_id: int, text: str, batch_size: int = 500) -> int:
-    """Before a hard forget purges `text`, in its own transaction (the text is still known there, and is
-    kept nowhere after): every stored turn of the workspace whose query or request carried it — cited or
-    not, asked before the memory was even written — gets it replaced by REDACTED: the whole query when it
-    equals the text (as `repeats_purged_text` does for turns stored after the forget), every occurrence
-    inside the query and inside any string of the request when the text is at least MIN_FAST_TEXT long
-    (a shorter one could be part of unrelated words). Found in SQL (`strpos`, the workspace's turns
-    only), rewritten here string by string, so the JSON stays valid. Returns how many turns changed."""
-    if not text or not text.strip():
+def redact_said_text(
+    *,
+    scope_ids: list[int],
+    texts: list[str],
+    cited_ids: list[int] | tuple[int, ...] = (),
+    batch_size: int = 500,
+) -> int:
+    """In the transaction that forgets a memory (its text is still known there, and is kept nowhere after):
+    every stored turn of these scopes (the forgotten memory's subtree: what could have seen it) that holds
+    one of `texts` (the memory's text, and each sentence of a longer one) loses it — its query or request,
+    cited or not, asked before the memory was even written, and the packet, trace and rendered text of a
+    turn that cites one of `cited_ids` (the memory and the turns its words were taken from, which a packet
+    quotes inside a longer string). A string equal to a text becomes REDACTED whole; a text of at least
+    MIN_FAST_TEXT characters is also replaced inside any longer string (a shorter one could be part of
+    unrelated words). Found in SQL (`strpos` on the turns of these scopes only), rewritten here string by
+    string so the JSON stays valid, live and archived turns alike. Returns how many turns changed."""
+    texts = sorted({t for t in texts if t and t.strip()}, key=len, reverse=True)  # the whole before a part
+    if not texts or not scope_ids:
         return 0
-    inside = len(text) >= MIN_FAST_TEXT
+    inside = [t for t in texts if len(t) >= MIN_FAST_TEXT]
+    lines = [" ".join(t.split()) for t in inside]
     with connection.cursor() as cur:
-        cur.execute("SELECT to_jsonb(%s::text)::text", [text])
+        cur.execute("SELECT array_agg(to_jsonb(t)::text) FROM unnest(%s::text[]) AS t", [texts])
         quoted = cur.fetchone()[0]
-        needle = quoted[1:-1] if inside else quoted  # inside any JSON string, or a whole JSON string
-        # Live turns and archived ones (turn retention) alike: an archive is a stored turn too.
+        # Inside any JSON string for a long text, a whole JSON string for a short one.
+        needles = [q[1:-1] if len(t) >= MIN_FAST_TEXT else q for t, q in zip(texts, quoted, strict=True)]
         found = {}
         for table, pk in TURN_TABLES:
+            cited = (
+                "t.id IN (SELECT turn_id FROM governance_turnmemory WHERE memory_id = ANY(%(cited)s))"
+                if table == "governance_turn"
+                else "t.cited && %(cited)s::bigint[]"
+            )
             cur.execute(
                 f"""
-                SELECT t.{pk}, t.query, t.request FROM {table} t
-                  JOIN governance_scope s ON s.id = t.scope_id AND s.workspace_id = %(ws)s
-                 WHERE t.query = %(t)s OR (%(inside)s AND strpos(t.query, %(t)s) > 0)
-                    OR strpos(t.request::text, %(needle)s) > 0
+                SELECT t.{pk}, t.query, t.request, t.packet, t.trace, t.text FROM {table} t
+                 WHERE t.scope_id = ANY(%(scopes)s)
+                   AND (t.query = ANY(%(texts)s)
+                        OR EXISTS (SELECT 1 FROM unnest(%(inside)s::text[]) n WHERE strpos(t.query, n) > 0)
+                        OR EXISTS (SELECT 1 FROM unnest(%(needles)s::text[]) n
+                                    WHERE strpos(t.request::text, n) > 0
+                                       OR ({cited} AND (strpos(t.packet::text, n) > 0
+                                                        OR strpos(t.trace::text, n) > 0)))
+                        OR ({cited} AND EXISTS (SELECT 1 FROM unnest(%(lines)s::text[]) n
+                                                 WHERE strpos(t.text, n) > 0)))
                 """,
-                {"ws": workspace_id, "t": text, "inside": inside, "needle": needle},
+                {
+                    "scopes": list(scope_ids),
+                    "texts": texts,
+                    "inside": inside,
+                    "needles": needles,
+                    "lines": lines,
+                    "cited": list(cited_ids),
+                },
             )
             found[(table, pk)] = cur.fetchall()
 
     def scrub(value):
         if isinstance(value, str):
-            if value == text:
+            if value in texts:
                 return REDACTED
-            return value.replace(text, REDACTED) if inside else value
+            for text, line in zip(inside, lines, strict=True):
+                value = value.replace(text, REDACTED).replace(line, REDACTED)
+            return value
         if isinstance(value, dict):
             return {k: scrub(v) for k, v in value.items()}
         if isinstance(value, list):
             return [scrub(v) for v in value]
         return value
 
+    def loaded(value):  # Django's PostgreSQL backend hands jsonb to raw cursors as text
+        return json.loads(value) if isinstance(value, str) else value
+
     total = 0
     for (table, pk_column), rows in found.items():
-        # Django's PostgreSQL backend hands jsonb to raw cursors as text.
         changed = [
-            (pk, scrub(query), scrub(json.loads(request) if isinstance(request, str) else request))
-            for pk, query, request in rows
+            {
+                "id": pk,
+                "query": scrub(query),
+                "request": scrub(loaded(request)),
+                "packet": scrub(loaded(packet)),
+                "trace": scrub(loaded(trace)),
+                "text": scrub(rendered),
+            }
+            for pk, query, request, packet, trace, rendered in rows
         ]
         with connection.cursor() as cur:
             for start in range(0, len(changed), batch_size):
-                batch = [
-                    {"id": pk, "query": q, "request": r} for pk, q, r in changed[start : start + batch_size]
-                ]
                 cur.execute(
                     f"""
-                    UPDATE {table} AS t SET query = v.query, request = v.request
-                      FROM jsonb_to_recordset(%s::jsonb) AS v(id bigint, query text, request jsonb)
+                    UPDATE {table} AS t SET query = v.query, request = v.request, packet = v.packet,
+                           trace = v.trace, text = v.text
+                      FROM jsonb_to_recordset(%s::jsonb)
+                           AS v(id bigint, query text, request jsonb, packet jsonb, trace jsonb, text text)
                      WHERE t.{pk_column} = v.id
                     """,
-                    [json.dumps(batch)],
+                    [json.dumps(changed[start : start + batch_size])],
                 )
         total += len(changed)
     return total

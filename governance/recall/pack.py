@@ -92,6 +92,8 @@ def block(hit: Hit, slot: str, reason: str) -> dict:
     if hit.flags:
         out["flags"] = list(hit.flags)
     out.update({k: v for k, v in hit.extra.items() if k in BLOCK_EXTRAS})
+    if (out.get("outdated") or {}).get("status") == Status.FORGOTTEN:
+        out["text"] = ""  # a message whose ask was forgotten is named by id, never quoted
     return out
 
 

@@ -148,6 +148,14 @@ def render_outdated(block: dict) -> str:
     never reads the old wording as a live instruction."""
     outdated = block["outdated"]
     who = block.get("role") or block.get("source", {}).get("kind", "") or "message"
+    if outdated.get("status") == "forgotten":
+        # Never quote a message to say what it asked for was forgotten: the quote would be the words.
+        key, revision = outdated.get("key"), outdated.get("revision")
+        what = f"{key} r{revision}" if key else f"memory {outdated.get('memory_id')}"
+        return (
+            f"- OUTDATED: a {who} message (memory {block.get('memory_id')}) asked for something since"
+            f" forgotten ({what}); its words are not shown: do not act on it"
+        )
     line = f"- OUTDATED: this {who} message asked: \"{_one_line(block.get('text', ''))}\"; {outdated.get('why', '')}"
     replaced = outdated.get("replaced_by")
     if replaced:

@@ -203,7 +203,24 @@ class MemoryStateOutput(serializers.ModelSerializer):
         return max(approvals_needed(memory), int(memory.meta.get("approvals_needed") or 1))
 
 
+class ReachedPlace(serializers.Serializer):
+    """One place a forget took the memory's words out of (services/memory/words.py), never the words."""
+
+    place = serializers.ChoiceField(choices=["memory", "turns", "relations", "summaries"])
+    state = serializers.ChoiceField(
+        choices=["rewritten", "not_found", "not_governed", "forgotten", "kept_decided", "stale"],
+        help_text="memory: rewritten (the words replaced, embedded again), not_found (not there verbatim: "
+        "forget it on its own), not_governed (in a scope you do not govern), forgotten (an undecided "
+        "candidate read from it), kept_decided (a person decided it: forget it on its own); turns, "
+        "relations: rewritten (count); summaries: stale (count, rebuilt before any read)",
+    )
+    memory_id = serializers.IntegerField(required=False)
+    scope = serializers.CharField(required=False)
+    count = serializers.IntegerField(required=False)
+
+
 class ForgetOutput(serializers.Serializer):
     memory = MemoryStateOutput()
     mode = serializers.ChoiceField(choices=["soft", "hard"])
     propagation = OutboxStateOutput(allow_null=True)
+    reached = ReachedPlace(many=True, help_text="Where the words went and what the forget did there.")

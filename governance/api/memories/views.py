@@ -209,5 +209,6 @@ class MemoryForgetView(APIView):
             "memory": s.MemoryStateOutput(memory).data,
             "mode": data["mode"],
             "propagation": outbox_state(outbox) if outbox else None,
+            "reached": getattr(memory, "reached", []),
         }
         return Response(body, status=status.HTTP_202_ACCEPTED)

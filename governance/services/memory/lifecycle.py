@@ -32,7 +32,6 @@ from governance.permissions import (
     ending_needs_two_people,
     require,
 )
-from governance.propagation.turns import redact_asked_text
 from governance.services import near_duplicate
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
 from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
@@ -51,6 +50,7 @@ from governance.services.memory.record import (
     validate_input,
 )
 from governance.services.memory.reinforcement import reinforce_rows
+from governance.services.memory.words import purged_meta, words_forget
 from governance.services.outbox import outbox_emit
 
 
@@ -365,11 +365,15 @@ def memory_retire(*, memory_id: int, actor: Principal | None, reason: str) -> Me
 def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard: bool = False) -> Memory:
     """Soft: the memory is deactivated (text kept for owners). Hard: text, lexical terms and embedding are
     purged now, a tombstone with the content hash stays, and every derived copy is redacted by the workers.
-    An active long-term commitment of a four-eyes scope takes two different people, as memory_retire."""
+    Either way its words are taken out of every place they went (services/memory/words.py: the turn it was
+    read from, stored turns, relation reasons, summaries), and the undecided candidates read from it are
+    forgotten with it; `memory.reached` is the report of those places. An active long-term commitment of a
+    four-eyes scope takes two different people, as memory_retire."""
     reason = _required_reason(reason)
     with transaction.atomic():
         memory = lock_memory(memory_id)
         require(actor, memory.scope, Action.FORGET_HARD if hard else Action.FORGET_SOFT)
+        memory.reached = []
         before = memory.status
         if before == Status.FORGOTTEN and (not hard or memory.purged_at):
             return memory  # forgetting twice changes nothing
@@ -378,14 +382,15 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
         if before != Status.FORGOTTEN:
             memory.status = Status.FORGOTTEN
         fields = ["status", "updated_at", "meta"]
+        memory.save(update_fields=["status", "updated_at"])  # a derived row read back sees it forgotten
+        words = words_forget(memory, actor, hard=hard)
         if hard:
-            # Every stored turn that asked with this text, cited or not, loses it in this transaction.
-            redact_asked_text(workspace_id=memory.scope.workspace_id, text=memory.text)
             memory.text = ""
             memory.lexical = ""
             memory.embedding = None
             memory.embedding_hash = ""
             memory.purged_at = timezone.now()
+            memory.meta = purged_meta(memory.meta)
             memory.passages.all().delete()  # the vectors of its sentences go with the vector of the whole
             fields += ["text", "lexical", "embedding", "embedding_hash", "purged_at"]
         memory.save(update_fields=fields)
@@ -399,15 +404,41 @@ def memory_forget(*, memory_id: int, actor: Principal | None, reason: str, hard:
                 before,
                 Status.FORGOTTEN,
                 reason,
-                {"mode": "hard" if hard else "soft", "hash": memory.content_hash},
+                {"mode": "hard" if hard else "soft", "hash": memory.content_hash, "reached": words.places},
             ),
         )
         outbox_emit(
             topic="memory.forgotten",
             memory=memory,
-            payload={"memory_ids": [memory.pk], "mode": "hard" if hard else "soft"},
+            payload={
+                "memory_ids": [memory.pk],
+                "mode": "hard" if hard else "soft",
+                # Memories whose text lost the forgotten words: embedded again, their caches dropped.
+                "rewritten_ids": words.rewritten,
+            },
         )
+        for derived_id in words.derived:
+            forgotten = memory_forget(
+                memory_id=derived_id,
+                actor=actor,
+                reason=f"read from memory {memory.pk}, forgotten",
+                hard=hard,
+            )
+            words.places += forgotten.reached
+        memory.reached = _merged(words.places)
         return memory
+
+
+def _merged(places: list[dict]) -> list[dict]:
+    """One line per memory and one per kind of place (the derived forgets' turns and links added up)."""
+    out: dict[tuple, dict] = {}
+    for place in places:
+        key = (place["place"], place.get("memory_id"))
+        if key in out and "count" in place:
+            out[key]["count"] += place["count"]
+        else:
+            out.setdefault(key, dict(place))
+    return list(out.values())
 
 
 # --- Reinforcement: a use or a reviewer's boost raises a memory's activation -------------------------
