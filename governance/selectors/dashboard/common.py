@@ -99,6 +99,13 @@ def paginate(qs, page, per_page, paginator_class=Paginator) -> Page:
     return paginator.get_page(number)
 
 
+def graph_memories() -> QuerySet:
+    """The memories a relation graph may draw: not purged. A hard-forgotten memory's tombstone keeps its
+    id and its links (a supersede chain still says what it replaced), but it is no node of any graph, and
+    a link to it is not drawn."""
+    return Memory.objects.filter(purged_at__isnull=True)
+
+
 def by_ids(qs: QuerySet, ids) -> QuerySet:
     """`id = ANY('{…}'::bigint[])` with the array as one text parameter: an IN list, or a Python list
     adapted element by element, costs ~10 µs per id in Django and psycopg, which a graph pays by thousands."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from governance.models import Memory, Principal, Relation
+from governance.models import Principal, Relation
 from governance.permissions import memory_readable_scopes
-from governance.selectors.dashboard.common import by_ids
+from governance.selectors.dashboard.common import by_ids, graph_memories
 from governance.selectors.dashboard.memories import memory_for_reader
 
 NEIGHBOURHOOD_MAX_EDGES = 500
@@ -40,7 +40,7 @@ def memory_neighbourhood(
         )
         unknown = {i for s, t, _ in rows for i in (s, t)} - scope_of.keys()
         if unknown:
-            scope_of.update(by_ids(Memory.objects.all(), unknown).values_list("pk", "scope_id"))
+            scope_of.update(by_ids(graph_memories(), unknown).values_list("pk", "scope_id"))
         reached = set()
         for s, t, k in rows:
             if scope_of.get(s) in readable and scope_of.get(t) in readable:
@@ -56,7 +56,7 @@ def memory_neighbourhood(
     edges = list(seen_edges)
     node_ids = {centre.pk} | {e[0] for e in edges} | {e[1] for e in edges}
     nodes = list(
-        by_ids(Memory.objects.all(), node_ids).values(
+        by_ids(graph_memories(), node_ids).values(
             "pk", "status", "kind", "key", "revision", "text", "scope__path"
         )
     )

@@ -19,7 +19,7 @@ from governance.models import (
 )
 from governance.models.activation import days, log_activation_sql
 from governance.permissions import resolve
-from governance.selectors.dashboard.common import by_ids, governed_scope_ids
+from governance.selectors.dashboard.common import by_ids, governed_scope_ids, graph_memories
 from governance.selectors.dashboard.memory_list import MemoryFilters, memory_queryset, with_activation  # noqa: F401
 
 GRAPH_CHUNK = 5000
@@ -156,7 +156,7 @@ def relation_graph(
         # the size of the memory table, and most of them are readable here.
         chunk = list(relations.order_by("-pk").values_list("source_id", "target_id", "kind")[:GRAPH_CHUNK])
         ends = {i for s, t, _ in chunk for i in (s, t)}
-        scope_of = dict(by_ids(Memory.objects.all(), ends).values_list("pk", "scope_id"))
+        scope_of = dict(by_ids(graph_memories(), ends).values_list("pk", "scope_id"))
         edges = [(s, t, k) for s, t, k in chunk if scope_of.get(s) in ids and scope_of.get(t) in ids]
     if len(edges) <= max_edges and (
         scope is not None and scope.parent_id is not None or len(chunk) == GRAPH_CHUNK
@@ -164,8 +164,8 @@ def relation_graph(
         # A narrower scope: let PostgreSQL find its relations through the memories of its scopes.
         edges = list(
             relations.filter(
-                Exists(Memory.objects.filter(pk=OuterRef("source_id"), scope_id__in=ids)),
-                Exists(Memory.objects.filter(pk=OuterRef("target_id"), scope_id__in=ids)),
+                Exists(graph_memories().filter(pk=OuterRef("source_id"), scope_id__in=ids)),
+                Exists(graph_memories().filter(pk=OuterRef("target_id"), scope_id__in=ids)),
             )
             .order_by("-pk")
             .values_list("source_id", "target_id", "kind")[: max_edges + 1]
@@ -174,7 +174,7 @@ def relation_graph(
     edges = edges[:max_edges]
     node_ids = {e[0] for e in edges} | {e[1] for e in edges}
     nodes = list(
-        by_ids(Memory.objects.all(), node_ids).values(
+        by_ids(graph_memories(), node_ids).values(
             "pk", "status", "kind", "key", "revision", "text", "scope__path"
         )
     )
