@@ -114,6 +114,7 @@ from governance.permissions.review import (  # noqa: F401
     four_eyes_trees,
     puts_in_force,
     requires_four_eyes,
+    who_decides,
 )
 from governance.permissions.roles import (  # noqa: F401
     ACTION_ROLES,

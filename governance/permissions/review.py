@@ -70,3 +70,15 @@ def four_eyes_scopes() -> QuerySet[Scope]:
     for tree in roots:
         q |= Q(tree__descendant_of=tree)
     return Scope.objects.filter(q)
+
+
+def who_decides(memory: Memory) -> dict:
+    """Who decides on this memory, for every place a person acts on it (its page, the supersede and forget
+    forms, the answer after them): `ending` and `confirming` are 1 (one person's word is enough) or 2 (a
+    second, different curator or owner / reviewer must do the same); `rule_scope` is the scope whose
+    four-eyes setting says so (the memory's or one above it), None when no scope asks for two."""
+    rules = Scope.objects.ancestors_of(memory.scope).filter(require_two_reviewers=True).only("pk", "path")
+    rule_scope = max(rules, key=lambda scope: scope.depth, default=None)  # the nearest
+    ending = 2 if rule_scope is not None and memory.status == Status.ACTIVE and memory.tier == Tier.LONG else 1
+    confirming = max(approvals_needed(memory, rule_scope is not None), int(memory.meta.get("approvals_needed") or 1))
+    return {"ending": ending, "confirming": confirming, "rule_scope": rule_scope}

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import TRANSITIONS, Kind, Relation, RelationKind, SourceKind, Status, Tier
-from governance.permissions import Action, RoleMap, approvers
+from governance.permissions import Action, RoleMap, approvers, who_decides
 from governance.recall.meaning import memory_meaning
 from governance.runtime.replica import routed_read
 from governance.selectors import dashboard as sel
@@ -30,7 +30,7 @@ UNKNOWN_ACTION = "Unknown action."
 ACTIONS = [
     ("confirm", "Confirm", Action.CONFIRM, Status.ACTIVE, False),
     ("reject", "Reject", Action.CONFIRM, Status.REJECTED, True),
-    ("supersede", "Supersede with a new text", Action.SUPERSEDE, Status.SUPERSEDED, True),
+    ("supersede", "Supersede with a new text", Action.SUPERSEDE, Status.SUPERSEDED, False),
     ("retire", "Retire", Action.RETIRE, Status.RETIRED, True),
     ("forget", "Forget (soft: text kept for owners)", Action.FORGET_SOFT, Status.FORGOTTEN, True),
     ("forget_hard", "Forget and purge the text", Action.FORGET_HARD, Status.FORGOTTEN, True),
@@ -287,6 +287,7 @@ def memory_page(request, memory_id: int, status: int = 200, error: DomainError |
             "show_text": text_visible(roles, memory),
             "roles": sorted(roles.at(memory.scope)),
             "approvals": len(approvers(memory)),
+            "decides": who_decides(memory),
             "error": error,
             "nav": "memories",
             # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
@@ -329,9 +330,28 @@ def memory_act(request, memory_id: int):
             request,
             DONE_WORDS.get(name, "Done: {action} of memory {id}.").format(
                 id=memory_id, new=result.pk, action=name.replace("_", " ")
-            ),
+            )
+            + _reached_words(getattr(result, "reached", [])),
         )
     return redirect("dashboard:memory", memory_id=result.pk)
+
+
+REACHED_WORDS = {
+    "rewritten": "memory {id}: its words replaced",
+    "forgotten": "memory {id}: forgotten with it",
+    "kept_decided": "memory {id}: kept (a person decided it; forget it on its own)",
+    "not_found": "memory {id}: the words are not there verbatim (forget it on its own)",
+    "not_governed": "memory {id}: in a scope you do not govern",
+}
+
+
+def _reached_words(reached: list[dict]) -> str:
+    """The forget's report in one sentence (services/memory/words.py)."""
+    parts = [REACHED_WORDS[p["state"]].format(id=p["memory_id"]) for p in reached if p["place"] == "memory"]
+    turns = sum(p.get("count", 0) for p in reached if p["place"] == "turns")
+    if turns:
+        parts.append(f"{turns} stored turn{'s' if turns != 1 else ''} rewritten")
+    return f" Where its words went: {'; '.join(parts)}." if parts else ""
 
 
 def apply_action(request, memory_id: int, name: str, reason: str):

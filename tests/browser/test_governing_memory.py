@@ -46,7 +46,10 @@ def test_curator_supersedes_and_sees_it_in_timeline_and_graph(page, curator, pro
     page.locator("summary", has_text="Supersede with a new text").click()
     page.get_by_label("New text").fill("Export slides as PPTX")
     page.locator("#reason-supersede").fill("the client asked for PowerPoint")
-    page.locator("details[open] input[name=irreversible]").check()
+    # Who decides is said where the person acts; a supersede can itself be superseded: no "cannot be
+    # undone" box to tick.
+    expect(page.locator(".who-decides")).to_contain_text("one person")
+    expect(page.locator("details[open] input[name=irreversible]")).to_have_count(0)
     page.locator("details[open] button[data-action=supersede]").click()
     expect(page.get_by_role("heading", name=re.compile("export_format revision 2"))).to_be_visible()
     expect(page.locator(".msg.success")).to_contain_text("supersede")

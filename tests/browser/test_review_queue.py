@@ -77,6 +77,8 @@ def test_reviewer_walks_a_queue_of_50_by_keyboard(page, reviewer, agent, project
             page.keyboard.type("The user named the position")
             page.keyboard.press("Enter")
         expect(item).to_have_class(re.compile(r"\bdecided\b"))
+        # A decided card collapses: its Confirm, Edit and Reject controls are gone from view.
+        expect(item.locator(".decide").first).to_be_hidden()
     # The walk ends on the last item; k goes back up past decided items to the last one skipped.
     page.keyboard.press("k")
     expect(page.locator(f"#item-{proposals[4].pk}")).to_be_focused()

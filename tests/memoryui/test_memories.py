@@ -111,8 +111,7 @@ def test_curator_supersedes_from_the_memory_page(curator_client, history):
         {
             "action": "supersede",
             "text": "Export slides as Keynote",
-            "reason": "new client",
-            "irreversible": "yes",
+            "reason": "new client",  # no "cannot be undone" box: a supersede can be superseded again
         },
     )
     assert response.status_code == 302
@@ -175,3 +174,17 @@ def test_hot_and_cold_filters_split_by_the_threshold(reviewer_client, project_sc
     hot = ids_on(reviewer_client.get(url, {"cold": "hot"}))
     assert old.pk in cold and old.pk not in hot
     assert history["second"].pk in hot and not cold & hot
+
+
+def test_who_decides_is_said_where_a_person_acts(curator_client, workspace_scope, project_scope, history):
+    """One person, or a second curator or owner: said on the memory's page, with the scope whose setting
+    says so, for a memory of a four-eyes scope above it and for one of a plain scope."""
+    page = curator_client.get(reverse("dashboard:memory", args=[history["second"].pk])).content.decode()
+    assert "Who decides here:</strong>\n    one person" in page
+
+    workspace_scope.require_two_reviewers = True
+    workspace_scope.save(update_fields=["require_two_reviewers"])
+    commitment = remember(project_scope, "Client files are kept for 7 years.", kind="convention", tier="long")
+    page = curator_client.get(reverse("dashboard:memory", args=[commitment.pk])).content.decode()
+    assert "two people. acme asks for two reviewers" in page and "a second, different curator or owner" in page
+    assert reverse("dashboard:scope-settings", args=[workspace_scope.pk]) in page
