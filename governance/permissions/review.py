@@ -79,6 +79,10 @@ def who_decides(memory: Memory) -> dict:
     four-eyes setting says so (the memory's or one above it), None when no scope asks for two."""
     rules = Scope.objects.ancestors_of(memory.scope).filter(require_two_reviewers=True).only("pk", "path")
     rule_scope = max(rules, key=lambda scope: scope.depth, default=None)  # the nearest
-    ending = 2 if rule_scope is not None and memory.status == Status.ACTIVE and memory.tier == Tier.LONG else 1
-    confirming = max(approvals_needed(memory, rule_scope is not None), int(memory.meta.get("approvals_needed") or 1))
+    ending = (
+        2 if rule_scope is not None and memory.status == Status.ACTIVE and memory.tier == Tier.LONG else 1
+    )
+    confirming = max(
+        approvals_needed(memory, rule_scope is not None), int(memory.meta.get("approvals_needed") or 1)
+    )
     return {"ending": ending, "confirming": confirming, "rule_scope": rule_scope}

@@ -186,5 +186,7 @@ def test_who_decides_is_said_where_a_person_acts(curator_client, workspace_scope
     workspace_scope.save(update_fields=["require_two_reviewers"])
     commitment = remember(project_scope, "Client files are kept for 7 years.", kind="convention", tier="long")
     page = curator_client.get(reverse("dashboard:memory", args=[commitment.pk])).content.decode()
-    assert "two people. acme asks for two reviewers" in page and "a second, different curator or owner" in page
+    assert (
+        "two people. acme asks for two reviewers" in page and "a second, different curator or owner" in page
+    )
     assert reverse("dashboard:scope-settings", args=[workspace_scope.pk]) in page
