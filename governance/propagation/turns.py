@@ -328,19 +328,23 @@ def redact_said_text(
     def loaded(value):  # Django's PostgreSQL backend hands jsonb to raw cursors as text
         return json.loads(value) if isinstance(value, str) else value
 
+    def turn(pk, query, request, packet, trace, rendered) -> dict:
+        before = loaded(packet)
+        after = scrub(before)
+        # A packet that changed is rendered again (a short text is no safe substring of the rendering).
+        text = render_turn_text(after) if after != before else scrub(rendered)
+        return {
+            "id": pk,
+            "query": scrub(query),
+            "request": scrub(loaded(request)),
+            "packet": after,
+            "trace": scrub(loaded(trace)),
+            "text": text,
+        }
+
     total = 0
     for (table, pk_column), rows in found.items():
-        changed = [
-            {
-                "id": pk,
-                "query": scrub(query),
-                "request": scrub(loaded(request)),
-                "packet": scrub(loaded(packet)),
-                "trace": scrub(loaded(trace)),
-                "text": scrub(rendered),
-            }
-            for pk, query, request, packet, trace, rendered in rows
-        ]
+        changed = [turn(*row) for row in rows]
         with connection.cursor() as cur:
             for start in range(0, len(changed), batch_size):
                 cur.execute(

@@ -83,7 +83,10 @@ def test_a_forgotten_text_is_neither_found_nor_shown(owner_client, project_scope
     memory_forget(memory_id=secret.pk, reason="a secret", actor=None)
     assert _found(owner_client, q="zebra") == []
     listing = owner_client.get(reverse("dashboard:turns"))
-    assert b"zebra" not in listing.content and FORGOTTEN_TEXT.encode() in listing.content
+    # The query that was the text is rewritten in the forget's own transaction ("[forgotten]"); a read
+    # would mask it by the memory's status otherwise (FORGOTTEN_TEXT).
+    assert b"zebra" not in listing.content
+    assert b"[forgotten]" in listing.content or FORGOTTEN_TEXT.encode() in listing.content
     assert b"zebra" not in owner_client.get(reverse("dashboard:turn", args=[turn.pk])).content
 
 

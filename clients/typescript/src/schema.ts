@@ -832,6 +832,8 @@ export interface components {
             binding_request?: components["schemas"]["BindingRequestOutput"];
             /** @description Ties a tool call to its result; they travel together. */
             call_id?: string;
+            /** @description The text is a digest of a long tool result or reply: how long the whole is and where it is. */
+            digest?: components["schemas"]["DigestOutput"];
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
             flags?: string[];
             /** @description Both sides stay evidence until a person decides; the newer one is named. */
@@ -848,17 +850,35 @@ export interface components {
             reason: string;
             /** @description Negative context: the memory now in force instead. */
             replaced_by?: components["schemas"]["ReplacementOutput"] | null;
+            /** @description A recent turn whose requirements the user replaced later in this session (their ids). */
+            replaced_in_session?: number[];
             revision: number | null;
             /** @description The speaker of a recorded turn. */
             role?: string;
+            /**
+             * @description Who said what the block holds: the user, the assistant, a tool, a person of the workspace (a reviewer's note), an external document, a model's inference, a summary.
+             *
+             *     * `user` - user
+             *     * `assistant` - assistant
+             *     * `tool` - tool
+             *     * `person` - person
+             *     * `document` - document
+             *     * `model` - model
+             *     * `summary` - summary
+             */
+            said_by?: components["schemas"]["SaidByEnum"];
             /** Format: double */
             score: number;
             session?: string;
             /** @description In force for this session only. */
             session_override?: components["schemas"]["SessionOverrideOutput"];
+            /** @description The user's requirement in this session, in force here (constraints). */
+            session_requirement?: components["schemas"]["SessionRequirementOutput"];
             /** @description Negative context: set aside for this session only. */
             set_aside?: components["schemas"]["SetAsideOutput"];
             source: components["schemas"]["SourceOutput"];
+            /** @description The speaker's name, when the turn has one. */
+            speaker?: string;
             status: string;
             supported_by?: number[];
             supports?: number;
@@ -881,7 +901,11 @@ export interface components {
         ContextInputRequest: {
             /** Format: date-time */
             as_of?: string;
-            budget_tokens: number;
+            /**
+             * @description The packet's token budget (default 2000).
+             * @default 2000
+             */
+            budget_tokens?: number;
             /** @description Optional slots: `handoff`, the task scope's six-section hand-off, within the budget. */
             include?: components["schemas"]["IncludeEnum"][];
             query: string;
@@ -918,6 +942,14 @@ export interface components {
             done_at: string | null;
             error: string;
             state: string;
+        };
+        DigestOutput: {
+            call_id?: string;
+            /** @description The whole text's length. */
+            chars: number;
+            /** @description Read the whole text with GET /api/v1/memories/{id}. */
+            memory_id: number;
+            turn?: string;
         };
         DisputeConfirmInputRequest: {
             /** @description The memory that holds; the other is superseded by it. */
@@ -962,8 +994,15 @@ export interface components {
             reason: string;
             /** Format: double */
             similarity: number;
-            state: components["schemas"]["StateEnum"];
+            state: components["schemas"]["DisputeOutputStateEnum"];
         };
+        /**
+         * @description * `proposed` - proposed
+         *     * `confirmed` - confirmed
+         *     * `dismissed` - dismissed
+         * @enum {string}
+         */
+        DisputeOutputStateEnum: "proposed" | "confirmed" | "dismissed";
         /** @description Every 4xx answer: a stable machine-readable `error` code and a sentence for a person. */
         ErrorBody: {
             /** @description permission_denied: the action that was refused. */
@@ -1306,6 +1345,8 @@ export interface components {
             memory: components["schemas"]["MemoryStateOutput"];
             mode: components["schemas"]["ModeEnum"];
             propagation: components["schemas"]["OutboxStateOutput"] | null;
+            /** @description Where the words went and what the forget did there. */
+            reached: components["schemas"]["ReachedPlaceOutput"][];
         };
         /**
          * @description * `memory-governance-export` - memory-governance-export
@@ -1348,6 +1389,8 @@ export interface components {
             binding_request?: components["schemas"]["BindingRequestOutput"];
             /** @description Ties a tool call to its result; they travel together. */
             call_id?: string;
+            /** @description The text is a digest of a long tool result or reply: how long the whole is and where it is. */
+            digest?: components["schemas"]["DigestOutput"];
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
             flags?: string[];
             /** @description Both sides stay evidence until a person decides; the newer one is named. */
@@ -1379,18 +1422,36 @@ export interface components {
             reason: string;
             /** @description A corrected requirement: what replaced it. */
             replaced_by?: components["schemas"]["MemberOutput"];
+            /** @description A recent turn whose requirements the user replaced later in this session (their ids). */
+            replaced_in_session?: number[];
             revision: number | null;
             /** @description The speaker of a recorded turn. */
             role?: string;
+            /**
+             * @description Who said what the block holds: the user, the assistant, a tool, a person of the workspace (a reviewer's note), an external document, a model's inference, a summary.
+             *
+             *     * `user` - user
+             *     * `assistant` - assistant
+             *     * `tool` - tool
+             *     * `person` - person
+             *     * `document` - document
+             *     * `model` - model
+             *     * `summary` - summary
+             */
+            said_by?: components["schemas"]["SaidByEnum"];
             /** Format: double */
             score: number;
             section: components["schemas"]["SectionEnum"];
             session?: string;
             /** @description In force for this session only. */
             session_override?: components["schemas"]["SessionOverrideOutput"];
+            /** @description The user's requirement in this session, in force here (constraints). */
+            session_requirement?: components["schemas"]["SessionRequirementOutput"];
             /** @description Negative context: set aside for this session only. */
             set_aside?: components["schemas"]["SetAsideOutput"];
             source: components["schemas"]["SourceOutput"];
+            /** @description The speaker's name, when the turn has one. */
+            speaker?: string;
             status: string;
             supported_by?: number[];
             supports?: number;
@@ -1631,6 +1692,8 @@ export interface components {
             /** @description The repeated memory's status then. */
             status?: string;
         };
+        /** @enum {unknown} */
+        NullEnum: null;
         OutboxStateOutput: {
             /** Format: date-time */
             created_at: string;
@@ -1697,32 +1760,39 @@ export interface components {
             /** @description A new short name rewrites every path. */
             slug?: string;
         };
-        /** @description A memory named inside another block (its own id: a forget redacts it there too). */
+        /**
+         * @description A change waiting for a reviewer, named on the rule it would change: by id, never its words (they
+         *     were relayed outside this conversation).
+         */
         PendingChangeOutput: {
             key: string | null;
             memory_id: number;
             revision: number;
-            session: string;
             status: string;
-            text: string;
-            /**
-             * @description agent: an agent's account of the user's words; end_user: a person's token.
-             *
-             *     * `agent` - agent
-             *     * `end_user` - end_user
-             */
             told_by: components["schemas"]["ToldByEnum"];
-            /** @description The ref of the user's turn. */
-            turn: string;
             /** @description Why it is not in force in this session. */
             why_not_in_force: string;
         };
+        /**
+         * @description 422: `pinned_over_budget` (the pinned blocks alone need more than the budget: `needed`, `budget`), or,
+         *     like every write, `idempotency_key_reused` (an Idempotency-Key sent again with another request).
+         */
         PinnedOverBudgetOutput: {
-            budget: number;
+            /** @description pinned_over_budget: the request's budget. */
+            budget?: number;
             error: string;
             message: string;
-            needed: number;
+            /** @description pinned_over_budget: what the pinned blocks need. */
+            needed?: number;
         };
+        /**
+         * @description * `memory` - memory
+         *     * `turns` - turns
+         *     * `relations` - relations
+         *     * `summaries` - summaries
+         * @enum {string}
+         */
+        PlaceEnum: "memory" | "turns" | "relations" | "summaries";
         PromotionRequestInputRequest: {
             /** @description Episodic memories that support it. */
             episodes: number[];
@@ -1731,6 +1801,34 @@ export interface components {
             /** @default  */
             reason?: string;
         };
+        /** @description One place a forget took the memory's words out of (services/memory/words.py), never the words. */
+        ReachedPlaceOutput: {
+            count?: number;
+            memory_id?: number;
+            place: components["schemas"]["PlaceEnum"];
+            scope?: string;
+            /**
+             * @description memory: rewritten (the words replaced, embedded again), not_found (not there verbatim: forget it on its own), not_governed (in a scope you do not govern), forgotten (an undecided candidate read from it), kept_decided (a person decided it: forget it on its own); turns, relations: rewritten (count); summaries: stale (count, rebuilt before any read)
+             *
+             *     * `rewritten` - rewritten
+             *     * `not_found` - not_found
+             *     * `not_governed` - not_governed
+             *     * `forgotten` - forgotten
+             *     * `kept_decided` - kept_decided
+             *     * `stale` - stale
+             */
+            state: components["schemas"]["ReachedPlaceOutputStateEnum"];
+        };
+        /**
+         * @description * `rewritten` - rewritten
+         *     * `not_found` - not_found
+         *     * `not_governed` - not_governed
+         *     * `forgotten` - forgotten
+         *     * `kept_decided` - kept_decided
+         *     * `stale` - stale
+         * @enum {string}
+         */
+        ReachedPlaceOutputStateEnum: "rewritten" | "not_found" | "not_governed" | "forgotten" | "kept_decided" | "stale";
         ReasonInputRequest: {
             /** @default  */
             reason?: string;
@@ -1812,6 +1910,11 @@ export interface components {
              */
             reason?: string;
         };
+        RequirementMemberOutput: {
+            memory_id: number | null;
+            text: string | null;
+            turn?: string;
+        };
         RetentionInputRequest: {
             /** @default false */
             archive_cold?: boolean;
@@ -1870,6 +1973,8 @@ export interface components {
             proposer_kind: string | null;
             /** @description Why it was put in the queue. */
             proposer_reason: string;
+            /** @description What the user asked for in a conversation, when it is that. */
+            requirement: components["schemas"]["ReviewRequirementOutput"] | null;
             supporting_episodes: components["schemas"]["ReviewMemoryBriefOutput"][];
         };
         /**
@@ -1902,6 +2007,20 @@ export interface components {
             tier: string;
         };
         /**
+         * @description A requirement the user stated in a conversation (docs/governance.md, "The session's requirements"):
+         *     in force in its session while it waits here.
+         */
+        ReviewRequirementOutput: {
+            /** @description Memories an elliptical correction could replace. */
+            ambiguous: number[];
+            /** @description The memory it would replace (shown as `conflicting`). */
+            replaces: number | null;
+            session: string;
+            /** @description The ref of the user's turn it was read from. */
+            turn: string;
+            type: components["schemas"]["Type9e6Enum"];
+        };
+        /**
          * @description * `agent` - agent
          *     * `viewer` - viewer
          *     * `reviewer` - reviewer
@@ -1910,6 +2029,17 @@ export interface components {
          * @enum {string}
          */
         RoleD72Enum: "agent" | "viewer" | "reviewer" | "curator" | "owner";
+        /**
+         * @description * `user` - user
+         *     * `assistant` - assistant
+         *     * `tool` - tool
+         *     * `person` - person
+         *     * `document` - document
+         *     * `model` - model
+         *     * `summary` - summary
+         * @enum {string}
+         */
+        SaidByEnum: "user" | "assistant" | "tool" | "person" | "document" | "model" | "summary";
         ScopeCreatedOutput: {
             /** @description False when the scope already existed (then the status is 200). */
             created: boolean;
@@ -2062,6 +2192,28 @@ export interface components {
          * @enum {string}
          */
         SessionOverridesEnum: "any" | "end_user" | "off";
+        /**
+         * @description What the user stated in this session about their task, in force here (docs/governance.md, "The
+         *     session's requirements").
+         */
+        SessionRequirementOutput: {
+            /** @description A correction that could replace any of these: not guessed. */
+            ambiguous?: components["schemas"]["RequirementMemberOutput"][];
+            /** @description 'a reviewer': it would last beyond the session and waits in the review queue; 'this session only' otherwise. */
+            awaiting: string;
+            /** @description A correction of it a reviewer rejected: it is in force again. */
+            correction_rejected?: components["schemas"]["RequirementMemberOutput"];
+            /** @description The user's earlier requirement it replaced. */
+            replaces?: components["schemas"]["RequirementMemberOutput"];
+            session: string;
+            /** Format: date-time */
+            since: string | null;
+            status: string;
+            told_by: components["schemas"]["ToldByEnum"];
+            /** @description The ref of the user's turn. */
+            turn: string;
+            type: (components["schemas"]["Type9e6Enum"] | components["schemas"]["NullEnum"]) | null;
+        };
         SetAsideOutput: {
             /** @description The correction in force for this session instead. */
             by: components["schemas"]["SessionMemberOutput"];
@@ -2073,6 +2225,8 @@ export interface components {
             binding_request?: components["schemas"]["BindingRequestOutput"];
             /** @description Ties a tool call to its result; they travel together. */
             call_id?: string;
+            /** @description The text is a digest of a long tool result or reply: how long the whole is and where it is. */
+            digest?: components["schemas"]["DigestOutput"];
             /** @description Contradictions: 'contradicts <id>', 'loses to <id>: <why>'. */
             flags?: string[];
             /** @description Both sides stay evidence until a person decides; the newer one is named. */
@@ -2089,18 +2243,36 @@ export interface components {
             reason: string;
             /** @description Negative context: the memory now in force instead. */
             replaced_by?: components["schemas"]["ReplacementOutput"] | null;
+            /** @description A recent turn whose requirements the user replaced later in this session (their ids). */
+            replaced_in_session?: number[];
             revision: number | null;
             /** @description The speaker of a recorded turn. */
             role?: string;
+            /**
+             * @description Who said what the block holds: the user, the assistant, a tool, a person of the workspace (a reviewer's note), an external document, a model's inference, a summary.
+             *
+             *     * `user` - user
+             *     * `assistant` - assistant
+             *     * `tool` - tool
+             *     * `person` - person
+             *     * `document` - document
+             *     * `model` - model
+             *     * `summary` - summary
+             */
+            said_by?: components["schemas"]["SaidByEnum"];
             /** Format: double */
             score: number;
             session?: string;
             /** @description In force for this session only. */
             session_override?: components["schemas"]["SessionOverrideOutput"];
+            /** @description The user's requirement in this session, in force here (constraints). */
+            session_requirement?: components["schemas"]["SessionRequirementOutput"];
             /** @description Negative context: set aside for this session only. */
             set_aside?: components["schemas"]["SetAsideOutput"];
             slot: string;
             source: components["schemas"]["SourceOutput"];
+            /** @description The speaker's name, when the turn has one. */
+            speaker?: string;
             status: string;
             supported_by?: number[];
             supports?: number;
@@ -2135,13 +2307,6 @@ export interface components {
             name: string;
             out: number;
         };
-        /**
-         * @description * `proposed` - proposed
-         *     * `confirmed` - confirmed
-         *     * `dismissed` - dismissed
-         * @enum {string}
-         */
-        StateEnum: "proposed" | "confirmed" | "dismissed";
         StoredRequestOutput: {
             /** Format: date-time */
             as_of: string | null;
@@ -2307,6 +2472,15 @@ export interface components {
             text: string;
             trace: components["schemas"]["TraceOutput"];
         };
+        /**
+         * @description * `request` - request
+         *     * `boundary` - boundary
+         *     * `correction` - correction
+         *     * `standing` - standing
+         *     * `stage_fact` - stage_fact
+         * @enum {string}
+         */
+        Type9e6Enum: "request" | "boundary" | "correction" | "standing" | "stage_fact";
         WebhookDeliveryOutput: {
             attempts: number;
             /** @description The event as sent (ids and hashes; never a memory's text). */

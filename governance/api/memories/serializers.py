@@ -203,7 +203,7 @@ class MemoryStateOutput(serializers.ModelSerializer):
         return max(approvals_needed(memory), int(memory.meta.get("approvals_needed") or 1))
 
 
-class ReachedPlace(serializers.Serializer):
+class ReachedPlaceOutput(serializers.Serializer):
     """One place a forget took the memory's words out of (services/memory/words.py), never the words."""
 
     place = serializers.ChoiceField(choices=["memory", "turns", "relations", "summaries"])
@@ -223,4 +223,4 @@ class ForgetOutput(serializers.Serializer):
     memory = MemoryStateOutput()
     mode = serializers.ChoiceField(choices=["soft", "hard"])
     propagation = OutboxStateOutput(allow_null=True)
-    reached = ReachedPlace(many=True, help_text="Where the words went and what the forget did there.")
+    reached = ReachedPlaceOutput(many=True, help_text="Where the words went and what the forget did there.")
