@@ -126,3 +126,22 @@ def test_a_hard_forget_redacts_archived_turns_that_did_not_cite_it(
     archived = TurnArchive.objects.get(turn_id=turn_id)
     assert phrase not in archived.query and phrase not in json.dumps(archived.request)
     assert REDACTED in archived.query
+
+
+def test_a_text_found_through_an_escape_is_rewritten_by_meaning_not_by_bytes(project_scope, owner):
+    """The rewrite works on each JSON column's text form; a text that only matches across an escape
+    ("\\n" followed by "obody …" is no "nobody …") must not break the JSON nor be cut out of it, and a
+    real copy beside it is still replaced (redact_said_text falls back to the parsed value)."""
+    from governance.propagation.turns import redact_said_text
+
+    text = f"nobody knows the code {uuid.uuid4().hex[:8]}"
+    turn = Turn.objects.create(
+        scope=project_scope,
+        query="codes?",
+        request={"notes": [f"line one\n{text[1:]}", f"said: {text}"]},
+        packet={},
+        text="",
+    )
+    assert redact_said_text(scope_ids=[project_scope.pk], texts=[text]) == 1
+    turn.refresh_from_db()
+    assert turn.request == {"notes": [f"line one\n{text[1:]}", f"said: {REDACTED}"]}

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from devtools.benchmarks.stats import percentile
 from governance.models import Memory, Outbox, Role, Scope, Turn, TurnMemory
+from governance.services.events import event_ingest
 from governance.services.memory import MemoryInput, build_memory, memory_forget, memory_record
 from governance.services.principal import grant_add, principal_ensure
 from governance.services.scope import scope_ensure
@@ -52,6 +53,12 @@ class Command(BaseCommand):
         parser.add_argument("--turns", type=int, default=1000)
         parser.add_argument("--samples", type=int, default=20)
         parser.add_argument("--timeout", type=float, default=120.0)
+        parser.add_argument(
+            "--from-turn",
+            action="store_true",
+            help="forget a sentence the extractor read from a relayed user turn, the stored turns citing "
+            "that turn too: the forget then also rewrites the turn and every stored packet quoting it",
+        )
 
     def handle(self, *args, **opts):
         if min(opts["memories"], opts["turns"], opts["samples"]) < 1:
@@ -154,21 +161,36 @@ class Command(BaseCommand):
 
         marker = uuid.uuid4().hex[:12]
         first_row = (Outbox.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
-        target = memory_record(
-            item=MemoryInput(
+        if self.from_turn:
+            sentence = f"Always use the bench vault code {marker} for the door."
+            created = event_ingest(
                 scope=scope,
-                kind="semantic",
-                status="active",
-                source_kind="user",
-                text=f"The bench vault code is {marker}",
-            ),
-            actor=owner,
-        )
+                session=f"bench-{marker}",
+                at=None,
+                turns=[{"role": "user", "content": f"Thanks. {sentence} See you.", "ref": marker}],
+                actor=None,
+            )
+            target = next(m for m in created if m.text == sentence)
+        else:
+            target = memory_record(
+                item=MemoryInput(
+                    scope=scope,
+                    kind="semantic",
+                    status="active",
+                    source_kind="user",
+                    text=f"The bench vault code is {marker}",
+                ),
+                actor=owner,
+            )
         result = assemble_context(
-            principal=owner, scope=scope, query=f"bench vault code {marker}", budget_tokens=1500
+            principal=owner,
+            scope=scope,
+            query=f"bench vault code {marker}",
+            budget_tokens=1500,
+            session=f"bench-{marker}" if self.from_turn else "",
         )
         template = Turn.objects.get(pk=result["turn_id"])
-        if not TurnMemory.objects.filter(turn=template, memory=target).exists():
+        if not TurnMemory.objects.filter(turn=template, memory=target).exists() and not self.from_turn:
             raise CommandError("the assembled packet did not cite the sampled memory; cannot measure turns")
         clones = Turn.objects.bulk_create(
             [
@@ -185,14 +207,18 @@ class Command(BaseCommand):
             ],
             batch_size=1000,
         )
+        cited = list(TurnMemory.objects.filter(turn=template).values_list("memory_id", "slot"))
         TurnMemory.objects.bulk_create(
-            [TurnMemory(turn=t, memory=target, slot="evidence") for t in clones], batch_size=2000
+            [TurnMemory(turn=t, memory_id=m, slot=slot) for t in clones for m, slot in cited],
+            batch_size=2000,
+            ignore_conflicts=True,
         )
         # This sample's earlier rows (embedding the target, reinforcement) are done: the worker is idle.
         ours = list(Outbox.objects.filter(pk__gte=first_row).values_list("pk", flat=True))
         self._wait_outbox(ours, timeout)
         started = time.perf_counter()
         memory_forget(memory_id=target.pk, actor=owner, reason="bench", hard=True)
+        self.calls.append(time.perf_counter() - started)
         outbox = Outbox.objects.filter(memory=target, topic="memory.forgotten").latest("pk")
         self._wait_outbox([outbox.pk], timeout)
         total = time.perf_counter() - started
@@ -206,6 +232,7 @@ class Command(BaseCommand):
         return total, stores
 
     def _run(self, scope: Scope, owner, opts) -> None:
+        self.from_turn, self.calls = opts["from_turn"], []
         n = Memory.objects.filter(scope=scope).count()
         self.stdout.write(
             f"{n} memories in {scope.path}; {opts['turns']} stored turns cite each forgotten memory"
@@ -222,6 +249,11 @@ class Command(BaseCommand):
             f"forget propagation, call → every store done ({len(totals)} samples, one worker): "
             f"p50 {statistics.median(totals) * 1000:.0f} ms, p95 {percentile(totals, 0.95) * 1000:.0f} ms, "
             f"max {max(totals) * 1000:.0f} ms (goal: p95 < 2000 ms)"
+        )
+        calls = self.calls[1:]  # after the warm-up
+        self.stdout.write(
+            f"  the forget call itself{' (a sentence read from a turn)' if self.from_turn else ''}: "
+            f"p50 {statistics.median(calls) * 1000:.0f} ms, p95 {percentile(calls, 0.95) * 1000:.0f} ms"
         )
         for store, values in sorted(per_store.items()):
             self.stdout.write(
