@@ -56,8 +56,8 @@ def memory_neighbourhood(
     edges = list(seen_edges)
     node_ids = {centre.pk} | {e[0] for e in edges} | {e[1] for e in edges}
     nodes = list(
-        by_ids(graph_memories(), node_ids).values(
-            "pk", "status", "kind", "key", "revision", "text", "scope__path"
-        )
+        by_ids(graph_memories(), node_ids)
+        .order_by("-pk")
+        .values("pk", "status", "kind", "key", "revision", "text", "scope__path")
     )
     return {"nodes": nodes, "edges": edges, "truncated": truncated, "centre": centre.pk}
