@@ -87,27 +87,28 @@ def _redis_hits(marker: str) -> list[str]:
     return hits
 
 
-def _api_reads(client, scopes: list[str], turn_ids: list[int]) -> str:
-    out = []
+def _api_reads(client, scopes: list[str], memory_ids: list[int], turn_ids: list[int]) -> str:
+    """Every API read of these scopes, memories and turns, as this client: each must answer (a memory or
+    turn outside the caller's grants is a 404 like an unknown one), so a read that was refused cannot
+    pass for one that hid the text."""
+    answers = []
     for path in scopes:
-        out.append(
+        answers.append(
             client.post(
                 "/api/v1/context",
                 {"scope": path, "query": QUESTIONS[0], "include": ["handoff"]},
                 format="json",
-            ).content
+            )
         )
-        out.append(
-            client.post("/api/v1/recall", {"scope": path, "query": QUESTIONS[2]}, format="json").content
-        )
-        listed = client.get("/api/v1/memories", {"scope": path, "status": "all", "page_size": 200})
-        out.append(listed.content)
-        for memory in listed.json().get("results", []) if listed.status_code == 200 else []:
-            out.append(client.get(f"/api/v1/memories/{memory['id']}").content)
-        out.append(client.get("/api/v1/summary", {"scope": path}).content)
-    for turn_id in turn_ids:
-        out.append(client.get(f"/api/v1/turns/{turn_id}").content)
-    return b"\n".join(out).decode()
+        answers.append(client.post("/api/v1/recall", {"scope": path, "query": QUESTIONS[2]}, format="json"))
+        answers.append(client.get("/api/v1/memories", {"scope": path}))
+        answers += [client.get("/api/v1/memories", {"scope": path, "status": s}) for s in Status.values]
+        answers.append(client.get("/api/v1/summary", {"scope": path}))
+    assert [a.status_code for a in answers] == [200] * len(answers), [a.content[:200] for a in answers]
+    by_id = [client.get(f"/api/v1/memories/{pk}") for pk in memory_ids]
+    by_id += [client.get(f"/api/v1/turns/{pk}") for pk in turn_ids]
+    assert {a.status_code for a in by_id} <= {200, 404}
+    return b"\n".join(a.content for a in [*answers, *by_id]).decode()
 
 
 def _around(shown: str, marker: str) -> str:
@@ -118,10 +119,11 @@ def _around(shown: str, marker: str) -> str:
 def _pages(username: str, password: str, memory_ids: list[int], turn_ids: list[int]) -> str:
     client = Client()
     assert client.login(username=username, password=password)
-    out = [client.get(reverse("dashboard:memories"), {"scope": "acme"}).content]
-    out += [client.get(reverse("dashboard:memory", args=[pk])).content for pk in memory_ids]
-    out += [client.get(reverse("dashboard:turn", args=[pk])).content for pk in turn_ids]
-    return b"\n".join(out).decode()
+    pages = [client.get(reverse("dashboard:memories"), {"scope": "acme"})]
+    pages += [client.get(reverse("dashboard:memory", args=[pk])) for pk in memory_ids]
+    pages += [client.get(reverse("dashboard:turn", args=[pk])) for pk in turn_ids]
+    assert [p.status_code for p in pages] == [200] * len(pages)  # both readers hold a workspace grant
+    return b"\n".join(p.content for p in pages).decode()
 
 
 @settings(
@@ -215,9 +217,9 @@ def _example(cast, owner, workspace_scope, turns, queries, confirm, forgets):
     tombstones = set(mine.filter(status=Status.FORGOTTEN, purged_at=None).values_list("pk", flat=True))
     shown = "\n".join(
         [
-            *(_api_reads(token_client(agents[path]), [path], turn_ids) for path in SCOPES),
-            _api_reads(token_client(reviewer), list(SCOPES), turn_ids),
-            _api_reads(token_client(owner), list(SCOPES), turn_ids),
+            *(_api_reads(token_client(agents[path]), [path], memory_ids, turn_ids) for path in SCOPES),
+            _api_reads(token_client(reviewer), list(SCOPES), memory_ids, turn_ids),
+            _api_reads(token_client(owner), list(SCOPES), memory_ids, turn_ids),
             b"".join(
                 token_client(owner).get(f"/api/v1/scopes/{workspace_scope.pk}/export").streaming_content
             ).decode(),
