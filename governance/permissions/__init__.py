@@ -109,6 +109,7 @@ from governance.permissions.review import (  # noqa: F401
     approvals_needed,
     approvers,
     confirm_approvals_needed,
+    confirmations_needed,
     ending_needs_two_people,
     four_eyes_scopes,
     four_eyes_trees,

@@ -47,10 +47,19 @@ def puts_in_force(principal: Principal | None, scope: Scope) -> bool:
     return can(principal, scope, Action.CONFIRM)
 
 
-def ending_needs_two_people(memory: Memory) -> bool:
+def ending_needs_two_people(memory: Memory, four_eyes: bool | None = None) -> bool:
     """Ending an active long-term commitment in a four-eyes scope (retire, forget, supersede, or replacing
-    or overriding it by confirming another revision of its key) takes two different people."""
-    return memory.status == Status.ACTIVE and memory.tier == Tier.LONG and requires_four_eyes(memory.scope)
+    or overriding it by confirming another revision of its key) takes two different people (`four_eyes`:
+    requires_four_eyes(memory.scope) when already known)."""
+    if memory.status != Status.ACTIVE or memory.tier != Tier.LONG:
+        return False
+    return requires_four_eyes(memory.scope) if four_eyes is None else four_eyes
+
+
+def confirmations_needed(memory: Memory, four_eyes: bool | None = None) -> int:
+    """How many reviewers must confirm this memory now: approvals_needed, or the higher count fixed on the
+    row when it was proposed (it would replace a long-term rule: services/four_eyes.py)."""
+    return max(approvals_needed(memory, four_eyes), int((memory.meta or {}).get("approvals_needed") or 1))
 
 
 def confirm_approvals_needed(memory: Memory, replaces=()) -> int:
@@ -79,10 +88,9 @@ def who_decides(memory: Memory) -> dict:
     four-eyes setting says so (the memory's or one above it), None when no scope asks for two."""
     rules = Scope.objects.ancestors_of(memory.scope).filter(require_two_reviewers=True).only("pk", "path")
     rule_scope = max(rules, key=lambda scope: scope.depth, default=None)  # the nearest
-    ending = (
-        2 if rule_scope is not None and memory.status == Status.ACTIVE and memory.tier == Tier.LONG else 1
-    )
-    confirming = max(
-        approvals_needed(memory, rule_scope is not None), int(memory.meta.get("approvals_needed") or 1)
-    )
-    return {"ending": ending, "confirming": confirming, "rule_scope": rule_scope}
+    four_eyes = rule_scope is not None
+    return {
+        "ending": 2 if ending_needs_two_people(memory, four_eyes) else 1,
+        "confirming": confirmations_needed(memory, four_eyes),
+        "rule_scope": rule_scope,
+    }

@@ -197,10 +197,9 @@ class MemoryStateOutput(serializers.ModelSerializer):
         return len(approvers(memory))
 
     def get_approvals_needed(self, memory: Memory) -> int:
-        from governance.permissions import approvals_needed
+        from governance.permissions import confirmations_needed
 
-        # memory_confirm keeps a higher count on the row when the memory would replace a long-term rule.
-        return max(approvals_needed(memory), int(memory.meta.get("approvals_needed") or 1))
+        return confirmations_needed(memory)
 
 
 class ReachedPlaceOutput(serializers.Serializer):
