@@ -195,6 +195,7 @@ class MemoryForgetView(APIView):
                     "memory": s.MemoryStateOutput(memory).data,
                     "mode": data["mode"],
                     "propagation": None,
+                    "reached": [],  # nothing was forgotten yet
                     "four_eyes_pending": memory.four_eyes_pending.as_dict(),
                 },
                 status=status.HTTP_202_ACCEPTED,

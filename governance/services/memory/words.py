@@ -62,6 +62,7 @@ def words_forget(memory: Memory, actor: Principal | None, *, hard: bool) -> Word
     links = Relation.objects.filter(kind=RelationKind.DERIVED_FROM).filter(
         Q(source_id=memory.pk) | Q(target_id=memory.pk)
     )
+    holder_scopes = set()  # the scopes of the turns its words were taken from (normally its own)
     for link in links.select_related("source__scope", "target__scope"):
         other = link.target if link.source_id == memory.pk else link.source
         if other.status == Status.FORGOTTEN or other.purged_at is not None:
@@ -72,6 +73,7 @@ def words_forget(memory: Memory, actor: Principal | None, *, hard: bool) -> Word
             state = "rewritten" if _rewrite(other, text, memory, actor) else "not_found"
             if state == "rewritten":
                 reached.rewritten.append(other.pk)
+                holder_scopes.add(other.scope)
             reached.places.append(_place(other, state))
         elif not other.text or other.text not in text:
             continue  # read from it in words of its own (a promotion's rule, a model's summary)
@@ -81,7 +83,9 @@ def words_forget(memory: Memory, actor: Principal | None, *, hard: bool) -> Word
         else:
             reached.places.append(_place(other, "kept_decided"))
     ids = [memory.pk, *reached.rewritten]
-    scopes = forget_reach(actor, memory.scope)
+    # What could have seen the words: the memory's subtree and each rewritten turn's, as far as the
+    # person governs them.
+    scopes = sorted({pk for scope in {memory.scope, *holder_scopes} for pk in forget_reach(actor, scope)})
     # The text, and each sentence of a longer one (a turn's sentence asked or quoted on its own).
     pieces = [text, *(s for s in lexical.sentences(text)[:MAX_SENTENCES] if len(s) >= MIN_FAST_TEXT)]
     # The packets of turns citing the memory itself are the workers' after a hard forget (its blocks by
