@@ -263,11 +263,11 @@ def redact_said_text(
     batch_size: int = 500,
 ) -> int:
     """In the transaction that forgets a memory (its text is still known there, and is kept nowhere after):
-    every stored turn of these scopes (the forgotten memory's subtree: what could have seen it) that holds
+    every stored turn of these scopes (what could have seen the words: permissions.forget_reach) that holds
     one of `texts` (the memory's text, and each sentence of a longer one) loses it — its query or request,
     cited or not, asked before the memory was even written, and the packet, trace and rendered text of a
-    turn that cites one of `cited_ids` (the memory and the turns its words were taken from, which a packet
-    quotes inside a longer string). A string equal to a text becomes REDACTED whole; a text of at least
+    turn that cites one of `cited_ids` (the turns its words were taken from, which a packet quotes inside
+    a longer string). A string equal to a text becomes REDACTED whole; a text of at least
     MIN_FAST_TEXT characters is also replaced inside any longer string (a shorter one could be part of
     unrelated words). Found in SQL (`strpos` on the turns of these scopes only), rewritten here string by
     string so the JSON stays valid, live and archived turns alike. Returns how many turns changed."""
