@@ -61,6 +61,40 @@ def retrieval_table(results: dict) -> str:
     return markdown_table(header, rows)
 
 
+# Conversations of fewer answerable questions than this are not printed one by one (LongMemEval gives each
+# question a haystack of its own: a row per question would say nothing about generalising).
+SPREAD_MIN_QUESTIONS = 10
+
+
+def spread_table(results: dict, k: int = max(KS)) -> str:
+    """Recall@k of every path per conversation (its answerable questions), then the spread (the best
+    conversation's minus the worst's) and the worst: "" when fewer than two conversations have
+    SPREAD_MIN_QUESTIONS questions each."""
+    strategies = results.get("strategies") or {}
+    paths = [p for p, body in strategies.items() if body.get("conversations")]
+    if not paths:
+        return ""
+    first = strategies[paths[0]]["conversations"]
+    scopes = [s for s, agg in first.items() if (agg.get("questions") or 0) >= SPREAD_MIN_QUESTIONS]
+    if len(scopes) < 2:
+        return ""
+    value = lambda path, scope: strategies[path]["conversations"][scope].get(f"recall@{k}")  # noqa: E731
+    rows = [
+        [f"{scope} ({first[scope]['questions']})", *(format_cell(value(p, scope), "rate") for p in paths)]
+        for scope in scopes
+    ]
+    for label, pick in (("worst", min), ("spread", None)):
+        cells = []
+        for p in paths:
+            values = [v for v in (value(p, s) for s in scopes) if v is not None]
+            if not values:
+                cells.append("-")
+            else:
+                cells.append(format_cell(pick(values) if pick else max(values) - min(values), "rate"))
+        rows.append([label, *cells])
+    return markdown_table([f"conversation (answerable questions), recall@{k}", *paths], rows)
+
+
 MISS_TEXT = 90  # characters of a question shown in the misses table
 
 

@@ -301,7 +301,18 @@ def evaluate_loaded(
         if set(EXCLUDED_CATEGORIES) & set(categories):
             kept = [r for q, r in per_q if q.category not in EXCLUDED_CATEGORIES]
             out["strategies"][name]["answerable"] = _aggregate(kept)
+        out["strategies"][name]["conversations"] = per_conversation(per_q)
     return out
+
+
+def per_conversation(per_q: list[tuple]) -> dict:
+    """Recall per conversation (a question's scope) over its answerable questions: a change that helps one
+    conversation and costs another shows here, where the file's mean hides it."""
+    scopes = dict.fromkeys(q.scope for q, _ in per_q)
+    return {
+        scope: _aggregate([r for q, r in per_q if q.scope == scope and q.category not in EXCLUDED_CATEGORIES])
+        for scope in scopes
+    }
 
 
 # LoCoMo's adversarial questions ask about what was never said (their "evidence" is a turn near the

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from governance.evaluation.conversations import detect_format, load
-from governance.evaluation.report import missed, misses_table, retrieval_table
+from governance.evaluation.report import missed, misses_table, retrieval_table, spread_table
 from governance.evaluation.retrieval import (
     evaluate_loaded,
     evaluate_questions,
@@ -214,6 +214,9 @@ class Command(BaseCommand):
             f"turns={sum(1 for t in loaded.turns if t['scope'] in scopes)}\n"
         )
         self.stdout.write(retrieval_table(results))
+        spread = spread_table(results)
+        if spread:
+            self.stdout.write(f"\nper conversation (a change is kept when it costs none of them):\n{spread}")
         self.stdout.write(
             "\n\npath | newer evidence first (knowledge updates) | recall p50 ms | recall p95 ms"
         )

@@ -332,6 +332,35 @@ def test_evaluate_retrieval_on_a_locomo_file_shows_full_each_path_and_bm25(db, l
     assert "latency split" in printed and "after_embedding p50/p95" in printed
     # No adversarial question here: no "answerable" total either.
     assert "answerable" not in results["strategies"]["full"]
+    # Per conversation too; one conversation of four questions prints no spread table.
+    assert results["strategies"]["bm25"]["conversations"]["locomo/conv_26"]["questions"] == 4
+    assert "per conversation" not in printed
+
+
+def test_the_spread_table_prints_each_conversation_its_worst_and_the_spread_per_path():
+    from governance.evaluation.report import spread_table
+
+    def path(**recall):
+        return {
+            "conversations": {scope: {"questions": n, "recall@10": r} for scope, (n, r) in recall.items()}
+        }
+
+    results = {
+        "strategies": {
+            "full": path(a=(12, 0.9), b=(30, 0.75), c=(3, 0.1)),
+            "bm25": path(a=(12, 0.5), b=(30, 0.6), c=(3, 0.0)),
+        }
+    }
+    table = spread_table(results)
+    rows = {
+        line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in table.splitlines()
+    }
+    assert rows["a (12)"] == ["0.900", "0.500"] and rows["b (30)"] == ["0.750", "0.600"]
+    assert rows["worst"] == ["0.750", "0.500"] and rows["spread"] == ["0.150", "0.100"]
+    assert not any(label.startswith("c ") for label in rows)  # three questions: not a conversation's figure
+    # A single conversation, or none, has no spread to print.
+    assert spread_table({"strategies": {"full": path(a=(12, 0.9))}}) == ""
+    assert spread_table({"strategies": {}}) == ""
 
 
 def test_adversarial_questions_are_measured_apart_from_the_answerable_total(db, tmp_path):
