@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from governance.models import Kind
+from governance.services.choices import choice_of
 from governance.services.orders import (
     ASKS_FOR_A_RULE,
     ASKS_YOU,
@@ -255,7 +256,8 @@ _STAGE_AFTER = re.compile(
 # Words before a value that name it to be avoided or replaced ("not PDF", "instead of PDF", "别用 PDF").
 _NEGATES = re.compile(
     r"(\bnot|\bno|\bnever|\bdon'?t use|\bdo not use|\binstead of|\brather than|\bother than|\bno more|"
-    r"\bno longer|不要用?|别用?|不用|不再用?|而不是|不是|取消)\s*(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?$",
+    r"\bno longer|不要用?|别用?|不用|不再用?|而不是|不是|取消)\s*(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?$"
+    r"|(?:不要|别|不用|不再)[\u4e00-\u9fff]{1,2}(?:到|成|给)?\s*$",
     re.I,
 )
 # Text pasted as material (a document, a prompt to work on) holds the words of requirements without being
@@ -358,11 +360,15 @@ def _stage_facts(sentence: str, values: list[Value]) -> list[dict]:
     return facts
 
 
+def _negated(sentence: str, values: list[Value]) -> list[Value]:
+    return [v for v in values if _NEGATES.search(sentence[max(0, v.start - 24) : v.start])]
+
+
 def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | None:
     """What a user's sentence requires of the task (see above), or None when it requires nothing: a
     preference said of oneself, a question, a story. `rule` is the extractor rule that matched, if any."""
     values = values_in(sentence)
-    negated = [v for v in values if _NEGATES.search(sentence[max(0, v.start - 24) : v.start])]
+    negated = _negated(sentence, values)
     stage = _stage_facts(sentence, values)
     if rule == "correction":
         kind = "correction"
@@ -408,7 +414,7 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
 
 
 # The kind a requirement read by no other rule is stored as.
-REQUIREMENT_KINDS = {"request": Kind.CONVENTION, "stage_fact": Kind.STAGE_FACT}
+REQUIREMENT_KINDS = {"request": Kind.CONVENTION, "stage_fact": Kind.STAGE_FACT, "choice": Kind.CONVENTION}
 
 
 class RuleExtractor:
@@ -435,7 +441,9 @@ class RuleExtractor:
                         )
                         break
                 else:
-                    requirement = requirement_of(None, sentence, content)
+                    requirement = requirement_of(None, sentence, content) or choice_of(
+                        sentence, content, _negated
+                    )
                     if requirement:
                         out.append(
                             Extracted(

@@ -29,6 +29,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Kind, Memory, Principal, Scope, SourceKind, Status, content_hash, lexical
+from governance.services.choices import choice_of, says_a_change
 from governance.services.conflict import conflict_queue
 from governance.services.extraction import Extracted
 from governance.services.values import values_in
@@ -166,9 +167,19 @@ def _fit(new: Extracted, new_values, new_negated, standing: _Standing) -> tuple[
     if not any((v.sort, v.norm) not in new_norms for v in standing.values if v.sort in sorts):
         return None  # it names the same value again: a repeat, not a change
     shared = len(_subject(new.text, new_values) & _subject(standing.text, standing.values))
-    if new.rule == "correction":
-        return (2 if shared else 1), shared  # elliptical ("改成 PPTX"): the sort alone may decide
+    if _elliptical(new):
+        return (2 if shared else 1), shared  # elliptical ("改成 PPTX", "PPTX 吧"): the sort alone may decide
     return (2, shared) if shared else None  # another request replaces one only about the same subject
+
+
+def _elliptical(new: Extracted) -> bool:
+    """A correction, a bare choice (services/choices.py), or a request in the words of a change ("格式换一下,
+    用 PPTX", "let's do it in Chinese after all"): each may replace what it does not name."""
+    kind = (new.meta.get("requirement") or {}).get("type")
+    if new.rule in ("correction", "choice") or kind == "choice" or says_a_change(new.text):
+        return True
+    # a boundary or request with a bare choice in it ("CSV 就行,别搞复杂了")
+    return choice_of(new.text, new.text, lambda *_: []) is not None
 
 
 def _conversation_about(standing: list[_Standing], last_round: list[str]) -> list[_Standing]:
@@ -218,10 +229,16 @@ def _last_round(scope: Scope, session: str, fresh: list[dict], ref: str) -> list
 def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], turns: list[dict]) -> None:
     """Decide, for each requirement in `found` (in order), what it replaces; write it in its meta, give it
     the key of a keyed rule it replaces, and mark it lasting (proposed) when it would outlive the session.
-    Queries only when a requirement names a value."""
+    A bare choice that replaces nothing is taken out of `found`. Queries only when a requirement names a
+    value."""
     todo = [e for e in found if e.meta.get("requirement")]
     if not todo:
         return
+    _resolve(scope, session, todo, turns)
+    found[:] = [e for e in found if (e.meta.get("requirement") or {}).get("type") != "choice"]
+
+
+def _resolve(scope: Scope, session: str, todo: list[Extracted], turns: list[dict]) -> None:
     session_items: list[_Standing] | None = None
     rules: list[_Standing] | None = None
     earlier: list[_Standing] = []
@@ -251,12 +268,20 @@ def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], 
                     top = _conversation_about(top, _last_round(scope, session, turns, ref))
                 if len(top) == 1:
                     _replace(extracted, requirement, top[0])
+                    if requirement.get("type") == "choice" or (
+                        requirement.get("type") == "request" and says_a_change(extracted.text)
+                    ):
+                        requirement["type"] = "correction"  # what it changes is now named
                     pool_lists = (session_items, earlier)
                     for items in pool_lists:
                         if items is not None and top[0] in items:
                             items.remove(top[0])
                 else:
                     requirement["ambiguous"] = [item.describe() for item in top[:3]]
+                    if requirement.get("type") == "choice":
+                        requirement["type"] = "correction"  # of one of these: the packet says which could be
+        if requirement.get("type") == "choice":
+            continue  # a bare value that replaces nothing is no requirement: it is dropped below
         # A correction, or what replaces a person's rule, would outlast the session; a new request that
         # replaces the session's own earlier one ("now write the description in 110 characters" after "the
         # title in 60") is the next step of the work, in force in its session only.

@@ -104,6 +104,7 @@ _WORDS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("wechat", "微信"),
         ("feishu", "lark", "飞书"),
         ("email", "e-mail", "邮件", "邮箱"),
+        ("group chat", "team channel", "team chat", "群里", "群聊", "工作群", "项目群"),
     ),
     "font": (
         ("arial",),
@@ -314,6 +315,8 @@ def _values_in(text: str) -> tuple[Value, ...]:
         for match in pattern.finditer(text):
             if any(s < match.end() and match.start() < e for s, e in taken):
                 continue
+            if sort == "time" and _A_LITTLE.match(match.group(0)):
+                continue  # "调小一点", "快一点": "a little", not one o'clock
             found.append(Value(sort, _pattern_norm(sort, match), match.group(0).strip(), *match.span()))
             taken.append(match.span())
     lowered = text.lower()
@@ -332,6 +335,10 @@ def _values_in(text: str) -> tuple[Value, ...]:
     found.sort(key=lambda v: v.start)
     return tuple(found)
 
+
+# "一点" / "两点" alone after a verb or adjective is "a little" far more often than a time of day; with 上午,
+# 下午, 晚上, 早上, 钟 or 半 it is a time.
+_A_LITTLE = re.compile(r"^\s*[一]\s*点$")
 
 _ZH_DIGITS = {c: i for i, c in enumerate("零一二三四五六七八九", start=0)}
 

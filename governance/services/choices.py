@@ -1,0 +1,119 @@
+"""Elliptical choices: a user's sentence that names a value and next to nothing else ("PPTX 吧。", "Actually
+pptx, I'll keep editing.", "等等,最后给我 PPTX 就行。", "On second thought, Markdown.", "那就中文吧。") says which
+value the user wants, but only against what they asked before: alone it is no requirement. The extractor reads
+it as a `choice` (services/extraction.py); services/requirements.py then reads it against what is in force in
+its session: a choice that names another value of the sort a standing requirement names replaces that
+requirement as a correction does, and a choice that fits nothing is dropped (nothing is written for it).
+
+Also here: the words that say a request changes something ("格式换一下,用 PPTX。", "Let's do it in Chinese
+after all."), which let a request replace an earlier one of the same sort without naming its subject.
+
+What keeps a choice from being read into everyday talk: it is short, not a question, not a description
+("PPTX is a pain on Linux", "我用 PPTX 做过"), and the clause holding its value holds little beside it (the
+words below that only carry the choice: "just", "give me", "吧", "就行", …)."""
+
+from __future__ import annotations
+
+import re
+
+from governance.services.orders import QUESTION
+from governance.services.values import values_in
+
+MAX_CHARS = 80
+MAX_TURN_CHARS = (
+    600  # a pasted document's sentences are not the user choosing (extraction.CONVERSATIONAL_CHARS)
+)
+# A clause holding the value may hold this many words (English) or characters (Chinese) of its own beyond it
+# and the carrying words: "I need an editable PPTX" (one), "发我邮箱" (two characters).
+MAX_OWN_WORDS = 1
+MAX_OWN_CHARS = 2
+
+# Words that carry a choice without saying anything of their own (removed before counting what is left).
+_CARRY_EN = re.compile(
+    r"\b(on second thought|after all|at the end|in the end|let'?s|let us|go with|give me|i'?d like|i would like|"
+    r"i need|i want|we need|we want|actually|wait|ok|okay|so|then|well|hmm|rather|instead|please|just|make it|"
+    r"use|the|a|an|one|for|me|us|it|at|as|in|to|end|final|finally|now|maybe|better|better yet|no|not|"
+    r"thanks|thank you)\b",
+    re.I,
+)
+_CARRY_ZH = re.compile(
+    r"算了|还是|等等|等一下|那就|就行|就好|就可以|好了|其实|最后|最终|给我|帮我|改成|换成|改用|直接|那个|这个|"
+    r"一下|版本|格式|[吧啊呢嗯哦好要用就的那请先版对]"
+)
+# What a clause says of the world or of what was done, not which value is wanted.
+_DESCRIBES = re.compile(
+    r"\b(is|are|was|were|isn'?t|aren'?t|wasn'?t|looks?|seems?|sounds?|has|have|had|did|does|doesn'?t|"
+    r"i'?m|i'?ve|i was|i had|i used|we used|he|she|they)\b"
+    r"|^\s*(我|我们|他|她|他们|她们|它)(?!要|想要|需要|希望)|已经|曾经|过\s*$|了吗",
+    re.I,
+)
+# Words that say a request changes what was asked before.
+CHANGE = re.compile(
+    r"\b(actually|instead|rather|after all|on second thought|changed? my mind|wait|switch|change)\b"
+    r"|算了|还是|换|改|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实",
+    re.I,
+)
+_CLAUSE = re.compile(r"[,，;；:：]")
+_WORD = re.compile(r"[a-z][a-z'-]*", re.I)
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+# How a choice is said with a verb ("CSV is fine", "Thursday works for me", "French would be better").
+_CHOOSES = re.compile(
+    r"\b(is|are|'s|would be|will be|should be)\s+(fine|better|best|ok|okay|good|enough|perfect|great)\b"
+    r"|\bworks?(\s+(better|fine|best|for (me|us)))?\b",
+    re.I,
+)
+
+
+def _bare(clause: str, values) -> bool:
+    """Whether a clause holds a value and little else of its own."""
+    rest = _CHOOSES.sub(" ", clause)
+    if _DESCRIBES.search(rest):
+        return False
+    for value in sorted(values, key=lambda v: -len(v.text)):
+        rest = rest.replace(value.text, " ")
+    rest = _CARRY_ZH.sub(" ", _CARRY_EN.sub(" ", rest))
+    return len(_WORD.findall(rest)) <= MAX_OWN_WORDS and len(_CJK_CHAR.findall(rest)) <= MAX_OWN_CHARS
+
+
+def choice_of(sentence: str, turn_text: str, negated_of) -> dict | None:
+    """The choice a user's sentence makes (a requirement of type "choice": its values, those it names
+    negated), or None. `negated_of(sentence, values)` is the extractor's reading of negated values."""
+    if (
+        len(sentence) > MAX_CHARS
+        or len(turn_text) > MAX_TURN_CHARS
+        or QUESTION.search(sentence)
+        or "？" in sentence
+    ):
+        return None
+    values = values_in(sentence)
+    if not values:
+        return None
+    clauses, at = [], 0
+    for part in _CLAUSE.split(sentence):
+        clauses.append((at, at + len(part), part))
+        at += len(part) + 1
+    held = [
+        (part, [v for v in values if start <= v.start < end])
+        for start, end, part in clauses
+        if any(start <= v.start < end for v in values)
+    ]
+    if not any(_bare(part, found) for part, found in held):
+        return None
+    negated = negated_of(sentence, values)
+    return {
+        "type": "choice",
+        "values": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in values if v not in negated],
+        "negated": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in negated],
+        "stage": [],
+        "lasting": False,
+        "conversational": True,
+    }
+
+
+def says_a_change(text: str) -> bool:
+    return bool(CHANGE.search(text))
+
+
+__all__ = ["CHANGE", "choice_of", "says_a_change"]
