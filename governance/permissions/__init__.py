@@ -32,6 +32,7 @@ from governance.permissions.access import (  # noqa: F401
     can,
     can_grant,
     can_read_memory,
+    deciding_scopes,
     effective_grants,
     forget_reach,
     governed_roots,

@@ -247,6 +247,13 @@ def forget_reach(principal: Principal | None, scope: Scope) -> list[int]:
     return list(governed_scopes(principal, within=scope).values_list("pk", flat=True))
 
 
+def deciding_scopes(principal: Principal, action: Action) -> QuerySet[Scope]:
+    """The part of the governed scopes where the principal may use a role allowing `action` now (within
+    its token's bound): where it may decide, e.g. confirm a proposal or dismiss a dispute. One query
+    (the grants); the answer is a lazy queryset, empty without a query when no grant allows it."""
+    return _subtrees(RoleMap.of(principal).trees(action))
+
+
 def memory_readable_scopes(principal: Principal | None) -> QuerySet[Scope]:
     """Scopes whose memories the principal may read by id or in a list: its governed subtrees and every
     scope above them (a read in a scope sees its ancestors' memories)."""

@@ -88,3 +88,13 @@ def theme(context):
 
     request = context.get("request")
     return theme_of(request) if request is not None else "system"
+
+
+@register.simple_tag(takes_context=True)
+def awaiting_you(context):
+    """What awaits the signed-in person's decision in the focused scope (memoryui.views.awaiting: read
+    once per request, nothing for a page without a principal)."""
+    from memoryui.views.awaiting import awaiting_for
+
+    request = context.get("request")
+    return awaiting_for(request, getattr(request, "scope", None)) if request is not None else None

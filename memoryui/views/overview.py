@@ -6,18 +6,27 @@ from django.http import JsonResponse
 from django.shortcuts import render
 
 from governance.selectors import dashboard as sel
+from governance.selectors.disputes import dispute_queue_queryset
 from memoryui import svgcharts
+from memoryui.views.awaiting import awaiting_for, awaiting_sentence
 from memoryui.views.base import dashboard_view, page
 from memoryui.views.summary import summary_context
 
 
 @dashboard_view()
 def overview(request):
+    counts = sel.overview_counts(request.principal, request.scope)
+    # Beside the proposals: the disputes the review queue lists, and what of both this person decides.
+    disputes = dispute_queue_queryset(principal=request.principal, scope=request.scope).count()
+    awaiting = awaiting_for(request, request.scope)
     return page(
         request,
         "dashboard/overview.html",
         {
-            "counts": sel.overview_counts(request.principal, request.scope),
+            "counts": counts,
+            "disputes": disputes,
+            "awaiting": awaiting,
+            "awaiting_sentence": awaiting_sentence(awaiting),
             "health": sel.propagation_health(),
             "recent": sel.recent_audit(request.principal, request.scope),
             "nav": "overview",

@@ -31,6 +31,7 @@ from governance.selectors.review import (
 )
 from governance.services.memory import memory_confirm, memory_reject
 from governance.services.review import memory_repropose, proposal_edit_confirm
+from memoryui.views.awaiting import awaiting_for, awaiting_sentence
 from memoryui.views.base import dashboard_view, page, scope_query
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE
 
@@ -72,6 +73,10 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
         "after": request.GET.get("after", "") if filters.after is not None else "",
         "disputes_after": request.GET.get("disputes_after", "") if filters.disputes_after is not None else "",
     }
+    disputes_waiting = dispute_queue_queryset(
+        principal=request.principal, scope=request.scope, filters=filters
+    ).count()
+    awaiting = awaiting_for(request, request.scope, filters)
     links = {}
     if more:
         links["next"] = "?" + _qs({**params, **on_page, "after": encode_cursor(items[-1].memory)})
@@ -89,6 +94,9 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
             "items": items,
             "count": len(items),
             "waiting": waiting,
+            # What of it this person may decide, in words, for the heading (the menu's badge reads the same).
+            "awaiting": awaiting,
+            "awaiting_sentence": awaiting_sentence(awaiting, waiting + disputes_waiting),
             "can_act": any(i.can_confirm for i in items),
             "error": error,
             "nav": "review",
@@ -101,9 +109,7 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
             "back": request.GET.urlencode(),
             # Contradictions the system proposed between two unkeyed memories, beside the proposals.
             "disputes": disputes,
-            "disputes_waiting": dispute_queue_queryset(
-                principal=request.principal, scope=request.scope, filters=filters
-            ).count(),
+            "disputes_waiting": disputes_waiting,
             "deciders": DECIDERS,
         },
         status=status,
@@ -122,7 +128,7 @@ def queue_back(request: HttpRequest) -> str:
     return reverse("dashboard:review") + ("?" + back if back and "\n" not in back else scope_query(request))
 
 
-def _wants_json(request: HttpRequest) -> bool:
+def wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
 
@@ -187,14 +193,13 @@ def review_decide(request, memory_id: int):
         else:
             raise InvalidInput(BAD_ITEM_DECISION, field="decision")
     except DomainError as exc:
-        if _wants_json(request):
+        if wants_json(request):
             return JsonResponse(exc.as_dict(), status=exc.status)
         return render_queue(request, error=exc, status=exc.status)
     text = _outcome(memory_id, decision, result)
-    if _wants_json(request):
+    if wants_json(request):
         # What the item shows after the decision: its new state and text, the new memory (an edit), the
-        # reason of a reject, and the queue's new count.
-        waiting = _waiting_after(request)
+        # reason of a reject, and the queue's new counts.
         return JsonResponse(
             {
                 "memory_id": memory_id,
@@ -206,15 +211,17 @@ def review_decide(request, memory_id: int):
                 "result_url": reverse("dashboard:memory", args=[result.pk]),
                 "result_label": f"{result.key} r{result.revision}" if result.key else f"#{result.pk}",
                 "reason": reason,
-                "waiting": waiting,
+                **counts_after(request),
             }
         )
     messages.success(request, text)
     return redirect(queue_back(request))
 
 
-def _waiting_after(request: HttpRequest) -> int | None:
-    """The queue's count under the filters the reviewer was looking at (the `back` query string)."""
+def counts_after(request: HttpRequest) -> dict:
+    """The queue's counts after a decision, under the filters the reviewer was looking at (the `back`
+    query string): the proposals and disputes listed, what of them awaits this person (in the heading's
+    words) and the menu badge's total (the scope, no filter). None for each when `back` no longer reads."""
     from django.http import QueryDict
 
     from governance.selectors.dashboard import scope_for_path
@@ -222,11 +229,19 @@ def _waiting_after(request: HttpRequest) -> int | None:
     params = QueryDict(request.POST.get("back", ""))
     try:
         scope = scope_for_path(request.principal, params.get("scope"))
-        return queue_queryset(
-            principal=request.principal, scope=scope, filters=QueueFilter.parse(params)
-        ).count()
+        filters = QueueFilter.parse(params)
     except DomainError:
-        return None
+        return {"waiting": None, "disputes_waiting": None, "awaiting": None, "heading": None, "badge": None}
+    waiting = queue_queryset(principal=request.principal, scope=scope, filters=filters).count()
+    disputes = dispute_queue_queryset(principal=request.principal, scope=scope, filters=filters).count()
+    awaiting = awaiting_for(request, scope, filters)
+    return {
+        "waiting": waiting,
+        "disputes_waiting": disputes,
+        "awaiting": {"proposals": awaiting.proposals, "disputes": awaiting.disputes},
+        "heading": awaiting_sentence(awaiting, waiting + disputes),
+        "badge": awaiting_for(request, scope).total,
+    }
 
 
 def _outcome(memory_id: int, decision: str, result: Memory) -> str:

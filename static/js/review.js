@@ -1,12 +1,18 @@
-// Review queue: keyboard use (j/k, c, e, r, x, ?), decisions in place (fetch, then on to the next item),
-// similar memories loaded lazily per item, and "select all" for the bulk form. Every control is a real
-// form: without this file they post and the page comes back with a message.
+// Review queue: keyboard use (j/k, c, e, r, x, ?; n, o, d on a dispute), decisions in place (fetch, then on
+// to the next item; the decided card collapses to its result), similar memories loaded lazily per item,
+// and "select all" for the bulk form. Disputes and proposals are one walk: the same keys move from card to
+// card. Every control is a real form: without this file they post and the page comes back with a message.
 (function () {
   "use strict";
-  var list = document.getElementById("review-list");
+  var CARDS = ".review-item, .dispute-item";
+  var lists = Array.prototype.filter.call(
+    [document.getElementById("dispute-list"), document.getElementById("review-list")], Boolean);
   var help = document.getElementById("review-help");
-  var items = list ? Array.prototype.slice.call(list.querySelectorAll(".review-item")) : [];
+  var items = Array.prototype.slice.call(document.querySelectorAll(CARDS));
   var current = -1;
+
+  function card(el) { return el && el.closest ? el.closest(CARDS) : null; }
+  function isDispute(item) { return item && item.classList.contains("dispute-item"); }
 
   function open(item) { return item && !item.classList.contains("decided"); }
 
@@ -32,7 +38,7 @@
 
   // --- Similar memories -------------------------------------------------------------------------------
   function loadSimilar(item) {
-    var box = item.querySelector(".similar");
+    var box = item && item.querySelector(".similar");
     if (!box || box.dataset.loaded) { return; }
     box.dataset.loaded = "1";
     var body = box.querySelector(".similar-body");
@@ -105,8 +111,27 @@
     details.querySelector("[name=reason]").focus();
   }
 
+  // A dispute: n or o says which one holds (the reason is asked, Enter posts it); d dismisses it.
+  function openHolds(item, side) {
+    var form = item.querySelector(".dispute-confirm");
+    if (!form) { tell(item, item.dataset.holdsRefused); return; }
+    form.closest("details").open = true;
+    form.querySelector("input[data-side=" + side + "]").checked = true;
+    form.querySelector("[name=reason]").focus();
+  }
+
+  function dismiss(item) {
+    var form = item.querySelector(".dispute-dismiss");
+    if (form) { form.requestSubmit(); } else { tell(item, item.dataset.dismissRefused); }
+  }
+
+  function tell(item, text) {
+    var outcome = item.querySelector(".outcome");
+    if (outcome && text) { outcome.textContent = text; }
+  }
+
   function submitDecision(form) {
-    var item = form.closest(".review-item");
+    var item = card(form);
     var outcome = item.querySelector(".outcome");
     var buttons = form.querySelectorAll("button");
     buttons.forEach(function (b) { b.disabled = true; });
@@ -124,11 +149,12 @@
           return;
         }
         outcome.classList.remove("error");
-        showResult(item, outcome, res.body);
-        item.dataset.outcome = res.body.status;
+        if (isDispute(item)) { showDisputeResult(item, outcome, res.body); } else { showResult(item, outcome, res.body); }
+        item.dataset.outcome = res.body.status || res.body.state;
         item.classList.add("decided");
         item.querySelectorAll("details").forEach(function (d) { d.open = false; });
-        item.querySelectorAll(".decide form:not(.undo-reject), input[name=memory]").forEach(function (el) {
+        // Collapsed to its result: the decision's controls go (an undo stays), the CSS folds the rest.
+        item.querySelectorAll(".decide form:not(.undo-reject), .decide > details, input[name=memory]").forEach(function (el) {
           if (el.tagName === "INPUT") { el.checked = false; el.disabled = true; } else { el.hidden = true; }
         });
         var i = items.indexOf(item);
@@ -174,9 +200,46 @@
     }
     var quote = item.querySelector(".proposed-text");
     if (quote && body.text && body.decision === "edit") { quote.textContent = body.text; quote.classList.add("edited"); }
-    var count = document.getElementById("queue-count");
-    if (count && typeof body.waiting === "number") { count.textContent = "(" + body.waiting + ")"; }
+    showCounts(body);
     tame(item);
+  }
+
+  // A dispute's result: which one holds (a link to it) and why, or that both stand.
+  function showDisputeResult(item, outcome, body) {
+    outcome.textContent = "";
+    outcome.classList.add("done");
+    var state = document.createElement("span");
+    state.className = "badge state-" + body.state;
+    state.textContent = body.holds ? "the " + body.holds_side + " holds" : "both stand";
+    outcome.appendChild(state);
+    outcome.appendChild(document.createTextNode(" " + body.message + " "));
+    if (body.result_url) {
+      var link = document.createElement("a");
+      link.href = body.result_url;
+      link.className = "result-link";
+      link.textContent = "Open #" + body.holds;
+      outcome.appendChild(link);
+    }
+    if (body.reason) {
+      var why = document.createElement("span");
+      why.className = "decision-reason";
+      why.textContent = " Reason: " + body.reason;
+      outcome.appendChild(why);
+    }
+    showCounts(body);
+    tame(item);
+  }
+
+  // The queue's heading (what awaits you, in words), the disputes' count and the menu's badge.
+  function showCounts(body) {
+    var heading = document.getElementById("queue-count");
+    if (heading && body.heading) { heading.textContent = body.heading; }
+    var disputes = document.getElementById("disputes-count");
+    if (disputes && typeof body.disputes_waiting === "number") { disputes.textContent = "(" + body.disputes_waiting + ")"; }
+    var badge = document.getElementById("nav-awaiting");
+    if (badge && typeof body.badge === "number") {
+      if (body.badge > 0) { badge.querySelector("[data-n]").textContent = body.badge; } else { badge.remove(); }
+    }
   }
 
   // Undo a reject: the service writes a new proposal derived from the rejected one (a status never goes
@@ -214,9 +277,9 @@
   }
   items.forEach(tame);
 
-  if (list) {
+  lists.forEach(function (list) {
     list.addEventListener("toggle", function (event) {
-      var item = event.target.closest && event.target.closest(".review-item");
+      var item = card(event.target);
       if (item) { tame(item); }
     }, true);
     list.addEventListener("submit", function (event) {
@@ -226,13 +289,13 @@
       submitDecision(form);
     });
     list.addEventListener("focusin", function (event) {
-      var item = event.target.closest(".review-item");
+      var item = card(event.target);
       var i = items.indexOf(item);
       if (i >= 0 && i !== current) { select(i, false); }
     });
     list.addEventListener("click", function (event) {
       var link = event.target.closest("[data-load-similar]");
-      if (link) { event.preventDefault(); loadSimilar(link.closest(".review-item")); }
+      if (link) { event.preventDefault(); loadSimilar(card(link)); }
     });
     list.addEventListener("keydown", function (event) {
       // Ctrl/Cmd+Enter saves the edit from the text area.
@@ -241,13 +304,13 @@
         event.target.form.requestSubmit();
       }
     });
-    // The items in view load their similar memories; the rest wait until they scroll in or are chosen.
-    if ("IntersectionObserver" in window) {
-      var seen = new IntersectionObserver(function (entries) {
-        entries.forEach(function (e) { if (e.isIntersecting) { loadSimilar(e.target); seen.unobserve(e.target); } });
-      });
-      items.forEach(function (item) { seen.observe(item); });
-    }
+  });
+  // The items in view load their similar memories; the rest wait until they scroll in or are chosen.
+  if ("IntersectionObserver" in window) {
+    var seen = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) { if (e.isIntersecting) { loadSimilar(e.target); seen.unobserve(e.target); } });
+    });
+    items.forEach(function (item) { if (item.querySelector(".similar")) { seen.observe(item); } });
   }
 
   function typing(target) {
@@ -287,6 +350,9 @@
         if (undo && undo.isConnected) { undo.requestSubmit(); }
         break;
       case "r": if (open(item)) { openReject(item); } break;
+      case "n": if (open(item) && isDispute(item)) { openHolds(item, "newer"); } break;
+      case "o": if (open(item) && isDispute(item)) { openHolds(item, "older"); } break;
+      case "d": if (open(item) && isDispute(item)) { dismiss(item); } break;
       case "x":
         var box = item && item.querySelector("input[name=memory]");
         if (box && !box.disabled) { box.checked = !box.checked; box.dispatchEvent(new Event("change", { bubbles: true })); }

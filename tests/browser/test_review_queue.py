@@ -1,14 +1,23 @@
 """End to end in Chromium: a reviewer walks a queue of 50 proposals by keyboard only — confirms most,
 edits one then confirms it, rejects some with a reason each, skips two — and the database ends in exactly
-that state (statuses, who confirmed, the reasons in the audit log)."""
+that state (statuses, who confirmed, the reasons in the audit log). Disputes are in the same walk: two
+proposals and a dispute decided by keyboard alone, in place, at 1440 and 390 px, light and dark, with
+axe-core finding no serious or critical violation before and after.
+
+axe-core is vendored (tests/data/vendor/axe-4.14.1.min.js, MPL-2.0, unmodified; docs/dependencies.md)."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
+from pathlib import Path
 
+import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
-from governance.models import AuditEvent, Memory, Status
+from governance.models import AuditEvent, Dispute, DisputeState, Memory, Status
+from governance.services.dispute import dispute_propose
 from governance.services.memory import MemoryInput, memory_record_batch
 from tests.browser.conftest import sign_in
 
@@ -42,7 +51,9 @@ def test_reviewer_walks_a_queue_of_50_by_keyboard(page, reviewer, agent, project
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     sign_in(page, "rami", "pw-rami")
     page.goto("/review/?scope=acme/slides")
-    expect(page.get_by_role("heading", name=re.compile(r"Review queue .*\(50\)"))).to_be_visible()
+    expect(
+        page.get_by_role("heading", name=re.compile(r"Review queue .*50 proposals await you"))
+    ).to_be_visible()
 
     # The help overlay opens with ? and closes with Escape.
     page.keyboard.press("?")
@@ -244,3 +255,160 @@ def test_a_reject_is_undone_by_proposing_it_again(page, reviewer, project_scope)
     assert (new.status, new.text) == (Status.PROPOSED, first.text)
     assert Memory.objects.get(pk=first.pk).status == Status.REJECTED
     assert errors == []
+
+
+AXE = Path(__file__).resolve().parents[1] / "data" / "vendor" / "axe-4.14.1.min.js"
+AXE_RUN = """() => axe.run(document, {resultTypes: ["violations"]}).then(r => r.violations
+  .filter(v => v.impact === "serious" || v.impact === "critical")
+  .map(v => v.id + " (" + v.impact + "): " + v.nodes.slice(0, 3).map(n => n.target.join(" ")).join(" | ")))"""
+DISPUTE_REASON = "品牌手册已改为黑体"
+
+
+class Keys:
+    """The keyboard, counting every key pressed (a typed character is one key)."""
+
+    def __init__(self, page):
+        self.page, self.count = page, 0
+
+    def press(self, key: str) -> None:
+        self.count += 1
+        self.page.keyboard.press(key)
+
+    def type(self, text: str) -> None:
+        self.count += len(text)
+        self.page.keyboard.type(text)
+
+
+def _axe(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    return page.evaluate(AXE_RUN)
+
+
+@pytest.mark.parametrize(
+    "width,theme", [(1440, "light"), (1440, "dark"), (390, "light"), (390, "dark")], ids=str
+)
+def test_two_proposals_and_a_dispute_decided_by_keyboard_alone(
+    page, live_server, curator, project_scope, width, theme
+):
+    from tests.memoryui.conftest import remember
+
+    proposals = [
+        remember(project_scope, "The client wants slide numbers bottom right", status="proposed"),
+        remember(project_scope, "客户希望每页都有页码", kind="preference", status="proposed"),
+    ]
+    older, newer = (
+        remember(project_scope, text, occurred_at=timezone.now() - timedelta(days=days))
+        for text, days in (("演示文稿使用宋体。", 20), ("The decks now use Heiti (黑体) for every title.", 2))
+    )
+    dispute = dispute_propose(newer=newer, older=older, similarity=0.84, reason="another value", cues=["now"])
+    page.set_viewport_size({"width": width, "height": 900})
+    page.context.add_cookies([{"name": "theme", "value": theme, "url": live_server.url}])
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    sign_in(page, "cora", "pw-cora")
+    page.goto("/review/?scope=acme/slides")
+    heading = page.locator("#queue-count")
+    expect(heading).to_have_text("2 proposals and 1 dispute await you")
+    expect(page.locator("#nav-awaiting [data-n]")).to_have_text("3")
+    assert page.evaluate("document.documentElement.dataset.theme") == theme
+    assert _axe(page) == []
+    page.evaluate("window.__sameDocument = true")  # gone if anything reloads the page
+
+    keys = Keys(page)
+    card = page.locator(f"#dispute-{dispute.pk}")
+    expect(card).to_contain_text("演示文稿使用宋体。")
+    keys.press("j")  # the dispute is the first card of the walk
+    expect(card).to_be_focused()
+    keys.press("n")  # the newer one holds: the reason is asked
+    expect(card.get_by_label("Why it holds (required)")).to_be_focused()
+    keys.type(DISPUTE_REASON)
+    keys.press("Enter")
+    expect(card).to_have_class(re.compile(r"\bdecided\b"))
+    expect(card.locator(".outcome .badge")).to_have_text("the newer holds")
+    expect(card.locator("a.result-link")).to_have_attribute("href", f"/memories/{newer.pk}/")
+    expect(card.locator(".side-by-side")).to_be_hidden()  # collapsed to its result
+    expect(card.locator(".decide details, .decide form")).to_have_count(3)  # its details, both forms
+    for control in card.locator(".decide details, .decide form").all():
+        expect(control).to_be_hidden()
+    expect(heading).to_have_text("2 proposals await you")
+    for memory in proposals:
+        item = page.locator(f"#item-{memory.pk}")
+        expect(item).to_be_focused()  # the walk goes on from the dispute to the proposals
+        keys.press("c")
+        expect(item.locator(".outcome .badge")).to_have_text("active")
+        expect(item.locator(".provenance")).to_be_hidden()
+    expect(heading).to_have_text("Nothing here awaits your decision")
+    expect(page.locator("#nav-awaiting")).to_have_count(0)
+    print(
+        f"\nkeys at {width} px, {theme}: {keys.count} ({keys.count - len(DISPUTE_REASON)} keys and a "
+        f"{len(DISPUTE_REASON)}-character reason) for two proposals and a dispute"
+    )
+    assert keys.count == 5 + len(DISPUTE_REASON)  # j, n, Enter, c, c
+    assert page.evaluate("window.__sameDocument === true")  # decided in place, no reload
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert _axe(page) == []  # the decided cards too
+    assert errors == []
+
+    settled = Dispute.objects.get(pk=dispute.pk)
+    assert (settled.state, settled.holds_id, settled.decided_by_id) == (
+        DisputeState.CONFIRMED,
+        newer.pk,
+        curator.pk,
+    )
+    assert Memory.objects.get(pk=older.pk).status == Status.SUPERSEDED
+    assert (
+        AuditEvent.objects.get(action="dispute.confirm", target_id=str(dispute.pk)).reason == DISPUTE_REASON
+    )
+    assert [Memory.objects.get(pk=m.pk).confirmed_by_id for m in proposals] == [curator.pk, curator.pk]
+
+
+def test_a_dispute_is_decided_without_javascript_too(browser, live_server, curator, project_scope):
+    """Progressive enhancement: with JavaScript off the dispute's forms post and the queue comes back."""
+    from tests.memoryui.conftest import remember
+
+    older = remember(project_scope, "We host the decks on Dropbox.")
+    newer = remember(project_scope, "我们已把演示文稿迁到 SharePoint。")
+    dispute = dispute_propose(
+        newer=newer, older=older, similarity=0.84, reason="another value", cues=["迁到"]
+    )
+    context = browser.new_context(java_script_enabled=False, base_url=live_server.url)
+    page = context.new_page()
+    try:
+        sign_in(page, "cora", "pw-cora")
+        page.goto("/review/?scope=acme/slides")
+        card = page.locator(f"#dispute-{dispute.pk}")
+        card.get_by_text("Say which one holds…").click()
+        card.get_by_label(f"the older, #{older.pk}").check()
+        card.get_by_label("Why it holds (required)").fill("the move was called off")
+        card.get_by_role("button", name="Confirm").click()
+        expect(page.locator(".msg.success")).to_contain_text(
+            f"Dispute {dispute.pk} settled: #{older.pk} holds"
+        )
+        assert Memory.objects.get(pk=newer.pk).status == Status.SUPERSEDED
+    finally:
+        context.close()
+
+
+def test_a_reviewer_dismisses_a_dispute_with_d_and_is_told_who_says_which_holds(
+    page, reviewer, project_scope
+):
+    from tests.memoryui.conftest import remember
+
+    older = remember(project_scope, "Decks are reviewed on Mondays.")
+    newer = remember(project_scope, "幻灯片改为周二审阅。")
+    dispute = dispute_propose(newer=newer, older=older, similarity=0.8, reason="another value", cues=["改为"])
+    sign_in(page, "rami", "pw-rami")
+    page.goto("/review/?scope=acme/slides")
+    card = page.locator(f"#dispute-{dispute.pk}")
+    expect(page.locator("#queue-count")).to_have_text("1 dispute awaits you")
+    page.keyboard.press("j")
+    page.keyboard.press("n")  # a reviewer may not end a memory: told so, nothing posted
+    expect(card.locator(".outcome")).to_have_text(
+        "Saying which one holds needs the curator or owner role here; d dismisses the dispute."
+    )
+    assert Dispute.objects.get(pk=dispute.pk).state == DisputeState.PROPOSED
+    page.keyboard.press("d")
+    expect(card.locator(".outcome .badge")).to_have_text("both stand")
+    expect(page.locator("#queue-count")).to_have_text("Nothing here awaits your decision")
+    assert Dispute.objects.get(pk=dispute.pk).state == DisputeState.DISMISSED
+    assert {m.status for m in Memory.objects.filter(pk__in=[older.pk, newer.pk])} == {Status.ACTIVE}

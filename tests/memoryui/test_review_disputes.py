@@ -70,7 +70,7 @@ def act(client, dispute, **data):
 
 
 def confirm_body(holds, reason="we migrated last month"):
-    return {"decision": "confirm", "holds": holds.pk, "reason": reason, "irreversible": "yes"}
+    return {"decision": "confirm", "holds": holds.pk, "reason": reason}
 
 
 def unchanged(dispute, old, new):
@@ -190,13 +190,14 @@ def test_roles_without_the_right_are_refused_and_nothing_changes(dispute, review
 
 def test_bad_input_is_a_clear_400_and_changes_nothing(dispute, curator_client):
     d, old, new = dispute
-    cases = {
-        "reason": {**confirm_body(new), "reason": "  "},
-        "irreversible": {k: v for k, v in confirm_body(new).items() if k != "irreversible"},
-        "holds": {**confirm_body(new), "holds": "abc"},
-        "decision": {"decision": "maybe"},
-    }
-    for field, data in cases.items():
+    cases = [
+        ("reason", {**confirm_body(new), "reason": "  "}),
+        ("reason", {**confirm_body(new), "reason": "理由" * 1001}),  # too long: refused, never cut
+        ("holds", {**confirm_body(new), "holds": "abc"}),
+        ("holds", {k: v for k, v in confirm_body(new).items() if k != "holds"}),
+        ("decision", {"decision": "maybe"}),
+    ]
+    for field, data in cases:
         response = act(curator_client, d, **data)
         assert response.status_code == 400, field
         assert response.context["error"].as_dict()["field"] == field
