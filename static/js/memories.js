@@ -7,4 +7,13 @@
     if (!box.matches || !box.matches("input[data-select-page]")) { return; }
     box.form.querySelectorAll("input[name=ids]").forEach(function (row) { row.checked = box.checked; });
   });
+  // A filter the server refuses answers 400 with the reason in the table's place; htmx swaps only 2xx by
+  // default, which would leave the previous rows standing under filters that no longer match them.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    if (event.detail.xhr.status === 400 && target && target.id === "memory-table") {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
+  });
 })();
