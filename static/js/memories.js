@@ -16,4 +16,18 @@
       event.detail.isError = false;
     }
   });
+  // Once the filters read again, the marks a refused value left beside its field go (the field is outside
+  // the part htmx swaps).
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "memory-table" || target.querySelector("#filters-invalid")) { return; }
+    var form = document.getElementById("memory-filters");
+    if (!form) { return; }
+    form.querySelectorAll(".field-error").forEach(function (note) { note.remove(); });
+    form.querySelectorAll("[aria-invalid]").forEach(function (field) {
+      field.removeAttribute("aria-invalid");
+      field.removeAttribute("aria-describedby");
+    });
+    form.querySelectorAll(".has-error").forEach(function (box) { box.classList.remove("has-error"); });
+  });
 })();

@@ -206,6 +206,8 @@ def test_filters_open_by_keyboard_count_what_is_set_and_name_a_refused_value(pag
     page.get_by_role("button", name="Apply filters").click()
     settle(page)
     expect(page.locator("#filters-invalid")).to_have_count(0)
+    expect(page.locator("#memory-filters .field-error")).to_have_count(0)  # no stale mark by a fixed field
+    expect(page.locator("#f-kind")).not_to_have_attribute("aria-invalid", "true")
     kinds = page.locator("#memory-table tbody tr td.c-status .m-kind").all_text_contents()
     assert kinds and set(kinds) == {"preference"}
 
