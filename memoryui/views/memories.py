@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
-from governance.models import TRANSITIONS, Kind, Relation, RelationKind, SourceKind, Status, Tier
+from governance.models import TRANSITIONS, Kind, Relation, RelationKind, SourceKind, Status
 from governance.permissions import Action, RoleMap, approvers, who_decides
 from governance.recall.meaning import memory_meaning
 from governance.runtime.replica import routed_read
@@ -20,6 +20,7 @@ from governance.services import memory as memory_services
 from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_suggested
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
 from governance.services.relation import HAND_KINDS
+from memoryui.forms.memories import FILTERS_INVALID, MemoryListForm
 from memoryui.views.base import dashboard_view, page, render_error
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
@@ -52,30 +53,10 @@ def _text(request, name: str, limit: int) -> str:
     return request.GET.get(name, "").replace("\x00", "").strip()[:limit]
 
 
-def _filters(request) -> sel.MemoryFilters:
-    """The list's filters from the query string (every one of them is in the URL: a link shares the view).
-    Unknown choice values are ignored; a malformed date is a 400."""
-    g = request.GET
-    sort = g.get("sort", "")
-    sort = sort if sort in sel.SORTS else sel.DEFAULT_SORT
-    direction = g.get("dir", "")
-    return sel.MemoryFilters(
-        status=g.get("status", "") if g.get("status", "") in Status.values else "",
-        kind=g.get("kind", "") if g.get("kind", "") in Kind.values else "",
-        source=g.get("source", "") if g.get("source", "") in SourceKind.values else "",
-        tier=g.get("tier", "") if g.get("tier", "") in Tier.values else "",
-        q=_text(request, "q", 200),
-        cold=g.get("cold", ""),
-        mode=g.get("mode", "") if g.get("mode", "") in sel.SEARCH_MODES else "words",
-        written_from=sel.parse_date(g.get("from", "").strip(), "from"),
-        written_to=sel.parse_date(g.get("to", "").strip(), "to"),
-        key=_text(request, "key", 200),
-        key_prefix=g.get("key_match", "") == "prefix",
-        session=_text(request, "session", 200),
-        ref=_text(request, "ref", 500),
-        sort=sort,
-        dir=direction if direction in ("asc", "desc") else sel.FIRST_DIR[sort],
-    )
+def _filters(request) -> tuple[MemoryListForm, sel.MemoryFilters | None]:
+    """The list's filters from the query string, read through its form; None when a value is refused."""
+    form = MemoryListForm(request.GET)
+    return form, form.filters() if form.is_valid() else None
 
 
 def _sort_links(request, filters: sel.MemoryFilters) -> list[dict]:
@@ -125,51 +106,57 @@ def _keyset_links(request, page_obj) -> dict:
 
 @dashboard_view()
 def memory_list(request):
-    filters = _filters(request)
+    form, filters = _filters(request)
+    context = {
+        "form": form,
+        "filters": filters or sel.MemoryFilters(),
+        "first_page": _first_page(request),
+        "bulk_cap": BULK_CAP,
+        "query": request.GET.urlencode(),
+        "now": timezone.now(),
+        "nav": "memories",
+        "scopes": sel.scope_tree(request.principal),
+        "bulk_actions": BULK_ACTIONS,
+    }
+    # A refused filter lists nothing (and says which and why, with a 400): a list without it would claim
+    # to show what was asked for, and the bulk action on "every memory matching" would act on more.
+    status = 400 if filters is None else 200
+    context.update(_rows(request, filters) if filters else {"rows": [], "invalid": FILTERS_INVALID})
+    context["sort_links"] = _sort_links(request, context["filters"])
+    context["sorts"] = {s["name"]: s for s in context["sort_links"]}
+    if request.htmx and request.htmx.target == "memory-table":
+        return page(request, "dashboard/memories/_table.html", context, status=status)
+    return page(request, "dashboard/memories/list.html", context, status=status)
+
+
+def _rows(request, filters: sel.MemoryFilters) -> dict:
+    """The page of rows for valid filters: by meaning (nearest first, within reach) or a keyset page."""
     meaning = filters.mode == "meaning" and filters.q.strip()
-    reach = {}
     # A list is a read a streaming replica may answer (governance.runtime.replica): the workspace's read
     # fence holds it to every forget and retire the primary has made.
     workspace = request.scope.workspace_id if request.scope else None
     if meaning:
         found = routed_read(workspace, lambda: memory_meaning(request.principal, request.scope, filters))
         rows, reach = _within_reach(request, found)
-        page_obj, links = None, {}
-    else:
-        page_obj = routed_read(
-            workspace,
-            lambda: sel.memory_list_page(
-                request.principal,
-                request.scope,
-                filters,
-                after=request.GET.get("after", ""),
-                before=request.GET.get("before", ""),
-            ),
-        )
-        rows, links = page_obj.object_list, _keyset_links(request, page_obj)
-    context = {
-        "page_obj": page_obj,
+        return {"rows": rows, "reach": reach, "meaning": True, "page_obj": None, "links": {}}
+    page_obj = routed_read(
+        workspace,
+        lambda: sel.memory_list_page(
+            request.principal,
+            request.scope,
+            filters,
+            after=request.GET.get("after", ""),
+            before=request.GET.get("before", ""),
+        ),
+    )
+    rows = page_obj.object_list
+    return {
         "rows": rows,
-        "meaning": bool(meaning),
-        "links": links,
-        "filters": filters,
-        "sort_links": _sort_links(request, filters),
-        "first_page": _first_page(request),
-        "bulk_cap": BULK_CAP,
-        "query": request.GET.urlencode(),
-        "statuses": Status.choices,
-        "kinds": Kind.choices,
-        "sources": SourceKind.choices,
-        "tiers": Tier.choices,
-        "now": timezone.now(),
-        "nav": "memories",
-        "scopes": sel.scope_tree(request.principal),
-        "bulk_actions": BULK_ACTIONS,
-        "reach": reach,
+        "reach": {},
+        "meaning": False,
+        "page_obj": page_obj,
+        "links": _keyset_links(request, page_obj),
     }
-    if request.htmx and request.htmx.target == "memory-table":
-        return page(request, "dashboard/memories/_table.html", context)
-    return page(request, "dashboard/memories/list.html", context)
 
 
 # Meaning search's relevance cut-off: how far below the best match a result may be and still be shown
@@ -449,7 +436,9 @@ def _matching_ids(request, listed: QueryDict) -> list[int]:
     """Every memory the list showed for its filters (searching by words), or a 400 past BULK_CAP."""
     scope = sel.scope_for_path(request.principal, listed.get("scope"))
     request.GET = listed
-    filters = _filters(request)
+    form, filters = _filters(request)
+    if filters is None:
+        raise form.first_error()
     filters.mode = "words"
     ids = sel.memory_ids_matching(request.principal, scope, filters, BULK_CAP)
     if len(ids) > BULK_CAP:

@@ -24,9 +24,15 @@ def test_filters_by_status_kind_and_text(reviewer_client, history):
     assert ids_on(reviewer_client.get(url, {"q": "payments"})) == set()
 
 
-def test_unknown_filter_values_are_ignored_and_a_bad_cursor_or_date_is_a_400(reviewer_client, history):
+def test_unknown_filter_values_a_bad_cursor_or_a_bad_date_are_a_400_that_lists_nothing(
+    reviewer_client, history
+):
     url = reverse("dashboard:memories")
-    assert len(ids_on(reviewer_client.get(url, {"status": "bogus", "sort": "bogus", "dir": "up"}))) == 4
+    # Not ignored: a list without the filter would claim to show what was asked for (issue 51).
+    response = reviewer_client.get(url, {"status": "bogus", "sort": "bogus", "dir": "up"})
+    assert response.status_code == 400 and ids_on(response) == set()
+    for label in ("Status", "Sort by", "Direction"):
+        assert f"{label}: “".encode() in response.content
     response = reviewer_client.get(url, {"after": "not-a-cursor"})
     assert response.status_code == 400 and BAD_CURSOR.encode() in response.content
     for bad in ({"from": "31/12/2026"}, {"to": "9999-12-31"}, {"from": "0001-01-01"}):
