@@ -324,3 +324,37 @@ def test_a_run_stored_before_kept_its_texts_in_the_results_and_they_move_into_mi
         "Where did Caroline go?"
         in owner_client.get(f"/evaluation/runs/{run.pk}/", {"show": "all"}).content.decode()
     )
+
+
+def test_a_forget_on_the_dashboard_says_it_rewrote_the_kept_misses(curator_client, reviewer, project_scope):
+    from django.urls import reverse
+
+    sentence = "给董事会的幻灯片一律导出为PDF格式。"
+    run = _stored_run(project_scope.workspace)
+    miss = _miss(run, evidence=["无关的一句话。"], hits=[sentence])
+    memory = remember(project_scope, sentence, kind="semantic", status="active")
+    answer = curator_client.post(
+        reverse("dashboard:memory-act", args=[memory.pk]),
+        {"action": "forget", "reason": "asked to", "irreversible": "yes"},
+        follow=True,
+    )
+    assert "1 evaluation record (kept misses) rewritten" in answer.content.decode()
+    miss.refresh_from_db()
+    assert miss.hits[0]["text"] == REDACTED and miss.evidence[0]["text"] == "无关的一句话。"
+    page = signed_in(reviewer, "pw-rami").get(f"/evaluation/runs/{run.pk}/").content.decode()
+    assert sentence not in page and "无关的一句话。" in page
+
+
+def test_a_page_of_misses_and_its_category_counts_take_three_queries(
+    workspace_scope, django_assert_max_num_queries
+):
+    from governance.selectors.dashboard.evaluation import run_miss_categories, run_misses_page
+
+    run = _stored_run(workspace_scope.workspace)
+    for position in range(60):
+        _miss(run, evidence=[f"turn {position}"], position=position)
+    with django_assert_max_num_queries(3):  # the count, the rows, the categories
+        misses = run_misses_page(run, 2)
+        rows = [(m.question_id, m.evidence[0]["text"]) for m in misses.object_list]
+        counts = run_miss_categories(run)
+    assert len(rows) == 10 and rows[0] == ("q50", "turn 50") and counts == {"4 single-hop": 60}
