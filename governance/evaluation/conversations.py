@@ -53,6 +53,15 @@ class EvalQuestion:
     # ago" and recency mean what they meant to the asker, and nothing said later is in the packet. None
     # (LoCoMo, which dates no question): asked now.
     asked_at: datetime | None = None
+    # The file's gold answer (LoCoMo's `answer`, or `adversarial_answer`; LongMemEval's `answer`), kept for
+    # a missed question's drill-down; retrieval is measured on the evidence turns, never on it.
+    answer: str = ""
+
+
+def _answer(value) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass
@@ -204,6 +213,7 @@ def load_locomo(samples: list, *, prefix: str, name: str = "locomo") -> Loaded:
                     evidence_refs=tuple(dict.fromkeys(refs)),
                     category=label,
                     ident=f"{scope}#{qi}",
+                    answer=_answer(qa.get("answer", qa.get("adversarial_answer"))),
                 )
             )
     return _without_long_turns(loaded)
@@ -323,6 +333,7 @@ def load_longmemeval(items: list, *, prefix: str, name: str = "longmemeval") -> 
                 newer_refs=newer,
                 older_refs=older,
                 asked_at=asked_at,
+                answer=_answer(item.get("answer")),
             )
         )
     return _without_long_turns(loaded)

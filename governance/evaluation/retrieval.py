@@ -213,6 +213,7 @@ def evaluate_loaded(
 
     paths = paths if paths is not None else search_paths()
     traces: dict[str, list[list[dict]]] = {name: [] for name in paths}
+    scored: list[dict] = []  # the detail path's last hits: memory id and score beside each ref
 
     def recall_path(q, name: str, stages: frozenset[str]) -> list[str]:
         trace: list[dict] = []
@@ -226,6 +227,8 @@ def evaluate_loaded(
             as_of=q.asked_at,
         )
         traces[name].append(trace)
+        if name == detail_path:
+            scored[:] = [{"memory_id": r.get("memory_id"), "score": r.get("score")} for r in results]
         return [(r.get("source") or {}).get("ref") or "" for r in results]
 
     rankers: dict = {
@@ -260,7 +263,9 @@ def evaluate_loaded(
                             "question": q.question,
                             "category": q.category,
                             "expected": list(q.evidence_refs),
+                            "answer": getattr(q, "answer", ""),
                             "ranked": [],
+                            "hits": [],
                             "error": exc.message,
                             **{f"recall@{k}": 0.0 for k in KS},
                         }
@@ -276,7 +281,9 @@ def evaluate_loaded(
                         "question": q.question,
                         "category": q.category,
                         "expected": list(q.evidence_refs),
+                        "answer": getattr(q, "answer", ""),
                         "ranked": ranked[: max(KS)],
+                        "hits": scored[: max(KS)],
                         **{f"recall@{k}": per_q[-1][1][k] for k in KS},
                         # A knowledge update: whether the newer evidence came first (None: not one).
                         "newer_first": newer_first(q, ranked) if q.newer_refs and q.older_refs else None,

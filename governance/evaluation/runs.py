@@ -1,9 +1,9 @@
 """Evaluation runs of an uploaded conversation file (LoCoMo or LongMemEval, as published): the request
 stores the file and queues a Celery task; the task imports its conversations into a workspace of the
 run's own (`eval-run-<id>`, where nobody holds a grant, so no real scope sees a turn of it), measures
-retrieval on its questions (governance.evaluation.retrieval), stores the figures, with each question's
-expected evidence and what the full pipeline ranked first, on the EvaluationRun row, and then throws
-that workspace away."""
+retrieval on its questions (governance.evaluation.retrieval), stores the figures and each question's
+verdict on the EvaluationRun row, and each missed question with its gold answer, evidence turns and top
+hits as an EvaluationMiss (governance.evaluation.misses), and then throws that workspace away."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from governance.errors import Conflict, DomainError, InvalidInput
 from governance.evaluation.conversations import Loaded, load_locomo, load_longmemeval
-from governance.models import EvaluationRun, Memory, Principal, Scope, Turn, Workspace
+from governance.models import EvaluationMiss, EvaluationRun, Memory, Principal, Scope, Turn, Workspace
 from governance.models.evaluation import SANDBOX_PREFIX
 from governance.permissions import require_evaluation_start, workspace_root
 from governance.propagation.stores import repair
@@ -39,8 +39,7 @@ UPLOAD_TOO_DEEP = "The file nests lists or objects too deeply to be a LoCoMo or 
 UPLOAD_BAD_FORMAT = "The format is one of: " + ", ".join(UPLOAD_FORMATS) + " (or leave it to be detected)."
 UPLOAD_NO_QUESTIONS = "The file holds no question with evidence turns to evaluate."
 DETAIL_PATH = "full"
-DETAIL_TEXT = 300  # characters of each turn kept for a failing question's drill-down
-DETAIL_TASKS = 2000  # questions kept per run for the drill-down
+DETAIL_TASKS = 2000  # questions whose verdict is kept per run (their texts: evaluation.misses, bounded)
 
 
 class UploadTooLarge(DomainError):
@@ -164,7 +163,7 @@ def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:
     sandbox = f"{SANDBOX_PREFIX}{run.pk}"
     started = time.perf_counter()
     try:
-        results = _measure(run, sandbox)
+        results, misses = _measure(run, sandbox)
     except Exception as exc:  # noqa: BLE001 -- any failure is the run's result, shown on its page
         logger.exception("evaluation run %s failed", run_id)
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
@@ -178,7 +177,14 @@ def evaluation_run_retrieval(*, run_id: int) -> EvaluationRun | None:
         )
     duration = time.perf_counter() - started  # the figures' time, without the clean-up
     evaluation_sandbox_drop(run=run, sandbox=sandbox)
-    return _finish(run, state=EvaluationRun.State.DONE, results=results, sandbox=sandbox, duration=duration)
+    return _finish(
+        run,
+        state=EvaluationRun.State.DONE,
+        results=results,
+        sandbox=sandbox,
+        duration=duration,
+        misses=misses,
+    )
 
 
 SANDBOX_TAKEN = (
@@ -249,7 +255,8 @@ def evaluation_sandbox_drop(*, run: EvaluationRun, sandbox: str = "") -> int:
     return removed
 
 
-def _measure(run: EvaluationRun, sandbox: str) -> dict:
+def _measure(run: EvaluationRun, sandbox: str) -> tuple[dict, list[EvaluationMiss]]:
+    from governance.evaluation.misses import missed, misses_build
     from governance.evaluation.retrieval import evaluate_loaded
 
     fmt, loaded = _load(run.upload, run.upload_format, prefix=sandbox, name=run.suite)
@@ -259,8 +266,17 @@ def _measure(run: EvaluationRun, sandbox: str) -> dict:
     if errors:
         raise ValueError(f"{len(errors)} lines could not be imported (first: {errors[0]})")
     results = evaluate_loaded(loaded.questions, detail_path=DETAIL_PATH)
-    results["tasks"] = _with_texts(results.get("tasks", [])[:DETAIL_TASKS])
+    tasks = results.get("tasks", [])
+    # The texts of the misses are read now, while the run's own workspace still holds the turns.
+    misses = misses_build(run, tasks)
+    for task in tasks:  # the results keep each question's verdict; its texts live in the misses only
+        task["passed"] = not missed(task)
+        task.pop("answer", None)
+        task.pop("hits", None)
+    results["tasks"] = tasks[:DETAIL_TASKS]
     results.update(
+        miss_count=sum(1 for t in tasks if not t["passed"]),
+        misses_kept=len(misses),
         format=fmt,
         skipped=loaded.skipped[:50],
         left_out=loaded.left_out[:50],
@@ -268,29 +284,7 @@ def _measure(run: EvaluationRun, sandbox: str) -> dict:
         turns=len(loaded.turns),
         pass_rule=f"every evidence turn among the first 10 the `{DETAIL_PATH}` path ranked",
     )
-    return results
-
-
-def _with_texts(tasks: list[dict]) -> list[dict]:
-    """Each question passes when all its evidence is in the top 10; a failing one keeps the text of what
-    was expected and of what was ranked instead (from the sandbox's own turns, one query)."""
-    failing = [t for t in tasks if t.get("recall@10", 0) < 1.0]
-    wanted = {(t["scope"], ref) for t in failing for ref in [*t["expected"], *t["ranked"]]}
-    texts = {}
-    if wanted:
-        rows = Memory.objects.filter(
-            scope__path__in={s for s, _ in wanted}, kind="episodic", source_ref__in={r for _, r in wanted}
-        ).values_list("scope__path", "source_ref", "speaker", "text")
-        texts = {(s, r): (f"{sp}: " if sp else "") + t[:DETAIL_TEXT] for s, r, sp, t in rows}
-    for t in tasks:
-        t["passed"] = t.get("recall@10", 0) >= 1.0 and not t.get("error")
-        if not t["passed"]:
-            t["expected_texts"] = [{"ref": r, "text": texts.get((t["scope"], r), "")} for r in t["expected"]]
-            t["ranked_texts"] = [
-                {"ref": r, "text": texts.get((t["scope"], r), ""), "evidence": r in t["expected"]}
-                for r in t["ranked"]
-            ]
-    return tasks
+    return results, misses
 
 
 def _finish(
@@ -301,6 +295,7 @@ def _finish(
     duration: float,
     results: dict | None = None,
     error: str = "",
+    misses: list[EvaluationMiss] | None = None,
 ) -> EvaluationRun:
     from governance.evaluation.environment import environment
 
@@ -320,6 +315,7 @@ def _finish(
                 "environment",
             ]
         )
+        EvaluationMiss.objects.bulk_create(misses or [])  # with the figures they belong to, or not at all
         audit_record(
             actor=None,
             entry=AuditEntry(

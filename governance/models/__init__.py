@@ -1,5 +1,5 @@
 from governance.models.audit import AuditEvent
-from governance.models.evaluation import EvaluationRun
+from governance.models.evaluation import EvaluationMiss, EvaluationRun
 from governance.models.idempotency import IdempotentRequest
 from governance.models.invitation import Invitation
 from governance.models.memory import (
@@ -41,6 +41,7 @@ __all__ = [
     "Dispute",
     "DisputeState",
     "DERIVED_STORES",
+    "EvaluationMiss",
     "EvaluationRun",
     "EventType",
     "Grant",

@@ -64,3 +64,36 @@ class EvaluationRun(models.Model):
 
     def __str__(self) -> str:
         return f"evaluation {self.suite} seed={self.seed} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class EvaluationMiss(models.Model):
+    """One question an uploaded file's run missed (an evidence turn not among the first 10 the `full` path
+    ranked), kept so the miss can be studied after the run's own workspace is gone: the question, its gold
+    answer, its evidence turns and the top hits, each turn's text cut to a bound. The texts live only as
+    long as the run (and so its workspace: both cascade), and a forget in the run's workspace takes its
+    words out of them (governance.propagation.misses)."""
+
+    run = models.ForeignKey(EvaluationRun, on_delete=models.CASCADE, related_name="misses")
+    position = models.PositiveIntegerField()  # the order the page lists them in (by category, then file)
+    question_id = models.CharField(max_length=200)
+    category = models.CharField(max_length=100)
+    question = models.TextField()
+    answer = models.TextField(blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    recall = models.JSONField(default=dict)  # {"recall@1": …, "recall@5": …, "recall@10": …}
+    # [{"ref", "speaker", "text", "hash", "cut", "rank"}]: rank among the hits, None when not in them;
+    # `hash` is the whole turn's content hash, so a forget of a turn longer than the kept text still finds it.
+    evidence = models.JSONField(default=list)
+    # [{"rank", "ref", "memory_id", "score", "speaker", "text", "hash", "cut", "evidence"}]; memory_id is
+    # the run's own workspace's, which no longer exists.
+    hits = models.JSONField(default=list)
+    # Whether a forget took words out of this miss (the page says so).
+    redacted = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "position"], name="evaluation_miss_position_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"miss {self.question_id} of run {self.run_id}"

@@ -1,6 +1,7 @@
 """Evaluation: the history of runs (paged), the latest replay-suite results beside the latest uploaded
 conversation file's retrieval figures, one run's page with every task or question and, for a failing
-one, what was expected and what the packet (or the ranking) held; and the upload of a LoCoMo or
+one, what was expected and what the packet held (an uploaded file's run: its misses, per category, each
+with its gold answer, evidence turns and top hits); and the upload of a LoCoMo or
 LongMemEval file, evaluated by a Celery task (owners of a workspace and site administrators)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from governance.errors import InvalidInput
+from governance.evaluation.misses import TURN_TEXT
 from governance.evaluation.report import recall_by_category
 from governance.evaluation.retrieval import KS
 from governance.evaluation.runs import UPLOAD_FORMATS, UploadTooLarge, evaluation_request, upload_limit
@@ -23,6 +25,8 @@ from governance.selectors.dashboard.evaluation import (
     evaluation_run_for,
     evaluation_runs_page,
     latest_retrieval_run,
+    run_miss_categories,
+    run_misses_page,
 )
 from memoryui.views.base import dashboard_view, page, page_links
 
@@ -128,6 +132,28 @@ def evaluation_run(request, run_id: int):
         context = {
             "retrieval_table": _retrieval_table(run) if run.state == EvaluationRun.State.DONE else None
         }
+        if not show_all:  # the misses, with their texts; `?show=all` lists every question's verdict
+            misses = run_misses_page(run, request.GET.get("page", 1))
+            for miss in misses.object_list:
+                _describe_miss(miss)
+            return page(
+                request,
+                "dashboard/evaluation_run.html",
+                {
+                    **context,
+                    "run": run,
+                    "retrieval": True,
+                    "misses": misses,
+                    "misses_view": True,
+                    "turn_text": TURN_TEXT,
+                    "top_k": max(KS),
+                    "miss_categories": run_miss_categories(run),
+                    "links": page_links(request, misses),
+                    "task_count": len(tasks),
+                    "failing": sum(1 for t in tasks if not t["passed"]),
+                    "nav": "evaluation",
+                },
+            )
     else:
         tasks = _replay_tasks(run)
         context = {"table": _table(run)}
@@ -151,6 +177,13 @@ def evaluation_run(request, run_id: int):
             "failure_count": (run.results or {}).get("failure_count"),
         },
     )
+
+
+def _describe_miss(miss) -> None:
+    """What the miss's summary line says: how many evidence turns the top 10 held, and the best rank."""
+    ranks = sorted(e["rank"] for e in miss.evidence if e.get("rank"))
+    miss.found = len(ranks)
+    miss.best_rank = ranks[0] if ranks else None
 
 
 def _replay_tasks(run) -> list[dict]:

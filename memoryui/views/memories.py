@@ -338,6 +338,9 @@ def _reached_words(reached: list[dict]) -> str:
     turns = sum(p.get("count", 0) for p in reached if p["place"] == "turns")
     if turns:
         parts.append(f"{turns} stored turn{'s' if turns != 1 else ''} rewritten")
+    misses = sum(p.get("count", 0) for p in reached if p["place"] == "evaluation_misses")
+    if misses:
+        parts.append(f"{misses} evaluation record{'s' if misses != 1 else ''} (kept misses) rewritten")
     return f" Where its words went: {'; '.join(parts)}." if parts else ""
 
 

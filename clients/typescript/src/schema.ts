@@ -1792,7 +1792,7 @@ export interface components {
          *     * `summaries` - summaries
          * @enum {string}
          */
-        PlaceEnum: "memory" | "turns" | "relations" | "summaries";
+        PlaceEnum: "memory" | "turns" | "evaluation_misses" | "relations" | "summaries";
         PromotionRequestInputRequest: {
             /** @description Episodic memories that support it. */
             episodes: number[];
@@ -1808,7 +1808,7 @@ export interface components {
             place: components["schemas"]["PlaceEnum"];
             scope?: string;
             /**
-             * @description memory: rewritten (the words replaced, embedded again), not_found (not there verbatim: forget it on its own), not_governed (in a scope you do not govern), forgotten (an undecided candidate read from it), kept_decided (a person decided it: forget it on its own); turns, relations: rewritten (count); summaries: stale (count, rebuilt before any read)
+             * @description memory: rewritten (the words replaced, embedded again), not_found (not there verbatim: forget it on its own), not_governed (in a scope you do not govern), forgotten (an undecided candidate read from it), kept_decided (a person decided it: forget it on its own); turns, evaluation_misses, relations: rewritten (count); summaries: stale (count, rebuilt before any read)
              *
              *     * `rewritten` - rewritten
              *     * `not_found` - not_found

@@ -205,13 +205,15 @@ class MemoryStateOutput(serializers.ModelSerializer):
 class ReachedPlaceOutput(serializers.Serializer):
     """One place a forget took the memory's words out of (services/memory/words.py), never the words."""
 
-    place = serializers.ChoiceField(choices=["memory", "turns", "relations", "summaries"])
+    place = serializers.ChoiceField(
+        choices=["memory", "turns", "evaluation_misses", "relations", "summaries"]
+    )
     state = serializers.ChoiceField(
         choices=["rewritten", "not_found", "not_governed", "forgotten", "kept_decided", "stale"],
         help_text="memory: rewritten (the words replaced, embedded again), not_found (not there verbatim: "
         "forget it on its own), not_governed (in a scope you do not govern), forgotten (an undecided "
         "candidate read from it), kept_decided (a person decided it: forget it on its own); turns, "
-        "relations: rewritten (count); summaries: stale (count, rebuilt before any read)",
+        "evaluation_misses, relations: rewritten (count); summaries: stale (count, rebuilt before any read)",
     )
     memory_id = serializers.IntegerField(required=False)
     scope = serializers.CharField(required=False)

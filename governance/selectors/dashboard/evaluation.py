@@ -5,15 +5,16 @@ from the results in SQL (the list never loads a run's per-task details)."""
 from __future__ import annotations
 
 from django.core.paginator import Page
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.fields.json import KT
 
 from governance.errors import NotFound
-from governance.models import EvaluationRun, Principal
+from governance.models import EvaluationMiss, EvaluationRun, Principal
 from governance.permissions import evaluation_workspace_ids
 from governance.selectors.dashboard.common import paginate
 
 RUNS_PER_PAGE = 25
+MISSES_PER_PAGE = 50
 RETRIEVAL_PREFIX = "retrieval:"
 
 
@@ -65,3 +66,15 @@ def latest_retrieval_run(principal: Principal) -> EvaluationRun | None:
         .order_by("-created_at", "-pk")
         .first()
     )
+
+
+def run_misses_page(run: EvaluationRun, page: int | str = 1, per_page: int = MISSES_PER_PAGE) -> Page:
+    """One page of the misses a run kept, by category then file order. `run` comes from
+    evaluation_run_for: whoever may see the run may see its misses, nobody else. Two queries."""
+    return paginate(EvaluationMiss.objects.filter(run=run).order_by("position"), page, per_page)
+
+
+def run_miss_categories(run: EvaluationRun) -> dict[str, int]:
+    """How many misses the run kept in each category (the page's headings). One query."""
+    rows = EvaluationMiss.objects.filter(run=run).values("category").annotate(n=Count("pk")).order_by()
+    return {row["category"]: row["n"] for row in rows}

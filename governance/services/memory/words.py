@@ -18,6 +18,8 @@ nowhere after), and reaches, within what the forgetting person governs (`permiss
   its own (a promotion's rule) is not where its words went;
 - the stored turns of the subtree (live and archived) that asked with the text, or quote a turn it was
   read from, inside a longer string too (`propagation.turns.redact_said_text`);
+- the misses the workspace's evaluation runs kept (question, gold answer, quoted turns) and the questions
+  their results list (`propagation.misses.redact_misses_said_text`);
 - the reasons of the relations of these memories (a hard forget blanks the forgotten memory's own);
 - the summaries citing any of them, marked stale so no read serves the old text.
 
@@ -31,6 +33,7 @@ from django.db.models import Q
 
 from governance.models import Memory, Principal, Relation, RelationKind, Status, content_hash, lexical
 from governance.permissions import Action, can, forget_reach
+from governance.propagation.misses import redact_misses_said_text
 from governance.propagation.turns import MIN_FAST_TEXT, REDACTED, redact_said_text
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.summary import summaries_mark_stale
@@ -93,6 +96,12 @@ def words_forget(memory: Memory, actor: Principal | None, *, hard: bool) -> Word
     # turn its words were taken from are rewritten here, as nothing else knows the words are in them.
     turns = redact_said_text(scope_ids=scopes, texts=pieces, cited_ids=reached.rewritten)
     reached.places.append({"place": "turns", "state": "rewritten", "count": turns})
+    # The misses evaluation runs of the workspace kept (their question, answer and quoted turns) are read
+    # by anyone of the workspace: the words go there whatever scope of it the memory is in.
+    misses = redact_misses_said_text(
+        workspace_id=memory.scope.workspace_id, texts=pieces, hashes=[memory.content_hash]
+    )
+    reached.places.append({"place": "evaluation_misses", "state": "rewritten", "count": misses})
     reached.places.append(
         {"place": "relations", "state": "rewritten", "count": _reasons(memory, text, ids, hard)}
     )
