@@ -172,6 +172,7 @@ class Command(BaseCommand):
         if result.returncode != 0:
             raise CommandError(f"the Mem0 run failed ({result.returncode}):\n{result.stderr[-3000:]}")
         self.stderr.write(f"Mem0: done in {time.monotonic() - began:.0f} s")
+        (home / "mem0-output.json").write_text(result.stdout)  # each question's ranked refs, to look into
         try:
             return peer.parse_child_output(result.stdout, len(questions))
         except ValueError as exc:
