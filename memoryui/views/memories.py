@@ -21,6 +21,7 @@ from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_sugg
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
 from governance.services.relation import HAND_KINDS
 from memoryui.views.base import dashboard_view, page, render_error
+from memoryui.views.tombstone import tombstone_page
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
 REASON_REQUIRED = memory_services.REASON_REQUIRED  # the services refuse an empty reason themselves
@@ -274,7 +275,10 @@ def memory_detail(request, memory_id: int):
 def memory_page(request, memory_id: int, status: int = 200, error: DomainError | None = None) -> HttpResponse:
     memory = sel.memory_for_reader(request.principal, memory_id)
     roles = sel.MyRoles.of(request.principal)
+    if memory.status == Status.FORGOTTEN:
+        return tombstone_page(request, memory, roles, status=status, error=error)
     chain = sel.revision_chain(memory)
+    actions = allowed_actions(roles, memory)
     return page(
         request,
         "dashboard/memories/detail.html",
@@ -283,7 +287,7 @@ def memory_page(request, memory_id: int, status: int = 200, error: DomainError |
             "chain": chain,
             "relations": sel.memory_relations(request.principal, memory),
             "audit": sel.memory_audit(memory),
-            "actions": allowed_actions(roles, memory),
+            "actions": actions,
             "show_text": text_visible(roles, memory),
             "roles": sorted(roles.at(memory.scope)),
             "approvals": len(approvers(memory)),
