@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import AgentWrite, Kind, Principal, PrincipalKind, RetentionPolicy, Role, Scope
 from governance.permissions import (
+    NO_GRANT,
     PERMISSION_WORDS,
     Action,
     RoleMap,
@@ -24,6 +25,7 @@ from governance.permissions import (
     principals_visible_to,
     scope_by_id,
     scope_by_path,
+    standings,
     team_by_name,
 )
 from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
@@ -72,6 +74,8 @@ def _workspaces_page(request, error: DomainError | None = None, status: int = 20
         {
             "workspaces": list(workspaces_for(request.principal)),
             "may_create": is_site_admin(request.principal),
+            "standing": [] if is_site_admin(request.principal) else standings(request.principal),
+            "no_grant": NO_GRANT,
             "error": error,
             "nav": "admin",
         },
@@ -140,6 +144,7 @@ def _members_page(
             "role_words": _role_words(),
             "error": error,
             "invitation_link": invitation_link,
+            "standing": [] if data.administered else standings(request.principal),
             "nav": "admin",
         },
         status=status,

@@ -21,6 +21,7 @@ from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_sugg
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
 from governance.services.relation import HAND_KINDS
 from memoryui.views.base import dashboard_view, page, render_error
+from memoryui.views.standing import no_action_line
 from memoryui.views.tombstone import tombstone_page
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
@@ -290,6 +291,7 @@ def memory_page(request, memory_id: int, status: int = 200, error: DomainError |
             "actions": actions,
             "show_text": text_visible(roles, memory),
             "roles": sorted(roles.at(memory.scope)),
+            "no_action_line": "" if actions else no_action_line(roles.at(memory.scope), memory),
             "approvals": len(approvers(memory)),
             "decides": who_decides(memory),
             "error": error,
