@@ -10,7 +10,8 @@ after the token was issued never widens what the token may do, and a grant taken
 
 The package: `roles` (actions, the roles that allow them, ranks), `bounds` (a token's bound), `access`
 (usable roles, decisions, the scope sets), `review` (four-eyes), `objects` (audit check, principals,
-tokens, outbox rows), `owners` (no scope is left without an owner), `resolve` (every
+tokens, outbox rows), `owners` (no scope is left without an owner), `guidance` (the menu sections a principal has, what
+it can do where and whom to ask), `resolve` (every
 name or id from a request to its object, within the caller's workspace), `scopes` (administering the tree: workspaces,
 rename/move/archive, scope settings, agent write policy, child scopes). Import from `governance.permissions`.
 
@@ -54,6 +55,15 @@ from governance.permissions.bounds import (  # noqa: F401
     bind_token,
     bound_of,
     under,
+)
+from governance.permissions.guidance import (  # noqa: F401
+    CAN_DO,
+    NO_GRANT,
+    READING,
+    Standing,
+    holders,
+    menu_sections,
+    standings,
 )
 from governance.permissions.objects import (  # noqa: F401
     AUDIT_VERIFY_DENIED,

@@ -98,3 +98,30 @@ def awaiting_you(context):
 
     request = context.get("request")
     return awaiting_for(request, getattr(request, "scope", None)) if request is not None else None
+
+
+@register.simple_tag(takes_context=True)
+def menu(context):
+    """The menu sections that lead this person somewhere (permissions.menu_sections), read once per
+    request: the page's principal when the view set it, else the signed-in user's."""
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return frozenset()
+    cached = getattr(request, "_menu_sections", None)
+    if cached is None:
+        from governance.permissions import menu_sections
+        from governance.services.principal import principal_for_user
+
+        principal = getattr(request, "principal", None) or principal_for_user(request.user)
+        cached = request._menu_sections = menu_sections(principal)
+    return cached
+
+
+@register.simple_tag(takes_context=True)
+def no_grant_note(context):
+    """For a person holding no grant at all: whom to ask (permissions.NO_GRANT); nothing for anyone else."""
+    from governance.permissions import NO_GRANT, READING
+
+    if not context.get("request") or READING in menu(context):
+        return ""
+    return format_html('<p class="msg" id="no-grant">{}</p>', NO_GRANT)

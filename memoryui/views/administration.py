@@ -10,11 +10,13 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import AgentWrite, Kind, Principal, PrincipalKind, RetentionPolicy, Role, Scope
 from governance.permissions import (
+    NO_GRANT,
     PERMISSION_WORDS,
     Action,
     RoleMap,
@@ -24,6 +26,7 @@ from governance.permissions import (
     principals_visible_to,
     scope_by_id,
     scope_by_path,
+    standings,
     team_by_name,
 )
 from governance.selectors.members import scope_state, workspace_for, workspace_members, workspaces_for
@@ -33,12 +36,12 @@ from governance.services.principal import grant_add
 from governance.services.retention import retention_policy_set
 from governance.services.scope import scope_create_child
 from governance.services.workspace import workspace_create, workspace_rename
+from memoryui.forms.administration import InvitationForm
 from memoryui.views.base import dashboard_view, page
 
 UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
 UNKNOWN_SCOPE = "Choose one of the scopes listed."
 PICKER_LIMIT = 500
-BAD_DAYS = "Give a whole number of days."
 
 
 def _principal(actor, workspace, name: str, field: str = "principal", kinds=None) -> Principal:
@@ -72,6 +75,8 @@ def _workspaces_page(request, error: DomainError | None = None, status: int = 20
         {
             "workspaces": list(workspaces_for(request.principal)),
             "may_create": is_site_admin(request.principal),
+            "standing": [] if is_site_admin(request.principal) else standings(request.principal),
+            "no_grant": NO_GRANT,
             "error": error,
             "nav": "admin",
         },
@@ -97,11 +102,20 @@ def workspace_new(request: HttpRequest) -> HttpResponse:
 
 @dashboard_view()
 def members(request: HttpRequest, slug: str) -> HttpResponse:
-    return _members_page(request, slug)
+    invited, link = _invitation_shown(request)
+    response = _members_page(request, slug, invited=invited, invitation_link=link)
+    if link:  # the page holding the one copy of the link is kept by no cache, the browser's included
+        patch_cache_control(response, no_store=True)
+    return response
 
 
 def _members_page(
-    request, slug: str, error: DomainError | None = None, status: int = 200, invitation_link: str = ""
+    request,
+    slug: str,
+    error: DomainError | None = None,
+    status: int = 200,
+    invitation_link: str = "",
+    invited: int | None = None,
 ) -> HttpResponse:
     workspace = workspace_for(request.principal, slug)
     within = (
@@ -140,6 +154,9 @@ def _members_page(
             "role_words": _role_words(),
             "error": error,
             "invitation_link": invitation_link,
+            # The invitation just made, when the viewer may see it among the open ones.
+            "invited": next((i for i in data.invitations if i.pk == invited), None),
+            "standing": [] if data.administered else standings(request.principal),
             "nav": "admin",
         },
         status=status,
@@ -185,28 +202,42 @@ def member_add(request: HttpRequest, slug: str) -> HttpResponse:
     return _members_action(request, slug, act)
 
 
+# The raw link of a new invitation waits in the (server-side) session for the one page that follows the
+# POST, under the invitation's id; that page takes it out, so a reload shows it no more and makes nothing.
+INVITATION_LINKS = "invitation_links"
+
+
 @require_POST
 @dashboard_view()
 def invitation_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        scope = _scope_in(request.principal, workspace, request.POST.get("invite_scope", ""), "invite_scope")
-        try:
-            days = int(request.POST.get("days", "7"))
-        except ValueError as exc:
-            raise InvalidInput(BAD_DAYS, field="days") from exc
-        _, raw = invitations.invitation_create(
+        form = InvitationForm(request.POST)
+        if not form.is_valid():
+            raise form.error()
+        scope = _scope_in(request.principal, workspace, form.cleaned_data["invite_scope"], "invite_scope")
+        invitation, raw = invitations.invitation_create(
             scope=scope,
-            role=request.POST.get("role", ""),
+            role=form.cleaned_data["role"],
             actor=request.principal,
-            note=request.POST.get("note", ""),
-            expires_in_days=days,
+            note=form.cleaned_data["note"],
+            expires_in_days=form.cleaned_data["days"],
         )
-        # The raw link is shown once, on this answer; only its hash is stored.
-        return _members_page(
-            request, slug, invitation_link=request.build_absolute_uri(reverse("dashboard:invite", args=[raw]))
-        )
+        # Only its hash is stored; the raw token reaches no URL and no later page.
+        request.session[INVITATION_LINKS] = {str(invitation.pk): raw}
+        return redirect(reverse("dashboard:members", args=[workspace.slug]) + f"?invited={invitation.pk}")
 
     return _members_action(request, slug, act)
+
+
+def _invitation_shown(request) -> tuple[int | None, str]:
+    """The invitation just made (`?invited=<id>`) and its link if this is the first page to show it. Any
+    Members page takes the waiting link out of the session, shown or not."""
+    links = request.session.pop(INVITATION_LINKS, None) or {}
+    raw_id = request.GET.get("invited", "")
+    if not raw_id.isdigit() or len(raw_id) > 18:
+        return None, ""
+    raw = links.get(raw_id, "")
+    return int(raw_id), request.build_absolute_uri(reverse("dashboard:invite", args=[raw])) if raw else ""
 
 
 @require_POST
@@ -448,9 +479,13 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
         else:
             messages.success(request, "Your account is ready: sign in.")
             return redirect("login")
-    return render(
+    response = render(
         request,
         "dashboard/admin/invite.html",
         {"invitation": invitation, "error": error, "username": request.POST.get("username", "")},
         status=error.status if error else 200,
     )
+    # The token is in this page's URL: no Referer carries it on, no cache keeps the page.
+    response["Referrer-Policy"] = "no-referrer"
+    patch_cache_control(response, no_store=True)
+    return response

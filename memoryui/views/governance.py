@@ -15,6 +15,7 @@ from governance.models import AuditEvent, Grant, Role
 from governance.permissions import (
     AUDIT_VERIFY_DENIED,
     LAST_OWNER,
+    NO_GRANT,
     Action,
     can_grant,
     can_verify_audit,
@@ -23,6 +24,7 @@ from governance.permissions import (
     principal_by_name,
     principals_visible_to,
     scope_by_path,
+    standings,
 )
 from governance.runtime import cursor as codec
 from governance.runtime import dates
@@ -120,6 +122,9 @@ def _render(request, error: DomainError | None = None, status: int = 200):
             else []
         ),
         "tokens": sel.tokens_in(request.principal, request.scope),
+        # Nothing to change here: say what the person can do and whom to ask (permissions.standings).
+        "standing": [] if owned else standings(request.principal),
+        "no_grant": NO_GRANT,
         "error": error,
         "nav": "governance",
         "tab": "grants",

@@ -22,6 +22,8 @@ from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MAN
 from governance.services.relation import HAND_KINDS
 from memoryui.forms.memories import FILTERS_INVALID, MemoryListForm
 from memoryui.views.base import dashboard_view, page, render_error
+from memoryui.views.standing import no_action_line
+from memoryui.views.tombstone import tombstone_page
 
 CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
 REASON_REQUIRED = memory_services.REASON_REQUIRED  # the services refuse an empty reason themselves
@@ -261,7 +263,10 @@ def memory_detail(request, memory_id: int):
 def memory_page(request, memory_id: int, status: int = 200, error: DomainError | None = None) -> HttpResponse:
     memory = sel.memory_for_reader(request.principal, memory_id)
     roles = sel.MyRoles.of(request.principal)
+    if memory.status == Status.FORGOTTEN:
+        return tombstone_page(request, memory, roles, status=status, error=error)
     chain = sel.revision_chain(memory)
+    actions = allowed_actions(roles, memory)
     return page(
         request,
         "dashboard/memories/detail.html",
@@ -270,9 +275,10 @@ def memory_page(request, memory_id: int, status: int = 200, error: DomainError |
             "chain": chain,
             "relations": sel.memory_relations(request.principal, memory),
             "audit": sel.memory_audit(memory),
-            "actions": allowed_actions(roles, memory),
+            "actions": actions,
             "show_text": text_visible(roles, memory),
             "roles": sorted(roles.at(memory.scope)),
+            "no_action_line": "" if actions else no_action_line(roles.at(memory.scope), memory),
             "approvals": len(approvers(memory)),
             "decides": who_decides(memory),
             "error": error,

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from governance.api.portability.views import import_upload, streamed_export
 from governance.errors import DomainError, InvalidInput
-from governance.permissions import Action, scope_by_id, scope_by_path
+from governance.permissions import NO_GRANT, Action, scope_by_id, scope_by_path, standings
 from governance.selectors import dashboard as sel
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
 from memoryui.views.base import dashboard_view, page, scope_query
@@ -22,12 +22,15 @@ UNKNOWN_TARGET = "Choose one of the scopes you own."
 def _context(request) -> dict:
     roles = sel.MyRoles.of(request.principal)
     scopes = list(sel.governed_scopes_within(request.principal, request.scope).order_by("path"))
-    return {
+    context = {
         "exportable": [s for s in scopes if roles.can(s, Action.EXPORT)],
         "importable": [s for s in scopes if roles.can(s, Action.IMPORT)],
         "grant_choices": (GRANTS_DROP, GRANTS_KEEP),
         "nav": "portability",
     }
+    if not context["importable"]:  # say what the person can do instead, and whom to ask
+        context.update(standing=standings(request.principal), no_grant=NO_GRANT)
+    return context
 
 
 @dashboard_view()

@@ -16,6 +16,7 @@ from governance.redaction.masking import masked_text
 from governance.selectors import dashboard as sel
 from memoryui.views.base import chart_time, dashboard_view, page
 from memoryui.views.charts import activation_at, curve
+from memoryui.views.tombstone import timeline_tombstones
 
 PERIODS = {
     "1": "the last day",
@@ -54,7 +55,13 @@ def _params(request) -> tuple[int, int, list[int]]:
 def _series(request, days: int, top: int, picked: list[int]) -> dict:
     until = timezone.now()
     since = until - timedelta(days=days)
-    if picked:
+    # A forgotten memory has no curve to draw; the page shows its tombstone (memoryui.views.tombstone).
+    forgotten = sel.forgotten_picks(request.principal, request.scope, picked)
+    gone = {m.pk for m in forgotten}
+    picked = [pk for pk in picked if pk not in gone]
+    if forgotten and not picked:
+        memories = []
+    elif picked:
         memories = sel.timeline_memories(request.principal, request.scope, picked)
     else:
         memories = sel.top_memories(request.principal, request.scope, limit=top)
@@ -92,8 +99,9 @@ def _series(request, days: int, top: int, picked: list[int]) -> dict:
         "since": chart_time(since),
         "until": chart_time(until),
         "columns": [chart_time(t) for t in columns],
-        "picked": bool(picked),
+        "picked": bool(picked) or bool(forgotten),
         "column_times": columns,
+        "tombstones": timeline_tombstones(forgotten),
     }
 
 
@@ -102,7 +110,7 @@ def timeline(request):
     days, top, picked = _params(request)
     q = request.GET.get("q", "").strip()[:200]
     data = _series(request, days, top, picked)
-    chart = {k: v for k, v in data.items() if k != "column_times"}
+    chart = {k: v for k, v in data.items() if k not in ("column_times", "tombstones")}
     return page(
         request,
         "dashboard/timeline.html",
@@ -117,6 +125,7 @@ def timeline(request):
             "chart": chart,
             "series": data["series"],
             "columns": data["column_times"],
+            "tombstones": data["tombstones"],
             "threshold": settings.MEMORY_COLD_THRESHOLD,
         },
     )
@@ -127,4 +136,7 @@ def timeline_json(request):
     days, top, picked = _params(request)
     data = _series(request, days, top, picked)
     data.pop("column_times")
+    data["tombstones"] = [
+        {"id": t["memory"].pk, "purged": t["purged"], "url": t["url"]} for t in data.pop("tombstones")
+    ]
     return JsonResponse(data)

@@ -11,14 +11,21 @@ from django.views.decorators.http import require_POST
 
 from governance.errors import DomainError, InvalidInput, NotFound
 from governance.models import EventType, WebhookDelivery, Workspace
-from governance.permissions import webhook_workspaces
+from governance.permissions import (
+    NO_GRANT,
+    Action,
+    holders,
+    standings,
+    webhook_workspaces,
+    workspace_root,
+)
 from governance.selectors import webhooks as sel
 from governance.services import webhook as services
 from memoryui.views.base import dashboard_view, page
 
 BAD_ID = "Choose a subscription or delivery from the list."
 BAD_ACTION = "The action is one of pause, resume, rotate or delete."
-NONE_MANAGED = "Webhooks are managed by the owners of a whole workspace; you own none."
+NONE_MANAGED = "Webhooks are managed by the owners of a whole workspace (the owner role on its root scope)."
 
 
 def _workspace(request, slug: str | None = None) -> Workspace | None:
@@ -66,7 +73,23 @@ def _render(
         "form": form or {"event_types": list(EventType.values)},
         "none_managed": NONE_MANAGED,
     }
+    if workspace is None:
+        context.update(_who_to_ask(request.principal))
     return page(request, "dashboard/webhooks/index.html", context, status=status)
+
+
+def _who_to_ask(principal) -> dict:
+    """For a person who manages no webhook: what their grants let them do, and who owns each workspace."""
+    standing = standings(principal)
+    workspaces = {s.scope.workspace_id: s.scope.path.split("/")[0] for s in standing}
+    return {
+        "standing": standing,
+        "no_grant": NO_GRANT,
+        "webhook_owners": [
+            (slug, holders(workspace_root(ws), Action.MANAGE_WEBHOOKS))
+            for ws, slug in sorted(workspaces.items())
+        ],
+    }
 
 
 @dashboard_view()

@@ -99,8 +99,9 @@ def test_an_invitation_link_is_shown_once_and_creates_the_account(owner_client, 
     page = owner_client.post(
         "/workspaces/acme/invitations/",
         {"invite_scope": "acme/slides", "role": "viewer", "note": "Pat", "days": "3"},
+        follow=True,
     )
-    assert page.status_code == 200
+    assert page.status_code == 200 and page.redirect_chain[0][1] == 302
     link = re.search(r'value="(http://testserver/invite/[^"]+/)"', page.content.decode()).group(1)
     assert link.rsplit("/", 2)[1] not in Invitation.objects.get().token_hash
     anonymous = Client()

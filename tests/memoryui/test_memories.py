@@ -152,7 +152,10 @@ def test_forgotten_text_is_shown_to_owners_only(curator_client, owner_client, hi
     )
     url = reverse("dashboard:memory", args=[history["episode"].pk])
     assert b"make the deck shorter" not in curator_client.get(url).content
-    assert b"make the deck shorter" in owner_client.get(url).content
+    # The owner's look is explicit (docs/governance.md, "Forgetting"): the tombstone first, the text on asking.
+    assert b"make the deck shorter" not in owner_client.get(url).content
+    assert b"make the deck shorter" in owner_client.get(url, {"look": "text"}).content
+    assert b"make the deck shorter" not in curator_client.get(url, {"look": "text"}).content
     listing = curator_client.get(reverse("dashboard:memories")).content
     assert b"make the deck shorter" not in listing
 

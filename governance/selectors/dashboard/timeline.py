@@ -31,3 +31,15 @@ def timeline_memories(principal: Principal, scope: Scope | None, ids: list[int])
     if set(ids) - rows.keys():
         raise NotFound()
     return [rows[pk] for pk in ids]
+
+
+def forgotten_picks(principal: Principal, scope: Scope | None, ids: list[int]) -> list[Memory]:
+    """The forgotten memories among `ids` in the scopes the reader governs (the timeline's own set), in the
+    order given, without their text: the timeline shows their tombstones instead of a NotFound."""
+    if not ids:
+        return []
+    qs = Memory.objects.filter(
+        pk__in=ids, scope_id__in=governed_scope_ids(principal, scope), status="forgotten"
+    )
+    rows = {m.pk: m for m in qs.only("pk", "key", "revision", "kind", "status", "purged_at", "scope_id")}
+    return [rows[pk] for pk in ids if pk in rows]
