@@ -42,4 +42,27 @@ def rules_in_force(scope: Scope, kinds: tuple[str, ...]) -> list[tuple[int, str 
     return [*narrowest.values(), *out]
 
 
-__all__ = ["rules_in_force"]
+# The user's own statements of what their task requires that still stand in a scope (not confirmed by a
+# person, not rejected, not replaced by a later one), newest first: what a later sentence of theirs may
+# replace across conversations ("支付模块风险太高,暂时不要重构。" in one week's chat, "支付模块可以重构了,但必须
+# 先补测试。" in the next).
+USER_LIMIT = 100
+_USER_SQL = (
+    "SELECT m.id, m.key, m.kind, m.text, s.path FROM governance_memory m"
+    " JOIN governance_scope s ON s.id = m.scope_id"
+    " WHERE m.scope_id = %s AND m.source_kind = 'user' AND m.status IN ('candidate', 'proposed')"
+    " AND m.kind <> 'episodic' AND m.purged_at IS NULL AND m.meta ? 'requirement'"
+    " AND NOT (m.meta->'requirement') ? 'replaced_by'"
+    " ORDER BY m.id DESC LIMIT %s"
+)
+
+
+def users_standing_requirements(scope: Scope) -> list[tuple[int, str | None, str, str, str]]:
+    """(id, key, kind, text, scope path) of the user's requirements still standing in `scope`, every
+    conversation's (see above). The write's own connection, like rules_in_force."""
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(_USER_SQL, [scope.pk, USER_LIMIT])
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+__all__ = ["rules_in_force", "users_standing_requirements"]

@@ -26,6 +26,10 @@ NEGATIONS = frozenset(
     "not no never don't dont doesn't doesnt isn't isnt aren't arent won't wont cannot can't avoid without "
     "不 没 没有 别 不要 勿 禁止 无需".split()
 )
+# What the word index leaves of a contraction ("don't" → "don", "t"; "it's" → "s"): not content words.
+_CONTRACTION_PARTS = frozenset(
+    "don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn t s re ve ll d m".split()
+)
 # Share of the content words two statements must have in common to be "about the same thing".
 OVERLAP = 0.6
 MAX_CANDIDATES = 20
@@ -49,7 +53,7 @@ def _polarity_and_words(text: str) -> tuple[bool, set[str]]:
     """Whether `text` is negated, and its content words without the negation (lexical.words: Chinese cut
     by jieba, so "不要" is a word and "们团" none)."""
     content = {str(w) for w in lexical.words(text) if w not in NEGATIONS and w not in subject.NEGATION}
-    content = {w for w in content if w.rstrip("'t") not in NEGATIONS}
+    content = {w for w in content if w.rstrip("'t") not in NEGATIONS and w not in _CONTRACTION_PARTS}
     return subject.negated(text), content
 
 

@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Memory, Principal, Scope, Status, lexical
-from governance.selectors.rules import rules_in_force
+from governance.selectors.rules import rules_in_force, users_standing_requirements
 from governance.services import subject
 from governance.services.conflict import CHECKED_KINDS, conflict_queue, opposes
 from governance.services.extraction import Extracted, requirement_of, user_sentences
@@ -206,6 +206,7 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
     if not said:
         return
     rules = None
+    earlier: list = []
     by_text = {e.text: e for e in found}
     for ref, sentence, turn_text in said:
         if not subject.says_how_things_are(sentence):
@@ -219,9 +220,18 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
             continue  # resolved by its words already
         if rules is None:
             rules = rules_in_force(scope, CHECKED_KINDS)
-        if not rules:
+            own = {r[3] for r in rules}
+            # what the user said before, in any conversation here, as long as no person decided it
+            earlier = [
+                r for r in users_standing_requirements(scope) if r[3] not in own and r[3] not in by_text
+            ]
+        if not rules and not earlier:
             return
         hits = [r for r in rules if r[3] != sentence and opposes(r[3], sentence)]
+        origin = "rule"
+        if not hits:
+            hits = [r for r in earlier if r[3] != sentence and opposes(r[3], sentence)]
+            origin = "user"
         if len(hits) != 1:
             continue
         pk, key, kind, _text, path = hits[0]
@@ -238,6 +248,12 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
         requirement = requirement_of("correction", sentence, turn_text) or {}
         existing.meta["requirement"] = {**requirement, "lasting": True, "by_meaning": True}
         target = {"memory_id": pk, "key": key, "scope": path}
+        if origin == "user":
+            # The user's own earlier word, never confirmed: this one replaces it (requirements_link marks it,
+            # and every conversation's packet sets the earlier one aside); neither is in force outside its
+            # session until a person decides.
+            existing.meta["requirement"]["replaces"] = {**target, "origin": "user", "text": None}
+            continue
         if key:
             existing.key = key
             existing.meta["corrects"] = {**target, "by": "meaning"}

@@ -250,7 +250,7 @@ def _resolve(scope: Scope, session: str, todo: list[Extracted], turns: list[dict
         new_values = values_in(extracted.text)
         negated_norms = {(v["sort"], v["norm"]) for v in requirement.get("negated") or ()}
         new_values = [v for v in new_values if (v.sort, v.norm) not in negated_norms]
-        if not corrects and (new_values or negated_norms):
+        if not corrects and not requirement.get("replaces") and (new_values or negated_norms):
             if session_items is None:
                 session_items = _session_standing(scope, session) if session else []
                 rules = _rules_in_force(scope)

@@ -127,6 +127,8 @@ def _qualified(a: list[str], b: list[str]) -> bool:
     before_a = {w: a[i - 1] for i, w in enumerate(a) if i and w in shared}
     before_b = {w: b[i - 1] for i, w in enumerate(b) if i and w in shared}
     for word, qa in before_a.items():
+        if word in FUNCTION:
+            continue  # "touch the" / "clean up the": an article qualified by nothing
         qb = before_b.get(word)
         if qb is None or qa == qb or _MASK in (qa, qb) or qa in shared or qb in shared:
             continue
@@ -185,7 +187,14 @@ def negated(text: str) -> bool:
         return True
     if not lexical.has_cjk(text):
         return False
+    if _ZH_DONT.search(text):
+        return True
     return any(str(w) in NEGATION for w in lexical.words_all(text))
+
+
+# "别" as an order at the start of a clause, cut by jieba into one word with its verb ("别动", "别改"); not
+# 别人, 别的, 别处 (others), nor 特别, 区别, 分别, 告别.
+_ZH_DONT = re.compile(r"(?:^|[,，;；:：。!！]|先|千万|请|也|都|就)\s*别(?![人的处墅致样])[\u4e00-\u9fff]")
 
 
 __all__ = [
