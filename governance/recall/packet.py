@@ -331,7 +331,7 @@ def assemble_context(
         out = sum(len(v) for k, v in holder["packet"].items() if k not in ("skipped", "task", "relations"))
         skipped = sum(1 for b in holder["packet"].get("skipped", []) if b.get("stage") == "pack")
         # The blocks placed, and where the rest went: skipped by name for the budget, not among the k best
-        # of their slot (named in `ids`), or placed already in another slot (a recent turn search found too).
+        # of their slot (named in `ids`), or came twice (a recent turn search found too) and count once.
         rest = max(sum(came.values()) - out - skipped, 0)
         unplaced, twice = _left_at_pack(s, holder["packet"])
         unplaced = unplaced[:rest]
@@ -368,7 +368,7 @@ def assemble_context(
 def _left_at_pack(state: RecallState, packet: dict) -> tuple[list[int], list[int]]:
     """Of what came to pack (evidence first, in rank order): the memories in no slot of the packet and
     not skipped by name (not among the best of their slot), and those that came twice (a recent turn
-    search found too) and were placed once."""
+    search found too), counted once under the slot they were placed in or skipped from."""
     named = {
         b.get("memory_id")
         for slot, blocks in packet.items()

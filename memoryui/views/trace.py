@@ -50,7 +50,7 @@ COUNTED = {
     "to_negative": "no longer in force: moved to the negative context",
     "dropped": "lost a contradiction or were otherwise settled out",
     "not_placed": "not among the best of their slot, or already placed as a recent turn",
-    "already_placed": "placed already in another slot (a recent turn that search found too), counted once",
+    "already_placed": "came twice (a recent turn that search found too), counted once under its other slot",
     "over_budget": "did not fit the token budget",
 }
 # A turn that names its drops (`ids`) says which of the two `not_placed` once counted together.
@@ -223,6 +223,7 @@ def name_drops(rows: list[dict], labels: dict) -> list[dict]:
                 continue
             shown.append({**b, "label": labels.get(memory_id)})
         m["dropped"], m["dropped_more"], m["hidden"] = shown[:SHOWN], shown[SHOWN:], hidden
+        m["n_named"] = len(shown)
         for c in m.get("counted", []):
             named = [labels[i] for i in c["ids"] if i in labels]
             c["named"], c["more"] = named[:SHOWN], named[SHOWN:]
