@@ -1,6 +1,6 @@
 """The turn pages' POST actions: "Try a query" (a dry-run packet) and "why not…?" for a memory of that packet.
 Each form reads and checks the fields; the view resolves the scope and the memory through
-governance.permissions (the one resolver per kind) and raises `error()` as the page's 400."""
+governance.permissions (the one resolver per kind) and raises `form_error(form)` as the page's 400."""
 
 from __future__ import annotations
 
@@ -16,14 +16,16 @@ BAD_MEMORY = "memory is a memory number, such as 42 or #42."
 BAD_MODE = "mode is words or meaning."
 
 
-class _Checked(forms.Form):
-    def error(self) -> InvalidInput:
-        """The first field's error as the dashboard's 400 (a sentence, and the field it is about)."""
-        field, errors = next(iter(self.errors.items()))
-        return InvalidInput(str(errors[0]), field=field)
+BIGINT = 2**63  # a memory's id is a bigint: a larger number cannot name one (and must not reach SQL)
 
 
-class TryQueryForm(_Checked):
+def form_error(form: forms.Form) -> InvalidInput:
+    """A form's first error as the dashboard's 400 (its sentence, and the field it is about)."""
+    field, errors = next(iter(form.errors.items()))
+    return InvalidInput(str(errors[0]), field=field)
+
+
+class TryQueryForm(forms.Form):
     """Assemble a packet for a typed query (nothing stored). The query and strategy are checked by the
     recall itself (governance.recall.packet), with its own sentences."""
 
@@ -63,7 +65,7 @@ class TryWhyNotForm(TryQueryForm):
         raw = (self.cleaned_data.get("memory") or "").strip().lstrip("#")
         if not raw:
             return None
-        if not raw.isdigit() or int(raw) < 1:
+        if not raw.isdigit() or not 0 < int(raw) < BIGINT:
             raise forms.ValidationError(BAD_MEMORY)
         return int(raw)
 

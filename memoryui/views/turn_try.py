@@ -5,6 +5,7 @@ stored turn's page; and "why not…?" for a memory of that packet, answered by t
 
 from __future__ import annotations
 
+from django import forms
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -13,7 +14,7 @@ from governance.models import Turn
 from governance.permissions import scope_by_path
 from governance.redaction.masking import mask_packet
 from governance.selectors import dashboard as sel
-from memoryui.forms.turns import TryQueryForm, TryWhyNotForm
+from memoryui.forms.turns import TryQueryForm, TryWhyNotForm, form_error
 from memoryui.views.base import dashboard_view, page
 from memoryui.views.trace import named_funnel
 from memoryui.views.turn_find import why_not_picks
@@ -22,12 +23,11 @@ from memoryui.views.turns import annotate, slot_view
 ASKED_FIELDS = ("query", "try_scope", "budget", "strategy", "as_of")
 
 
-def _asked(request, form_class) -> tuple[dict, dict]:
-    """(The form's clean data, the assemble_context arguments); a bad field is the form's 400, and an
-    unknown scope and one the viewer may not see are the same 404 (permissions.scope_by_path)."""
-    form = form_class(request.POST)
+def _asked(request, form: forms.Form) -> tuple[forms.Form, dict]:
+    """(The valid form, the assemble_context arguments); a bad field is the form's 400, and an unknown
+    scope and one the viewer may not see are the same 404 (permissions.scope_by_path)."""
     if not form.is_valid():
-        raise form.error()
+        raise form_error(form)
     data = form.cleaned_data
     args = {
         "scope": scope_by_path(request.principal, data["try_scope"]),
@@ -36,7 +36,7 @@ def _asked(request, form_class) -> tuple[dict, dict]:
         "strategy": data["strategy"],
         "as_of": data["as_of"],
     }
-    return data, args
+    return form, args
 
 
 def _assemble(request, args: dict) -> dict:
@@ -68,7 +68,7 @@ def dry_turn(request, args: dict, result: dict | None = None) -> Turn:
 def turn_try(request):
     """The packet for the query typed here, stage by stage, every drop named; nothing stored."""
     try:
-        _, args = _asked(request, TryQueryForm)
+        form, args = _asked(request, TryQueryForm(request.POST))
         result = _assemble(request, args)
     except DomainError as exc:
         return page(request, "dashboard/turns/_try.html", {"error": exc}, status=exc.status)
@@ -81,7 +81,8 @@ def turn_try(request):
         "dashboard/turns/_try.html",
         {
             "asked": args,
-            "asked_fields": {f: request.POST.get(f, "") for f in ASKED_FIELDS},
+            # The fields as typed, for the why-not form to ask again (hidden inputs).
+            "asked_fields": {f: form.data.get(f, "") for f in ASKED_FIELDS},
             "try_why": True,
             "slots": slot_view(packet),
             "skipped": annotated["skipped"],
@@ -105,7 +106,8 @@ def turn_try_why_not(request):
 
     context: dict = {"try_why": True}
     try:
-        data, args = _asked(request, TryWhyNotForm)
+        form, args = _asked(request, TryWhyNotForm(request.POST))
+        data = form.cleaned_data
         context.update({"q": data["memory_q"], "mode": data["mode"]})
         if data["memory"] is not None:
             memory = sel.readable_memory(request.principal, data["memory"])

@@ -217,7 +217,21 @@ def test_try_why_not_asks_the_same_rights_and_reads_its_input_through_its_form(
     assert _try(client, url, memory=mine).status_code == 302
     assert _try(reviewer_client, url, memory=str(history["secret"].pk)).status_code == 404  # a sibling's
     assert reviewer_client.get(reverse(url)).status_code == 405
-    bad = _try(reviewer_client, url, memory="forty")
-    assert bad.status_code == 400 and BAD_MEMORY.encode() in bad.content
+    for not_a_memory in ("forty", "0", "9" * 30):  # nor a number that cannot be a bigint id
+        bad = _try(reviewer_client, url, memory=not_a_memory)
+        assert bad.status_code == 400 and BAD_MEMORY.encode() in bad.content
     bad = _try(reviewer_client, url, memory_q="x", mode="vibes")
     assert bad.status_code == 400 and BAD_MODE.encode() in bad.content
+
+
+def test_the_labels_of_every_drop_are_read_in_a_fixed_number_of_queries(
+    reviewer, big_scope, history, django_assert_max_num_queries
+):
+    from governance.selectors.dashboard import drop_labels
+
+    ids = list(Memory.objects.values_list("pk", flat=True)) + [999_999]
+    with django_assert_max_num_queries(2):  # the reader's grants, then the labels
+        labels = drop_labels(reviewer, ids)
+    assert history["secret"].pk not in labels and 999_999 not in labels  # a sibling's, and none at all
+    second = labels[history["second"].pk]
+    assert (second.key, second.revision, second.scope) == ("export_format", 2, "acme/slides")
