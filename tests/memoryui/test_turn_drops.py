@@ -133,13 +133,13 @@ def test_a_forgotten_memory_among_the_drops_shows_no_words(reviewer_client, big_
         assert "a forgotten memory" in item and "PPTX" not in item and "幻灯片" not in item
 
 
-def _hand_made_turn(scope, ids: dict, **counts) -> Turn:
+def _hand_made_turn(scope, ids: dict, packet: dict | None = None, **counts) -> Turn:
     return Turn.objects.create(
         scope=scope,
         query="what format?",
-        packet={},
+        packet=packet or {},
         trace={
-            "stages": [{"name": "fuse", "ms": 1, "in": 10, "out": 10 - sum(counts.values())}],
+            "stages": [{"name": "fuse", "ms": 1, "in": 10 + sum(counts.values()), "out": 10}],
             "counts": {"fuse": {**counts, **({"ids": ids} if ids else {})}},
         },
     )
@@ -149,9 +149,18 @@ def test_drops_outside_the_readers_grants_are_counted_never_named(
     reviewer_client, owner_client, project_scope, history, other_workspace_scope
 ):
     elsewhere = remember(other_workspace_scope, "Another company's launch date is secret")
+    skipped = {
+        "memory_id": history["secret"].pk,
+        "text": history["secret"].text,
+        "status": "active",
+        "slot": "evidence",
+        "reason": "cold and its match is weak",
+        "stage": "rank",
+    }
     turn = _hand_made_turn(
         project_scope,
         {"cut": [history["episode"].pk, history["secret"].pk, elsewhere.pk, 999_999]},
+        packet={"skipped": [skipped]},
         cut=4,
     )
     body = _page(reviewer_client, turn).content.decode()
@@ -160,6 +169,7 @@ def test_drops_outside_the_readers_grants_are_counted_never_named(
         assert f'data-dropped="{unseen}"' not in body and f"memory={unseen}" not in body
     assert "Payments API key" not in body and "launch date" not in body
     assert 'data-hidden="3"' in body
+    assert "1 skipped memory is outside what you may read" in body  # the Skipped card: counted only
     # The owner of the workspace may read the sibling's memory: named for them.
     owner_body = _page(owner_client, turn).content.decode()
     assert f'data-dropped="{history["secret"].pk}"' in owner_body and 'data-hidden="2"' in owner_body
@@ -235,3 +245,21 @@ def test_the_labels_of_every_drop_are_read_in_a_fixed_number_of_queries(
     assert history["secret"].pk not in labels and 999_999 not in labels  # a sibling's, and none at all
     second = labels[history["second"].pk]
     assert (second.key, second.revision, second.scope) == ("export_format", 2, "acme/slides")
+
+
+def test_a_stage_records_at_most_the_cap_of_ids_per_reason_and_the_page_says_how_many_more(
+    reviewer_client, project_scope, history
+):
+    from django.utils import timezone
+
+    from governance.recall.state import RecallState
+
+    state = RecallState(principal=None, scope=project_scope, query="q", stages=frozenset(), at=timezone.now())
+    many = list(range(1, 251))
+    state.run("fuse", lambda s: (300, 50, {"cut": len(many), "ids": {"cut": many, "collapsed": []}}))
+    assert state.counts["fuse"]["ids"] == {"cut": many[:DROP_IDS_CAP]} and state.counts["fuse"]["cut"] == 250
+    # A turn whose recorded ids stop at the cap: the first ones named (those the reader may read), the rest counted.
+    readable = [history["episode"].pk, history["second"].pk]
+    turn = _hand_made_turn(project_scope, {"cut": readable}, cut=250)
+    body = _page(reviewer_client, turn).content.decode()
+    assert 'data-unnamed="248"' in body and "The turn named the first 2; 248 more are only counted." in body
