@@ -97,6 +97,7 @@ def _counts(state: RecallState, before: set[int], keyed: int) -> dict:
         "to_negative": len(gone & negative),
         "dropped": len(gone - negative),
         "added": len(set(state.hits) - before),
+        "ids": {"to_negative": sorted(gone & negative), "dropped": sorted(gone - negative)},
     }
 
 

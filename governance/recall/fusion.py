@@ -63,6 +63,24 @@ def collapse_repeats(
     return out
 
 
+def dropped_ids(lists: dict, rows: dict, fused: dict, ordered: list[int], kept: int, hits: dict) -> dict:
+    """What the fuse stage left out, by reason, as memory ids (the trace's counts["fuse"]["ids"]): found by
+    more than one path (counted once, still in), a repeated turn folded into its latest copy, below the cut
+    (`ordered` past `kept`: the nearest misses first), and no longer eligible when read."""
+    paths_of: dict[int, int] = {}
+    for ranked in lists.values():
+        for memory_id, _ in ranked:
+            paths_of[memory_id] = paths_of.get(memory_id, 0) + 1
+    listed = sorted(paths_of)
+    return {
+        "found_twice": [i for i in listed if paths_of[i] > 1],
+        "collapsed": [i for i in listed if i in rows and i not in fused],
+        "cut": ordered[kept:],
+        "changed": [i for i in listed if i not in rows and i not in fused]
+        + [i for i in ordered[:kept] if i not in hits],
+    }
+
+
 def _said(row: dict, memory_id: int) -> tuple:
     at = row.get("occurred_at") or row.get("created_at")
     return (at.timestamp() if at is not None else 0.0, memory_id)

@@ -330,12 +330,21 @@ def assemble_context(
         }
         out = sum(len(v) for k, v in holder["packet"].items() if k not in ("skipped", "task", "relations"))
         skipped = sum(1 for b in holder["packet"].get("skipped", []) if b.get("stage") == "pack")
-        # The blocks placed, and where the rest went: skipped by name for the budget, or not among the k best
-        # of their slot / already placed as a recent turn (counted, not named).
+        # The blocks placed, and where the rest went: skipped by name for the budget, not among the k best
+        # of their slot (named in `ids`), or came twice (a recent turn search found too) and count once.
+        rest = max(sum(came.values()) - out - skipped, 0)
+        unplaced, twice = _left_at_pack(s, holder["packet"])
+        unplaced = unplaced[:rest]
         return (
             sum(came.values()),
             out,
-            {"from": came, "over_budget": skipped, "not_placed": max(sum(came.values()) - out - skipped, 0)},
+            {
+                "from": came,
+                "over_budget": skipped,
+                "not_placed": len(unplaced),
+                "already_placed": rest - len(unplaced),
+                "ids": {"not_placed": unplaced, "already_placed": twice},
+            },
         )
 
     state.run("pack", _pack)
@@ -354,6 +363,30 @@ def assemble_context(
         # The turn's insert and the reinforcement's enqueue (published after the commit, off this thread).
         tracing.timed("store", (time.perf_counter() - started) * 1000)
     return result
+
+
+def _left_at_pack(state: RecallState, packet: dict) -> tuple[list[int], list[int]]:
+    """Of what came to pack (evidence first, in rank order): the memories in no slot of the packet and
+    not skipped by name (not among the best of their slot), and those that came twice (a recent turn
+    search found too), counted once under the slot they were placed in or skipped from."""
+    named = {
+        b.get("memory_id")
+        for slot, blocks in packet.items()
+        if slot not in ("task", "relations")
+        for b in blocks
+        if isinstance(b, dict)
+    }
+    came = [*state.evidence, *state.recent, *state.constraints, *state.preferences, *state.negative]
+    ids = [
+        i
+        for i in [h.id for h in came] + [b.get("memory_id") for b in state.handoff or []]
+        if isinstance(i, int)
+    ]
+    times: dict[int, int] = {}
+    for i in ids:
+        times[i] = times.get(i, 0) + 1
+    unplaced = [i for i in times if i not in named]
+    return unplaced, [i for i, n in times.items() if n > 1 and i in named]
 
 
 def stages_run(

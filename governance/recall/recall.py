@@ -440,7 +440,8 @@ def fuse_stage(state: RecallState) -> tuple[int, int, dict]:
             strength = min(score, 1.0) ** LEXICAL_STRENGTH_POWER if path in KEYWORD_PATHS else 1.0
             fused[memory_id] = fused.get(memory_id, 0.0) + weight * strength / (RRF_K + rank)
             scores.setdefault(memory_id, {})[path] = score
-    top = sorted(fused, key=lambda i: (-fused[i], i))[: max(FUSED_POOL, state.k * 3)]
+    ordered = sorted(fused, key=lambda i: (-fused[i], i))
+    top = ordered[: max(FUSED_POOL, state.k * 3)]
     best = max(fused.values(), default=1.0)
     for memory_id in top:
         row = rows.get(memory_id)
@@ -459,17 +460,19 @@ def fuse_stage(state: RecallState) -> tuple[int, int, dict]:
     before_partners = len(state.hits)
     _add_call_partners(state)
     # So the trace adds up: what came from each path, and how many were one memory found by two paths,
-    # repeated turns folded into one, or below the fused cut (not named one by one).
+    # repeated turns folded into one, below the fused cut, or no longer eligible when read (`ids` names them).
+    ids = fusion.dropped_ids(state.lists, rows, fused, ordered, len(top), state.hits)
     return (
         sum(len(v) for v in state.lists.values()),
         len(state.hits),
         {
             "from": {path: len(ranked) for path, ranked in state.lists.items()},
             "found_twice": sum(len(v) for v in state.lists.values()) - len(listed),
-            "collapsed": len(listed) - len(fused),
+            "collapsed": len(ids["collapsed"]),
             "cut": len(fused) - len(top),
-            "changed": len(top) - before_partners,
+            "changed": len(ids["changed"]),
             "added": len(state.hits) - before_partners,
+            "ids": ids,
         },
     )
 

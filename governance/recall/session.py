@@ -157,18 +157,19 @@ def _decoded(row: dict) -> dict:
     return row
 
 
-def session_overrides(state: RecallState) -> tuple[int, int]:
+def session_overrides(state: RecallState) -> tuple[int, int, dict]:
     """Pin this session's requirements and apply its corrections of the pinned rules (see the module's
-    docstring). Returns (rows read, requirements and corrections in force here)."""
+    docstring). Returns (rows read, requirements and corrections in force here): not candidates, so the
+    trace counts them in their own unit."""
     _replaced_elsewhere(state)
     pinned = {h.id: h for h in state.constraints + state.preferences}
     against = _proposals_against(pinned)
     if not against and not state.session:
-        return 0, 0
+        return 0, 0, {"unit": "corrections"}
     policy, corrections, mine = _lookup(state, against)
     decided, applied = _corrections_of_rules(state, policy, corrections, pinned)
     applied += requirements_in_force(state, policy, mine, decided)
-    return len(corrections) + len(mine), applied
+    return len(corrections) + len(mine), applied, {"unit": "corrections"}
 
 
 def _replaced_elsewhere(state: RecallState) -> None:

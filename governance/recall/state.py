@@ -11,6 +11,11 @@ from typing import Any
 from governance.models import Principal, Scope
 from governance.runtime import tracing
 
+# The ids a stage records of what it dropped (the trace's counts[stage]["ids"][reason]): at most this many per
+# reason, in the stage's own order (the nearest misses first), so a stored turn's trace stays bounded; the
+# count beside them is always the whole number.
+DROP_IDS_CAP = 100
+
 
 @dataclass
 class Hit:
@@ -85,8 +90,9 @@ class RecallState:
     def run(self, name: str, fn: Callable[[RecallState], tuple | None]) -> None:
         """Run one stage and record its time and how many items went in and came out. A stage may return
         a third element, a dict kept in `counts` under its name: `unit` when its counts are not memories
-        (scopes, the query), `from` {stage: count} when what came in came from several stages, and counts
-        of items it left out without naming each one."""
+        (scopes, the query), `from` {stage: count} when what came in came from several stages, counts of
+        the items it left out that `dropped` does not name, and `ids` {reason: [memory id, …]} naming
+        them (the first DROP_IDS_CAP of each)."""
         start = time.perf_counter()
         before = len(self.dropped)
         with tracing.span(f"recall.{name}"):  # the stage's name only: never a query or a memory's text
@@ -97,5 +103,7 @@ class RecallState:
         ms = round((time.perf_counter() - start) * 1000, 3)
         self.trace.append({"name": name, "ms": ms, "in": counts[0], "out": counts[1]})
         tracing.timed(name, ms)  # the response's Server-Timing, when the request collects it
+        if extra.get("ids") is not None:
+            extra["ids"] = {why: list(ids)[:DROP_IDS_CAP] for why, ids in extra["ids"].items() if ids}
         if extra:
             self.counts[name] = extra

@@ -21,16 +21,24 @@ STAGE_WORDS = {
     "adjudicate": "settle supersedes and contradictions: what is no longer in force moves to the negative context",
     "rank": "score by match, activation, recency and task fit; drop cold weak matches and overridden facts",
     "pack": "place blocks into the packet's slots within the token budget",
+    "speakers": "search by words again, within what each person the query names said",
+    "named_time_words": "search by words within the span of time the query names",
+    "named_time": "search by meaning within the span of time the query names",
+    "session": "apply this session's own corrections and requirements to the rules in force",
+    "handoff": "read the task's hand-off (its six sections) for the packet",
 }
 # Search paths run side by side on the same query; their lists meet at fuse. The vector path's own steps
 # (counting what waits for a vector, embedding the query, waiting for it) run among them.
-PATHS = ("lexical", "vector", "recent", "keyed")
+PATHS = ("lexical", "speakers", "named_time_words", "vector", "named_time", "recent", "keyed")
 SIDE_BY_SIDE = (*PATHS, "pending", "embed", "embed_wait")
 # Stages whose counts are not memories: shown with their own words, no "came in → went out".
 UNIT_WORDS = {
     "scopes": "{in_} scope asked → {out} scopes searched",
     "query": "the query",
     "waiting": "{out} memories wait for their vector",
+    "corrections": "{in_} corrections and requirements of the session read → {out} in force here",
+    "spans named": "the query names no span of time",
+    "speakers named": "the query names no speaker",
 }
 DEFAULT_UNIT = {"eligible": "scopes", "embed": "query", "embed_wait": "query", "pending": "waiting"}
 # The counted (unnamed) drops a stage records, in words.
@@ -42,8 +50,12 @@ COUNTED = {
     "to_negative": "no longer in force: moved to the negative context",
     "dropped": "lost a contradiction or were otherwise settled out",
     "not_placed": "not among the best of their slot, or already placed as a recent turn",
+    "already_placed": "came twice (a recent turn that search found too), counted once under its other slot",
     "over_budget": "did not fit the token budget",
 }
+# A turn that names its drops (`ids`) says which of the two `not_placed` once counted together.
+NOT_BEST = "not among the best of their slot (a slot holds the ten best)"
+SHOWN = 20  # dropped memories named per reason on the page; the rest behind "and N more"
 ADDED = {"fuse": "tool-call partners brought in", "adjudicate": "supporters brought in"}
 BUDGET_REASON = "did not fit the token budget"
 EARLIER = "earlier"  # a stored turn from before skipped items named their stage
@@ -97,12 +109,17 @@ def _row(s: dict, named: list[dict]) -> dict:
         row["from"] = [(k, v) for k, v in came.items() if _int(v) is not None]
     row["added"] = (_int(s.get("added")) or 0) if name in ADDED else 0
     counted = []
+    recorded = s.get("ids") if isinstance(s.get("ids"), dict) else None
     for key, words in COUNTED.items():
         n = _int(s.get(key))
         if key == "over_budget":  # named in the skipped list already
             continue
+        if key == "not_placed" and "already_placed" in s:
+            words = NOT_BEST
         if n:
-            counted.append({"n": n, "why": words})
+            ids = (recorded or {}).get(key)
+            ids = [i for i in ids if _int(i) is not None] if isinstance(ids, list) else []
+            counted.append({"n": n, "why": words, "key": key, "ids": ids, "recorded": recorded is not None})
     if name in PATHS and name != "keyed":
         row["summary"] = f"found {n_out}"
         by_sentence = _int(s.get("by_sentence"))
@@ -118,6 +135,9 @@ def _row(s: dict, named: list[dict]) -> dict:
                     "n": missing,
                     "why": "left out without a recorded reason (a turn stored before "
                     "stages counted their drops)",
+                    "key": "unrecorded",
+                    "ids": [],
+                    "recorded": False,
                 }
             )
     row["counted"] = counted
@@ -174,5 +194,50 @@ def flat(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
-def unnamed_drops(rows: list[dict]) -> int:
-    return sum(sum(c["n"] for c in m.get("counted", [])) for r in rows for m in (r.get("paths") or [r]))
+def left_out(rows: list[dict]) -> int:
+    """How many items the stages left out in all (named or counted)."""
+    return sum(m.get("n_dropped") or 0 for m in flat(rows).values())
+
+
+def drop_ids(rows: list[dict]) -> set[int]:
+    """Every memory id the funnel names as dropped (skipped blocks and the stages' recorded ids)."""
+    ids: set[int] = set()
+    for m in flat(rows).values():
+        ids.update(b["memory_id"] for b in m.get("dropped", []) if _int(b.get("memory_id")) is not None)
+        for c in m.get("counted", []):
+            ids.update(c.get("ids", []))
+    return ids
+
+
+def name_drops(rows: list[dict], labels: dict) -> list[dict]:
+    """Each stage's drops as the reader may see them (`labels`: selectors.dashboard.drop_labels): a counted
+    reason's ids become `named` (the first SHOWN) and `more`, those the reader may not read only `hidden`
+    (a number: no id, no words), and what the turn did not record by id `unnamed`. A skipped block of a
+    memory outside the reader's grants leaves `dropped` for the stage's `hidden` count."""
+    for m in flat(rows).values():
+        shown, hidden = [], 0
+        for b in m.get("dropped", []):
+            memory_id = b.get("memory_id")
+            if _int(memory_id) is not None and memory_id not in labels:
+                hidden += 1
+                continue
+            shown.append({**b, "label": labels.get(memory_id)})
+        m["dropped"], m["dropped_more"], m["hidden"] = shown[:SHOWN], shown[SHOWN:], hidden
+        m["n_named"] = len(shown)
+        for c in m.get("counted", []):
+            named = [labels[i] for i in c["ids"] if i in labels]
+            c["named"], c["more"] = named[:SHOWN], named[SHOWN:]
+            c["hidden"] = len(c["ids"]) - len(named)
+            # Found twice counts the extra finds of memories named once each: nothing more to name.
+            twice = c["key"] == "found_twice" and c["recorded"]
+            c["unnamed"] = 0 if twice else max(c["n"] - len(c["ids"]), 0)
+    return rows
+
+
+def named_funnel(principal, trace: dict, skipped: list[dict]) -> tuple[list[dict], dict]:
+    """The funnel with every drop labelled for this reader (one query for all the labels), and the labels."""
+    from governance.selectors import dashboard as sel
+
+    rows = funnel(trace, skipped)
+    labels = sel.drop_labels(principal, drop_ids(rows))
+    return name_drops(rows, labels), labels

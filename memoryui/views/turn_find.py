@@ -11,14 +11,13 @@ from governance.redaction.masking import mask_packet
 from governance.runtime import cursor as codec
 from governance.runtime import dates
 from governance.selectors import dashboard as sel
+from memoryui.forms.turns import BAD_MEMORY, BAD_MODE
 from memoryui.views.base import dashboard_view, page
 
 BAD_DATE = dates.BAD_DATE
 BAD_RANGE = dates.BAD_RANGE
 BAD_CURSOR = codec.BAD_CURSOR
-BAD_MEMORY = "memory is a memory number, such as 42 or #42."
 BAD_USED = "used is used or skipped."
-BAD_MODE = "mode is words or meaning."
 
 
 def _number(raw: str, field: str, message: str) -> int | None:
@@ -67,7 +66,8 @@ def turn_list(request):
     """Turns, newest first, searched by words of the query, agent, session, date range, a memory used or
     skipped, and strategy; keyset pages (`before=`/`after=` a turn id)."""
     from governance.recall.strategies import DEFAULT_STRATEGY, STRATEGIES
-    from memoryui.views.turns import TRY_DEFAULT_BUDGET, ask_scopes
+    from memoryui.forms.turns import TRY_DEFAULT_BUDGET
+    from memoryui.views.turns import ask_scopes
 
     filters = _filters(request)
     result = sel.turn_search(
@@ -120,15 +120,16 @@ def turn_why_not(request, turn_id: int):
         except DomainError as exc:  # the replay needs the right to ask for context there
             context["error"], status = exc, exc.status
     elif context["q"].strip():
-        context["choices"] = _choices(request, turn, context["q"], mode)
+        context["choices"] = why_not_picks(request, turn, context["q"], mode)
         context["searched"] = True
     template = "dashboard/turns/_why_not.html" if request.htmx else "dashboard/turns/why_not.html"
     return page(request, template, context, status=status)
 
 
-def _choices(request, turn, q: str, mode: str) -> list:
+def why_not_picks(request, turn, q: str, mode: str) -> list:
     """The picker's memories: by `#id` or words (the selector), or by meaning (the agents' vector search,
-    governance.recall.meaning, over the reader's scopes; never a forgotten memory), of the turn's workspace."""
+    governance.recall.meaning, over the reader's scopes; never a forgotten memory), of the turn's workspace
+    (a stored turn's, or "Try a query"'s unsaved one)."""
     if mode != "meaning" or q.strip().lstrip("#").isdigit():
         return sel.why_not_choices(request.principal, turn, q)
     from governance.recall.meaning import memory_meaning

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput
+from governance.errors import DomainError
 from governance.models import Scope
-from governance.permissions import Action, scope_by_path
+from governance.permissions import Action
 from governance.redaction.masking import FORGOTTEN_TEXT, GONE, cited_ids, mask_packet, masker
-from governance.runtime import dates
 from governance.selectors import dashboard as sel
+from memoryui.forms.turns import TRY_BAD_AS_OF, TRY_BAD_BUDGET, TRY_DEFAULT_BUDGET
 from memoryui.views.base import dashboard_view, page
-from memoryui.views.trace import funnel, unnamed_drops
+from memoryui.views.trace import funnel, left_out, named_funnel
 from memoryui.views.trace import stages as _stages
 
 SLOTS = [
@@ -24,13 +24,18 @@ SLOTS = [
     ("external", "External evidence"),
     ("negative", "Negative context (no longer in force)"),
 ]
-TRY_BAD_BUDGET = "budget is a whole number of tokens."
-TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
-TRY_DEFAULT_BUDGET = 2000
 REPLAY_UNAVAILABLE = (
     "Replay needs the recall pipeline (governance.recall), which is not installed in this build."
 )
-__all__ = ["FORGOTTEN_TEXT", "annotate", "diff", "funnel"]
+__all__ = [
+    "FORGOTTEN_TEXT",
+    "TRY_BAD_AS_OF",
+    "TRY_BAD_BUDGET",
+    "TRY_DEFAULT_BUDGET",
+    "annotate",
+    "diff",
+    "funnel",
+]
 
 
 def _blocks(packet: dict, slot: str) -> list[dict]:
@@ -81,7 +86,7 @@ def diff(old: dict | None, new: dict) -> list[dict]:
     return rows
 
 
-def _slot_view(packet: dict) -> list[dict]:
+def slot_view(packet: dict) -> list[dict]:
     annotated = annotate(packet)
     return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
 
@@ -91,57 +96,6 @@ def ask_scopes(request) -> list[Scope]:
     roles = sel.MyRoles.of(request.principal)
     scopes = sel.governed_scopes_within(request.principal, request.scope).order_by("path")
     return [s for s in scopes if roles.can(s, Action.ASK_CONTEXT)]
-
-
-def _try_input(request) -> dict:
-    data = request.POST
-    scope = scope_by_path(request.principal, data.get("try_scope", ""))  # unknown and unseen: one answer
-    try:
-        budget = int(data.get("budget") or TRY_DEFAULT_BUDGET)
-    except ValueError as exc:
-        raise InvalidInput(TRY_BAD_BUDGET, field="budget") from exc
-    # the browser's datetime-local field is naive: the viewer's own zone
-    as_of = dates.parse_instant(data.get("as_of", ""), "as_of", TRY_BAD_AS_OF)
-    return {
-        "scope": scope,
-        "query": data.get("query", ""),
-        "budget_tokens": budget,
-        "strategy": data.get("strategy", "") or "full",
-        "as_of": as_of,
-    }
-
-
-@require_POST
-@dashboard_view()
-def turn_try(request):
-    """Assemble a packet for a query typed here, as the viewer (ASK_CONTEXT on the scope, checked by the
-    recall through governance.permissions), without storing a turn or reinforcing anything."""
-    from governance.recall import assemble_context
-
-    try:
-        args = _try_input(request)
-        result = assemble_context(principal=request.principal, store=False, **args)
-    except DomainError as exc:
-        return page(request, "dashboard/turns/_try.html", {"error": exc}, status=exc.status)
-    packet = result.get("packet", {})
-    annotated = annotate(packet)
-    limit, used = result["budget"]["limit"], result["budget"]["used"]
-    return page(
-        request,
-        "dashboard/turns/_try.html",
-        {
-            "asked": args,
-            "slots": _slot_view(packet),
-            "skipped": annotated["skipped"],
-            "funnel": funnel(result.get("trace", {}), annotated["skipped"]),
-            "budget": {
-                "limit": limit,
-                "used": used,
-                "pct": round(100 * used / limit, 1) if limit else 0,
-                "counter": result["budget"].get("counter", ""),
-            },
-        },
-    )
 
 
 def _budget(turn) -> dict:
@@ -165,17 +119,21 @@ def turn_detail(request, turn_id: int):
         ids
     ):  # the query too, when it is the text of a memory forgotten since (governance.redaction.masking's rule)
         turn.query, _ = masker(sel.memory_states(ids), ids).redact(turn.query)
+    rows, labels = named_funnel(request.principal, turn.trace, annotated["skipped"])
+    # The skipped list as the drops are shown: a memory outside the reader's grants only counted.
+    skipped = [b for b in annotated["skipped"] if b.get("memory_id") is None or b["memory_id"] in labels]
     return page(
         request,
         "dashboard/turns/detail.html",
         {
             "turn": turn,
             "slots": [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS],
-            "skipped": annotated["skipped"],
+            "skipped": skipped,
+            "skipped_hidden": len(annotated["skipped"]) - len(skipped),
             "budget": _budget(turn),
             "stages": _stages(turn.trace),
-            "funnel": (rows := funnel(turn.trace, annotated["skipped"])),
-            "unnamed_drops": unnamed_drops(rows),
+            "funnel": rows,
+            "left_out": left_out(rows),
             "previous": previous,
             "diff": diff(annotate(previous.packet), annotated) if previous else [],
             "nav": "turns",
@@ -213,10 +171,12 @@ def turn_replay(request, turn_id: int):
     context.update(
         {
             "diff": diff(annotate(turn.packet), annotate(packet)),
-            "slots": _slot_view(packet),
+            "slots": slot_view(packet),
             "budget": result.get("budget", {}),
             "trace": _stages(result.get("trace", {})),
-            "funnel": funnel(result.get("trace", {}), annotate(packet)["skipped"]),
+            "funnel": named_funnel(request.principal, result.get("trace", {}), annotate(packet)["skipped"])[
+                0
+            ],
         }
     )
     return page(request, "dashboard/turns/_replay.html", context)

@@ -19,6 +19,7 @@ from memoryui.views import (
     theme,
     timeline,
     turn_find,
+    turn_try,
     turns,
     webhooks,
 )
@@ -55,7 +56,8 @@ urlpatterns = [
     path("graph/data.json", graph.graph_json, name="graph-data"),
     path("turns/", turn_find.turn_list, name="turns"),
     path("turns/<int:turn_id>/why-not/", turn_find.turn_why_not, name="turn-why-not"),
-    path("turns/try/", turns.turn_try, name="turn-try"),
+    path("turns/try/", turn_try.turn_try, name="turn-try"),
+    path("turns/try/why-not/", turn_try.turn_try_why_not, name="turn-try-why-not"),
     path("turns/<int:turn_id>/", turns.turn_detail, name="turn"),
     path("turns/<int:turn_id>/replay/", turns.turn_replay, name="turn-replay"),
     path("review/", review.review, name="review"),

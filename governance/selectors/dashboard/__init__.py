@@ -6,6 +6,7 @@ from governance.selectors.dashboard.activity import *  # noqa: F403
 from governance.selectors.dashboard.audit import *  # noqa: F403
 from governance.selectors.dashboard.common import *  # noqa: F403
 from governance.selectors.dashboard.common import BAD_PAGE, MAX_PAGE_SIZE, PAGE_SIZE  # noqa: F401
+from governance.selectors.dashboard.drops import *  # noqa: F403
 from governance.selectors.dashboard.graph import *  # noqa: F403
 from governance.selectors.dashboard.memories import *  # noqa: F403
 from governance.selectors.dashboard.memory_list import *  # noqa: F403

@@ -1,0 +1,79 @@
+"""The turn pages' POST actions: "Try a query" (a dry-run packet) and "why not…?" for a memory of that packet.
+Each form reads and checks the fields; the view resolves the scope and the memory through
+governance.permissions (the one resolver per kind) and raises `form_error(form)` as the page's 400."""
+
+from __future__ import annotations
+
+from django import forms
+
+from governance.errors import DomainError, InvalidInput
+from governance.runtime import dates
+
+TRY_BAD_BUDGET = "budget is a whole number of tokens."
+TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
+TRY_DEFAULT_BUDGET = 2000
+BAD_MEMORY = "memory is a memory number, such as 42 or #42."
+BAD_MODE = "mode is words or meaning."
+
+
+BIGINT = 2**63  # a memory's id is a bigint: a larger number cannot name one (and must not reach SQL)
+
+
+def form_error(form: forms.Form) -> InvalidInput:
+    """A form's first error as the dashboard's 400 (its sentence, and the field it is about)."""
+    field, errors = next(iter(form.errors.items()))
+    return InvalidInput(str(errors[0]), field=field)
+
+
+class TryQueryForm(forms.Form):
+    """Assemble a packet for a typed query (nothing stored). The query and strategy are checked by the
+    recall itself (governance.recall.packet), with its own sentences."""
+
+    query = forms.CharField(required=False, strip=False)
+    try_scope = forms.CharField(required=False)
+    budget = forms.CharField(required=False)
+    strategy = forms.CharField(required=False)
+    as_of = forms.CharField(required=False)
+
+    def clean_budget(self) -> int:
+        raw = (self.cleaned_data.get("budget") or "").strip()
+        try:
+            return int(raw) if raw else TRY_DEFAULT_BUDGET
+        except ValueError as exc:
+            raise forms.ValidationError(TRY_BAD_BUDGET) from exc
+
+    def clean_strategy(self) -> str:
+        return self.cleaned_data.get("strategy") or "full"
+
+    def clean_as_of(self):
+        # the browser's datetime-local field is naive: the viewer's own zone
+        try:
+            return dates.parse_instant(self.cleaned_data.get("as_of", ""), "as_of", TRY_BAD_AS_OF)
+        except DomainError as exc:
+            raise forms.ValidationError(exc.message) from exc
+
+
+class TryWhyNotForm(TryQueryForm):
+    """Why not this memory, for the packet of the query tried (`memory`: a number, `#42` too), or the
+    memories to pick from (`memory_q`: words or `#id`, found by `mode`: words or meaning)."""
+
+    memory = forms.CharField(required=False)
+    memory_q = forms.CharField(required=False)
+    mode = forms.CharField(required=False)
+
+    def clean_memory(self) -> int | None:
+        raw = (self.cleaned_data.get("memory") or "").strip().lstrip("#")
+        if not raw:
+            return None
+        if not raw.isdigit() or not 0 < int(raw) < BIGINT:
+            raise forms.ValidationError(BAD_MEMORY)
+        return int(raw)
+
+    def clean_memory_q(self) -> str:
+        return (self.cleaned_data.get("memory_q") or "")[:200]  # as the stored turns' picker reads it
+
+    def clean_mode(self) -> str:
+        mode = self.cleaned_data.get("mode") or "words"
+        if mode not in ("words", "meaning"):
+            raise forms.ValidationError(BAD_MODE)
+        return mode
