@@ -102,7 +102,7 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
 # don't think so", "you must be so excited" (a guess, not a duty), "must-visit spots". Nor is a question
 # ("Can you recommend some must-visit spots?"), unless it asks for one. On the real development
 # conversations (LongMemEval-S dev, 27,703 distinct user turns; LoCoMo dev, 788), these left out most of what
-# the two rules proposed as conventions, nearly none of it a rule (docs/evaluation.md, "Rules read from a
+# the two rules proposed as conventions, nearly none of it a rule (docs/evaluation-log.md, "Rules read from a
 # conversation").
 # ... but a request in the form of one asks for it: a correction ("Can you make it PPTX instead?"), or a
 # rule when the request is the rule's own words ("Can you always answer in French?", not "Can you
