@@ -1788,6 +1788,7 @@ export interface components {
         /**
          * @description * `memory` - memory
          *     * `turns` - turns
+         *     * `evaluation_misses` - evaluation_misses
          *     * `relations` - relations
          *     * `summaries` - summaries
          * @enum {string}
