@@ -180,7 +180,8 @@ export class MemgovClient {
   readonly grants = {
     list: (scope?: string) => this.request<Grant[]>({ method: "GET", path: "/grants", query: { scope } }),
     add: (body: S["GrantInputRequest"]) => this.request<Grant>({ method: "POST", path: "/grants", json: body }),
-    revoke: (id: number, reason = "") =>
+    /** Take a grant away; the reason is required (kept in the audit event; an empty one is a 400). */
+    revoke: (id: number, reason: string) =>
       this.request<void>({ method: "DELETE", path: `/grants/${int(id)}`, json: { reason } }),
   };
 
