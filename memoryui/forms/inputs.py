@@ -71,11 +71,19 @@ class ParsedField(forms.Field):
             raise ValidationError(exc.message, code="invalid") from exc
 
 
-def text(*, limit: int, message: str, required: bool = False, **kwargs) -> forms.CharField:
+def text(
+    *, limit: int, message: str, required: bool = False, error_messages: dict | None = None
+) -> forms.CharField:
     """A text of at most `limit` characters (a longer one is refused with `message`, never cut)."""
     return forms.CharField(
-        required=required,
-        max_length=limit,
-        error_messages={"max_length": message, **kwargs.pop("error_messages", {})},
-        **kwargs,
+        required=required, max_length=limit, error_messages={"max_length": message, **(error_messages or {})}
     )
+
+
+class TextListField(forms.Field):
+    """Texts posted under one name (ticked boxes), as given: which of them are allowed, the service says."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value):
+        return [str(v) for v in value] if value else []

@@ -4,6 +4,8 @@ lag, per-store delivery states, failed deliveries with their errors). `/governan
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseNotAllowed
@@ -61,16 +63,15 @@ def _audit_filters(query: dict) -> sel.AuditFilters:
     )
 
 
-def _tab_links(request, audit: sel.AuditPage) -> dict:
-    """Newer/older links that keep every filter and swap the cursor."""
+def _tab_links(request, query: dict, audit: sel.AuditPage) -> dict:
+    """Newer/older links that keep the scope and every filter of AuditFilterForm and swap the cursor."""
+    kept = {"scope": request.scope.path} if request.scope else {}
+    kept.update({k: query[k] for k in ("action", "actor", "target") if query[k]})
+    kept.update({k: query[k].isoformat() for k in ("from", "to") if query[k]})
     links = {}
     for name, key, value in (("newer", "after", audit.newer), ("older", "before", audit.older)):
         if value is not None:
-            params = request.GET.copy()
-            params.pop("before", None)
-            params.pop("after", None)
-            params[key] = sel.audit_cursor(value)
-            links[name] = "?" + params.urlencode()
+            links[name] = "?" + urlencode({**kept, key: sel.audit_cursor(value)})
     return links
 
 
@@ -138,7 +139,7 @@ def governance_audit(request):
     )
     context = {
         "audit": audit,
-        "links": _tab_links(request, audit),
+        "links": _tab_links(request, query, audit),
         "filters": filters,
         "actions": sel.audit_actions(),
         "from": query["from"].isoformat() if query["from"] else "",
@@ -214,13 +215,6 @@ def grant_create(request):
     return redirect(GRANTS_URL + scope_query(request))
 
 
-def _asked(request, form_class):
-    """The confirm page's form: the GET names the object, the POST adds the reason."""
-    if request.method not in ("GET", "POST"):
-        return None
-    return cleaned(form_class(request.POST if request.method == "POST" else request.GET))
-
-
 def _grant_to_revoke(request, grant_id: int) -> Grant:
     """The grant named in the request, if the viewer could revoke it: one it cannot see is a NotFound,
     one above its rank a refusal with the reason (permissions.require_grant, as grant_revoke asks)."""
@@ -235,15 +229,17 @@ def grant_delete(request):
     at once when it is the scope's last owner); POST with the reason revokes it through the service,
     which decides (an empty reason is a 400, a last owner a 409 with LAST_OWNER, whatever the page
     showed; the API's DELETE grants/{id} answers the same)."""
+    if request.method not in ("GET", "POST"):
+        return HttpResponseNotAllowed(["GET", "POST"])
+    posted = request.method == "POST"
     try:
-        data = _asked(request, GrantRevokeForm)
-        if data is None:
-            return HttpResponseNotAllowed(["GET", "POST"])
+        # The confirm page's GET names the grant; its POST adds the reason.
+        data = cleaned(GrantRevokeForm(request.POST) if posted else GrantRevokeForm(request.GET))
         grant = _grant_to_revoke(request, data["grant"])
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
     error: DomainError | None = None
-    if request.method == "POST":
+    if posted:
         try:
             grant_revoke(grant_id=grant.pk, actor=request.principal, reason=data["reason"])
         except DomainError as exc:
@@ -269,15 +265,16 @@ def token_delete(request):
     """Revoke an API token in two steps, like a grant: GET names the token and asks for a reason; POST with
     the reason revokes it through the service (its own principal or an owner over the token's scope,
     permissions.can_revoke_token), the reason kept in the audit event."""
+    if request.method not in ("GET", "POST"):
+        return HttpResponseNotAllowed(["GET", "POST"])
+    posted = request.method == "POST"
     try:
-        data = _asked(request, TokenRevokeForm)
-        if data is None:
-            return HttpResponseNotAllowed(["GET", "POST"])
+        data = cleaned(TokenRevokeForm(request.POST) if posted else TokenRevokeForm(request.GET))
         token = sel.token_to_revoke(request.principal, data["token"])
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
     error: DomainError | None = None
-    if request.method == "POST":
+    if posted:
         try:
             if not data["reason"]:
                 raise InvalidInput(TOKEN_REVOKE_REASON_REQUIRED, field="reason")
