@@ -30,6 +30,7 @@ from governance.services.outbox import outbox_emit
 __all__ = [
     "GRANT_ABOVE_OWN",
     "GRANT_REVOKE_REASON_REQUIRED",
+    "TOKEN_REVOKE_REASON_REQUIRED",
     "PRINCIPAL_KIND_TAKEN",
     "token_issue",
     "token_revoke",
@@ -43,6 +44,7 @@ TEAM_NAME_TAKEN_HERE = (
 )
 # Whoever takes a grant away says why, in the dashboard, the API and a command alike: the audit event keeps it.
 GRANT_REVOKE_REASON_REQUIRED = "Say why the grant is revoked; the reason goes into the audit log."
+TOKEN_REVOKE_REASON_REQUIRED = "Say why the token is revoked; the reason goes into the audit log."
 TOKEN_EXPIRY_PAST = "A token's expiry must lie in the future."
 TOKEN_BOUND_PARTIAL = "A token's bound is a scope and a highest role together."
 
@@ -142,9 +144,11 @@ def token_issue(
     return raw
 
 
-def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") -> ApiToken:
-    """Revoke a token: its own principal or an owner over its scope may (permissions.can_revoke_token).
+def token_revoke(*, token_id: int, actor: Principal | None, reason: str) -> ApiToken:
+    """Revoke a token, saying why (an empty reason is InvalidInput, field reason, once the actor may
+    revoke it): its own principal or an owner over its scope may (permissions.can_revoke_token).
     Whoever cannot even see the token's scope gets the same NotFound as for an unknown token."""
+    reason = reason.strip()
     with transaction.atomic():
         token = (
             ApiToken.objects.select_for_update(of=("self",))
@@ -160,6 +164,8 @@ def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") ->
             elif not principal_visible(actor, token.principal):
                 raise NotFound()
             raise PermissionDenied(TOKEN_REVOKE_DENIED)
+        if not reason:
+            raise InvalidInput(TOKEN_REVOKE_REASON_REQUIRED, field="reason")
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         audit_record(

@@ -1,4 +1,4 @@
-"""A grant is revoked only with a reason, and the rule is grant_revoke's: the dashboard's confirm page and
+"""A grant (or an API token) is revoked only with a reason, and the rule is grant_revoke's (token_revoke's): the dashboard's confirm page and
 the API's DELETE grants/{id} refuse an empty one with the same 400 and sentence, and keep the grant. Only
 an owner over the grant's scope gets that far: every other role, another workspace's owner and a visitor
 who is not signed in are refused before the reason is looked at, reason or not, and change nothing."""
@@ -7,9 +7,16 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from rest_framework.test import APIClient
 
-from governance.models import AuditEvent, Grant, Role
-from governance.services.principal import GRANT_REVOKE_REASON_REQUIRED, grant_add, user_ensure
+from governance.models import ApiToken, AuditEvent, Grant, Role
+from governance.services.principal import (
+    GRANT_REVOKE_REASON_REQUIRED,
+    TOKEN_REVOKE_REASON_REQUIRED,
+    grant_add,
+    token_issue,
+    user_ensure,
+)
 from memoryui.views.governance import REVOKE_REASON_REQUIRED
 from tests.conftest import token_client
 from tests.memoryui.conftest import signed_in
@@ -129,3 +136,54 @@ def test_on_an_empty_installation_a_revoke_finds_nothing_to_revoke(db):
     assert client.get(REVOKE, {"grant": 1}).status_code == 404
     assert client.post(REVOKE, {"grant": 1, "reason": ""}).status_code == 404
     assert token_client(nobody).delete("/api/v1/grants/1", {"reason": ""}, format="json").status_code == 404
+
+
+# --- API tokens: the same rule, token_revoke's ----------------------------------------------------------
+
+
+@pytest.fixture
+def agent_token(agent, project_scope):
+    """The agent's token, bound to the project scope (so its owners may revoke it)."""
+    token_issue(principal=agent, actor=None, scope=project_scope, max_role=Role.AGENT)
+    return ApiToken.objects.get(principal=agent)
+
+
+def _active(token) -> bool:
+    return ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).exists()
+
+
+def test_a_token_revoke_without_a_reason_is_the_same_400_on_the_dashboard_and_the_api(
+    owner, owner_client, agent_token
+):
+    page = owner_client.post("/governance/tokens/revoke/", {"token": agent_token.pk, "reason": " "})
+    assert page.status_code == 400 and TOKEN_REVOKE_REASON_REQUIRED.encode() in page.content
+    api = token_client(owner).delete(f"/api/v1/tokens/{agent_token.pk}", {"reason": ""}, format="json")
+    assert api.status_code == 400
+    assert api.json() == {
+        "error": "invalid_input",
+        "message": TOKEN_REVOKE_REASON_REQUIRED,
+        "field": "reason",
+    }
+    assert _active(agent_token) and not AuditEvent.objects.filter(action="token.revoke").exists()
+
+
+@pytest.mark.parametrize("who, status", [("reviewer", 403), ("curator", 403), ("outsider", 404)])
+def test_who_may_not_revoke_a_token_is_refused_before_its_reason_is_read(request, who, status, agent_token):
+    for reason in ("", CHINESE_REASON):
+        answer = token_client(request.getfixturevalue(who)).delete(
+            f"/api/v1/tokens/{agent_token.pk}", {"reason": reason}, format="json"
+        )
+        assert answer.status_code == status and answer.json().get("field") != "reason"
+    assert _active(agent_token)
+
+
+def test_an_agent_revokes_its_own_token_saying_why(agent, agent_token):
+    own = APIClient()
+    own.credentials(HTTP_AUTHORIZATION=f"Token {token_issue(principal=agent, actor=None)}")
+    assert own.delete(f"/api/v1/tokens/{agent_token.pk}", {}, format="json").status_code == 400
+    assert (
+        own.delete(f"/api/v1/tokens/{agent_token.pk}", {"reason": CHINESE_REASON}, format="json").status_code
+        == 204
+    )
+    assert not _active(agent_token)
+    assert AuditEvent.objects.get(action="token.revoke").reason == CHINESE_REASON

@@ -172,7 +172,12 @@ class TokenIssueView(APIView):
 class TokenRevokeView(APIView):
     rate_bucket = GOVERNANCE
 
-    @extend_schema(responses={204: None})
+    @extend_schema(request=ReasonInput, responses={204: None})
     def delete(self, request: Request, token_id: int) -> Response:
-        principal_services.token_revoke(token_id=token_id, actor=request_principal(request))
+        """Revoke a token, saying why: the service refuses an empty reason (400, field reason), as the
+        dashboard's revoke does, once the caller may revoke the token (403/404 first)."""
+        data = valid(ReasonInput, request.data)
+        principal_services.token_revoke(
+            token_id=token_id, actor=request_principal(request), reason=data["reason"]
+        )
         return Response(status=status.HTTP_204_NO_CONTENT)
