@@ -86,6 +86,7 @@ from governance.permissions.objects import (  # noqa: F401
     require_evaluation_start,
     require_manage_webhooks,
     require_outbox_read,
+    require_verify_audit,
     tokens_visible_to,
     webhook_workspaces,
 )
@@ -93,6 +94,7 @@ from governance.permissions.owners import (  # noqa: F401
     LAST_OWNER,
     lock_owner_grants,
     owner_left,
+    revoke_leaves_no_owner,
 )
 from governance.permissions.resolve import (  # noqa: F401
     UNKNOWN_PRINCIPAL,

@@ -74,6 +74,12 @@ def can_verify_audit(principal: Principal | None) -> bool:
     return principal is None or any(r == Role.OWNER for _, r in effective_grants(principal))
 
 
+def require_verify_audit(principal: Principal | None) -> None:
+    """`can_verify_audit` as a check, for the API's and the dashboard's chain check alike."""
+    if not can_verify_audit(principal):
+        raise PermissionDenied(AUDIT_VERIFY_DENIED)
+
+
 def can_manage_principal(actor: Principal | None, target: Principal) -> bool:
     """Adding a member to a group hands the member every role of the group: so it is allowed only to
     whoever could grant each role the group (or agent) holds, its groups' included, directly."""

@@ -50,3 +50,9 @@ def owner_left(
     if without_grant is not None:
         qs = qs.exclude(pk=without_grant)
     return qs.exists()
+
+
+def revoke_leaves_no_owner(grant: Grant) -> bool:
+    """Whether taking `grant` away would leave its scope without an owner (a LAST_OWNER refusal): what a
+    page says before the revoke is asked for; grant_revoke decides again under its lock."""
+    return grant.role == Role.OWNER and not owner_left(grant.scope, without_grant=grant.pk)

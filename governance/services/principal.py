@@ -29,6 +29,8 @@ from governance.services.outbox import outbox_emit
 
 __all__ = [
     "GRANT_ABOVE_OWN",
+    "GRANT_REVOKE_REASON_REQUIRED",
+    "TOKEN_REVOKE_REASON_REQUIRED",
     "PRINCIPAL_KIND_TAKEN",
     "token_issue",
     "token_revoke",
@@ -40,6 +42,9 @@ PRINCIPAL_KIND_TAKEN = "The name {name!r} belongs to a principal of kind {kind};
 TEAM_NAME_TAKEN_HERE = (
     "A team of this workspace is already called {name!r}; the team cannot make it its home."
 )
+# Whoever takes a grant away says why, in the dashboard, the API and a command alike: the audit event keeps it.
+GRANT_REVOKE_REASON_REQUIRED = "Say why the grant is revoked; the reason goes into the audit log."
+TOKEN_REVOKE_REASON_REQUIRED = "Say why the token is revoked; the reason goes into the audit log."
 TOKEN_EXPIRY_PAST = "A token's expiry must lie in the future."
 TOKEN_BOUND_PARTIAL = "A token's bound is a scope and a highest role together."
 
@@ -139,9 +144,11 @@ def token_issue(
     return raw
 
 
-def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") -> ApiToken:
-    """Revoke a token: its own principal or an owner over its scope may (permissions.can_revoke_token).
+def token_revoke(*, token_id: int, actor: Principal | None, reason: str) -> ApiToken:
+    """Revoke a token, saying why (an empty reason is InvalidInput, field reason, once the actor may
+    revoke it): its own principal or an owner over its scope may (permissions.can_revoke_token).
     Whoever cannot even see the token's scope gets the same NotFound as for an unknown token."""
+    reason = reason.strip()
     with transaction.atomic():
         token = (
             ApiToken.objects.select_for_update(of=("self",))
@@ -157,6 +164,8 @@ def token_revoke(*, token_id: int, actor: Principal | None, reason: str = "") ->
             elif not principal_visible(actor, token.principal):
                 raise NotFound()
             raise PermissionDenied(TOKEN_REVOKE_DENIED)
+        if not reason:
+            raise InvalidInput(TOKEN_REVOKE_REASON_REQUIRED, field="reason")
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         audit_record(
@@ -222,14 +231,18 @@ def require_grantable(principal: Principal, scope: Scope, role: str, actor: Prin
         raise AgentRoleCap(field="role")
 
 
-def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str = "") -> None:
-    """Take a grant away. The actor must be able to grant that role there; an owner grant is refused
-    (LastOwner, 409) when its scope would be left without an owner (permissions.owners)."""
+def grant_revoke(*, grant_id: int, actor: Principal | None, reason: str) -> None:
+    """Take a grant away, saying why (an empty reason is InvalidInput, field reason, once the actor may
+    revoke it). The actor must be able to grant that role there; an owner grant is refused (LastOwner,
+    409) when its scope would be left without an owner (permissions.owners)."""
+    reason = reason.strip()
     with transaction.atomic():
         grant = Grant.objects.select_related("scope", "principal").filter(pk=grant_id).first()
         if grant is None:
             raise NotFound()
         require_grant(actor, grant.scope, grant.role)
+        if not reason:
+            raise InvalidInput(GRANT_REVOKE_REASON_REQUIRED, field="reason")
         if grant.role == Role.OWNER:
             lock_owner_grants(grant.scope)  # this grant among them: concurrent revokes are decided in turn
             if not Grant.objects.filter(pk=grant_id).exists():

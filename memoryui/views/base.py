@@ -7,14 +7,17 @@ import functools
 import zoneinfo
 from urllib.parse import unquote, urlencode
 
+from django import forms
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from governance.errors import DomainError
+from governance.errors import DomainError, InvalidInput
 from governance.selectors import dashboard as sel
 from governance.services.principal import principal_for_user
+from memoryui.forms.focus import FocusForm
 
 TZ_COOKIE = "tz"
 
@@ -38,7 +41,8 @@ def dashboard_view(json: bool = False):
             activate_user_timezone(request)
             request.principal = principal_for_user(request.user)
             try:
-                request.scope = sel.scope_for_path(request.principal, request.GET.get("scope"))
+                focus = cleaned(FocusForm(request.GET))
+                request.scope = sel.scope_for_path(request.principal, focus["scope"])
                 return view(request, *args, **kwargs)
             except DomainError as exc:
                 if json:
@@ -48,6 +52,16 @@ def dashboard_view(json: bool = False):
         return inner
 
     return wrap
+
+
+def cleaned(form: forms.BaseForm) -> dict:
+    """A bound form's cleaned data; else InvalidInput with its first error and the field it names, which
+    the page renders as a 400 with that sentence before anything is changed (the dashboard's
+    governance.api.validation.valid)."""
+    if form.is_valid():
+        return form.cleaned_data
+    field, errors = next(iter(form.errors.items()))
+    raise InvalidInput(errors[0], **({} if field == NON_FIELD_ERRORS else {"field": field}))
 
 
 def render_error(request: HttpRequest, exc: DomainError) -> HttpResponse:

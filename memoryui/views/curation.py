@@ -9,16 +9,21 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput
+from governance.errors import DomainError
 from governance.selectors import dashboard as sel
 from governance.selectors.dashboard.links import link_choices
 from governance.services.memory.promotion import promotion_propose
 from governance.services.relation import relation_link, relation_unlink
-from memoryui.views.base import dashboard_view, page, render_error
+from memoryui.forms.curation import (  # noqa: F401  (the messages tests reuse, where they were)
+    EPISODES_REQUIRED,
+    TARGET_REQUIRED,
+    LinkChoicesForm,
+    MemoryLinkForm,
+    MemoryPromoteForm,
+    MemoryUnlinkForm,
+)
+from memoryui.views.base import cleaned, dashboard_view, page, render_error
 from memoryui.views.memories import LINK_KINDS, curation_context, memory_page  # noqa: F401  (their old home)
-
-TARGET_REQUIRED = "Pick the memory to link to: search for it, or give its id."
-EPISODES_REQUIRED = "Tick the episodes that support this promotion."
 
 
 def _memory_page_with_error(request, memory_id: int, exc: DomainError):
@@ -28,26 +33,19 @@ def _memory_page_with_error(request, memory_id: int, exc: DomainError):
         return render_error(request, exc)
 
 
-def _int(value, message: str, field: str) -> int:
-    try:
-        return int(str(value).strip().lstrip("#"))
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(message, field=field) from exc
-
-
 @require_POST
 @dashboard_view()
 def memory_link(request, memory_id: int):
     """Link this memory (the source) to the one picked: supports, contradicts or derived from."""
     try:
         sel.memory_for_reader(request.principal, memory_id)
-        picked = request.POST.get("target") or request.POST.get("target_id") or ""
-        target = _int(picked, TARGET_REQUIRED, "target")
+        data = cleaned(MemoryLinkForm(request.POST))
+        target = data["target"]
         relation = relation_link(
             source_id=memory_id,
             target_id=target,
-            kind=request.POST.get("kind", ""),
-            reason=request.POST.get("reason", ""),
+            kind=data["kind"],
+            reason=data["reason"],
             actor=request.principal,
         )
     except DomainError as exc:
@@ -63,10 +61,9 @@ def memory_link(request, memory_id: int):
 def memory_unlink(request, memory_id: int):
     try:
         sel.memory_for_reader(request.principal, memory_id)
-        relation_id = _int(request.POST.get("relation"), "Unknown link.", "relation")
-        relation_unlink(
-            relation_id=relation_id, reason=request.POST.get("reason", ""), actor=request.principal
-        )
+        data = cleaned(MemoryUnlinkForm(request.POST))
+        relation_id = data["relation"]
+        relation_unlink(relation_id=relation_id, reason=data["reason"], actor=request.principal)
     except DomainError as exc:
         return _memory_page_with_error(request, memory_id, exc)
     messages.success(request, f"Link {relation_id} removed.")
@@ -77,10 +74,9 @@ def memory_unlink(request, memory_id: int):
 def memory_link_choices(request, memory_id: int):
     """The picker's results (an htmx partial): readable memories of the same workspace matching the query."""
     memory = sel.memory_for_reader(request.principal, memory_id)
-    choices = link_choices(request.principal, memory, request.GET.get("q", "")[:200])
-    return page(
-        request, "dashboard/memories/_link_choices.html", {"choices": choices, "q": request.GET.get("q", "")}
-    )
+    q = cleaned(LinkChoicesForm(request.GET))["q"]
+    choices = link_choices(request.principal, memory, q)
+    return page(request, "dashboard/memories/_link_choices.html", {"choices": choices, "q": q})
 
 
 @require_POST
@@ -89,13 +85,11 @@ def memory_promote(request, memory_id: int):
     """Request the promotion of this candidate, citing the ticked episodes: a proposal for review."""
     try:
         sel.memory_for_reader(request.principal, memory_id)
-        episodes = [_int(v, EPISODES_REQUIRED, "episodes") for v in request.POST.getlist("episodes")]
-        if not episodes:
-            raise InvalidInput(EPISODES_REQUIRED, field="episodes")
+        data = cleaned(MemoryPromoteForm(request.POST))
         proposal = promotion_propose(
             memory_id=memory_id,
-            episode_ids=sorted(set(episodes)),
-            reason=request.POST.get("reason", ""),
+            episode_ids=sorted(data["episodes"]),
+            reason=data["reason"],
             actor=request.principal,
         )
     except DomainError as exc:

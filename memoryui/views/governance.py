@@ -4,74 +4,79 @@ lag, per-store delivery states, failed deliveries with their errors). `/governan
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput, LastOwner, PermissionDenied
+from governance.errors import DomainError, InvalidInput, LastOwner
 from governance.models import AuditEvent, Grant, Role
 from governance.permissions import (
-    AUDIT_VERIFY_DENIED,
     LAST_OWNER,
     NO_GRANT,
     Action,
-    can_grant,
     can_verify_audit,
     grant_for_reader,
-    owner_left,
     principal_by_name,
     principals_visible_to,
+    require_grant,
+    require_verify_audit,
+    revoke_leaves_no_owner,
     scope_by_path,
     standings,
 )
-from governance.runtime import cursor as codec
 from governance.runtime import dates
 from governance.runtime.degraded import cache_get, cache_set
 from governance.selectors import dashboard as sel
 from governance.services.audit import audit_verify_chain
-from governance.services.principal import grant_add, grant_revoke, token_revoke
-from memoryui.views.base import dashboard_view, page, scope_query
+from governance.services.principal import (  # noqa: F401  (the token's sentence, where tests find it)
+    GRANT_REVOKE_REASON_REQUIRED,
+    TOKEN_REVOKE_REASON_REQUIRED,
+    grant_add,
+    grant_revoke,
+    token_revoke,
+)
+from memoryui.forms.governance import (  # noqa: F401  (the messages tests reuse, where they were)
+    BAD_CURSOR,
+    BAD_DATE,
+    BAD_GRANT_ID,
+    BAD_RANGE,
+    BAD_TOKEN_ID,
+    AuditFilterForm,
+    GrantAddForm,
+    GrantRevokeForm,
+    TokenRevokeForm,
+)
+from memoryui.views.base import cleaned, dashboard_view, page, scope_query
 
 UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
 UNKNOWN_SCOPE = "Choose one of the scopes you own."
-BAD_GRANT_ID = "grant is a whole number."
-BAD_TOKEN_ID = "token is a whole number."
-REVOKE_REASON_REQUIRED = "Say why the grant is revoked; the reason goes into the audit log."
+REVOKE_REASON_REQUIRED = GRANT_REVOKE_REASON_REQUIRED  # the service's rule, for the API and this page alike
 PICKER_LIMIT = 500  # the "who" picker lists at most this many names; a longer list is typed and checked
 VERIFY_CACHE_SECONDS = 600
-BAD_DATE = dates.BAD_DATE
-BAD_RANGE = dates.BAD_RANGE
-BAD_CURSOR = codec.BAD_CURSOR
 GRANTS_URL = "/governance/grants/"
 
 
-def _audit_filters(request) -> sel.AuditFilters:
-    """Filters from the query string; `from`/`to` are whole days in the viewer's time zone, both included."""
-    g = request.GET
-    since, until = dates.day_range(
-        dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to")
-    )
+def _audit_filters(query: dict) -> sel.AuditFilters:
+    """The filters of AuditFilterForm; `from`/`to` are whole days in the viewer's time zone, both included."""
+    since, until = dates.day_range(query["from"], query["to"])
     return sel.AuditFilters(
-        action=g.get("action", "")[:50],
-        actor=g.get("actor", "")[:150],
-        target=g.get("target", "")[:64],
-        since=since,
-        until=until,
+        action=query["action"], actor=query["actor"], target=query["target"], since=since, until=until
     )
 
 
-def _tab_links(request, audit: sel.AuditPage) -> dict:
-    """Newer/older links that keep every filter and swap the cursor."""
+def _tab_links(request, query: dict, audit: sel.AuditPage) -> dict:
+    """Newer/older links that keep the scope and every filter of AuditFilterForm and swap the cursor."""
+    kept = {"scope": request.scope.path} if request.scope else {}
+    kept.update({k: query[k] for k in ("action", "actor", "target") if query[k]})
+    kept.update({k: query[k].isoformat() for k in ("from", "to") if query[k]})
     links = {}
     for name, key, value in (("newer", "after", audit.newer), ("older", "before", audit.older)):
         if value is not None:
-            params = request.GET.copy()
-            params.pop("before", None)
-            params.pop("after", None)
-            params[key] = sel.audit_cursor(value)
-            links[name] = "?" + params.urlencode()
+            links[name] = "?" + urlencode({**kept, key: sel.audit_cursor(value)})
     return links
 
 
@@ -82,10 +87,7 @@ def _grant_rows(request, roles: sel.MyRoles) -> list[dict]:
         # One's own last owner grant is not offered (the service would refuse it anyway); only the
         # viewer's own owner grants are checked here, so the page's query count stays bounded.
         last_owner = (
-            may_revoke
-            and grant.role == Role.OWNER
-            and grant.principal_id == request.principal.pk
-            and not owner_left(grant.scope, without_grant=grant.pk)
+            may_revoke and grant.principal_id == request.principal.pk and revoke_leaves_no_owner(grant)
         )
         rows.append({"grant": grant, "may_revoke": may_revoke and not last_owner, "last_owner": last_owner})
     return rows
@@ -135,21 +137,18 @@ def _render(request, error: DomainError | None = None, status: int = 200):
 @dashboard_view()
 def governance_audit(request):
     """The audit tab: newest first, by action, actor, target and date range, in keyset pages."""
-    filters = _audit_filters(request)
+    query = cleaned(AuditFilterForm(request.GET))
+    filters = _audit_filters(query)
     audit = sel.audit_page(
-        request.principal,
-        request.scope,
-        filters,
-        before=sel.audit_cursor_id(request.GET.get("before", ""), "before"),
-        after=sel.audit_cursor_id(request.GET.get("after", ""), "after"),
+        request.principal, request.scope, filters, before=query["before"], after=query["after"]
     )
     context = {
         "audit": audit,
-        "links": _tab_links(request, audit),
+        "links": _tab_links(request, query, audit),
         "filters": filters,
         "actions": sel.audit_actions(),
-        "from": request.GET.get("from", ""),
-        "to": request.GET.get("to", ""),
+        "from": query["from"].isoformat() if query["from"] else "",
+        "to": query["to"].isoformat() if query["to"] else "",
         "can_verify_audit": can_verify_audit(request.principal),
         "nav": "governance",
         "tab": "audit",
@@ -181,8 +180,7 @@ def governance_propagation(request):
 def audit_verify(request):
     """The chain's state, verified at most once per new event (walking it costs time on a long log).
     Offered to whom the API offers it (permissions.can_verify_audit)."""
-    if not can_verify_audit(request.principal):
-        raise PermissionDenied(AUDIT_VERIFY_DENIED)
+    require_verify_audit(request.principal)
     last = AuditEvent.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
     key = f"dash:audit-verify:{last}"
     report = cache_get(key)
@@ -203,58 +201,52 @@ def audit_verify(request):
 @dashboard_view()
 def grant_create(request):
     try:
+        data = cleaned(GrantAddForm(request.POST))
         # An unknown scope and one the user cannot see get the same answer (no enumeration).
         scope = scope_by_path(
-            request.principal,
-            request.POST.get("grant_scope", ""),
-            missing=InvalidInput(UNKNOWN_SCOPE, field="grant_scope"),
+            request.principal, data["grant_scope"], missing=InvalidInput(UNKNOWN_SCOPE, field="grant_scope")
         )
         # A principal the viewer may not know of, or another workspace's team: the answer for an unknown name.
         principal = principal_by_name(
             request.principal,
-            request.POST.get("principal", ""),
+            data["principal"],
             workspace=scope.workspace_id,
             missing=InvalidInput(UNKNOWN_PRINCIPAL, field="principal"),
         )
-        grant_add(
-            principal=principal, scope=scope, role=request.POST.get("role", ""), actor=request.principal
-        )
+        grant_add(principal=principal, scope=scope, role=data["role"], actor=request.principal)
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
-    messages.success(request, f"Granted {request.POST.get('role')} on {scope.path} to {principal.name}.")
+    messages.success(request, f"Granted {data['role']} on {scope.path} to {principal.name}.")
     return redirect(GRANTS_URL + scope_query(request))
 
 
-def _grant_to_revoke(request, raw: str) -> Grant:
-    """The grant named in the request, if the viewer could revoke it; anything else is a NotFound."""
-    try:
-        grant_id = int(raw)
-    except ValueError as exc:
-        raise InvalidInput(BAD_GRANT_ID, field="grant") from exc
-    return grant_for_reader(request.principal, grant_id)
+def _grant_to_revoke(request, grant_id: int) -> Grant:
+    """The grant named in the request, if the viewer could revoke it: one it cannot see is a NotFound,
+    one above its rank a refusal with the reason (permissions.require_grant, as grant_revoke asks)."""
+    grant = grant_for_reader(request.principal, grant_id)
+    require_grant(request.principal, grant.scope, grant.role)
+    return grant
 
 
 @dashboard_view()
 def grant_delete(request):
     """Revoke a grant in two steps: GET shows what would be revoked and asks for a reason (and says so
     at once when it is the scope's last owner); POST with the reason revokes it through the service,
-    which decides (a last owner is a 409 with LAST_OWNER whatever the page showed)."""
+    which decides (an empty reason is a 400, a last owner a 409 with LAST_OWNER, whatever the page
+    showed; the API's DELETE grants/{id} answers the same)."""
     if request.method not in ("GET", "POST"):
         return HttpResponseNotAllowed(["GET", "POST"])
-    data = request.POST if request.method == "POST" else request.GET
+    posted = request.method == "POST"
     try:
-        grant = _grant_to_revoke(request, data.get("grant", ""))
-        if not can_grant(request.principal, grant.scope, grant.role):
-            raise PermissionDenied()
+        # The confirm page's GET names the grant; its POST adds the reason.
+        data = cleaned(GrantRevokeForm(request.POST) if posted else GrantRevokeForm(request.GET))
+        grant = _grant_to_revoke(request, data["grant"])
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
-    reason = data.get("reason", "").strip()
     error: DomainError | None = None
-    if request.method == "POST":
+    if posted:
         try:
-            if not reason:
-                raise InvalidInput(REVOKE_REASON_REQUIRED, field="reason")
-            grant_revoke(grant_id=grant.pk, actor=request.principal, reason=reason)
+            grant_revoke(grant_id=grant.pk, actor=request.principal, reason=data["reason"])
         except DomainError as exc:
             error = exc
         else:
@@ -262,13 +254,13 @@ def grant_delete(request):
                 request, f"Revoked {grant.role} of {grant.principal.name} on {grant.scope.path}."
             )
             return redirect(GRANTS_URL + scope_query(request))
-    elif grant.role == Role.OWNER and not owner_left(grant.scope, without_grant=grant.pk):
+    elif revoke_leaves_no_owner(grant):
         error = LastOwner(LAST_OWNER.format(path=grant.scope.path))
     blocked = error is not None and error.code == LastOwner.code
     return page(
         request,
         "dashboard/governance/revoke.html",
-        {"g": grant, "reason": reason, "error": error, "blocked": blocked, "nav": "governance"},
+        {"g": grant, "reason": data["reason"], "error": error, "blocked": blocked, "nav": "governance"},
         status=error.status if error is not None and request.method == "POST" else 200,
     )
 
@@ -277,25 +269,19 @@ def grant_delete(request):
 def token_delete(request):
     """Revoke an API token in two steps, like a grant: GET names the token and asks for a reason; POST with
     the reason revokes it through the service (its own principal or an owner over the token's scope,
-    permissions.can_revoke_token), the reason kept in the audit event."""
+    permissions.can_revoke_token), which refuses an empty reason as the API's DELETE tokens/{id} does."""
     if request.method not in ("GET", "POST"):
         return HttpResponseNotAllowed(["GET", "POST"])
-    data = request.POST if request.method == "POST" else request.GET
+    posted = request.method == "POST"
     try:
-        try:
-            token_id = int(data.get("token", ""))
-        except ValueError as exc:
-            raise InvalidInput(BAD_TOKEN_ID, field="token") from exc
-        token = sel.token_to_revoke(request.principal, token_id)
+        data = cleaned(TokenRevokeForm(request.POST) if posted else TokenRevokeForm(request.GET))
+        token = sel.token_to_revoke(request.principal, data["token"])
     except DomainError as exc:
         return _render(request, error=exc, status=exc.status)
-    reason = data.get("reason", "").strip()[:500]
     error: DomainError | None = None
-    if request.method == "POST":
+    if posted:
         try:
-            if not reason:
-                raise InvalidInput(REVOKE_REASON_REQUIRED, field="reason")
-            token = token_revoke(token_id=token_id, actor=request.principal, reason=reason)
+            token = token_revoke(token_id=token.pk, actor=request.principal, reason=data["reason"])
         except DomainError as exc:
             error = exc
         else:
@@ -306,6 +292,6 @@ def token_delete(request):
     return page(
         request,
         "dashboard/governance/revoke_token.html",
-        {"t": token, "reason": reason, "error": error, "nav": "governance"},
+        {"t": token, "reason": data["reason"], "error": error, "nav": "governance"},
         status=error.status if error is not None else 200,
     )

@@ -4,44 +4,40 @@ around one memory (`?memory=<id>&depth=1|2`); directed, parallel edges drawn apa
 from __future__ import annotations
 
 import hashlib
+from urllib.parse import urlencode
 
 from django.http import JsonResponse
 from django.urls import reverse
 
-from governance.errors import InvalidInput
 from governance.models import RelationKind, Status
 from governance.runtime.degraded import cache_get, cache_set
 from governance.selectors import dashboard as sel
-from memoryui.views.base import dashboard_view, page
+from memoryui.forms.graph import BAD_DEPTH, BAD_KIND, BAD_MEMORY, GraphForm  # noqa: F401  (where they were)
+from memoryui.views.base import cleaned, dashboard_view, page
 from memoryui.views.layout import edge_geometry, layout
 
 LAYOUT_CACHE_SECONDS = 3600
-BAD_KIND = "kind is one of supersedes, contradicts, supports or derived_from."
-BAD_MEMORY = "memory is a memory's number (a whole number)."
-BAD_DEPTH = "depth is 1 or 2."
 
 
 def _params(request) -> dict:
     """The graph's query: relation kinds to show (all when none), and the memory to centre on with a depth."""
-    kinds = request.GET.getlist("kind")
-    if any(k not in RelationKind.values for k in kinds):
-        raise InvalidInput(BAD_KIND, field="kind")
-    memory = request.GET.get("memory", "").strip()
-    try:
-        memory_id = int(memory) if memory else None
-    except ValueError as exc:
-        raise InvalidInput(BAD_MEMORY, field="memory") from exc
-    depth = request.GET.get("depth", "1")
-    if depth not in ("1", "2"):
-        raise InvalidInput(BAD_DEPTH, field="depth")
-    return {"kinds": kinds, "memory": memory_id, "depth": int(depth)}
+    data = cleaned(GraphForm(request.GET))
+    return {"kinds": data["kind"], "memory": data["memory"], "depth": data["depth"]}
+
+
+def _data_query(request, params: dict) -> str:
+    """The page's own query again, for the chart's data URL: the focused scope and the graph's parameters."""
+    pairs = [("scope", request.scope.path)] if request.scope else []
+    pairs += [("kind", kind) for kind in params["kinds"]]
+    if params["memory"]:
+        pairs += [("memory", params["memory"]), ("depth", params["depth"])]
+    return urlencode(pairs)
 
 
 @dashboard_view()
 def graph(request):
     params = _params(request)
     centre = sel.memory_for_reader(request.principal, params["memory"]) if params["memory"] else None
-    query = request.GET.copy()
     return page(
         request,
         "dashboard/graph.html",
@@ -52,7 +48,7 @@ def graph(request):
             "kinds": params["kinds"] or list(RelationKind.values),
             "centre": centre,
             "depth": params["depth"],
-            "data_query": query.urlencode(),
+            "data_query": _data_query(request, params),
         },
     )
 

@@ -18,16 +18,23 @@ from governance.selectors import dashboard as sel
 from governance.selectors.dashboard.links import promotion_episodes
 from governance.services import memory as memory_services
 from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_suggested
-from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, BULK_TOO_MANY, memory_bulk_act
+from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, memory_bulk_act
 from governance.services.relation import HAND_KINDS
+from memoryui.forms.focus import FocusForm
 from memoryui.forms.memories import FILTERS_INVALID, MemoryListForm
-from memoryui.views.base import dashboard_view, page, render_error
+from memoryui.forms.memory_actions import (  # noqa: F401  (the messages tests reuse, where they were)
+    BULK_BAD_IDS,
+    BULK_IRREVERSIBLE,
+    CONFIRM_IRREVERSIBLE,
+    UNKNOWN_ACTION,
+    MemoryActForm,
+    MemoryBulkForm,
+)
+from memoryui.views.base import cleaned, dashboard_view, page, render_error
 from memoryui.views.standing import no_action_line
 from memoryui.views.tombstone import tombstone_page
 
-CONFIRM_IRREVERSIBLE = "This action cannot be undone: tick the box that says so to go ahead."
 REASON_REQUIRED = memory_services.REASON_REQUIRED  # the services refuse an empty reason themselves
-UNKNOWN_ACTION = "Unknown action."
 
 # The actions a memory page may offer: (name, label, permission, the status it moves to, irreversible).
 ACTIONS = [
@@ -306,10 +313,13 @@ def memory_activation_now(memory) -> float:
 @dashboard_view()
 def memory_act(request, memory_id: int):
     """Apply one action through its service; any refusal re-renders the page with the reason and a 4xx."""
-    name = request.POST.get("action", "")
-    reason = request.POST.get("reason", "").strip()
+    form = MemoryActForm(
+        request.POST, actions=[a[0] for a in ACTIONS], irreversible={a[0] for a in ACTIONS if a[4]}
+    )
     try:
-        result = apply_action(request, memory_id, name, reason)
+        data = cleaned(form)
+        name = data["action"]
+        result = apply_action(request, memory_id, data)
     except DomainError as exc:
         try:
             return memory_page(request, memory_id, status=exc.status, error=exc)
@@ -350,13 +360,9 @@ def _reached_words(reached: list[dict]) -> str:
     return f" Where its words went: {'; '.join(parts)}." if parts else ""
 
 
-def apply_action(request, memory_id: int, name: str, reason: str):
-    spec = next((a for a in ACTIONS if a[0] == name), None)
-    if spec is None:
-        raise InvalidInput(UNKNOWN_ACTION, field="action")
-    if spec[4] and request.POST.get("irreversible") != "yes":
-        raise InvalidInput(CONFIRM_IRREVERSIBLE, field="irreversible")
-    actor = request.principal
+def apply_action(request, memory_id: int, data: dict):
+    """The service of MemoryActForm's action (one the page offers, ticked when it cannot be undone)."""
+    name, reason, actor = data["action"], data["reason"], request.principal
     if name == "confirm":
         return memory_services.memory_confirm(memory_id=memory_id, actor=actor, reason=reason)
     if name == "reject":
@@ -364,7 +370,7 @@ def apply_action(request, memory_id: int, name: str, reason: str):
     if name == "supersede":
         return memory_services.memory_supersede(
             memory_id=memory_id,
-            text=request.POST.get("text", ""),
+            text=data["text"],
             reason=reason,
             source_kind=SourceKind.REVIEWER,
             source_ref=f"dashboard:{request.user.get_username()}",
@@ -381,8 +387,6 @@ BULK_MATCHING_TOO_MANY = (
     "{n} memories match these filters; a bulk action takes at most {cap} at once. Narrow the "
     "filters (scope, status, kind, dates, key…) until at most {cap} match."
 )
-BULK_BAD_IDS = "Memory ids are whole numbers."
-BULK_IRREVERSIBLE = "Retiring or forgetting cannot be undone: tick the box that says so to go ahead."
 
 
 @require_POST
@@ -390,22 +394,13 @@ BULK_IRREVERSIBLE = "Retiring or forgetting cannot be undone: tick the box that 
 def memory_bulk(request):
     """Retire, forget or confirm the selected rows (or every row matching the list's filters, up to
     BULK_CAP) with one reason, through memory_bulk_act; answers with one line per memory."""
-    post = request.POST
-    action, reason, query = post.get("action", ""), post.get("reason", ""), post.get("query", "")
     try:
-        if action in ("retire", "forget") and post.get("irreversible") != "yes":
-            raise InvalidInput(BULK_IRREVERSIBLE, field="irreversible")
-        if post.get("all") == "yes":
+        data = cleaned(MemoryBulkForm(request.POST))
+        action, reason, query = data["action"], data["reason"], data["query"]
+        if data["all"] == "yes":
             ids, hidden = _matching_ids(request, QueryDict(query)), []
         else:
-            try:
-                asked = list(dict.fromkeys(int(i) for i in post.getlist("ids")))
-            except ValueError as exc:
-                raise InvalidInput(BULK_BAD_IDS, field="ids") from exc
-            if any(not 0 < i < 2**63 for i in asked):  # a bigint key: anything else cannot exist
-                raise InvalidInput(BULK_BAD_IDS, field="ids")
-            if len(asked) > BULK_CAP:
-                raise InvalidInput(BULK_TOO_MANY.format(cap=BULK_CAP), field="ids")
+            asked = data["ids"]  # whole numbers a bigint key can be, at most BULK_CAP of them
             ids = sel.memory_ids_governed(request.principal, asked)
             # Ids outside the person's scopes get the answer ids that do not exist get.
             hidden = [i for i in asked if i not in set(ids)]
@@ -442,12 +437,13 @@ def memory_bulk(request):
 
 
 def _matching_ids(request, listed: QueryDict) -> list[int]:
-    """Every memory the list showed for its filters (searching by words), or a 400 past BULK_CAP."""
-    scope = sel.scope_for_path(request.principal, listed.get("scope"))
-    request.GET = listed
-    form, filters = _filters(request)
-    if filters is None:
+    """Every memory the list showed for its filters (searching by words), or a 400 past BULK_CAP. The
+    list's query string is read through the list's own forms, as the list read it."""
+    scope = sel.scope_for_path(request.principal, cleaned(FocusForm(listed))["scope"])
+    form = MemoryListForm(listed)
+    if not form.is_valid():
         raise form.first_error()
+    filters = form.filters()
     filters.mode = "words"
     ids = sel.memory_ids_matching(request.principal, scope, filters, BULK_CAP)
     if len(ids) > BULK_CAP:

@@ -13,9 +13,9 @@ from governance.errors import DomainError, InvalidInput
 from governance.permissions import NO_GRANT, Action, scope_by_id, scope_by_path, standings
 from governance.selectors import dashboard as sel
 from governance.services.portability.import_ import GRANTS_DROP, GRANTS_KEEP
-from memoryui.views.base import dashboard_view, page, scope_query
+from memoryui.forms.portability import NO_FILE, ScopeImportForm  # noqa: F401  (its message, where it was)
+from memoryui.views.base import cleaned, dashboard_view, page, scope_query
 
-NO_FILE = "Choose an export file (.jsonl) to import."
 UNKNOWN_TARGET = "Choose one of the scopes you own."
 
 
@@ -33,6 +33,11 @@ def _context(request) -> dict:
     return context
 
 
+def _shown(bound: ScopeImportForm) -> dict:
+    """What the refused import form shows again: the values that were valid (never the file)."""
+    return {k: bound.cleaned_data.get(k, "") for k in ("target", "name", "grants")}
+
+
 @dashboard_view()
 def portability(request):
     return page(request, "dashboard/portability.html", _context(request))
@@ -47,25 +52,19 @@ def scope_export_download(request, scope_id: int):
 @require_POST
 @dashboard_view()
 def scope_import_upload(request):
-    post = request.POST
-    form = {
-        "target": post.get("target", ""),
-        "name": post.get("name", "").strip(),
-        "grants": post.get("grants", GRANTS_DROP),
-    }
-    preview = post.get("action") == "preview"
+    bound = ScopeImportForm(request.POST, request.FILES)
+    preview = False
     try:
-        upload = request.FILES.get("file")
-        if upload is None:
-            raise InvalidInput(NO_FILE, field="file")
+        data = cleaned(bound)
+        preview = data["action"] == "preview"
         target = scope_by_path(
-            request.principal, form["target"], missing=InvalidInput(UNKNOWN_TARGET, field="target")
+            request.principal, data["target"], missing=InvalidInput(UNKNOWN_TARGET, field="target")
         )
         result = import_upload(
             scope=target,
-            upload=upload,
-            name=form["name"] or None,
-            grants=form["grants"],
+            upload=data["file"],
+            name=data["name"] or None,
+            grants=data["grants"],
             preview=preview,
             actor=request.principal,
         )
@@ -73,9 +72,10 @@ def scope_import_upload(request):
         return page(
             request,
             "dashboard/portability.html",
-            {**_context(request), "error": exc, "form": form},
+            {**_context(request), "error": exc, "form": _shown(bound)},
             status=exc.status,
         )
+    form = {k: data[k] for k in ("target", "name", "grants")}
     if preview:
         return page(
             request,

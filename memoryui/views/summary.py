@@ -8,13 +8,11 @@ from django.shortcuts import redirect
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from governance.errors import InvalidInput
 from governance.permissions import Action, can, scope_by_path
 from governance.selectors.dashboard.summaries import scope_summary
 from governance.services.summary import summary_build
-from memoryui.views.base import dashboard_view
-
-SCOPE_REQUIRED = "Pick the scope whose summary to rebuild."
+from memoryui.forms.summary import SCOPE_REQUIRED, SummaryRebuildForm  # noqa: F401  (where it was)
+from memoryui.views.base import cleaned, dashboard_view
 
 
 def summary_context(principal, scope) -> dict:
@@ -34,14 +32,8 @@ def summary_context(principal, scope) -> dict:
 @dashboard_view()
 def summary_rebuild(request):
     """Build the focused scope's summary now from its current memories (audited as summary.build)."""
-    path = request.POST.get("scope", "").strip()
-    if not path:
-        raise InvalidInput(SCOPE_REQUIRED, field="scope")
-    scope = scope_by_path(request.principal, path)
-    summary_build(
-        scope=scope,
-        actor=request.principal,
-        reason=request.POST.get("reason", "").strip()[:200] or "rebuilt from the dashboard",
-    )
+    data = cleaned(SummaryRebuildForm(request.POST))
+    scope = scope_by_path(request.principal, data["scope"])
+    summary_build(scope=scope, actor=request.principal, reason=data["reason"] or "rebuilt from the dashboard")
     messages.success(request, f"Summary of {scope.path} rebuilt.")
     return redirect(f"/?{urlencode({'scope': scope.path})}#summary")

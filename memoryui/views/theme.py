@@ -8,12 +8,11 @@ from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from governance.errors import InvalidInput
-from memoryui.views.base import render_error
+from governance.errors import DomainError
+from memoryui.forms.theme import BAD_THEME, THEMES, ThemeForm  # noqa: F401  (where they were)
+from memoryui.views.base import cleaned, render_error
 
 THEME_COOKIE = "theme"
-THEMES = ("system", "light", "dark")
-BAD_THEME = "theme is system, light or dark."
 ONE_YEAR = 365 * 24 * 3600
 
 
@@ -24,10 +23,11 @@ def theme_of(request: HttpRequest) -> str:
 
 @require_POST
 def theme_set(request: HttpRequest) -> HttpResponse:
-    theme = request.POST.get("theme", "")
-    if theme not in THEMES:
-        return render_error(request, InvalidInput(BAD_THEME, field="theme"))
-    back = request.POST.get("next", "") or "/"
+    try:
+        data = cleaned(ThemeForm(request.POST))
+    except DomainError as exc:
+        return render_error(request, exc)
+    theme, back = data["theme"], data["next"] or "/"
     if not url_has_allowed_host_and_scheme(
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):

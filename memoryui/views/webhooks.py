@@ -5,12 +5,14 @@ once, on the page that answers the POST, and kept nowhere in the browser."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.errors import DomainError, InvalidInput, NotFound
-from governance.models import EventType, WebhookDelivery, Workspace
+from governance.errors import DomainError, NotFound
+from governance.models import EventType, Workspace
 from governance.permissions import (
     NO_GRANT,
     Action,
@@ -21,31 +23,29 @@ from governance.permissions import (
 )
 from governance.selectors import webhooks as sel
 from governance.services import webhook as services
-from memoryui.views.base import dashboard_view, page
+from memoryui.forms.webhooks import (  # noqa: F401  (its message, where it was)
+    BAD_ACTION,
+    WebhookActForm,
+    WebhookCreateForm,
+    WebhookPageForm,
+    WebhookRedeliverForm,
+)
+from memoryui.views.base import cleaned, dashboard_view, page
 
-BAD_ID = "Choose a subscription or delivery from the list."
-BAD_ACTION = "The action is one of pause, resume, rotate or delete."
 NONE_MANAGED = "Webhooks are managed by the owners of a whole workspace (the owner role on its root scope)."
 
 
-def _workspace(request, slug: str | None = None) -> Workspace | None:
+def _workspace(request, slug: str) -> Workspace | None:
     """The chosen workspace (checked), else the first one the viewer manages, else None."""
-    slug = slug if slug is not None else request.GET.get("workspace", "")
     if slug:
-        return sel.workspace_for(request.principal, slug[:63])
+        return sel.workspace_for(request.principal, slug)
     return webhook_workspaces(request.principal).first()
 
 
-def _id(raw: str) -> int:
-    try:
-        return int(raw)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(BAD_ID, field="id") from exc
-
-
 def _url(workspace: Workspace | None, state: str = "") -> str:
-    query = f"?workspace={workspace.slug}" if workspace else ""
-    return "/webhooks/" + query + (f"&state={state}" if state and query else "")
+    if workspace is None:
+        return "/webhooks/"
+    return "/webhooks/?" + urlencode({"workspace": workspace.slug, **({"state": state} if state else {})})
 
 
 def _render(
@@ -56,9 +56,8 @@ def _render(
     secret: dict | None = None,
     status: int = 200,
     form: dict | None = None,
+    state: str = "",
 ):
-    state = request.GET.get("state", "")
-    state = state if state in WebhookDelivery.State.values else ""
     subscriptions = list(sel.subscriptions_in([workspace])) if workspace else []
     context = {
         "nav": "webhooks",
@@ -94,20 +93,18 @@ def _who_to_ask(principal) -> dict:
 
 @dashboard_view()
 def webhooks(request):
-    return _render(request, _workspace(request))
+    query = cleaned(WebhookPageForm(request.GET))
+    return _render(request, _workspace(request, query["workspace"]), state=query["state"])
 
 
 @require_POST
 @dashboard_view()
 def webhook_create(request):
-    workspace = _workspace(request, request.POST.get("workspace", ""))
+    data = cleaned(WebhookCreateForm(request.POST))
+    workspace = _workspace(request, data.pop("workspace"))
     if workspace is None:
         raise NotFound()
-    form = {
-        "url": request.POST.get("url", ""),
-        "event_types": request.POST.getlist("event_types"),
-        "description": request.POST.get("description", ""),
-    }
+    form = data
     try:
         created = services.webhook_create(workspace=workspace, actor=request.principal, **form)
     except DomainError as exc:
@@ -119,7 +116,7 @@ def webhook_create(request):
 @dashboard_view()
 def webhook_act(request, webhook_id: int):
     sub = sel.subscription_for(request.principal, webhook_id)
-    action = request.POST.get("action", "")
+    action = cleaned(WebhookActForm(request.POST))["action"]
     if action == "rotate":
         created = services.webhook_rotate_secret(subscription_id=sub.pk, actor=request.principal)
         return _render(
@@ -128,17 +125,16 @@ def webhook_act(request, webhook_id: int):
     if action in ("pause", "resume"):
         services.webhook_update(subscription_id=sub.pk, actor=request.principal, active=action == "resume")
         messages.success(request, f"Webhook to {sub.url} {'resumed' if action == 'resume' else 'paused'}.")
-    elif action == "delete":
+    else:
         services.webhook_delete(subscription_id=sub.pk, actor=request.principal)
         messages.success(request, f"Webhook to {sub.url} deleted, with its delivery log.")
-    else:
-        raise InvalidInput(BAD_ACTION, field="action")
     return redirect(_url(sub.workspace))
 
 
 @require_POST
 @dashboard_view()
 def webhook_redeliver(request, delivery_id: int):
+    state = cleaned(WebhookRedeliverForm(request.POST))["state"]
     delivery = services.webhook_redeliver(delivery_id=delivery_id, actor=request.principal)
     messages.success(request, f"Event {delivery.event_type} queued for redelivery.")
-    return redirect(_url(delivery.subscription.workspace, request.POST.get("state", "")))
+    return redirect(_url(delivery.subscription.workspace, state))

@@ -179,7 +179,7 @@ def test_an_owner_exports_imports_and_manages_tokens(
     mine = [t for t in listed if new_token[4:12] == t["prefix"]]  # the prefix follows "mem_"
     assert len(mine) == 1 and mine[0]["principal"] == agent.name
     assert (
-        cli(owner_token, "tokens", "revoke", str(mine[0]["id"])).output.strip()
+        cli(owner_token, "tokens", "revoke", str(mine[0]["id"]), "--reason", "test over").output.strip()
         == f"token {mine[0]['id']} revoked"
     )
     assert cli(new_token, "recall", "acme/slides", "export").exit_code == 3

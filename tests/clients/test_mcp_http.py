@@ -178,7 +178,9 @@ def test_a_revoked_token_is_refused_by_the_service_on_the_next_call(service, two
                     await session.initialize()
                     before = await session.call_tool("recall", {"query": "export", "scope": "acme/slides"})
                     row = await asyncio.to_thread(ApiToken.objects.get, key_hash=hash_token(token))
-                    await asyncio.to_thread(lambda: token_revoke(token_id=row.pk, actor=None))
+                    await asyncio.to_thread(
+                        lambda: token_revoke(token_id=row.pk, actor=None, reason="revoked mid-call")
+                    )
                     after = await session.call_tool("recall", {"query": "export", "scope": "acme/slides"})
                     return before, after
 

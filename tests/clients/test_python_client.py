@@ -169,7 +169,7 @@ def test_governance_calls_review_grants_tokens_retire_reject_forget(
     assert memgov.Client(service, issued.token).scopes.list()[0].path == "acme/slides"
     listed = [tok for tok in owner_client.tokens.list(active=True) if tok.principal == "slides-agent"]
     assert listed and listed[0].scope == "acme/slides" and listed[0].role == "agent"
-    owner_client.tokens.revoke(listed[0].id)
+    owner_client.tokens.revoke(listed[0].id, reason="no longer needed")
     with pytest.raises(memgov.errors.NotAuthenticated):
         memgov.Client(service, issued.token).scopes.list()
 

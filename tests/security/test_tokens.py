@@ -189,12 +189,22 @@ def test_tokens_are_listed_and_revoked_by_their_principal_or_an_owner_of_their_s
     assert {t["scope"] for t in listed if t["id"] in ids} == {project_scope.path}
     assert not {t["id"] for t in token_client(outsider).get("/api/v1/tokens").json()} & set(ids)
     # The agent revokes its own first token, with that token; an outsider and a reviewer may not revoke.
-    assert client_with(first).delete(f"/api/v1/tokens/{ids[0]}").status_code == 204
+    assert (
+        client_with(first)
+        .delete(f"/api/v1/tokens/{ids[0]}", {"reason": "rotated"}, format="json")
+        .status_code
+        == 204
+    )
     assert client_with(first).get("/api/v1/memories").status_code == 401
     assert token_client(outsider).delete(f"/api/v1/tokens/{ids[1]}").status_code == 404
     assert token_client(reviewer).delete(f"/api/v1/tokens/{ids[1]}").status_code == 403
     assert client_with(second).get("/api/v1/memories").status_code == 200
-    assert token_client(owner).delete(f"/api/v1/tokens/{ids[1]}").status_code == 204
+    assert (
+        token_client(owner)
+        .delete(f"/api/v1/tokens/{ids[1]}", {"reason": "代理已停用"}, format="json")
+        .status_code
+        == 204
+    )
     assert client_with(second).get("/api/v1/memories").status_code == 401
 
 

@@ -180,7 +180,8 @@ export class MemgovClient {
   readonly grants = {
     list: (scope?: string) => this.request<Grant[]>({ method: "GET", path: "/grants", query: { scope } }),
     add: (body: S["GrantInputRequest"]) => this.request<Grant>({ method: "POST", path: "/grants", json: body }),
-    revoke: (id: number, reason = "") =>
+    /** Take a grant away; the reason is required (kept in the audit event; an empty one is a 400). */
+    revoke: (id: number, reason: string) =>
       this.request<void>({ method: "DELETE", path: `/grants/${int(id)}`, json: { reason } }),
   };
 
@@ -190,7 +191,9 @@ export class MemgovClient {
       this.request<IssuedToken>({ method: "POST", path: "/tokens", json: clean({ role: "agent", ...body }) }),
     list: (active = false) =>
       this.request<TokenInfo[]>({ method: "GET", path: "/tokens", query: { active: active ? "1" : undefined } }),
-    revoke: (id: number) => this.request<void>({ method: "DELETE", path: `/tokens/${int(id)}` }),
+    /** Revoke a token; the reason is required (kept in the audit event; an empty one is a 400). */
+    revoke: (id: number, reason: string) =>
+      this.request<void>({ method: "DELETE", path: `/tokens/${int(id)}`, json: { reason } }),
   };
 
   constructor(options: ClientOptions = {}) {

@@ -95,7 +95,7 @@ test("governance: review queue, grants, tokens, export and import", async () => 
   const mine = (await owner().tokens.list(true)).find((t) => issued.token.slice(4, 12) === t.prefix);
   assert.ok(mine, "the new token is listed");
   assert.ok((await new MemgovClient({ url: URL_(), token: issued.token }).scopes.list()).length >= 1);
-  await owner().tokens.revoke(mine!.id);
+  await owner().tokens.revoke(mine!.id, "done");
   await assert.rejects(new MemgovClient({ url: URL_(), token: issued.token }).scopes.list(), NotAuthenticated);
 
   await owner().memories.create({ scope: task.path, kind: "convention", key: "export_format", status: "active",

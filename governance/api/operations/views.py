@@ -19,9 +19,8 @@ from governance.api.operations.serializers import (
     SummaryOutput,
 )
 from governance.api.validation import valid
-from governance.errors import PermissionDenied
 from governance.models import OutboxDelivery
-from governance.permissions import AUDIT_VERIFY_DENIED, can_verify_audit, outbox_for_reader, scope_by_path
+from governance.permissions import outbox_for_reader, require_verify_audit, scope_by_path
 from governance.services.audit import audit_verify_chain
 from governance.services.retention import retention_policy_set
 from governance.services.summary import summary_get
@@ -99,8 +98,7 @@ class AuditVerifyView(APIView):
 
     @extend_schema(responses=AuditVerifyOutput)
     def get(self, request: Request) -> Response:
-        if not can_verify_audit(request_principal(request)):
-            raise PermissionDenied(AUDIT_VERIFY_DENIED)
+        require_verify_audit(request_principal(request))
         report = audit_verify_chain()
         return Response(
             {

@@ -63,7 +63,12 @@ def test_agent_tokens_are_issued_once_and_revoked_by_an_owner(project_scope, own
     assert as_agent.get("/api/v1/review").status_code == 200
     token = ApiToken.objects.get(principal=agent)
     assert client_for(reviewer).delete(f"/api/v1/tokens/{token.pk}").status_code == 403
-    assert client_for(owner).delete(f"/api/v1/tokens/{token.pk}").status_code == 204
+    assert (
+        client_for(owner)
+        .delete(f"/api/v1/tokens/{token.pk}", {"reason": "agent retired"}, format="json")
+        .status_code
+        == 204
+    )
     assert as_agent.get("/api/v1/review").status_code == 401
     assert (
         client_for(owner).post("/api/v1/tokens", {"principal": "rami", **bound}, format="json").status_code

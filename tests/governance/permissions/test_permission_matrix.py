@@ -208,7 +208,7 @@ def test_grants_api_list_add_revoke(project_scope, owner, reviewer, outsider):
     assert "newbie" not in {g["principal"] for g in client_for(outsider).get("/api/v1/grants").json()}
     assert client_for(reviewer).delete(f"/api/v1/grants/{grant_id}").status_code == 403
     assert client_for(outsider).delete(f"/api/v1/grants/{grant_id}").status_code == 404
-    assert c.delete(f"/api/v1/grants/{grant_id}").status_code == 204
+    assert c.delete(f"/api/v1/grants/{grant_id}", {"reason": "trial over"}, format="json").status_code == 204
     assert not Grant.objects.filter(principal=newbie).exists()
     bad = c.post(
         "/api/v1/grants", {"principal": "nobody", "scope": "acme/slides", "role": "viewer"}, format="json"
@@ -220,6 +220,6 @@ def test_revoking_a_grant_needs_a_right_over_its_scope(project_scope, owner):
     viewer = user_ensure(username="vic", actor=None)
     grant = grant_add(principal=viewer, scope=project_scope, role=Role.VIEWER, actor=owner)
     with pytest.raises(PermissionDenied):
-        grant_revoke(grant_id=grant.pk, actor=viewer)
+        grant_revoke(grant_id=grant.pk, actor=viewer, reason="tidy up")
     grant_revoke(grant_id=grant.pk, actor=owner, reason="left the team")
     assert not Grant.objects.filter(pk=grant.pk).exists()

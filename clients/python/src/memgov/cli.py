@@ -434,10 +434,11 @@ def tokens_issue(state: State, principal: str, scope: str, role: str, expires_at
 
 @tokens.command("revoke")
 @click.argument("token_id", type=int)
+@click.option("--reason", required=True, help="Why (kept in the audit log).")
 @click.pass_obj
-def tokens_revoke(state: State, token_id: int) -> None:
-    """Revoke a token by id (`memgov tokens list` shows the ids)."""
-    state.client.tokens.revoke(token_id)
+def tokens_revoke(state: State, token_id: int, reason: str) -> None:
+    """Revoke a token by id (`memgov tokens list` shows the ids), saying why."""
+    state.client.tokens.revoke(token_id, reason=reason)
     _emit(state, {"revoked": token_id}, f"token {token_id} revoked")
 
 

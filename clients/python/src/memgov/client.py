@@ -292,7 +292,8 @@ class Grants(_Resource):
             )
         )
 
-    def revoke(self, grant_id: int, *, reason: str = "") -> None:
+    def revoke(self, grant_id: int, *, reason: str) -> None:
+        """Take a grant away; the reason is required (kept in the audit event; an empty one is a 400)."""
         return self._send(Call("DELETE", f"/grants/{int(grant_id)}", json={"reason": reason}))
 
 
@@ -324,8 +325,9 @@ class Tokens(_Resource):
             )
         )
 
-    def revoke(self, token_id: int) -> None:
-        return self._send(Call("DELETE", f"/tokens/{int(token_id)}"))
+    def revoke(self, token_id: int, *, reason: str) -> None:
+        """Revoke a token; the reason is required (kept in the audit event; an empty one is a 400)."""
+        return self._send(Call("DELETE", f"/tokens/{int(token_id)}", json={"reason": reason}))
 
 
 class Webhooks(_Resource):
