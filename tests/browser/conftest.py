@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import os
 import shutil
 
@@ -103,6 +105,9 @@ def settle(page) -> None:
 
 
 def nav(page, name: str) -> None:
+    """Follow the menu's link `name` (its accessible name may go on with a count: "Review 3 awaiting your
+    decision")."""
+    link = re.compile(rf"^{re.escape(name)}(\s+\d+ awaiting your decision)?$")
     with page.expect_navigation():
-        page.get_by_role("navigation", name="Pages").get_by_role("link", name=name, exact=True).click()
+        page.get_by_role("navigation", name="Pages").get_by_role("link", name=link).click()
     settle(page)

@@ -37,7 +37,6 @@ PENDING = {
     "timeline.py",
     "tombstone.py",
     "turn_find.py",
-    "turns.py",
 }
 
 
