@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 import os
+import re
 import shutil
 
 import pytest
