@@ -19,7 +19,7 @@ from playwright.sync_api import expect
 from governance.models import AuditEvent, Dispute, DisputeState, Memory, Status
 from governance.services.dispute import dispute_propose
 from governance.services.memory import MemoryInput, memory_record_batch
-from tests.browser.conftest import sign_in
+from tests.browser.conftest import settle, sign_in
 
 N = 50
 REJECT = {5, 12, 20, 33, 41}
@@ -212,6 +212,7 @@ def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
     ]
     sign_in(page, "rami", "pw-rami")
     page.goto("/review/?scope=acme/slides")
+    settle(page)
     page.keyboard.press("j")
     page.keyboard.press("x")  # first
     page.keyboard.press("j")
