@@ -122,13 +122,16 @@ def qualified_otherwise(a: str, b: str) -> bool:
     return _qualified(seq_a, seq_b)
 
 
+_DETERMINERS = frozenset("the a an this that these those my our your its their his her".split())
+
+
 def _qualified(a: list[str], b: list[str]) -> bool:
     shared = (set(a) & set(b)) - {_MASK}
     before_a = {w: a[i - 1] for i, w in enumerate(a) if i and w in shared}
     before_b = {w: b[i - 1] for i, w in enumerate(b) if i and w in shared}
     for word, qa in before_a.items():
-        if word in FUNCTION:
-            continue  # "touch the" / "clean up the": an article qualified by nothing
+        if word in _DETERMINERS:
+            continue  # "touch the" / "clean up the": a determiner is qualified by nothing
         qb = before_b.get(word)
         if qb is None or qa == qb or _MASK in (qa, qb) or qa in shared or qb in shared:
             continue

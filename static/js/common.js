@@ -34,6 +34,7 @@
   }
   scrollableTables();
   window.addEventListener("resize", scrollableTables);
+  window.addEventListener("load", scrollableTables);  // once fonts and images have their size
   document.addEventListener("htmx:afterSwap", scrollableTables);
   document.addEventListener("change", function (event) {
     var el = event.target;

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from devtools.demo import ensure_demo_user, load_demo
 from governance.models import Memory, Scope
+from governance.propagation import embed_memories
 from memoryui.forms.memories import FILTERS_INVALID
 from tests.browser.conftest import nav, settle, sign_in
 from tests.browser.test_dashboard_day import AXE, AXE_RUN, DESKTOP, PHONE
@@ -67,7 +68,11 @@ def _demo_with_long_texts():
     load_demo()
     ensure_demo_user()
     slides = Scope.objects.get(path="demo/slides")
-    return remember(slides, LONG_EN), remember(slides, LONG_ZH, kind="preference")
+    made = remember(slides, LONG_EN), remember(slides, LONG_ZH, kind="preference")
+    # Every memory embedded now, so the meaning search has its results on every run (the live worker
+    # embedded them sometimes before the page was read and sometimes after: a card too wide went unseen).
+    embed_memories(list(Memory.objects.filter(embedding__isnull=True).values_list("pk", flat=True)))
+    return made
 
 
 def test_curator_sorts_by_confidence_and_retires_two_memories_at_once(page, curator, project_scope):
