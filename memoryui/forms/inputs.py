@@ -87,3 +87,22 @@ class TextListField(forms.Field):
 
     def to_python(self, value):
         return [str(v) for v in value] if value else []
+
+
+def given(**kwargs) -> forms.CharField:
+    """A text handed to the service as posted (not stripped, empty when absent): the service checks it and
+    says what is wrong in its own sentence. The form still refuses a NUL character, which no column holds."""
+    return forms.CharField(required=False, strip=False, **kwargs)
+
+
+class TickField(forms.Field):
+    """A checkbox: ticked when posted with `value` ("on", a box without a value attribute), else not (any
+    other text too, as the pages always read it: CheckboxInput would take "off" for ticked)."""
+
+    def __init__(self, *, value: str = "on", **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+        self.value = value
+
+    def to_python(self, value) -> bool:
+        return value == self.value

@@ -129,3 +129,38 @@ class MemoryListForm(forms.Form):
     def first_error(self) -> InvalidInput:
         name, errors = next(iter(self.errors.items()))
         return InvalidInput(f"{self.fields[name].label}: {errors[0]}", field=name)
+
+
+class MemoryCursorForm(forms.Form):
+    """The list's keyset position (`after=` / `before=` a cursor); the selector decodes it and names a
+    bad one (governance.selectors.dashboard)."""
+
+    after = forms.CharField(required=False, strip=False)
+    before = forms.CharField(required=False, strip=False)
+
+
+# Meaning search's relevance cut-off: how far below the best match a result may be and still be shown
+# (relative to the best, so it holds for any embedding model); the reader widens it step by step.
+REACH = {"near": 0.05, "wider": 0.10, "all": None}
+DEFAULT_REACH = "near"
+BAD_REACH = f"reach is one of: {', '.join(REACH)}."
+
+
+class MemoryReachForm(forms.Form):
+    """How far a meaning search reaches (`?reach=near|wider|all`); read only when searching by meaning."""
+
+    reach = forms.ChoiceField(
+        required=False, choices=[(r, r) for r in REACH], error_messages={"invalid_choice": BAD_REACH}
+    )
+
+    def clean_reach(self) -> str:
+        return self.cleaned_data["reach"] or DEFAULT_REACH
+
+
+class ScopeOptionsForm(forms.Form):
+    """The type-ahead scope picker's typed text (`?q=`), as PostgreSQL can hold it and cut to 200."""
+
+    q = FilterText(limit=None)
+
+    def clean_q(self) -> str:
+        return self.cleaned_data["q"][:200]

@@ -8,6 +8,8 @@ from django import forms
 
 from governance.errors import DomainError, InvalidInput
 from governance.runtime import dates
+from governance.selectors import dashboard as sel
+from memoryui.forms.inputs import IdField, ParsedField
 
 TRY_BAD_BUDGET = "budget is a whole number of tokens."
 TRY_BAD_AS_OF = "as of is a date and time, such as 2026-11-30T14:00."
@@ -77,3 +79,76 @@ class TryWhyNotForm(TryQueryForm):
         if mode not in ("words", "meaning"):
             raise forms.ValidationError(BAD_MODE)
         return mode
+
+
+BAD_USED = "used is used or skipped."
+
+
+def _cut() -> forms.CharField:
+    """A search text as typed; TurnListForm.clean cuts it to what the search reads (as the list always did)."""
+    return forms.CharField(required=False, strip=False)
+
+
+class TurnListForm(forms.Form):
+    """The turn list's search: words, agent, session, strategy, a date range (`from`, `to`), a memory
+    used or skipped, and the keyset cursors (`before=`/`after=`)."""
+
+    used = forms.ChoiceField(
+        required=False, choices=[(u, u) for u in sel.TURN_USED], error_messages={"invalid_choice": BAD_USED}
+    )
+    memory = IdField(required=False, message=BAD_MEMORY)
+    before = ParsedField(parse=sel.turn_cursor_id, name="before")
+    after = ParsedField(parse=sel.turn_cursor_id, name="after")
+    q = _cut()
+    agent = _cut()
+    session = _cut()
+    strategy = _cut()
+
+    LIMITS = {"q": 200, "agent": 150, "session": 200, "strategy": 20}
+
+    def __init__(self, data, **kwargs):
+        super().__init__(data, **kwargs)
+        # "from" is a Python keyword, so the days are added here; checked first, as the page always did.
+        self.fields["from"] = ParsedField(parse=dates.parse_day, name="from")
+        self.fields["to"] = ParsedField(parse=dates.parse_day, name="to")
+        self.order_fields(["from", "to", "used", "memory", "before", "after"])
+
+    def clean(self):
+        data = super().clean()
+        for name, limit in self.LIMITS.items():
+            if name in data:
+                data[name] = data[name][:limit]
+        return data
+
+    def filters(self) -> sel.TurnFilters:
+        """The selector's filters; only for a valid form (a range ending before it starts is a 400)."""
+        d = self.cleaned_data
+        since, until = dates.day_range(d["from"], d["to"])
+        return sel.TurnFilters(
+            q=d["q"],
+            agent=d["agent"],
+            session=d["session"],
+            strategy=d["strategy"],
+            used=d["used"],
+            memory_id=d["memory"],
+            since=since,
+            until=until,
+        )
+
+
+class WhyNotQueryForm(forms.Form):
+    """A stored turn's "why not…?" panel: `?q=…&mode=words|meaning` for the picker's choices, or
+    `?memory=<id>` for the answer about that memory."""
+
+    mode = forms.CharField(required=False)
+    q = forms.CharField(required=False, strip=False)
+    memory = IdField(required=False, message=BAD_MEMORY)
+
+    def clean_mode(self) -> str:
+        mode = self.cleaned_data["mode"] or "words"
+        if mode not in ("words", "meaning"):
+            raise forms.ValidationError(BAD_MODE)
+        return mode
+
+    def clean_q(self) -> str:
+        return self.cleaned_data["q"][:200]

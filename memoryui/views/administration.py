@@ -36,8 +36,9 @@ from governance.services.principal import grant_add
 from governance.services.retention import retention_policy_set
 from governance.services.scope import scope_create_child
 from governance.services.workspace import workspace_create, workspace_rename
+from memoryui.forms import administration as admin_forms
 from memoryui.forms.administration import InvitationForm
-from memoryui.views.base import dashboard_view, page
+from memoryui.views.base import cleaned, dashboard_view, page
 
 UNKNOWN_PRINCIPAL = "No user, team or agent has that name."
 UNKNOWN_SCOPE = "Choose one of the scopes listed."
@@ -88,9 +89,8 @@ def _workspaces_page(request, error: DomainError | None = None, status: int = 20
 @dashboard_view()
 def workspace_new(request: HttpRequest) -> HttpResponse:
     try:
-        workspace = workspace_create(
-            slug=request.POST.get("slug", ""), name=request.POST.get("name", ""), actor=request.principal
-        )
+        data = cleaned(admin_forms.WorkspaceNewForm(request.POST))
+        workspace = workspace_create(slug=data["slug"], name=data["name"], actor=request.principal)
     except DomainError as exc:
         return _workspaces_page(request, exc, exc.status)
     messages.success(request, f"Workspace {workspace.slug} created; you own it.")
@@ -193,9 +193,10 @@ def result_slug(request, slug: str) -> str:
 @dashboard_view()
 def member_add(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        who = _principal(request.principal, workspace, request.POST.get("principal", ""))
-        scope = _scope_in(request.principal, workspace, request.POST.get("grant_scope", ""), "grant_scope")
-        role = request.POST.get("role", "")
+        data = cleaned(admin_forms.MemberAddForm(request.POST))
+        who = _principal(request.principal, workspace, data["principal"])
+        scope = _scope_in(request.principal, workspace, data["grant_scope"], "grant_scope")
+        role = data["role"]
         grant_add(principal=who, scope=scope, role=role, actor=request.principal)
         return f"{who.name} is now {role} on {scope.path}."
 
@@ -211,16 +212,14 @@ INVITATION_LINKS = "invitation_links"
 @dashboard_view()
 def invitation_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        form = InvitationForm(request.POST)
-        if not form.is_valid():
-            raise form.error()
-        scope = _scope_in(request.principal, workspace, form.cleaned_data["invite_scope"], "invite_scope")
+        data = cleaned(InvitationForm(request.POST))
+        scope = _scope_in(request.principal, workspace, data["invite_scope"], "invite_scope")
         invitation, raw = invitations.invitation_create(
             scope=scope,
-            role=form.cleaned_data["role"],
+            role=data["role"],
             actor=request.principal,
-            note=form.cleaned_data["note"],
-            expires_in_days=form.cleaned_data["days"],
+            note=data["note"],
+            expires_in_days=data["days"],
         )
         # Only its hash is stored; the raw token reaches no URL and no later page.
         request.session[INVITATION_LINKS] = {str(invitation.pk): raw}
@@ -233,21 +232,19 @@ def _invitation_shown(request) -> tuple[int | None, str]:
     """The invitation just made (`?invited=<id>`) and its link if this is the first page to show it. Any
     Members page takes the waiting link out of the session, shown or not."""
     links = request.session.pop(INVITATION_LINKS, None) or {}
-    raw_id = request.GET.get("invited", "")
-    if not raw_id.isdigit() or len(raw_id) > 18:
+    form = admin_forms.MembersPageForm(request.GET)
+    invited = form.cleaned_data["invited"] if form.is_valid() else None  # a bad one shows none
+    if invited is None:
         return None, ""
-    raw = links.get(raw_id, "")
-    return int(raw_id), request.build_absolute_uri(reverse("dashboard:invite", args=[raw])) if raw else ""
+    raw = links.get(str(invited), "")
+    return invited, request.build_absolute_uri(reverse("dashboard:invite", args=[raw])) if raw else ""
 
 
 @require_POST
 @dashboard_view()
 def invitation_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        try:
-            invitation_id = int(request.POST.get("invitation", ""))
-        except ValueError as exc:
-            raise InvalidInput("invitation is a whole number.", field="invitation") from exc
+        invitation_id = cleaned(admin_forms.InvitationWithdrawForm(request.POST))["invitation"]
         invitations.invitation_revoke(invitation_id=invitation_id, actor=request.principal)
         return "Invitation withdrawn."
 
@@ -258,25 +255,26 @@ def invitation_withdraw(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = grant_membership.team_create(
-            name=request.POST.get("team", ""), workspace=workspace, actor=request.principal
-        )
+        data = cleaned(admin_forms.TeamNewForm(request.POST))
+        team = grant_membership.team_create(name=data["team"], workspace=workspace, actor=request.principal)
         return f"Team {team.name} created; give it a role with “Add people”."
 
     return _members_action(request, slug, act)
+
+
+def _team_and_member(actor, workspace, data: dict) -> tuple[Principal, Principal]:
+    team = team_by_name(
+        actor, data["team"], workspace=workspace, missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team")
+    )
+    return team, _principal(actor, workspace, data["member"], "member", PEOPLE)
 
 
 @require_POST
 @dashboard_view()
 def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = team_by_name(
-            request.principal,
-            request.POST.get("team", ""),
-            workspace=workspace,
-            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"),
-        )
-        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member", PEOPLE)
+        data = cleaned(admin_forms.TeamMemberAddForm(request.POST))
+        team, member = _team_and_member(request.principal, workspace, data)
         grant_membership.group_member_add(group=team, member=member, actor=request.principal)
         return f"{member.name} joined {team.name}."
 
@@ -287,15 +285,10 @@ def team_member_add(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        team = team_by_name(
-            request.principal,
-            request.POST.get("team", ""),
-            workspace=workspace,
-            missing=InvalidInput(UNKNOWN_PRINCIPAL, field="team"),
-        )
-        member = _principal(request.principal, workspace, request.POST.get("member", ""), "member", PEOPLE)
+        data = cleaned(admin_forms.TeamMemberRemoveForm(request.POST))
+        team, member = _team_and_member(request.principal, workspace, data)
         grant_membership.group_member_remove(
-            group=team, member=member, actor=request.principal, reason=request.POST.get("reason", "")
+            group=team, member=member, actor=request.principal, reason=data["reason"]
         )
         return f"{member.name} left {team.name}."
 
@@ -306,10 +299,9 @@ def team_member_remove(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def scope_new(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        parent = _scope_in(request.principal, workspace, request.POST.get("parent", ""), "parent")
-        scope, created = scope_create_child(
-            parent=parent, name=request.POST.get("name", ""), actor=request.principal
-        )
+        data = cleaned(admin_forms.ScopeNewForm(request.POST))
+        parent = _scope_in(request.principal, workspace, data["parent"], "parent")
+        scope, created = scope_create_child(parent=parent, name=data["name"], actor=request.principal)
         return f"Scope {scope.path} {'opened' if created else 'already exists'}."
 
     return _members_action(request, slug, act)
@@ -319,12 +311,9 @@ def scope_new(request: HttpRequest, slug: str) -> HttpResponse:
 @dashboard_view()
 def workspace_edit(request: HttpRequest, slug: str) -> HttpResponse:
     def act(workspace):
-        new_slug = request.POST.get("slug", "").strip() or None
+        data = cleaned(admin_forms.WorkspaceEditForm(request.POST))
         renamed = workspace_rename(
-            workspace=workspace,
-            actor=request.principal,
-            name=request.POST.get("name", "").strip() or None,
-            slug=new_slug,
+            workspace=workspace, actor=request.principal, name=data["name"] or None, slug=data["slug"] or None
         )
         request._new_slug = renamed.slug
         return f"Workspace renamed: {renamed.slug} ({renamed.name})."
@@ -380,73 +369,46 @@ def _settings_page(
     )
 
 
-def _int_or_none(raw: str, field: str) -> int | None:
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"{field} is a whole number.", field=field) from exc
-
-
-def _float_or_none(raw: str, field: str) -> float | None:
-    raw = (raw or "").strip()
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise InvalidInput(f"{field} is a number.", field=field) from exc
-
-
 @require_POST
 @dashboard_view()
 def scope_settings_change(request: HttpRequest, scope_id: int) -> HttpResponse:
     """One form per change (the button's `action`): each calls its one service."""
     scope = _settings_scope(request, scope_id)
-    post, actor = request.POST, request.principal
-    action = post.get("action", "")
+    actor = request.principal
     try:
+        action = cleaned(admin_forms.ScopeActionForm(request.POST))["action"]
         if action == "rename":
-            scope = scope_admin.scope_rename(scope=scope, name=post.get("name", ""), actor=actor)
+            name = cleaned(admin_forms.ScopeRenameForm(request.POST))["name"]
+            scope = scope_admin.scope_rename(scope=scope, name=name, actor=actor)
             done = f"Renamed to {scope.path}."
         elif action == "move":
-            parent = _scope_in(actor, scope.workspace, post.get("parent", ""), "parent")
+            path = cleaned(admin_forms.ScopeMoveForm(request.POST))["parent"]
+            parent = _scope_in(actor, scope.workspace, path, "parent")
             scope = scope_admin.scope_move(scope=scope, new_parent=parent, actor=actor)
             done = f"Moved to {scope.path}."
-        elif action == "archive":
-            scope_admin.scope_archive(scope=scope, actor=actor, reason=post.get("reason", ""))
-            done = f"{scope.path} archived: it takes no new writes."
-        elif action == "restore":
-            scope_admin.scope_restore(scope=scope, actor=actor, reason=post.get("reason", ""))
-            done = f"{scope.path} restored."
+        elif action in ("archive", "restore"):
+            reason = cleaned(admin_forms.ScopeArchiveForm(request.POST))["reason"]
+            change = scope_admin.scope_archive if action == "archive" else scope_admin.scope_restore
+            change(scope=scope, actor=actor, reason=reason)
+            done = (
+                f"{scope.path} {'archived: it takes no new writes' if action == 'archive' else 'restored'}."
+            )
         elif action == "settings":
+            data = cleaned(admin_forms.ScopeSettingsForm(request.POST))
             scope_admin.scope_settings_set(
                 scope=scope,
                 actor=actor,
-                require_two_reviewers=post.get("require_two_reviewers") == "on",
-                agent_write=post.get("agent_write", scope.agent_write),
-                child_scope_role=post.get("child_scope_role", scope.child_scope_role),
-                reason=post.get("reason", ""),
+                require_two_reviewers=data["require_two_reviewers"],
+                agent_write=scope.agent_write if data["agent_write"] is None else data["agent_write"],
+                child_scope_role=(
+                    scope.child_scope_role if data["child_scope_role"] is None else data["child_scope_role"]
+                ),
+                reason=data["reason"],
             )
             done = "Settings saved."
-        elif action == "retention":
-            retention_policy_set(
-                scope=scope,
-                actor=actor,
-                retire_unused_days=_int_or_none(post.get("retire_unused_days"), "retire_unused_days"),
-                archive_cold=post.get("archive_cold") == "on",
-                cold_threshold=_float_or_none(post.get("cold_threshold"), "cold_threshold"),
-                kinds=post.getlist("kinds"),
-                enabled=post.get("enabled") == "on",
-                turns_max_age_days=_int_or_none(post.get("turns_max_age_days"), "turns_max_age_days"),
-                turns_max_count=_int_or_none(post.get("turns_max_count"), "turns_max_count"),
-                archive_turns=post.get("archive_turns") == "on",
-            )
-            done = "Retention policy saved."
         else:
-            raise InvalidInput("Unknown action.", field="action")
+            retention_policy_set(scope=scope, actor=actor, **cleaned(admin_forms.RetentionForm(request.POST)))
+            done = "Retention policy saved."
     except DomainError as exc:
         if isinstance(exc, NotFound):
             raise
@@ -467,13 +429,12 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
         return render(
             request, "dashboard/admin/invite.html", {"error": exc, "invalid": True}, status=exc.status
         )
+    username = ""
     if request.method == "POST":
         try:
-            invitations.invitation_accept(
-                token=token,
-                username=request.POST.get("username", ""),
-                password=request.POST.get("password", ""),
-            )
+            data = cleaned(admin_forms.InviteAcceptForm(request.POST))
+            username = data["username"]
+            invitations.invitation_accept(token=token, username=username, password=data["password"])
         except DomainError as exc:
             error = exc
         else:
@@ -482,7 +443,7 @@ def invite(request: HttpRequest, token: str) -> HttpResponse:
     response = render(
         request,
         "dashboard/admin/invite.html",
-        {"invitation": invitation, "error": error, "username": request.POST.get("username", "")},
+        {"invitation": invitation, "error": error, "username": username},
         status=error.status if error else 200,
     )
     # The token is in this page's URL: no Referer carries it on, no cache keeps the page.

@@ -20,6 +20,7 @@ from governance.services.principal import principal_for_user
 from memoryui.forms.focus import FocusForm
 
 TZ_COOKIE = "tz"
+NUL_REFUSED = "{field} holds a NUL character, which no text here can hold: remove it."
 
 
 def activate_user_timezone(request: HttpRequest) -> None:
@@ -57,11 +58,14 @@ def dashboard_view(json: bool = False):
 def cleaned(form: forms.BaseForm) -> dict:
     """A bound form's cleaned data; else InvalidInput with its first error and the field it names, which
     the page renders as a 400 with that sentence before anything is changed (the dashboard's
-    governance.api.validation.valid)."""
+    governance.api.validation.valid). The one helper every dashboard form goes through."""
     if form.is_valid():
         return form.cleaned_data
-    field, errors = next(iter(form.errors.items()))
-    raise InvalidInput(errors[0], **({} if field == NON_FIELD_ERRORS else {"field": field}))
+    field, errors = next(iter(form.errors.as_data().items()))
+    message = next(iter(errors[0]))  # the sentence, its %(…)s filled in
+    if errors[0].code == "null_characters_not_allowed":  # Django's own sentence does not say where
+        message = NUL_REFUSED.format(field=field)
+    raise InvalidInput(message, **({} if field == NON_FIELD_ERRORS else {"field": field}))
 
 
 def render_error(request: HttpRequest, exc: DomainError) -> HttpResponse:

@@ -26,9 +26,9 @@ from memoryui.views.base import cleaned, dashboard_view, page, render_error
 from memoryui.views.memories import LINK_KINDS, curation_context, memory_page  # noqa: F401  (their old home)
 
 
-def _memory_page_with_error(request, memory_id: int, exc: DomainError):
+def _memory_page_with_error(request, memory_id: int, exc: DomainError, posted: dict | None = None):
     try:
-        return memory_page(request, memory_id, status=exc.status, error=exc)
+        return memory_page(request, memory_id, status=exc.status, error=exc, posted=posted)
     except DomainError:  # the memory itself is not readable: say only that
         return render_error(request, exc)
 
@@ -37,9 +37,10 @@ def _memory_page_with_error(request, memory_id: int, exc: DomainError):
 @dashboard_view()
 def memory_link(request, memory_id: int):
     """Link this memory (the source) to the one picked: supports, contradicts or derived from."""
+    form = MemoryLinkForm(request.POST)
     try:
         sel.memory_for_reader(request.principal, memory_id)
-        data = cleaned(MemoryLinkForm(request.POST))
+        data = cleaned(form)
         target = data["target"]
         relation = relation_link(
             source_id=memory_id,
@@ -49,7 +50,9 @@ def memory_link(request, memory_id: int):
             actor=request.principal,
         )
     except DomainError as exc:
-        return _memory_page_with_error(request, memory_id, exc)
+        # The link form opens again with the kind it was sent with (read by the form, when it reads).
+        kind = form.cleaned_data.get("kind", "") if hasattr(form, "cleaned_data") else ""
+        return _memory_page_with_error(request, memory_id, exc, posted={"kind": kind})
     messages.success(
         request, f"Linked: memory {memory_id} {relation.get_kind_display().lower()} memory {target}."
     )

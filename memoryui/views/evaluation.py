@@ -12,7 +12,6 @@ from django.http import JsonResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from governance.errors import InvalidInput
 from governance.evaluation.misses import TURN_TEXT
 from governance.evaluation.report import recall_by_category
 from governance.evaluation.retrieval import KS
@@ -28,10 +27,16 @@ from governance.selectors.dashboard.evaluation import (
     run_miss_categories,
     run_misses_page,
 )
-from memoryui.views.base import dashboard_view, page, page_links
+from memoryui.forms.evaluation import (  # noqa: F401  (the messages tests reuse, where they were)
+    FILE_REQUIRED,
+    WORKSPACE_REQUIRED,
+    EvaluationChartForm,
+    EvaluationPageForm,
+    EvaluationRunPageForm,
+    EvaluationUploadForm,
+)
+from memoryui.views.base import cleaned, dashboard_view, page, page_links
 
-FILE_REQUIRED = "Choose a LoCoMo or LongMemEval file to upload."
-WORKSPACE_REQUIRED = "Pick the workspace the evaluation belongs to."
 TASKS_PER_PAGE = 50
 
 
@@ -101,7 +106,7 @@ def is_retrieval(run) -> bool:
 
 @dashboard_view()
 def evaluation(request):
-    runs = evaluation_runs_page(request.principal, request.GET.get("page", 1))
+    runs = evaluation_runs_page(request.principal, cleaned(EvaluationPageForm(request.GET))["page"])
     replay = sel.latest_evaluation()
     retrieval = latest_retrieval_run(request.principal)
     return page(
@@ -125,15 +130,16 @@ def evaluation(request):
 @dashboard_view()
 def evaluation_run(request, run_id: int):
     """One run: its figures and its tasks (failing first), paged; `?show=all` lists the passing ones too."""
+    query = cleaned(EvaluationRunPageForm(request.GET))
     run = evaluation_run_for(request.principal, run_id)
-    show_all = request.GET.get("show") == "all"
+    show_all = query["show"]
     if is_retrieval(run):
         tasks = list((run.results or {}).get("tasks") or [])
         context = {
             "retrieval_table": _retrieval_table(run) if run.state == EvaluationRun.State.DONE else None
         }
         if not show_all:  # the misses, with their texts; `?show=all` lists every question's verdict
-            misses = run_misses_page(run, request.GET.get("page", 1))
+            misses = run_misses_page(run, query["page"])
             for miss in misses.object_list:
                 _describe_miss(miss)
             return page(
@@ -160,7 +166,7 @@ def evaluation_run(request, run_id: int):
     failing = sum(1 for t in tasks if not t["passed"])
     listed = tasks if show_all else [t for t in tasks if not t["passed"]]
     listed.sort(key=lambda t: (t["passed"], t.get("category") or "", str(t.get("id") or t.get("task"))))
-    tasks_page = Paginator(listed, TASKS_PER_PAGE).get_page(request.GET.get("page", 1))
+    tasks_page = Paginator(listed, TASKS_PER_PAGE).get_page(query["page"])
     return page(
         request,
         "dashboard/evaluation_run.html",
@@ -215,23 +221,19 @@ def _replay_tasks(run) -> list[dict]:
 @dashboard_view()
 def evaluation_upload(request):
     """Check the file and queue its evaluation; the page of the new run shows its state until done."""
-    upload = request.FILES.get("file")
-    if upload is None:
-        raise InvalidInput(FILE_REQUIRED, field="file")
+    data = cleaned(EvaluationUploadForm(request.POST, request.FILES))
+    upload = data["file"]
     if upload.size > upload_limit():  # refused before the file is read into memory
         raise UploadTooLarge(
             f"The file is {upload.size} bytes; an evaluation upload is at most {upload_limit()} bytes.",
             field="file",
         )
-    slug = request.POST.get("workspace", "").strip()
-    if not slug:
-        raise InvalidInput(WORKSPACE_REQUIRED, field="workspace")
-    workspace = workspace_by_slug(request.principal, slug)
+    workspace = workspace_by_slug(request.principal, data["workspace"])
     run = evaluation_request(
         workspace=workspace,
         name=upload.name,
         content=upload.read(),
-        fmt=request.POST.get("format", "").strip() or None,
+        fmt=data["format"],
         actor=request.principal,
     )
     messages.success(
@@ -243,8 +245,8 @@ def evaluation_upload(request):
 @dashboard_view(json=True)
 def evaluation_json(request):
     """The chart's data: a run the caller may see (`?run=`), else the latest replay-suite run."""
-    run_id = request.GET.get("run", "")
-    run = evaluation_run_for(request.principal, int(run_id)) if run_id.isdigit() else sel.latest_evaluation()
+    run_id = cleaned(EvaluationChartForm(request.GET))["run"]
+    run = evaluation_run_for(request.principal, run_id) if run_id else sel.latest_evaluation()
     if is_retrieval(run):
         table = _retrieval_table(run)
         return JsonResponse(

@@ -21,7 +21,14 @@ from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_sugg
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, memory_bulk_act
 from governance.services.relation import HAND_KINDS
 from memoryui.forms.focus import FocusForm
-from memoryui.forms.memories import FILTERS_INVALID, MemoryListForm
+from memoryui.forms.memories import (
+    FILTERS_INVALID,
+    REACH,
+    MemoryCursorForm,
+    MemoryListForm,
+    MemoryReachForm,
+    ScopeOptionsForm,
+)
 from memoryui.forms.memory_actions import (  # noqa: F401  (the messages tests reuse, where they were)
     BULK_BAD_IDS,
     BULK_IRREVERSIBLE,
@@ -55,11 +62,6 @@ DONE_WORDS = {
     "forget": "Memory {id} is forgotten: its text is withheld everywhere and it is never recalled again.",
     "forget_hard": "Memory {id} is forgotten and purged: its text is erased; a tombstone remains.",
 }
-
-
-def _text(request, name: str, limit: int) -> str:
-    """A free-text filter as PostgreSQL can hold it: no NUL character, at most `limit` characters."""
-    return request.GET.get(name, "").replace("\x00", "").strip()[:limit]
 
 
 def _filters(request) -> tuple[MemoryListForm, sel.MemoryFilters | None]:
@@ -148,14 +150,11 @@ def _rows(request, filters: sel.MemoryFilters) -> dict:
         found = routed_read(workspace, lambda: memory_meaning(request.principal, request.scope, filters))
         rows, reach = _within_reach(request, found)
         return {"rows": rows, "reach": reach, "meaning": True, "page_obj": None, "links": {}}
+    cursors = cleaned(MemoryCursorForm(request.GET))
     page_obj = routed_read(
         workspace,
         lambda: sel.memory_list_page(
-            request.principal,
-            request.scope,
-            filters,
-            after=request.GET.get("after", ""),
-            before=request.GET.get("before", ""),
+            request.principal, request.scope, filters, after=cursors["after"], before=cursors["before"]
         ),
     )
     rows = page_obj.object_list
@@ -165,19 +164,12 @@ def _rows(request, filters: sel.MemoryFilters) -> dict:
         "meaning": False,
         "page_obj": page_obj,
         "links": _keyset_links(request, page_obj),
+        "paged": bool(cursors["after"] or cursors["before"]),  # past the list's first page
     }
 
 
-# Meaning search's relevance cut-off: how far below the best match a result may be and still be shown
-# (relative to the best, so it holds for any embedding model); the reader widens it step by step.
-REACH = {"near": 0.05, "wider": 0.10, "all": None}
-DEFAULT_REACH = "near"
-
-
 def _within_reach(request, rows: list) -> tuple[list, dict]:
-    name = request.GET.get("reach", DEFAULT_REACH)
-    if name not in REACH:
-        raise InvalidInput(f"reach is one of: {', '.join(REACH)}.", field="reach")
+    name = cleaned(MemoryReachForm(request.GET))["reach"]
     margin = REACH[name]
     best = rows[0].similarity if rows else None
     kept = rows if margin is None or best is None else [m for m in rows if m.similarity >= best - margin]
@@ -267,7 +259,11 @@ def memory_detail(request, memory_id: int):
     return memory_page(request, memory_id)
 
 
-def memory_page(request, memory_id: int, status: int = 200, error: DomainError | None = None) -> HttpResponse:
+def memory_page(
+    request, memory_id: int, status: int = 200, error: DomainError | None = None, posted: dict | None = None
+) -> HttpResponse:
+    """`posted`: what a refused form on this page was sent with, read by its form (its `action`, its link
+    `kind`), so that form opens again as it was."""
     memory = sel.memory_for_reader(request.principal, memory_id)
     roles = sel.MyRoles.of(request.principal)
     if memory.status == Status.FORGOTTEN:
@@ -289,6 +285,7 @@ def memory_page(request, memory_id: int, status: int = 200, error: DomainError |
             "approvals": len(approvers(memory)),
             "decides": who_decides(memory),
             "error": error,
+            "posted": posted or {},
             "nav": "memories",
             # A rule-like active memory is in force only once a person confirmed it (docs/governance.md).
             "rule_like": bool(memory.key) or memory.kind not in (Kind.EPISODIC, Kind.WORKING),
@@ -322,7 +319,8 @@ def memory_act(request, memory_id: int):
         result = apply_action(request, memory_id, data)
     except DomainError as exc:
         try:
-            return memory_page(request, memory_id, status=exc.status, error=exc)
+            posted = {"action": form.cleaned_data.get("action", "")} if hasattr(form, "cleaned_data") else {}
+            return memory_page(request, memory_id, status=exc.status, error=exc, posted=posted)
         except DomainError:  # the memory itself is not readable: say only that
             return render_error(request, exc)
     if result.four_eyes_pending is not None:
@@ -457,4 +455,6 @@ def _matching_ids(request, listed: QueryDict) -> list[int]:
 def scope_options(request):
     """The type-ahead scope picker: governed scope paths matching what was typed (path prefix, or a word
     of the name), SCOPE_OPTIONS_LIMIT at most, in tree order."""
-    return JsonResponse({"scopes": sel.scope_suggestions(request.principal, _text(request, "q", 200))})
+    return JsonResponse(
+        {"scopes": sel.scope_suggestions(request.principal, cleaned(ScopeOptionsForm(request.GET))["q"])}
+    )

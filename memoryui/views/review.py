@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from governance.errors import DomainError, InvalidInput, NotFound
+from governance.errors import DomainError, NotFound
 from governance.models import Kind, Memory, Status
 from governance.permissions import memory_for_reader
 from governance.recall import recall_memories
@@ -31,19 +31,25 @@ from governance.selectors.review import (
 )
 from governance.services.memory import memory_confirm, memory_reject
 from governance.services.review import memory_repropose, proposal_edit_confirm
+from memoryui.forms.focus import FocusForm
+from memoryui.forms.review import (  # noqa: F401  (the messages tests reuse, where they were)
+    BAD_DECISION,
+    BAD_ID,
+    BAD_ITEM_DECISION,
+    FILTER_PARAMS,
+    NOTHING_SELECTED,
+    QueueBackForm,
+    ReviewActForm,
+    ReviewDecideForm,
+    ReviewQueueForm,
+)
 from memoryui.views.awaiting import awaiting_for, awaiting_sentence
-from memoryui.views.base import dashboard_view, page, scope_query
-from memoryui.views.memories import CONFIRM_IRREVERSIBLE
+from memoryui.views.base import cleaned, dashboard_view, page, scope_query
 
 QUEUE_PAGE = 60
 SIMILAR_SHOWN = 3
 # Recall is asked for more than it shows: proposals and candidates it also finds are left out.
 SIMILAR_ASKED = 12
-NOTHING_SELECTED = "Select at least one item of the queue."
-BAD_DECISION = "decision is confirm or reject."
-BAD_ITEM_DECISION = "decision is confirm, reject, edit or repropose."
-BAD_ID = "Memory ids are whole numbers."
-FILTER_PARAMS = ("scope", "kind", "proposer", "older", "newer", "sort")
 
 
 @dashboard_view()
@@ -53,16 +59,17 @@ def review(request):
 
 def render_queue(request, error: DomainError | None = None, status: int = 200):
     try:
-        filters = QueueFilter.parse(request.GET)
+        query = cleaned(ReviewQueueForm(request.GET))
+        filters = query["filters"]
     except DomainError as exc:
-        filters, error, status = QueueFilter(), exc, exc.status
+        query, filters, error, status = {}, QueueFilter(), exc, exc.status
     items = review_queue(
         principal=request.principal, scope=request.scope, limit=QUEUE_PAGE + 1, filters=filters
     )
     more = len(items) > QUEUE_PAGE
     items = items[:QUEUE_PAGE]
     waiting = queue_queryset(principal=request.principal, scope=request.scope, filters=filters).count()
-    params = {k: request.GET.get(k, "") for k in FILTER_PARAMS if request.GET.get(k)}
+    params = {k: query[k] for k in FILTER_PARAMS if query.get(k)}
     # The disputes page on their own cursor: each list's links keep the other list's page.
     disputes = dispute_queue(
         principal=request.principal, scope=request.scope, limit=QUEUE_SHOWN + 1, filters=filters
@@ -70,8 +77,8 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
     more_disputes = len(disputes) > QUEUE_SHOWN
     disputes = disputes[:QUEUE_SHOWN]
     on_page = {
-        "after": request.GET.get("after", "") if filters.after is not None else "",
-        "disputes_after": request.GET.get("disputes_after", "") if filters.disputes_after is not None else "",
+        "after": query["after"] if filters.after is not None else "",
+        "disputes_after": query["disputes_after"] if filters.disputes_after is not None else "",
     }
     disputes_waiting = dispute_queue_queryset(
         principal=request.principal, scope=request.scope, filters=filters
@@ -105,7 +112,7 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
             "ages": list(AGES),
             "proposers": queue_proposers(principal=request.principal, scope=request.scope),
             "links": links,
-            "filtered": any(request.GET.get(k) for k in FILTER_PARAMS if k != "scope"),
+            "filtered": any(query.get(k) for k in FILTER_PARAMS if k != "scope"),
             "back": request.GET.urlencode(),
             # Contradictions the system proposed between two unkeyed memories, beside the proposals.
             "disputes": disputes,
@@ -124,8 +131,8 @@ def _qs(params: dict) -> str:
 
 def queue_back(request: HttpRequest) -> str:
     """Where a decision returns to without JavaScript: the queue with the filters it was made under."""
-    back = request.POST.get("back", "")
-    return reverse("dashboard:review") + ("?" + back if back and "\n" not in back else scope_query(request))
+    back = cleaned(QueueBackForm(request.POST))["back"]
+    return reverse("dashboard:review") + ("?" + back if back else scope_query(request))
 
 
 def wants_json(request: HttpRequest) -> bool:
@@ -136,14 +143,9 @@ def wants_json(request: HttpRequest) -> bool:
 @dashboard_view()
 def review_act(request):
     """Apply one decision to every selected item in one transaction: all of them or none."""
-    decision = request.POST.get("decision", "")
-    reason = request.POST.get("reason", "").strip()
     try:
-        ids = _ids(request.POST.getlist("memory"))
-        if decision not in ("confirm", "reject"):
-            raise InvalidInput(BAD_DECISION, field="decision")
-        if decision == "reject" and request.POST.get("irreversible") != "yes":
-            raise InvalidInput(CONFIRM_IRREVERSIBLE, field="irreversible")
+        data = cleaned(ReviewActForm(request.POST))
+        decision, reason, ids = data["decision"], data["reason"], data["memory"]
         service = memory_confirm if decision == "confirm" else memory_reject
         results = []
         with transaction.atomic():
@@ -172,26 +174,24 @@ def review_decide(request, memory_id: int):
     """One item: confirm (an optional reason), reject (a reason), edit then confirm (the edited text,
     key and kind, and a reason), or repropose (undo a reject: a new proposal derived from the rejected
     one, with a reason). JSON for review.js, else back to the queue with a message."""
-    decision = request.POST.get("decision", "")
-    reason = request.POST.get("reason", "").strip()[:2000]
     try:
+        data = cleaned(ReviewDecideForm(request.POST))
+        decision, reason = data["decision"], data["reason"]
         if decision == "confirm":
             result = memory_confirm(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "reject":
             result = memory_reject(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "repropose":
             result = memory_repropose(memory_id=memory_id, actor=request.principal, reason=reason)
-        elif decision == "edit":
+        else:  # edit
             result = proposal_edit_confirm(
                 memory_id=memory_id,
-                text=request.POST.get("text", ""),
-                key=request.POST.get("key", ""),
-                kind=request.POST.get("kind", ""),
+                text=data["text"],
+                key=data["key"],
+                kind=data["kind"],
                 reason=reason,
                 actor=request.principal,
             )
-        else:
-            raise InvalidInput(BAD_ITEM_DECISION, field="decision")
     except DomainError as exc:
         if wants_json(request):
             return JsonResponse(exc.as_dict(), status=exc.status)
@@ -226,10 +226,10 @@ def counts_after(request: HttpRequest) -> dict:
 
     from governance.selectors.dashboard import scope_for_path
 
-    params = QueryDict(request.POST.get("back", ""))
+    params = QueryDict(cleaned(QueueBackForm(request.POST))["back"])
     try:
-        scope = scope_for_path(request.principal, params.get("scope"))
-        filters = QueueFilter.parse(params)
+        scope = scope_for_path(request.principal, cleaned(FocusForm(params))["scope"])
+        filters = cleaned(ReviewQueueForm(params))["filters"]
     except DomainError:
         return {"waiting": None, "disputes_waiting": None, "awaiting": None, "heading": None, "badge": None}
     waiting = queue_queryset(principal=request.principal, scope=scope, filters=filters).count()
@@ -295,12 +295,3 @@ def review_similar(request, memory_id: int):
 
 def _as_query(text: str) -> str:
     return text if len(text) <= MAX_QUERY_CHARS else text[:MAX_QUERY_CHARS].rsplit(" ", 1)[0]
-
-
-def _ids(raw: list[str]) -> list[int]:
-    if not raw:
-        raise InvalidInput(NOTHING_SELECTED, field="memory")
-    try:
-        return sorted({int(x) for x in raw})
-    except ValueError as exc:
-        raise InvalidInput(BAD_ID, field="memory") from exc

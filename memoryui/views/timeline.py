@@ -11,45 +11,19 @@ from django.http import JsonResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from governance.errors import InvalidInput
 from governance.redaction.masking import masked_text
 from governance.selectors import dashboard as sel
-from memoryui.views.base import chart_time, dashboard_view, page
+from memoryui.forms.timeline import BAD_PICK, PERIODS, TimelineForm  # noqa: F401  (BAD_PICK: tests reuse it here)
+from memoryui.views.base import chart_time, cleaned, dashboard_view, page
 from memoryui.views.charts import activation_at, curve
 from memoryui.views.tombstone import timeline_tombstones
 
-PERIODS = {
-    "1": "the last day",
-    "7": "the last 7 days",
-    "30": "the last 30 days",
-    "90": "the last 90 days",
-    "365": "the last year",
-}
-BAD_PERIOD = "days is one of 1, 7, 30, 90 or 365."
-BAD_TOP = "top is a whole number from 1 to 50."
-BAD_PICK = "m is a memory's number (a whole number); at most 50 of them."
-MAX_PICKED = 50
 TABLE_COLUMNS = 6  # activation at this many evenly spaced times of the period, in the table fallback
 
 
 def _params(request) -> tuple[int, int, list[int]]:
-    days = request.GET.get("days", "30")
-    if days not in PERIODS:
-        raise InvalidInput(BAD_PERIOD, field="days")
-    try:
-        top = int(request.GET.get("top", "12"))
-    except ValueError as exc:
-        raise InvalidInput(BAD_TOP, field="top") from exc
-    if not 1 <= top <= 50:
-        raise InvalidInput(BAD_TOP, field="top")
-    raw = [v for v in request.GET.getlist("m") if v.strip()]
-    if len(raw) > MAX_PICKED:
-        raise InvalidInput(BAD_PICK, field="m")
-    try:
-        picked = list(dict.fromkeys(int(v) for v in raw))
-    except ValueError as exc:
-        raise InvalidInput(BAD_PICK, field="m") from exc
-    return int(days), top, picked
+    data = cleaned(TimelineForm(request.GET))
+    return data["days"], data["top"], data["m"]
 
 
 def _series(request, days: int, top: int, picked: list[int]) -> dict:
@@ -108,7 +82,7 @@ def _series(request, days: int, top: int, picked: list[int]) -> dict:
 @dashboard_view()
 def timeline(request):
     days, top, picked = _params(request)
-    q = request.GET.get("q", "").strip()[:200]
+    q = cleaned(TimelineForm(request.GET))["q"]
     data = _series(request, days, top, picked)
     chart = {k: v for k, v in data.items() if k not in ("column_times", "tombstones")}
     return page(

@@ -14,7 +14,8 @@ from governance.errors import DomainError
 from governance.models import AuditEvent, Memory, Status
 from governance.permissions import Action, memory_readable_scopes
 from governance.selectors import dashboard as sel
-from memoryui.views.base import page
+from memoryui.forms.tombstone import TombstoneForm
+from memoryui.views.base import cleaned, page
 
 FORGET_ACTIONS = ("memory.forget", "memory.forget_hard")
 LOOK = "look"  # ?look=text: an owner's explicit look at a soft-forgotten memory's text
@@ -77,7 +78,7 @@ def tombstone_context(
         "purged_event": purged,
         "reached": reached_lines(request.principal, forgotten),
         "may_look": may_look,
-        "looking": may_look and request.GET.get(LOOK) == "text",
+        "looking": may_look and cleaned(TombstoneForm(request.GET))[LOOK],
         "may_purge": may_look,
         "list_url": reverse("dashboard:memories") + "?" + urlencode({"scope": memory.scope.path}),
         "audit_url": reverse("dashboard:governance-audit") + "?" + urlencode({"target": str(memory.pk)}),

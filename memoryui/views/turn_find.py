@@ -6,47 +6,17 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from governance.errors import DomainError, InvalidInput
+from governance.errors import DomainError
 from governance.redaction.masking import mask_packet
 from governance.runtime import cursor as codec
 from governance.runtime import dates
 from governance.selectors import dashboard as sel
-from memoryui.forms.turns import BAD_MEMORY, BAD_MODE
-from memoryui.views.base import dashboard_view, page
+from memoryui.forms.turns import TurnListForm, WhyNotQueryForm
+from memoryui.views.base import cleaned, dashboard_view, page
 
 BAD_DATE = dates.BAD_DATE
 BAD_RANGE = dates.BAD_RANGE
 BAD_CURSOR = codec.BAD_CURSOR
-BAD_USED = "used is used or skipped."
-
-
-def _number(raw: str, field: str, message: str) -> int | None:
-    raw = (raw or "").strip().lstrip("#")
-    if not raw:
-        return None
-    if not raw.isdigit() or int(raw) < 1:
-        raise InvalidInput(message, field=field)
-    return int(raw)
-
-
-def _filters(request) -> sel.TurnFilters:
-    g = request.GET
-    since, until = dates.day_range(
-        dates.parse_day(g.get("from", ""), "from"), dates.parse_day(g.get("to", ""), "to")
-    )
-    used = g.get("used", "")
-    if used not in sel.TURN_USED:
-        raise InvalidInput(BAD_USED, field="used")
-    return sel.TurnFilters(
-        q=g.get("q", "")[:200],
-        agent=g.get("agent", "")[:150],
-        session=g.get("session", "")[:200],
-        strategy=g.get("strategy", "")[:20],
-        used=used,
-        memory_id=_number(g.get("memory", ""), "memory", BAD_MEMORY),
-        since=since,
-        until=until,
-    )
 
 
 def _links(request, result: sel.TurnPage) -> dict:
@@ -69,13 +39,11 @@ def turn_list(request):
     from memoryui.forms.turns import TRY_DEFAULT_BUDGET
     from memoryui.views.turns import ask_scopes
 
-    filters = _filters(request)
+    form = TurnListForm(request.GET)
+    data = cleaned(form)
+    filters = form.filters()
     result = sel.turn_search(
-        request.principal,
-        request.scope,
-        filters,
-        before=sel.turn_cursor_id(request.GET.get("before", ""), "before"),
-        after=sel.turn_cursor_id(request.GET.get("after", ""), "after"),
+        request.principal, request.scope, filters, before=data["before"], after=data["after"]
     )
     return page(
         request,
@@ -85,9 +53,10 @@ def turn_list(request):
             "links": _links(request, result),
             "filters": filters,
             "session": filters.session,
-            "from": request.GET.get("from", ""),
-            "to": request.GET.get("to", ""),
-            "memory_raw": request.GET.get("memory", ""),
+            # what was typed, as typed, back in the search fields
+            "from": form["from"].value() or "",
+            "to": form["to"].value() or "",
+            "memory_raw": form["memory"].value() or "",
             "agents": sel.turn_agents(request.principal, request.scope),
             "nav": "turns",
             "ask_scopes": ask_scopes(request),
@@ -106,11 +75,10 @@ def turn_why_not(request, turn_id: int):
     from governance.recall.explain import why_not
 
     turn = sel.turn_for_reader(request.principal, turn_id)
-    mode = request.GET.get("mode", "words") or "words"
-    if mode not in ("words", "meaning"):
-        raise InvalidInput(BAD_MODE, field="mode")
-    context = {"turn": turn, "q": request.GET.get("q", "")[:200], "mode": mode, "nav": "turns"}
-    memory_id = _number(request.GET.get("memory", ""), "memory", BAD_MEMORY)
+    query = cleaned(WhyNotQueryForm(request.GET))
+    mode = query["mode"]
+    context = {"turn": turn, "q": query["q"], "mode": mode, "nav": "turns"}
+    memory_id = query["memory"]
     status = 200
     if memory_id is not None:
         memory = sel.readable_memory(request.principal, memory_id)

@@ -24,21 +24,6 @@ REQUEST_DATA = {"GET", "POST", "FILES"}
 WHOLE_QUERY = {"copy", "urlencode"}
 READS = {"get", "getlist", "lists", "items", "values", "keys", "dict", "__getitem__"}
 
-# Modules still being reworked in parallel (issue 51) that read request values by hand: the lead empties
-# this set after merging each rework. A module leaves it as soon as it is clean (the test below fails
-# while a clean module stays listed, so the set only shrinks); overview.py and trace.py read nothing by
-# hand already, so they are held to the rule from now on.
-PENDING = {
-    "administration.py",
-    "evaluation.py",
-    "memories.py",  # the list's cursors and reach, and the scope picker (its filters and POST actions are forms)
-    "review.py",
-    "review_disputes.py",
-    "timeline.py",
-    "tombstone.py",
-    "turn_find.py",
-}
-
 
 def _is_request_data(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr in REQUEST_DATA
@@ -124,19 +109,9 @@ def _view_modules() -> list[Path]:
 def test_views_read_request_input_only_through_forms():
     offenders = []
     for path in _view_modules():
-        if path.name in PENDING:
-            continue
         offenders += [f"{path.name}:{line}: {what}" for line, what in hand_reads(path.read_text())]
     assert len(_view_modules()) > 20  # the walk found the page modules
     assert offenders == []
-
-
-def test_pending_modules_are_still_pending():
-    """A module that reads no request value by hand any more leaves PENDING (so the set only shrinks)."""
-    names = {p.name for p in _view_modules()}
-    assert sorted(PENDING - names) == []  # a module renamed or removed leaves the set too
-    clean = sorted(name for name in PENDING if not hand_reads((VIEWS_DIR / name).read_text()))
-    assert clean == [], f"take {clean} out of PENDING: they read request input only through forms"
 
 
 def _form_modules():
@@ -196,7 +171,9 @@ def test_hand_read_figure():
     """Issue 51's figure, printed: request values the views read one by one. 158 before the rework; 138
     with the memory list, the disputes and the role-fitting pages merged; 79 once the governance,
     curation, webhooks, portability, theme, summary, graph and memory-action pages and the focused scope
-    read theirs through forms too (the rest is in PENDING's modules)."""
+    read theirs through forms too; 74 with the turn pages merged; 0 once administration, evaluation, the
+    memory list's cursors and reach, the scope picker, the review queue and its disputes, the timeline, the
+    tombstone and the turn search read theirs through forms as well."""
     per_module = {p.name: value_reads(p.read_text()) for p in _view_modules()}
     print("request values read by hand:", sum(per_module.values()), per_module)
-    assert all(per_module[name] == 0 for name in per_module if name not in PENDING)
+    assert sum(per_module.values()) == 0
