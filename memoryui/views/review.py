@@ -31,6 +31,7 @@ from governance.selectors.review import (
 )
 from governance.services.memory import memory_confirm, memory_reject
 from governance.services.review import memory_repropose, proposal_edit_confirm
+from memoryui.labels import label_of
 from memoryui.views.awaiting import awaiting_for, awaiting_sentence
 from memoryui.views.base import dashboard_view, page, scope_query
 from memoryui.views.memories import CONFIRM_IRREVERSIBLE
@@ -209,7 +210,7 @@ def review_decide(request, memory_id: int):
                 "message": text,
                 "text": result.text,
                 "result_url": reverse("dashboard:memory", args=[result.pk]),
-                "result_label": f"{result.key} r{result.revision}" if result.key else f"#{result.pk}",
+                "result_label": label_of(result),
                 "reason": reason,
                 **counts_after(request),
             }
