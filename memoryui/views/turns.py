@@ -185,9 +185,7 @@ def turn_replay(request, turn_id: int):
             "slots": slot_view(packet, request.principal),
             "budget": result.get("budget", {}),
             "trace": _stages(result.get("trace", {})),
-            "funnel": named_funnel(request.principal, result.get("trace", {}), annotated["skipped"])[
-                0
-            ],
+            "funnel": named_funnel(request.principal, result.get("trace", {}), annotated["skipped"])[0],
         }
     )
     return page(request, "dashboard/turns/_replay.html", context)

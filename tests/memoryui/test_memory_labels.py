@@ -7,10 +7,11 @@ import re
 import pytest
 from django.urls import reverse
 
-from governance.models import Turn
+from governance.models import Memory, Turn
 from governance.services.memory import memory_propose
 from governance.services.relation import relation_add
 from governance.services.scope import scope_ensure
+from governance.services.summary import summary_build
 from memoryui.labels import memory_label
 from tests.memoryui.conftest import remember
 
@@ -128,3 +129,11 @@ def test_a_long_scope_path_keeps_its_whole_path_in_the_title(owner_client, proje
     turn = _turn(project_scope, agent, [_block(m)])
     html = owner_client.get(f"/turns/{turn.pk}/").content.decode()
     assert f'<span class="mlabel-scope" title="{long.path}">{long.path}</span>' in html
+
+
+def test_the_summary_panel_names_its_cited_memories_with_their_scope(reviewer_client, project_scope):
+    goal = remember(project_scope, "Ship the Q3 deck", kind="convention", key="goal")
+    Memory.objects.filter(pk=goal.pk).update(confirmed_at=goal.created_at)
+    summary_build(scope=project_scope, actor=None, reason="test")
+    html = reviewer_client.get("/", {"scope": "acme/slides"}).content.decode()
+    assert "goal r1 · acme/slides" in _text(html[html.index('id="summary"') :])
