@@ -125,3 +125,26 @@ def no_grant_note(context):
     if not context.get("request") or READING in menu(context):
         return ""
     return format_html('<p class="msg" id="no-grant">{}</p>', NO_GRANT)
+
+
+@register.filter
+def memory_label(obj, bare=""):
+    """A memory's one label (memoryui.labels): `key rN · scope`, or `#id excerpt · scope`, the scope in a
+    span that truncates on a phone and keeps the whole path in its title. `|memory_label:"bare"` leaves the
+    excerpt out (a forgotten memory's tombstone names its neighbours without any words)."""
+    from memoryui.labels import SEP, fields_of, label_parts
+
+    f = fields_of(obj)
+    name, excerpt = label_parts(
+        pk=f["pk"], key=f["key"], revision=f["revision"], text=f["text"], hidden=f["hidden"] or bool(bare)
+    )
+    head = format_html('{} <span class="mlabel-text">{}</span>', name, excerpt) if excerpt else name
+    if not f["scope_path"]:
+        return format_html('<span class="mlabel">{}</span>', head)
+    return format_html(
+        '<span class="mlabel">{}{}<span class="mlabel-scope" title="{}">{}</span></span>',
+        head,
+        SEP,
+        f["scope_path"],
+        f["scope_path"],
+    )

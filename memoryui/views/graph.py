@@ -13,6 +13,7 @@ from governance.models import RelationKind, Status
 from governance.runtime.degraded import cache_get, cache_set
 from governance.selectors import dashboard as sel
 from memoryui.forms.graph import BAD_DEPTH, BAD_KIND, BAD_MEMORY, GraphForm  # noqa: F401  (where they were)
+from memoryui.labels import memory_label
 from memoryui.views.base import cleaned, dashboard_view, page
 from memoryui.views.layout import edge_geometry, layout
 
@@ -83,7 +84,14 @@ def graph_json(request):
     for n in data["nodes"]:
         x, y = positions[n["pk"]]
         forgotten = n["status"] == Status.FORGOTTEN
-        label = f"{n['key']} r{n['revision']}" if n["key"] else f"#{n['pk']}"
+        label = memory_label(
+            pk=n["pk"],
+            key=n["key"],
+            revision=n["revision"],
+            scope_path=n["scope__path"],
+            text=n["text"],
+            hidden=forgotten,
+        )
         nodes.append(
             {
                 "id": n["pk"],

@@ -43,6 +43,7 @@ from memoryui.forms.review import (  # noqa: F401  (the messages tests reuse, wh
     ReviewDecideForm,
     ReviewQueueForm,
 )
+from memoryui.labels import label_of
 from memoryui.views.awaiting import awaiting_for, awaiting_sentence
 from memoryui.views.base import cleaned, dashboard_view, page, scope_query
 
@@ -209,7 +210,7 @@ def review_decide(request, memory_id: int):
                 "message": text,
                 "text": result.text,
                 "result_url": reverse("dashboard:memory", args=[result.pk]),
-                "result_label": f"{result.key} r{result.revision}" if result.key else f"#{result.pk}",
+                "result_label": label_of(result),
                 "reason": reason,
                 **counts_after(request),
             }

@@ -14,6 +14,7 @@ from django.utils import timezone
 from governance.redaction.masking import masked_text
 from governance.selectors import dashboard as sel
 from memoryui.forms.timeline import BAD_PICK, PERIODS, TimelineForm  # noqa: F401  (BAD_PICK: tests reuse it here)
+from memoryui.labels import memory_label
 from memoryui.views.base import chart_time, cleaned, dashboard_view, page
 from memoryui.views.charts import activation_at, curve
 from memoryui.views.tombstone import timeline_tombstones
@@ -50,7 +51,13 @@ def _series(request, days: int, top: int, picked: list[int]) -> dict:
         data = curve(
             a0=m.activation_a0, decay=m.decay_rate, start=start, events=history, since=since, until=until
         )
-        label = f"{m.key} r{m.revision}" if m.key else f"#{m.pk} {m.kind}"
+        label = memory_label(
+            pk=m.pk,
+            key=m.key,
+            revision=m.revision,
+            scope_path=m.scope.path,
+            text=masked_text(m.status, m.text),
+        )
         series.append(
             {
                 "id": m.pk,

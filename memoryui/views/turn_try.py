@@ -73,7 +73,7 @@ def turn_try(request):
     except DomainError as exc:
         return page(request, "dashboard/turns/_try.html", {"error": exc}, status=exc.status)
     packet = result.get("packet", {})
-    annotated = annotate(packet)
+    annotated = annotate(packet, request.principal)
     rows, _ = named_funnel(request.principal, result.get("trace", {}), annotated["skipped"])
     limit, used = result["budget"]["limit"], result["budget"]["used"]
     return page(
@@ -84,7 +84,7 @@ def turn_try(request):
             # The fields as typed, for the why-not form to ask again (hidden inputs).
             "asked_fields": {f: form.data.get(f, "") for f in ASKED_FIELDS},
             "try_why": True,
-            "slots": slot_view(packet),
+            "slots": slot_view(packet, request.principal),
             "skipped": annotated["skipped"],
             "funnel": rows,
             "budget": {

@@ -47,20 +47,30 @@ def _block_key(block: dict) -> str:
     return f"m{block['memory_id']}" if block.get("memory_id") else f"t{hash(block.get('text', ''))}"
 
 
-def annotate(packet: dict) -> dict:
+def annotate(packet: dict, principal=None) -> dict:
     """The packet's slots, each block with today's status of its memory; a forgotten memory's text is
     withheld (governance.redaction.masking, the same masking as the API) even though the stored packet may still hold it
     (a soft forget keeps it; the redaction worker of a hard forget may lag)."""
     packet = packet if isinstance(packet, dict) else {}
     states = sel.memory_states(cited_ids(packet))
     masked, _ = mask_packet(packet, states)
+    # Each block's scope path for its label, only where the viewer may read that scope.
+    paths = sel.readable_scope_paths(principal, {s["scope_id"] for s in states.values()})
     out = {}
     for slot, _ in [*SLOTS, ("skipped", "")]:
         rows = []
         for block in _blocks(masked, slot):
             state = states.get(block.get("memory_id"))
             now = state["status"] if state else ("" if not block.get("memory_id") else GONE)
-            rows.append({**block, "status_now": now, "changed": bool(now) and now != block.get("status")})
+            path = paths.get(state["scope_id"], "") if state else ""
+            rows.append(
+                {
+                    **block,
+                    "status_now": now,
+                    "changed": bool(now) and now != block.get("status"),
+                    "scope_path": path,
+                }
+            )
         out[slot] = rows
     return out
 
@@ -86,8 +96,8 @@ def diff(old: dict | None, new: dict) -> list[dict]:
     return rows
 
 
-def slot_view(packet: dict) -> list[dict]:
-    annotated = annotate(packet)
+def slot_view(packet: dict, principal=None) -> list[dict]:
+    annotated = annotate(packet, principal)
     return [{"slot": s, "label": label, "blocks": annotated[s]} for s, label in SLOTS]
 
 
@@ -113,7 +123,7 @@ def _budget(turn) -> dict:
 def turn_detail(request, turn_id: int):
     turn = sel.turn_for_reader(request.principal, turn_id)
     previous = sel.previous_turn(turn)
-    annotated = annotate(turn.packet)
+    annotated = annotate(turn.packet, request.principal)
     ids = cited_ids(turn.packet)
     if (
         ids
@@ -135,7 +145,7 @@ def turn_detail(request, turn_id: int):
             "funnel": rows,
             "left_out": left_out(rows),
             "previous": previous,
-            "diff": diff(annotate(previous.packet), annotated) if previous else [],
+            "diff": diff(annotate(previous.packet, request.principal), annotated) if previous else [],
             "nav": "turns",
         },
     )
@@ -168,15 +178,14 @@ def turn_replay(request, turn_id: int):
         context["error"] = exc.message
         return page(request, "dashboard/turns/_replay.html", context, status=exc.status)
     packet = result.get("packet", {})
+    annotated = annotate(packet, request.principal)
     context.update(
         {
-            "diff": diff(annotate(turn.packet), annotate(packet)),
-            "slots": slot_view(packet),
+            "diff": diff(annotate(turn.packet, request.principal), annotated),
+            "slots": slot_view(packet, request.principal),
             "budget": result.get("budget", {}),
             "trace": _stages(result.get("trace", {})),
-            "funnel": named_funnel(request.principal, result.get("trace", {}), annotate(packet)["skipped"])[
-                0
-            ],
+            "funnel": named_funnel(request.principal, result.get("trace", {}), annotated["skipped"])[0],
         }
     )
     return page(request, "dashboard/turns/_replay.html", context)

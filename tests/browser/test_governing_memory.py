@@ -69,7 +69,8 @@ def test_curator_supersedes_and_sees_it_in_timeline_and_graph(page, curator, pro
     expect(page.locator("#graph-summary")).to_contain_text("2 memories, 1 relations")
     links = page.locator("#graph-list a")
     expect(links).to_contain_text(
-        ["export_format r2 (active)", "export_format r1 (superseded)"], ignore_case=False
+        ["export_format r2 · acme/slides (active)", "export_format r1 · acme/slides (superseded)"],
+        ignore_case=False,
     )
     # The keyboard path: the graph's memories are also a list of links that shows itself on focus.
     page.locator(f"#graph-list a[data-memory='{fact.pk}']").focus()

@@ -101,7 +101,9 @@ def test_a_real_turn_names_every_memory_each_stage_dropped(reviewer_client, big_
     # Labels are short excerpts with the scope, in either language.
     excerpts = {label.excerpt for c in counted.values() for label in c["named"] + c["more"]}
     assert any("PPTX for the review" in e for e in excerpts) and any("幻灯片" in e for e in excerpts)
-    assert "(acme/slides)" in body
+    assert (
+        'class="mlabel-scope" title="acme/slides"' in body
+    )  # each label names its scope (memoryui/labels.py)
     # Each stage says in plain words what it does.
     assert all(rows[n]["words"] for n in ("eligible", "lexical", "vector", "fuse", "rank", "pack"))
 

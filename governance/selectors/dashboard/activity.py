@@ -212,6 +212,16 @@ def memory_states(memory_ids: set[int]) -> dict[int, dict]:
     return states(memory_ids)
 
 
+def readable_scope_paths(principal: Principal, scope_ids: set[int]) -> dict[int, str]:
+    """The paths of those scopes whose memories the principal may read (one query): the scope part of a
+    packet block's label (memoryui/labels.py); a scope it may not read is left out, so its path never shows."""
+    from governance.permissions import memory_readable_scopes
+
+    if not scope_ids or principal is None:
+        return {}
+    return dict(memory_readable_scopes(principal).filter(pk__in=scope_ids).values_list("pk", "path"))
+
+
 # --- Governance ---------------------------------------------------------------------------------------
 
 

@@ -126,7 +126,11 @@ def top_memories(principal: Principal, scope: Scope | None, limit: int = 15) -> 
         .order_by(log_a.desc(), "-pk")
         .values_list("pk", flat=True)[:limit]
     )
-    rows = {m.pk: m for m in Memory.objects.filter(pk__in=ids).with_activation(now).light()}
+    # The scope for each memory's label (memoryui/labels.py), in the same query.
+    rows = {
+        m.pk: m
+        for m in Memory.objects.filter(pk__in=ids).with_activation(now).light().select_related("scope")
+    }
     return [rows[pk] for pk in ids if pk in rows]
 
 

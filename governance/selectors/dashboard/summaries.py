@@ -18,6 +18,9 @@ class CitedMemory:
     status: str  # today's status, or masking.GONE when the row no longer exists
     label: str  # key and revision, or "#id"
     readable: bool
+    key: str | None = None
+    revision: int | None = None
+    scope_path: str = ""  # only for a readable memory: the label's scope (memoryui/labels.py)
 
 
 @dataclass
@@ -51,10 +54,10 @@ def scope_summary(principal: Principal, scope: Scope) -> SummaryView | None:
         m["pk"]: m
         for m in Memory.objects.filter(pk__in=ids).values("pk", "status", "key", "revision", "scope_id")
     }
-    readable = set(
+    readable = dict(
         memory_readable_scopes(principal)
         .filter(pk__in={r["scope_id"] for r in rows.values()})
-        .values_list("pk", flat=True)
+        .values_list("pk", "path")
     )
     lines, cites_forgotten = [], False
     for line in summary.lines:
@@ -65,7 +68,13 @@ def scope_summary(principal: Principal, scope: Scope) -> SummaryView | None:
             label = f"{row['key']} r{row['revision']}" if row and row["key"] else f"#{i}"
             cited.append(
                 CitedMemory(
-                    id=int(i), status=status, label=label, readable=bool(row) and row["scope_id"] in readable
+                    id=int(i),
+                    status=status,
+                    label=label,
+                    readable=bool(row) and row["scope_id"] in readable,
+                    key=row["key"] if row else None,
+                    revision=row["revision"] if row else None,
+                    scope_path=readable.get(row["scope_id"], "") if row else "",
                 )
             )
         masked = any(withheld(c.status) for c in cited)

@@ -26,7 +26,7 @@ def timeline_memories(principal: Principal, scope: Scope | None, ids: list[int])
     """The chosen memories, in the order given, with their activation now; an id that is not a memory of
     the reader's scopes, or is forgotten, is a NotFound (the same answer as for one that does not exist)."""
     qs = Memory.objects.filter(pk__in=ids, scope_id__in=governed_scope_ids(principal, scope))
-    qs = qs.not_forgotten().with_activation(timezone.now()).light()
+    qs = qs.not_forgotten().with_activation(timezone.now()).light().select_related("scope")
     rows = {m.pk: m for m in qs}
     if set(ids) - rows.keys():
         raise NotFound()
