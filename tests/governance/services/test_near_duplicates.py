@@ -157,7 +157,9 @@ def test_the_review_page_shows_the_repeat_and_the_merged_sources(project_scope, 
 
     html = reviewer_client.get(reverse("dashboard:review")).content.decode()
     assert "1 later write of the same statement reinforced this one" in html and "user t9" in html
-    assert f"#{rule.pk}</a>" in html and "every word of this one is already there" in html
+    # the rule it repeats, linked by its label ("#id its first words · its scope")
+    assert f'href="/memories/{rule.pk}/' in html and "Render every chart as an SVG image.</span>" in html
+    assert "every word of this one is already there" in html
 
 
 @pytest.mark.django_db
