@@ -274,9 +274,10 @@ CONVERSATIONAL_SENTENCES = 6
 _WORK_EN = re.compile(
     r"\b(?:files?|documents?|docs|reports?|decks?|slides?|presentations?|pages?|charts?|tables?|spreadsheets?|"
     r"sheets?|data|datasets?|databases?|code|modules?|functions?|tests?|branch(?:es)?|commits?|pull requests?|"
+    r"scripts?|services?|config\w*|schemas?|migrations?|jobs?|queues?|drivers?|librar(?:y|ies)|packages?|"
     r"prs?|merge|deploy\w*|releases?|publish\w*|builds?|pipelines?|servers?|apis?|endpoints?|e-?mails?|"
     r"messages?|invoices?|clients?|customers?|contracts?|budgets?|meetings?|calendar|deadlines?|schedul\w*|"
-    r"backups?|originals?|cop(?:y|ies)|versions?|drafts?|formats?|export(?:s|ed|ing)?|import(?:s|ed|ing)?|upload\w*|download\w*|"
+    r"backups?|originals?|cop(?:y|ies)|versions?|drafts?|formats?|export(?:s|ed|ing|ers?)?|import(?:s|ed|ing|ers?)?|upload\w*|download\w*|"
     r"send|sent|share|attach\w*|cc|bcc|folders?|repos?|repository|projects?|tickets?|tasks?|repl(?:y|ies)|"
     r"answers?|responses?|respond|summar(?:y|ies|ise|ize)|translat\w*|fonts?|titles?|headings?|bullets?|"
     r"paragraphs?|words?|sentences?|cite|citations?|sources?|links?|images?|photos?|logos?|design|layout|"
@@ -289,7 +290,7 @@ _WORK_ZH = re.compile(
     r"文件|文档|报告|演示|幻灯片|页|图表|表格|数据|代码|模块|函数|测试|分支|提交|合并|部署|发布|上线|构建|服务器|接口|"
     r"邮件|消息|发票|客户|合同|预算|会议|日程|截止|备份|原稿|原件|副本|版本|草稿|格式|导出|导入|上传|下载|发送|发给|"
     r"附件|抄送|文件夹|仓库|项目|任务|回复|回答|摘要|总结|翻译|字体|字号|标题|段落|引用|来源|链接|图片|设计|排版|模板|"
-    r"风格|语气|重构|支付|密码|账号|订单|报价|价格|覆盖|删除|修改|编辑|输出|日志|需求|方案|流程|审批|财务"
+    r"风格|语气|重构|支付|密码|账号|订单|报价|价格|覆盖|删除|修改|编辑|输出|日志|需求|方案|流程|审批|财务|脚本|配置|驱动"
 )
 # Encouragement and advice about a person's life, in the words of an order.
 _MOTIVATION = re.compile(

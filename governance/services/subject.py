@@ -125,20 +125,59 @@ def qualified_otherwise(a: str, b: str) -> bool:
 _DETERMINERS = frozenset("the a an this that these those my our your its their his her".split())
 
 
+# An English verb is no qualifier: "Don't touch the legacy importer" / "You can clean up the legacy importer
+# now" are about one importer, where "the orders service" / "the analytics service" are two services. With
+# no tagger for English here (spaCy's models are not on PyPI), a verb is read from where it stands: right
+# after a modal, a negation, "to" or "please" (a rule's predicate: "don't touch", "can clean", "need to
+# move"), and a particle after such a verb ("clean up", "throw away") belongs to it.
+_PREDICATE_OPENERS = frozenset(
+    "can could may might should would will shall must need needs please let to don doesn didn won t not "
+    "never cannot".split()
+)
+_PARTICLES = frozenset("up out off down away back over".split())
+
+
+def _verbs(seq: list[str]) -> set[int]:
+    """The positions of `seq` (English words) that read as a verb or its particle (see above)."""
+    out: set[int] = set()
+    for i, word in enumerate(seq):
+        if i and (seq[i - 1] in _PREDICATE_OPENERS or (i - 1 in out and word in _PARTICLES)):
+            if word.isascii() and word not in _PREDICATE_OPENERS:
+                out.add(i)
+    return out
+
+
 def _qualified(a: list[str], b: list[str]) -> bool:
     shared = (set(a) & set(b)) - {_MASK}
-    before_a = {w: a[i - 1] for i, w in enumerate(a) if i and w in shared}
-    before_b = {w: b[i - 1] for i, w in enumerate(b) if i and w in shared}
-    for word, qa in before_a.items():
+    verbs_a, verbs_b = _verbs(a), _verbs(b)
+    before_a = {w: (a[i - 1], i - 1 in verbs_a) for i, w in enumerate(a) if i and w in shared}
+    before_b = {w: (b[i - 1], i - 1 in verbs_b) for i, w in enumerate(b) if i and w in shared}
+    for word, (qa, verb_a) in before_a.items():
         if word in _DETERMINERS:
             continue  # "touch the" / "clean up the": a determiner is qualified by nothing
-        qb = before_b.get(word)
+        qb, verb_b = before_b.get(word, (None, False))
         if qb is None or qa == qb or _MASK in (qa, qb) or qa in shared or qb in shared:
             continue
         if qa in FUNCTION or qb in FUNCTION:
             continue  # "these days the orders service" / "the orders service": no qualifier
+        if verb_a or verb_b:
+            # "touch | legacy importer" / "clean up | legacy importer": what is done to one thing, unless
+            # the shared words go on to name another ("review the legacy importer docs": the docs).
+            if _after_run(a, word, shared) != _after_run(b, word, shared):
+                return True
+            continue
         return True
     return False
+
+
+def _after_run(seq: list[str], word: str, shared: set[str]) -> str:
+    """The content word after the run of shared words that `word` starts in `seq` ("" for none: the end,
+    a value's mark or a function word)."""
+    i = seq.index(word)
+    while i < len(seq) and seq[i] in shared:
+        i += 1
+    after = seq[i] if i < len(seq) else ""
+    return "" if after in FUNCTION or after == _MASK else after
 
 
 def same_subject(a: str, b: str, *, share: float = SHARE) -> bool:

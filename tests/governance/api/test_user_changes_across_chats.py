@@ -55,6 +55,14 @@ CHANGED = [
         "You can refactor the payment module now, but add tests first.",
         "Please optimise the payment module.",
     ),
+    # The later word gives leave with another verb than the one the earlier one forbade.
+    (
+        "en",
+        "Don't touch the legacy importer, finance still runs it.",
+        "You can clean up the legacy importer now, finance moved off it.",
+        "Tidy the importer code.",
+    ),
+    ("zh", "先别碰老的导入脚本,财务还在用。", "老的导入脚本现在可以删掉了,财务不用了。", "清理一下导入脚本。"),
 ]
 
 
@@ -84,12 +92,29 @@ def test_the_users_later_word_sets_their_earlier_one_aside_in_every_chat(
     assert Relation.objects.filter(source=later, target=earlier, kind="contradicts").exists()
 
 
-def test_a_later_word_about_another_thing_sets_nothing_aside(client_for, agent, project_scope):
+UNRELATED = [
+    (
+        "en",
+        "The payment module is too risky, don't refactor it for now.",
+        "You can refactor the reporting module now, but add tests first.",
+        "Please optimise the payment module.",
+    ),
+    # Another verb on the same words that go on to name another thing (the importer's docs).
+    ("en", "Don't touch the legacy importer.", "Please review the legacy importer docs.", "Tidy the importer."),
+    # One shared word, another thing done to another thing.
+    ("en", "Never deploy billing on Fridays.", "You can restart the billing service now.", "Deploy billing."),
+    ("zh", "先别碰老的导入脚本。", "新的导出脚本可以删掉了。", "清理一下导入脚本。"),
+]
+
+
+@pytest.mark.parametrize(("lang", "before", "after", "question"), UNRELATED)
+def test_a_later_word_about_another_thing_sets_nothing_aside(
+    client_for, agent, project_scope, lang, before, after, question
+):
     client = client_for(agent)
-    before = "The payment module is too risky, don't refactor it for now."
-    _week(client, "week1", before, "en")
-    _week(client, "week2", "You can refactor the reporting module now, but add tests first.", "en")
+    _week(client, "week1", before, lang)
+    _week(client, "week2", after, lang)
     embed_memories(list(Memory.objects.filter(embedding__isnull=True).values_list("pk", flat=True)))
-    body = ask(client, "Please optimise the payment module.", session="week3")
+    body = ask(client, question, session="week3")
     assert before not in _texts(body, "negative"), body["text"]
     assert not Relation.objects.filter(kind="contradicts").exists()
