@@ -47,7 +47,10 @@ _DESCRIBES = re.compile(
     r"|^\s*(我|我们|他|她|他们|她们|它)(?!要|想要|需要|希望)|已经|曾经|过\s*$|了吗",
     re.I,
 )
-# Words that say a request changes what was asked before.
+# Words that say a request changes what was asked before. Not conflict.CHANGE_CUES: those say that a fact
+# of the world changed ("moved to", "no longer", "迁到"), and a speaker's change of mind about their own
+# request is said otherwise ("actually", "on second thought", "算了", "还是"); "moved to" in a request
+# names a destination, not a change of mind.
 CHANGE = re.compile(
     r"\b(actually|instead|rather|after all|on second thought|changed? my mind|wait|switch|change)\b"
     r"|算了|还是|换|改|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实",

@@ -1,12 +1,12 @@
 """The turn pages' POST actions: "Try a query" (a dry-run packet) and "why not…?" for a memory of that packet.
 Each form reads and checks the fields; the view resolves the scope and the memory through
-governance.permissions (the one resolver per kind) and raises `form_error(form)` as the page's 400."""
+governance.permissions (the one resolver per kind); a bad field is views.base.cleaned's 400."""
 
 from __future__ import annotations
 
 from django import forms
 
-from governance.errors import DomainError, InvalidInput
+from governance.errors import DomainError
 from governance.runtime import dates
 from governance.selectors import dashboard as sel
 from memoryui.forms.inputs import IdField, ParsedField
@@ -19,12 +19,6 @@ BAD_MODE = "mode is words or meaning."
 
 
 BIGINT = 2**63  # a memory's id is a bigint: a larger number cannot name one (and must not reach SQL)
-
-
-def form_error(form: forms.Form) -> InvalidInput:
-    """A form's first error as the dashboard's 400 (its sentence, and the field it is about)."""
-    field, errors = next(iter(form.errors.items()))
-    return InvalidInput(str(errors[0]), field=field)
 
 
 class TryQueryForm(forms.Form):

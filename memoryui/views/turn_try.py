@@ -14,8 +14,8 @@ from governance.models import Turn
 from governance.permissions import scope_by_path
 from governance.redaction.masking import mask_packet
 from governance.selectors import dashboard as sel
-from memoryui.forms.turns import TryQueryForm, TryWhyNotForm, form_error
-from memoryui.views.base import dashboard_view, page
+from memoryui.forms.turns import TryQueryForm, TryWhyNotForm
+from memoryui.views.base import cleaned, dashboard_view, page
 from memoryui.views.trace import named_funnel
 from memoryui.views.turn_find import why_not_picks
 from memoryui.views.turns import annotate, slot_view
@@ -26,9 +26,7 @@ ASKED_FIELDS = ("query", "try_scope", "budget", "strategy", "as_of")
 def _asked(request, form: forms.Form) -> tuple[forms.Form, dict]:
     """(The valid form, the assemble_context arguments); a bad field is the form's 400, and an unknown
     scope and one the viewer may not see are the same 404 (permissions.scope_by_path)."""
-    if not form.is_valid():
-        raise form_error(form)
-    data = form.cleaned_data
+    data = cleaned(form)
     args = {
         "scope": scope_by_path(request.principal, data["try_scope"]),
         "query": data["query"],
