@@ -119,4 +119,16 @@ def says_a_change(text: str) -> bool:
     return bool(CHANGE.search(text))
 
 
-__all__ = ["CHANGE", "choice_of", "says_a_change"]
+# A request whose object is a pronoun refers back to what was asked before ("Send it to Kenji", "Post it in
+# #design", "把它发给李娜"): like a choice, it names no subject of its own to be compared.
+_REFERS_BACK = re.compile(
+    r"^\s*(?:please\s+|ok(?:ay)?,?\s+|then\s+)?[a-z]+(?:\s+(?:up|out|over))?\s+(?:it|this|that|them)\b|^\s*(?:把|将)(?:它|这个|那个)",
+    re.I,
+)
+
+
+def refers_back(text: str) -> bool:
+    return bool(_REFERS_BACK.search(text))
+
+
+__all__ = ["CHANGE", "choice_of", "refers_back", "says_a_change"]

@@ -209,8 +209,8 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
     earlier: list = []
     by_text = {e.text: e for e in found}
     for ref, sentence, turn_text in said:
-        if not subject.says_how_things_are(sentence):
-            continue  # a question or "regardless of …" corrects nothing
+        if not subject.says_how_things_are(sentence) or subject.reports_an_event(sentence):
+            continue  # a question, "regardless of …" or a story of what someone did corrects nothing
         existing = by_text.get(sentence)
         if existing is not None and (
             existing.key

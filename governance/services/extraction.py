@@ -24,7 +24,7 @@ from governance.services.orders import (
     QUESTION,
     addressed_to_the_agent,
 )
-from governance.services.values import Value, values_in
+from governance.services.values import Value, negated_values, values_in
 
 
 @dataclass
@@ -44,7 +44,8 @@ class Extractor(Protocol):
         """Candidates from one interaction's turns ({role, content, ref, ...})."""
 
 
-_SENTENCE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
+# A full stop inside a word ("report_final.docx", "v2.1", "3.5") ends no sentence.
+_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\w))+[.!?。！？]?")
 RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
     (
         "standing_instruction",
@@ -215,7 +216,8 @@ _ASK_EN = (
 _REQUEST_EN = re.compile(
     _ASK_EN + r"(export|save|send|deliver|output|write|render|convert|produce|give|make|use|format|answer|"
     r"reply|respond|translate|switch|set|put|draft|prepare|create|build|generate|keep|store|schedule|book|"
-    r"move|host|deploy|publish|present|share|submit|print|attach)\b",
+    r"move|host|deploy|publish|present|share|submit|print|attach|email|e-mail|forward|cc|assign|hand|post|"
+    r"name|call)\b",
     re.I,
 )
 # "I need it in English", "the deck should be PPTX", "everything must be in UTC"
@@ -230,7 +232,7 @@ _NEEDS_EN = re.compile(
 # what is, not what to do.
 _VERB_ZH = (
     r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
-    r"发到|发给|发送|安排在|定在|放在|改到|挪到)"
+    r"发到|发给|发送|安排在|定在|放在|改到|挪到|发(?![现生展挥明烧表觉了过]))"
 )
 _REQUEST_ZH = re.compile(_VERB_ZH + r"(?![了过])")
 _NOT_A_REQUEST_ZH = re.compile(
@@ -251,13 +253,6 @@ _STAGE_BEFORE = re.compile(
 _STAGE_AFTER = re.compile(
     rf"^\s*(?:is|was|has been|are)\s+(?:now\s+)?(?:the\s+)?(?:{_SETTLED_EN})\b"
     r"|^\s*(?:已经|已)?(?:确认|定稿|敲定|定了|是最终版|是定稿)",
-    re.I,
-)
-# Words before a value that name it to be avoided or replaced ("not PDF", "instead of PDF", "别用 PDF").
-_NEGATES = re.compile(
-    r"(\bnot|\bno|\bnever|\bdon'?t use|\bdo not use|\binstead of|\brather than|\bother than|\bno more|"
-    r"\bno longer|不要用?|别用?|不用|不再用?|而不是|不是|取消)\s*(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?$"
-    r"|(?:不要|别|不用|不再)[\u4e00-\u9fff]{1,2}(?:到|成|给)?\s*$",
     re.I,
 )
 # Text pasted as material (a document, a prompt to work on) holds the words of requirements without being
@@ -361,15 +356,11 @@ def _stage_facts(sentence: str, values: list[Value]) -> list[dict]:
     return facts
 
 
-def _negated(sentence: str, values: list[Value]) -> list[Value]:
-    return [v for v in values if _NEGATES.search(sentence[max(0, v.start - 24) : v.start])]
-
-
 def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | None:
     """What a user's sentence requires of the task (see above), or None when it requires nothing: a
     preference said of oneself, a question, a story. `rule` is the extractor rule that matched, if any."""
     values = values_in(sentence)
-    negated = _negated(sentence, values)
+    negated = negated_values(sentence, values)
     stage = _stage_facts(sentence, values)
     if rule == "correction":
         kind = "correction"
@@ -443,7 +434,7 @@ class RuleExtractor:
                         break
                 else:
                     requirement = requirement_of(None, sentence, content) or choice_of(
-                        sentence, content, _negated
+                        sentence, content, negated_values
                     )
                     if requirement:
                         out.append(

@@ -29,7 +29,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from governance.models import Kind, Memory, Principal, Scope, SourceKind, Status, content_hash, lexical
-from governance.services.choices import choice_of, says_a_change
+from governance.services.choices import choice_of, refers_back, says_a_change
 from governance.services.conflict import conflict_queue
 from governance.services.extraction import Extracted
 from governance.services.values import values_in
@@ -178,6 +178,8 @@ def _elliptical(new: Extracted) -> bool:
     kind = (new.meta.get("requirement") or {}).get("type")
     if new.rule in ("correction", "choice") or kind == "choice" or says_a_change(new.text):
         return True
+    if refers_back(new.text):
+        return True  # "Send it to Kenji": its object is what was asked before
     # a boundary or request with a bare choice in it ("CSV 就行,别搞复杂了")
     return choice_of(new.text, new.text, lambda *_: []) is not None
 

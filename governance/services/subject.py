@@ -222,6 +222,21 @@ def says_how_things_are(sentence: str) -> bool:
     return not _OPEN.search(sentence) or bool(_ASKS_FOR_IT.search(sentence))
 
 
+# What someone did, told as a story: a third person doing it, or a time in the past. "他昨天把报告发给李娜了",
+# "She sent it to Kenji yesterday": it changes no requirement, whatever value it names. Not "我们已经迁到
+# PostgreSQL了" (a change of how things are, said as one).
+_EVENT = re.compile(
+    r"^\s*(?:他|她|他们|她们)|昨天|前天|上周|上个月|刚才|那天"
+    r"|^\s*(?:he|she|they)\b|\b(?:yesterday|last (?:week|month|time)|the other day|\w+ ago)\b",
+    re.I,
+)
+
+
+def reports_an_event(sentence: str) -> bool:
+    """Whether the sentence tells what someone did (see _EVENT), rather than how things are or should be."""
+    return bool(_EVENT.search(sentence))
+
+
 def negated(text: str) -> bool:
     """Whether the statement is said negated (a negation word of either language in it, hedges aside)."""
     lowered = _HEDGES.sub(" ", text.lower().replace("’", "'"))
@@ -246,6 +261,7 @@ __all__ = [
     "negated",
     "of",
     "qualified_otherwise",
+    "reports_an_event",
     "says_how_things_are",
     "same_subject",
     "sequence",

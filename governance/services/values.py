@@ -5,7 +5,7 @@ one subject are a change, two values of different sorts are not.
 
 Recognised by word lists and patterns, English and Chinese, because the sorts a user's requirements name
 are few and closed (formats, languages, versions, days, times, quantities, stores, tools, fonts, colours,
-currencies, time zones) and a guess here decides what a correction replaces: a value not recognised leaves
+currencies, time zones, who a thing is sent to, file names, chat channels) and a guess here decides what a correction replaces: a value not recognised leaves
 a correction unresolved (a person reads it in the review queue), never resolved against the wrong thing.
 """
 
@@ -22,7 +22,7 @@ _WORDS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("pdf",),
         ("pptx", "ppt", "powerpoint", "幻灯片文件"),
         ("keynote",),
-        ("docx", "doc", "word document", "word 文档", "word文档"),
+        ("docx", "doc", "word document", "word 文档", "word文档", "word"),
         ("xlsx", "xls", "excel file", "excel 表格", "excel表格"),
         ("csv",),
         ("tsv",),
@@ -162,6 +162,9 @@ WEAK_SORTS = frozenset({"colour", "currency", "font"})
 # A word of a sort that is also a common word or an abbreviation of one stays out unless written as the
 # value (upper case, or after "as"/"in"/"to"): "doc", "md", "est", "email".
 _AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "oracle", "notion"})
+# A product named by a common word counts only capitalised inside a sentence ("Word 格式", "export to Word";
+# not "one word", nor "Word count matters.").
+_CAPITALISED = frozenset({"word"})
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Patterns for the open sorts: versions, times, dates, quantities.
@@ -184,6 +187,32 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
             re.I,
         ),
     ),
+    # Who a thing goes to: "发给李娜", "抄送给老板", "Email the invoice to Dana", "send it to Kenji" (the value is
+    # the name or role alone, so the words before it can negate it: "不要抄送给老板").
+    (
+        "recipient",
+        re.compile(
+            r"(?:发给|发送给|交给|转给|寄给|提交给|抄送给?)\s*(?!我|你|他|她|它|大家)([\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)"
+            r"(?=就行|就好|就可以|吧|了|呢|看|过目|审|一份|一下|[,，。;；!！?？\s]|$)"
+        ),
+    ),
+    (
+        "recipient",
+        re.compile(
+            r"\b(?:send|email|e-mail|forward|cc|give|hand|assign|submit|deliver|mail)\b"
+            r"(?:\s+(?:it|this|that|them|these|those|(?:the|my|our|your)\s+\w+(?:\s+\w+)?))?\s+to\s+((?-i:[A-Z][a-z]+))\b",
+            re.I,
+        ),
+    ),
+    # A file named ("report_final.docx") and a chat channel ("#design"; not "#42", an issue's number).
+    (
+        "filename",
+        re.compile(
+            r"(?<![\w./-])[\w-]+\.(?:docx?|pdf|pptx?|xlsx?|csv|tsv|md|txt|json|ya?ml|html?|png|jpe?g|svg|zip|key)\b",
+            re.I,
+        ),
+    ),
+    ("channel", re.compile(r"(?<![\w#&])#(?!\d+\b)[A-Za-z0-9][\w-]{1,40}")),
     (
         "quantity",
         re.compile(
@@ -207,7 +236,11 @@ _NEEDS = {
     _PATTERNS[7][1].pattern: "digit",
     _PATTERNS[8][1].pattern: "月",
     _PATTERNS[9][1].pattern: "digit",
-    _PATTERNS[10][1].pattern: "digit",
+    _PATTERNS[10][1].pattern: "给",
+    _PATTERNS[11][1].pattern: " to ",
+    _PATTERNS[12][1].pattern: ".",
+    _PATTERNS[13][1].pattern: "#",
+    _PATTERNS[14][1].pattern: "digit",
 }
 
 _SORT_NOUNS = {
@@ -317,6 +350,11 @@ def _values_in(text: str) -> tuple[Value, ...]:
                 continue
             if sort == "time" and _A_LITTLE.match(match.group(0)):
                 continue  # "调小一点", "快一点": "a little", not one o'clock
+            if sort == "recipient":  # the name or role alone
+                name = match.group(1)
+                found.append(Value(sort, name.lower(), name, *match.span(1)))
+                taken.append(match.span(1))
+                continue
             found.append(Value(sort, _pattern_norm(sort, match), match.group(0).strip(), *match.span()))
             taken.append(match.span())
     lowered = text.lower()
@@ -326,6 +364,12 @@ def _values_in(text: str) -> tuple[Value, ...]:
         sort, norm = _TABLE[spelling]
         if spelling in _AMBIGUOUS and not _as_value(text, start, end):
             continue
+        if spelling in _CAPITALISED and (
+            not text[start].isupper()
+            or re.search(r"(?:^|[.!?。！？]\s*)$", text[:start])
+            and not re.match(r"\s*(?:格式|文档|文件|format|document|file)", text[end:], re.I)
+        ):
+            continue  # lower case, or capitalised only as a sentence's first word ("Word count matters.")
         if sort in WEAK_SORTS and not (
             _SORT_NOUNS[sort].search(text) or _as_value(text, start, end) or _CJK.search(spelling)
         ):
@@ -424,4 +468,31 @@ def changed(earlier: list[Value], later: list[Value]) -> list[tuple[Value, Value
     return out
 
 
-__all__ = ["Value", "changed", "sorts_of", "values_in"]
+# Words before a value that name it to be avoided or replaced ("not PDF", "instead of PDF", "别用 PDF").
+_NEGATES = re.compile(
+    r"(\bnot|\bno|\bnever|\bdon'?t use|\bdo not use|\binstead of|\brather than|\bother than|\bno more|"
+    r"\bno longer|\bskip|\bdrop|\bforget(?: about)?|\bwithout|\bno need for|\bdo(?:n'?t| not) (?:need|want)|"
+    r"不要用?|别用?|不用|不再用?|而不是|不是|取消)\s*(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?$"
+    r"|(?:不要|别|不用|不再)[\u4e00-\u9fff]{1,2}(?:到|成|给)?\s*$",
+    re.I,
+)
+# ... or after it: "PDF 就不要了", "PDF 算了", "the PDF isn't needed".
+_NEGATED_AFTER = re.compile(
+    r"^\s*(?:就|也|都|先|还是)?\s*(?:不要|不用|不需要|算了|免了|取消)|^\s*(?:is|are)?\s*(?:not|no longer) needed\b"
+    r"|^\s*is(?:n'?t| not) (?:needed|necessary)\b",
+    re.I,
+)
+
+
+def negated_values(sentence: str, values: list[Value]) -> list[Value]:
+    """The values of `sentence` it names to be avoided or replaced: "not PDF", "instead of PDF", "别用 PDF",
+    "skip the PDF", "PDF 就不要了"."""
+    return [
+        v
+        for v in values
+        if _NEGATES.search(sentence[max(0, v.start - 24) : v.start])
+        or _NEGATED_AFTER.match(sentence[v.end :])
+    ]
+
+
+__all__ = ["Value", "changed", "negated_values", "sorts_of", "values_in"]

@@ -62,7 +62,12 @@ CHANGED = [
         "You can clean up the legacy importer now, finance moved off it.",
         "Tidy the importer code.",
     ),
-    ("zh", "先别碰老的导入脚本,财务还在用。", "老的导入脚本现在可以删掉了,财务不用了。", "清理一下导入脚本。"),
+    (
+        "zh",
+        "先别碰老的导入脚本,财务还在用。",
+        "老的导入脚本现在可以删掉了,财务不用了。",
+        "清理一下导入脚本。",
+    ),
 ]
 
 
@@ -100,7 +105,12 @@ UNRELATED = [
         "Please optimise the payment module.",
     ),
     # Another verb on the same words that go on to name another thing (the importer's docs).
-    ("en", "Don't touch the legacy importer.", "Please review the legacy importer docs.", "Tidy the importer."),
+    (
+        "en",
+        "Don't touch the legacy importer.",
+        "Please review the legacy importer docs.",
+        "Tidy the importer.",
+    ),
     # One shared word, another thing done to another thing.
     ("en", "Never deploy billing on Fridays.", "You can restart the billing service now.", "Deploy billing."),
     ("zh", "先别碰老的导入脚本。", "新的导出脚本可以删掉了。", "清理一下导入脚本。"),

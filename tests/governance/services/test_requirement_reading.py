@@ -25,7 +25,14 @@ def read(text: str) -> dict | None:
         ("幻灯片导出成 PDF。", "request", ["pdf"]),
         ("数据用 CSV 格式交付。", "request", ["csv"]),
         ("用中文回答。", "request", ["chinese"]),
-        ("周五前把报告发给客户。", "request", ["friday"]),
+        ("周五前把报告发给客户。", "request", ["friday", "客户"]),
+        # who it goes to, a file's name, a channel, a product named by a common word, a bare verb with a time
+        ("报告发给张伟。", "request", ["张伟"]),
+        ("Email the invoice to Dana.", "request", ["dana"]),
+        ("Name the output file report_final.docx.", "request", ["report_final.docx"]),
+        ("Send the summary to the #general channel.", "request", ["#general"]),
+        ("会议纪要用 Word 格式。", "request", ["docx"]),
+        ("每周一早上九点发周报。", "request", ["monday", "09:00"]),
         ("Please make a slide deck for me, and export it as PDF at the end.", "request", ["pdf"]),
         ("Write the quarterly report in English.", "request", ["english"]),
         ("Let's schedule the review for Friday at 10:00.", "request", ["friday", "10:00"]),
@@ -76,6 +83,11 @@ def test_what_the_user_asks_of_the_task_is_a_requirement(text, kind, values):
         "Sharing our experiences isn't always easy, but I feel it's important.",
         "别担心,一切都会好的。",
         "不要放弃,加油!",
+        "I talked to Dana yesterday.",
+        "Fixed in #42.",
+        "Word count matters.",
+        "他昨天把报告发给张伟了。",
+        "周一我发烧了。",
     ],
 )
 def test_what_is_said_of_oneself_the_world_or_a_persons_life_is_no_requirement(text):
@@ -88,6 +100,23 @@ def test_a_value_named_negated_is_what_the_requirement_replaces():
     assert [v["norm"] for v in requirement["negated"]] == ["pdf"]
     zh = read("不要用 PDF,用 PPTX。")
     assert [v["norm"] for v in zh["negated"]] == ["pdf"] and [v["norm"] for v in zh["values"]] == ["pptx"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PDF 就不要了,给我可编辑的版本。",
+        "PDF 算了,直接给我源文件。",
+        "Skip the PDF, I just need the deck file.",
+        "Forget the PDF.",
+        "We don't need the PDF anymore.",
+        "The PDF isn't needed, send the deck.",
+    ],
+)
+def test_a_value_named_to_be_dropped_is_negated_before_or_after_it(text):
+    from governance.services.values import negated_values
+
+    assert [v.norm for v in negated_values(text, values_in(text))] == ["pdf"]
 
 
 def test_a_boundary_said_in_conversation_lasts_and_one_in_a_pasted_document_does_not():
@@ -122,7 +151,8 @@ def test_an_ambiguous_word_counts_as_a_value_only_when_written_as_one():
     assert values_in("Send the notes by email")[0].norm == "email"
     assert values_in("the red tape") == []
     assert [v.norm for v in values_in("Use a red background colour.")] == ["red"]
-    assert values_in("Save it as report.pdf") == []  # a file's name, not the format asked for
+    # a file's name, not the format asked for
+    assert [(v.sort, v.norm) for v in values_in("Save it as report.pdf")] == [("filename", "report.pdf")]
 
 
 @pytest.mark.parametrize(

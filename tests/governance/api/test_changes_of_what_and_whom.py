@@ -1,0 +1,66 @@
+"""A user changes what they asked for, relayed by an agent alone between rounds of tool logs, in the ways people
+say it beyond a bare value: the old value dropped after it is named ("PDF 就不要了", "Skip the PDF"), another
+person to send it to ("发给李娜就行,张伟休假了", "Send it to Kenji, Dana is on leave"), another file name or
+chat channel ("Call it report_v2.docx", "Post it in #design instead"), a product named by a common word ("不用
+Word 了"), a time for a bare instruction ("每周一早上九点发周报" → "改到周三下午吧"). In its session the new word is
+pinned and the earlier one set aside, naming it; in another chat neither is in force. Said of the world or of
+what happened, the same names change nothing (services/values.py, extraction.py, requirements.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from governance.models import Memory
+from tests.governance.api.test_elliptical_choices import SLIDES_EN, SLIDES_ZH, _relay
+from tests.governance.api.test_session_requirements import ask, pinned, set_aside
+
+CHANGES = [
+    ("zh", SLIDES_ZH, "PDF 就不要了,给我可编辑的版本。", "导出吧。"),
+    ("zh", SLIDES_ZH, "还是做成 Keynote 吧。", "可以导出了吗?"),
+    ("zh", "会议纪要用 Word 格式。", "不用 Word 了,Markdown 就好。", "纪要写好了吗?"),
+    ("zh", "每周一早上九点发周报。", "改到周三下午吧。", "周报什么时候发?"),
+    ("zh", "报告发给张伟。", "发给李娜就行,张伟休假了。", "报告发给谁?"),
+    ("en", SLIDES_EN, "Skip the PDF, I just need the deck file.", "Export it."),
+    ("en", "Send the summary to the #general channel.", "Post it in #design instead.", "Where does it go?"),
+    ("en", "Name the output file report_final.docx.", "Call it report_v2.docx.", "Save the file."),
+    ("en", "Email the invoice to Dana.", "Send it to Kenji, Dana is on leave.", "Send the invoice."),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "change", "question"), CHANGES)
+def test_the_later_word_replaces_the_request_in_its_session_only(
+    client_for, agent, project_scope, lang, request_, change, question
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, change])
+    body = ask(client, question, session="s1")
+    assert change in pinned(body), body["text"]
+    assert request_ not in pinned(body)
+    assert request_ in set_aside(body)
+    aside = next(b for b in body["packet"]["negative"] if b["text"] == request_)
+    assert change in aside["reason"]
+    used = [b["text"] for slot in ("constraints", "evidence", "preferences") for b in body["packet"][slot]]
+    assert request_ not in used
+    other = ask(client, question, session="s2")
+    assert request_ not in pinned(other) and change not in pinned(other)
+
+
+KEPT = [
+    ("en", "Email the invoice to Dana.", "I talked to Dana yesterday, she liked it."),
+    ("en", "Send the summary to the #general channel.", "The bug was fixed in #42."),
+    ("en", "Name the output file report_final.docx.", "Word count matters more than the layout."),
+    ("zh", "报告发给张伟。", "他昨天把报告发给李娜了。"),
+    ("zh", "每周一早上九点发周报。", "周三我发烧了。"),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "remark"), KEPT)
+def test_the_same_names_said_of_the_world_change_nothing(
+    client_for, agent, project_scope, lang, request_, remark
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, remark])
+    body = ask(client, "?" if lang == "en" else "现在呢?", session="s1")
+    assert request_ in pinned(body), body["text"]
+    assert set_aside(body) == []
+    assert not Memory.objects.filter(text=remark).exclude(kind="episodic").exists()
