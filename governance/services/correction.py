@@ -23,8 +23,15 @@ from django.utils import timezone
 from governance.models import Memory, Principal, Scope, Status, lexical
 from governance.selectors.rules import rules_in_force, users_standing_requirements
 from governance.services import subject
-from governance.services.conflict import CHECKED_KINDS, conflict_queue, opposes
-from governance.services.extraction import Extracted, requirement_of, user_sentences
+from governance.services.conflict import (
+    CHANGE_CUES,
+    CHECKED_KINDS,
+    REASON_NEGATION,
+    conflict_queue,
+    opposes,
+)
+from governance.services.extraction import Extracted, about_the_work, requirement_of, user_sentences
+from governance.services.orders import addressed_to_the_agent
 
 # Extractor rules whose sentences can restate a keyed fact with a new value.
 RULES = ("correction", "standing_instruction")
@@ -194,6 +201,25 @@ def corrections_resolve(*, scope: Scope, found: list[Extracted]) -> None:
         }
 
 
+def _replaces_users_word(earlier: str, sentence: str) -> bool:
+    """Whether a user's sentence sets aside what they required before in another conversation: the opposite
+    of it ("先别动表结构" / "表结构现在可以改了"), or another value for the same thing said as a change ("from now
+    on", "instead", "改成"). Stricter than against a rule a person confirmed: a scope holds many of the user's
+    own words, most of them about their day, and another value alone ("I think I'll go with the Snake Plant",
+    a name by a name) set aside 25 earlier ones in ten LongMemEval haystacks, none rightly. So: said to the
+    agent about the work, not of oneself, against an earlier word about the work."""
+    if _OF_ONESELF.search(sentence) or not (addressed_to_the_agent(sentence) and about_the_work(sentence)):
+        return False  # "I'll be moving to Berkeley …", "So good.": of the user's life, not to the work
+    if not about_the_work(earlier):
+        return False
+    reason = opposes(earlier, sentence)
+    return reason == REASON_NEGATION or (reason is not None and bool(CHANGE_CUES.search(sentence)))
+
+
+# The user speaking of themselves ("I'd say I'm willing to invest …", "Since I'll be moving …").
+_OF_ONESELF = re.compile(r"\bI(?:'m|'ll|'d|'ve|\s)|^\s*我(?!们)", re.I)
+
+
 def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: list[dict]) -> None:
     """A user's sentence that says the opposite of a rule in force, or another value of it for the same
     subject (services/subject.py), corrects that rule whatever its words and the key's: "支付模块可以重构,
@@ -230,7 +256,7 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
         hits = [r for r in rules if r[3] != sentence and opposes(r[3], sentence)]
         origin = "rule"
         if not hits:
-            hits = [r for r in earlier if r[3] != sentence and opposes(r[3], sentence)]
+            hits = [r for r in earlier if r[3] != sentence and _replaces_users_word(r[3], sentence)]
             origin = "user"
         if len(hits) != 1:
             continue

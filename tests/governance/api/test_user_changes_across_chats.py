@@ -114,6 +114,15 @@ UNRELATED = [
     # One shared word, another thing done to another thing.
     ("en", "Never deploy billing on Fridays.", "You can restart the billing service now.", "Deploy billing."),
     ("zh", "先别碰老的导入脚本。", "新的导出脚本可以删掉了。", "清理一下导入脚本。"),
+    # The user speaking of their own life in a later chat, in the words of the earlier rule (a scope holds
+    # many such sentences: LongMemEval's haystacks set aside 25 requirements in ten conversations so).
+    (
+        "en",
+        "Don't use Zoom for the client call.",
+        "I think I'll use Zoom to call my mom tonight.",
+        "Set up the call.",
+    ),
+    ("zh", "周报不要用 Excel 做。", "我打算用 Excel 记一下家里的开销。", "周报怎么做?"),
 ]
 
 

@@ -1,0 +1,37 @@
+"""What sets aside the user's own earlier requirement from another conversation (services/correction.py,
+`_replaces_users_word`): the opposite of it, or another value said as a change, said to the agent about the
+work. A scope holds many of the user's words about their own day; a later choice in one of them ("I think
+I'll go with the Snake Plant.") is another value of "the same subject" for the one opposition test, and on ten
+LongMemEval haystacks it set aside 25 earlier requirements, none rightly. English and Chinese, no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from governance.services.correction import _replaces_users_word
+
+REPLACES = [
+    ("先别动数据库的表结构。", "数据库表结构现在可以改了,记得先备份。"),
+    ("支付模块风险太高,暂时不要重构。", "支付模块可以重构了,但必须先补测试。"),
+    ("先别碰老的导入脚本,财务还在用。", "老的导入脚本现在可以删掉了,财务不用了。"),
+    ("Don't upgrade the database driver yet, it's fragile.", "You can upgrade the database driver now."),
+    ("Don't touch the legacy importer, finance still runs it.", "You can clean up the legacy importer now."),
+]
+KEEPS = [
+    # the user's own choices about their life, chat after chat (LongMemEval's haystacks)
+    ("I think I'll go with the Italian Garden Salad.", "I think I'll go with the Snake Plant."),
+    ("I think I'll go with the Italian Garden Salad.", "I'll try Yelp, thanks."),
+    ("Send the report as PDF.", "I think I'll print my boarding pass as PDF instead."),
+    ("周报不要用 Excel 做。", "我现在可以用 Excel 记家里的开销了。"),
+    ("Don't book the offsite venue yet.", "So good."),
+]
+
+
+@pytest.mark.parametrize(("earlier", "later"), REPLACES)
+def test_the_opposite_said_to_the_agent_about_the_work_replaces_it(earlier, later):
+    assert _replaces_users_word(earlier, later)
+
+
+@pytest.mark.parametrize(("earlier", "later"), KEEPS)
+def test_the_user_speaking_of_their_own_life_replaces_nothing(earlier, later):
+    assert not _replaces_users_word(earlier, later)
