@@ -5,8 +5,9 @@ one subject are a change, two values of different sorts are not.
 
 Recognised by word lists and patterns, English and Chinese, because the sorts a user's requirements name
 are few and closed (formats, languages, versions, days, times, quantities, stores, tools, fonts, colours,
-currencies, time zones, who a thing is sent to, file names, chat channels) and a guess here decides what a correction replaces: a value not recognised leaves
-a correction unresolved (a person reads it in the review queue), never resolved against the wrong thing.
+currencies, time zones, who a thing is sent to, file names, chat channels) and a guess here decides what a
+correction replaces: a value not recognised leaves a correction unresolved (a person reads it in the review
+queue), never resolved against the wrong thing.
 """
 
 from __future__ import annotations
@@ -476,10 +477,11 @@ _NEGATES = re.compile(
     r"|(?:不要|别|不用|不再)[\u4e00-\u9fff]{1,2}(?:到|成|给)?\s*$",
     re.I,
 )
-# ... or after it: "PDF 就不要了", "PDF 算了", "the PDF isn't needed".
+# ... or after it: "PDF 就不要了", "PDF 算了", "the PDF isn't needed". A 不要 after the value that ends its
+# clause drops it; one that goes on to a verb is about what to do with it ("PDF 不要压缩": keep the PDF).
 _NEGATED_AFTER = re.compile(
-    r"^\s*(?:就|也|都|先|还是)?\s*(?:不要|不用|不需要|算了|免了|取消)|^\s*(?:is|are)?\s*(?:not|no longer) needed\b"
-    r"|^\s*is(?:n'?t| not) (?:needed|necessary)\b",
+    r"^\s*(?:就|也|都|先|还是)?\s*(?:(?:不要|不用|不需要)了?\s*(?=[,，。;；!！?？]|$)|算了|免了|取消)"
+    r"|^\s*(?:is|are)?\s*(?:not|no longer) needed\b|^\s*is(?:n'?t| not) (?:needed|necessary)\b",
     re.I,
 )
 

@@ -119,6 +119,15 @@ def test_a_value_named_to_be_dropped_is_negated_before_or_after_it(text):
     assert [v.norm for v in negated_values(text, values_in(text))] == ["pdf"]
 
 
+@pytest.mark.parametrize(
+    "text", ["PDF 不要压缩得太厉害。", "导出 PDF,不要压缩。", "Export the PDF, no need to zip it."]
+)
+def test_a_negation_about_what_to_do_with_the_value_keeps_it(text):
+    from governance.services.values import negated_values
+
+    assert negated_values(text, values_in(text)) == []
+
+
 def test_a_boundary_said_in_conversation_lasts_and_one_in_a_pasted_document_does_not():
     assert read("Don't overwrite the original file.")["lasting"] is True
     pasted = " ".join(
