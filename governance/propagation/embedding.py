@@ -29,7 +29,7 @@ def claim_lease() -> timedelta:
 EMBED_STATUSES = (Status.ACTIVE, Status.CANDIDATE, Status.PROPOSED, Status.SUPERSEDED, Status.RETIRED)
 
 
-def _embedding_input(row: dict, context: dict[int, tuple[str, str]]) -> str:
+def embedding_input(row: dict, context: dict[int, tuple[str, str]]) -> str:
     """The text the embedder gets for one memory row (of EMBED_FIELDS): who said it and what, by the same
     rule as the keyword column (lexical.searchable_text), so a question naming a person finds that
     person's turns; a conversation turn with the turn before it above (lexical.in_context)."""
@@ -84,7 +84,7 @@ def turns_after(memory_ids: list[int]) -> list[int]:
 EMBED_FIELDS = ("pk", "text", "content_hash", "speaker", "kind", "session", "occurred_at", "source_kind")
 
 
-def _passage_inputs(row: dict) -> list[str]:
+def passage_inputs(row: dict) -> list[str]:
     """The sentences a memory is also embedded as (lexical.passage_texts): for what a person said only.
     An assistant's reply or a tool's output is usually long and general; its sentences would multiply
     the embedder's work (LongMemEval: 52 M characters of assistant turns against 7.4 M of user turns)
@@ -100,8 +100,8 @@ def embed_batch(embedder, rows: list[dict], context: dict[int, tuple[str, str]])
     batched with long turns (the engine pads a batch to its longest text)."""
     if not rows:
         return []
-    vectors = embedder.embed_memories([_embedding_input(row, context) for row in rows])
-    pieces = [(row, text) for row in rows for text in _passage_inputs(row)]
+    vectors = embedder.embed_memories([embedding_input(row, context) for row in rows])
+    pieces = [(row, text) for row in rows for text in passage_inputs(row)]
     for row in rows:
         row["passages"] = []
     if pieces:

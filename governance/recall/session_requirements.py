@@ -11,7 +11,7 @@ from governance.recall.rank import KEYED_MATCH
 from governance.recall.session_rows import LIVE, not_own, said_by, since, turn_of, untangle, who
 from governance.recall.state import Hit, RecallState
 from governance.services import values
-from governance.services.conflict import contradicts
+from governance.services.opposite import contradicts
 from governance.services.requirements import shares_subject
 
 # A user's turn whose words are this much a requirement's (by length) is that requirement said: when the

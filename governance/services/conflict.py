@@ -16,22 +16,13 @@ from django.db.models.expressions import RawSQL
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Status, lexical
 from governance.services import subject
 from governance.services.audit import AuditEntry, audit_record
+from governance.services.opposite import contradicts
 from governance.services.outbox import outbox_emit
 from governance.services.session_override import session_override_audit
 from governance.services.values import values_in
 
 # Kinds whose statements can contradict each other (traces of what happened cannot).
 CHECKED_KINDS = (Kind.SEMANTIC, Kind.PREFERENCE, Kind.CONVENTION, Kind.METHOD, Kind.STAGE_FACT)
-NEGATIONS = frozenset(
-    "not no never don't dont doesn't doesnt isn't isnt aren't arent won't wont cannot can't avoid without "
-    "不 没 没有 别 不要 勿 禁止 无需".split()
-)
-# What the word index leaves of a contraction ("don't" → "don", "t"; "it's" → "s"): not content words.
-_CONTRACTION_PARTS = frozenset(
-    "don doesn didn isn aren wasn weren won wouldn shouldn couldn haven hasn t s re ve ll d m".split()
-)
-# Share of the content words two statements must have in common to be "about the same thing".
-OVERLAP = 0.6
 MAX_CANDIDATES = 20
 # Up to this many statements to compare with, similarity is computed on each of them (read by id).
 FEW = 500
@@ -47,53 +38,6 @@ THRESHOLD = (
 
 REASON_SAME_KEY = "Same key as an active memory, different text."
 REASON_NEGATION = "Says the opposite of an active memory (one is negated)."
-
-
-def _polarity_and_words(text: str) -> tuple[bool, set[str]]:
-    """Whether `text` is negated, and its content words without the negation (lexical.words: Chinese cut
-    by jieba, so "不要" is a word and "们团" none)."""
-    content = {str(w) for w in lexical.words(text) if w not in NEGATIONS and w not in subject.NEGATION}
-    content = {w for w in content if w.rstrip("'t") not in NEGATIONS and w not in _CONTRACTION_PARTS}
-    return subject.negated(text), content
-
-
-def contradicts(a: str, b: str) -> bool:
-    """Do two statements say opposite things about the same subject? Deliberately conservative: a
-    false alarm costs a reviewer one click, a miss lets a contradiction into the packet. A word that each
-    qualifies a shared one with ("the payment module" / "the reporting module") makes them two subjects.
-    A statement of several clauses is also read clause by clause: the reason said with a rule has words
-    and negations of its own ("Don't touch the legacy importer, finance still runs it." / "老的导入脚本现在可以
-    删掉了,财务不用了。"), which the whole statements' comparison counts as the rule's."""
-    if _contradicts(a, b):
-        return True
-    parts_a, parts_b = _clauses(a), _clauses(b)
-    if parts_a == [a] and parts_b == [b]:
-        return False  # one clause each: compared above
-    return any(_contradicts(x, y) for x in parts_a for y in parts_b)
-
-
-_CLAUSE_BREAK = re.compile(r"[,，;；:：。.!?！？]+\s*")
-
-
-def _clauses(text: str) -> list[str]:
-    """The clauses of `text` that hold at least two content words (a lone word, or a pronoun and a verb, is
-    no statement); [text] when it is one clause."""
-    parts = [p for p in _CLAUSE_BREAK.split(text) if p.strip()]
-    if len(parts) < 2:
-        return [text]
-    # Content words beyond those of a request, a change or time ("don't refactor it for now": one, and
-    # "it" says nothing of what).
-    return [p for p in parts if len(_polarity_and_words(p)[1] - subject.FUNCTION) >= 2]
-
-
-def _contradicts(a: str, b: str) -> bool:
-    neg_a, terms_a = _polarity_and_words(a)
-    neg_b, terms_b = _polarity_and_words(b)
-    if neg_a == neg_b or not terms_a or not terms_b:
-        return False
-    if len(terms_a & terms_b) / min(len(terms_a), len(terms_b)) < OVERLAP:
-        return False
-    return not subject.qualified_otherwise(a, b)
 
 
 def opposes(older: str, newer: str) -> str | None:

@@ -35,7 +35,7 @@ from governance.models import (
     fulltext,
     lexical,
 )
-from governance.services.conflict import NEGATIONS
+from governance.services.opposite import NEGATIONS
 
 # Kinds whose memories are statements (episodes and working notes are records of what happened: two
 # people saying the same thing are two events).

@@ -213,11 +213,15 @@ def test_x_selects_items_for_one_bulk_decision(page, reviewer, project_scope):
     sign_in(page, "rami", "pw-rami")
     page.goto("/review/?scope=acme/slides")
     settle(page)
+    boxes = page.locator(".review-item input[name=memory]")
     page.keyboard.press("j")
+    expect(page.locator(".review-item.current")).to_have_count(1)  # the queue's keys are bound
     page.keyboard.press("x")  # first
+    expect(boxes.nth(0)).to_be_checked()
     page.keyboard.press("j")
     page.keyboard.press("j")
     page.keyboard.press("x")  # third
+    expect(boxes.nth(2)).to_be_checked()
     expect(page.locator("[data-selected-count]")).to_have_text("(2 selected)")
     expect(page.locator("#review-form")).to_have_class(re.compile(r"\bin-use\b"))
     page.get_by_role("button", name="Confirm selected").focus()

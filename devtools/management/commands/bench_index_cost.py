@@ -101,9 +101,9 @@ class Command(BaseCommand):
         from governance.models import Memory
         from governance.models.lexical import searchable_text
         from governance.propagation.embedding import (
-            _embedding_input,
-            _passage_inputs,
+            embedding_input,
             hold_rows,
+            passage_inputs,
             turn_context,
         )
         from governance.services.conversation_import import BATCH_TURNS, ingest_claimed
@@ -132,9 +132,9 @@ class Command(BaseCommand):
         context = turn_context(episodes)
         texts = {
             "turn alone": [searchable_text(r["text"], r["speaker"]) for r in episodes],
-            "turn with context": [_embedding_input(r, context) for r in episodes],
-            "passages": [p for r in episodes for p in _passage_inputs(r)],
-            "candidates": [_embedding_input(r, {}) for r in rows if r["kind"] != "episodic"],
+            "turn with context": [embedding_input(r, context) for r in episodes],
+            "passages": [p for r in episodes for p in passage_inputs(r)],
+            "candidates": [embedding_input(r, {}) for r in rows if r["kind"] != "episodic"],
         }
         timed = {}
         for name, batch in texts.items():

@@ -1,6 +1,6 @@
 """`manage.py measure_paraphrased_contradictions`: whether the embedding's cosine similarity could let
 four-eyes see an unkeyed rule that contradicts a long-term commitment in other words (the lexical test,
-services/conflict.contradicts, needs shared content words and an opposite negation).
+services/opposite.contradicts, needs shared content words and an opposite negation).
 
 A small hand-written set (a regression check, not real data): commitments, each with a paraphrased
 contradiction, a compatible restatement or refinement (same topic, no conflict) and an unrelated rule of
@@ -15,7 +15,7 @@ import numpy as np
 from django.core.management.base import BaseCommand
 
 from governance.embedding.backends import get_embedder
-from governance.services.conflict import contradicts
+from governance.services.opposite import contradicts
 
 # (commitment, paraphrased contradiction, compatible restatement, unrelated rule of the same domain)
 CASES = (
