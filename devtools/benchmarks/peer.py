@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from django.core.management.base import CommandError
+
+from governance.evaluation.conversations import detect_format, load_locomo, load_longmemeval
 from governance.evaluation.retrieval import EXCLUDED_CATEGORIES, p50_p95, recall_of
 
 MEM0_VERSION = "2.2.1"
@@ -66,6 +69,28 @@ def select_items(items: list, fmt: str, ids: list[str] | None, samples: int | No
                 raise ValueError(UNKNOWN_CONVERSATION.format(name=name, ident=ident, known=", ".join(known)))
         items = [item for item in items if isinstance(item, dict) and str(item.get(key)) in ids]
     return items[:samples] if samples else items
+
+
+def load_file(path: Path, fmt: str | None, ids: list[str] | None, samples: int | None, prefix: str):
+    """The conversations of a LoCoMo or LongMemEval file as published (those named, else the first `samples`),
+    loaded under `prefix` (governance.evaluation.conversations); a file that cannot be read or is not one of
+    the two is a CommandError saying why. Shared by bench_peer and bench_index_cost."""
+    if samples is not None and samples < 1:
+        raise CommandError("--samples must be 1 or more.")
+    try:
+        fmt = fmt or detect_format(path)
+        if fmt not in ("locomo", "longmemeval"):
+            raise CommandError(f"{path} is not a LoCoMo or LongMemEval file (give --format).")
+        items = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(items, list):
+            raise ValueError(f"{path.name}: a {fmt} file is a JSON list.")
+        items = select_items(items, fmt, ids, samples, path.name)
+        loader = load_locomo if fmt == "locomo" else load_longmemeval
+        return loader(items, prefix=prefix, name=path.name)
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
+    except ValueError as exc:
+        raise CommandError(str(exc)) from exc
 
 
 def distinct_questions(questions: list) -> list:

@@ -30,12 +30,11 @@ from itertools import groupby
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
 from devtools.benchmarks import peer
-from governance.evaluation.conversations import detect_format, load_locomo, load_longmemeval
 
 PARTS = ("write", "turn alone", "context (the turn before, in the turn's vector)", "passages", "candidates")
 
@@ -55,7 +54,7 @@ class Command(BaseCommand):
 
         path = Path(file)
         prefix = f"bench-index/run-{timezone.now():%Y%m%d-%H%M%S}"
-        turns = self._turns(path, fmt, conversations, samples, prefix)
+        turns = peer.load_file(path, fmt, conversations, samples, prefix).turns
         embedder = get_embedder()
         embedder.embed_memories(["warm-up"])
         self.stdout.write(f"load average at the start: {peer.load_average()}; embedder {embedder.name}")
@@ -78,24 +77,6 @@ class Command(BaseCommand):
         self.stdout.write(f"load average at the end: {peer.load_average()}")
         if json_out:
             Path(json_out).write_text(json.dumps({"file": str(path), "turns": n, "parts": figures}, indent=2))
-
-    def _turns(self, path: Path, fmt, ids, samples, prefix: str) -> list[dict]:
-        if samples is not None and samples < 1:
-            raise CommandError("--samples must be 1 or more.")
-        try:
-            fmt = fmt or detect_format(path)
-            if fmt not in ("locomo", "longmemeval"):
-                raise CommandError(f"{path} is not a LoCoMo or LongMemEval file (give --format).")
-            items = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(items, list):
-                raise ValueError(f"{path.name}: a {fmt} file is a JSON list.")
-            items = peer.select_items(items, fmt, ids, samples, path.name)
-            loader = load_locomo if fmt == "locomo" else load_longmemeval
-            return loader(items, prefix=prefix, name=path.name).turns
-        except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
 
     def _measure(self, embedder, turns: list[dict], prefix: str) -> dict:
         from governance.models import Memory

@@ -31,7 +31,6 @@ from django.utils import timezone
 
 from devtools.benchmarks import peer
 from devtools.embedded import var_dir
-from governance.evaluation.conversations import detect_format, load_locomo, load_longmemeval
 
 OURS = "memory governance /recall full (HTTP, one kept-alive connection)"
 THEIRS = "Mem0 {version} (pgvector, infer=False, search in-process)"
@@ -104,22 +103,7 @@ class Command(BaseCommand):
             self.stdout.write(f"wrote {json_out}")
 
     def read(self, path: Path, fmt: str | None, ids: list[str] | None, samples: int | None, prefix: str):
-        if samples is not None and samples < 1:
-            raise CommandError("--samples must be 1 or more.")
-        try:
-            fmt = fmt or detect_format(path)
-            if fmt not in ("locomo", "longmemeval"):
-                raise CommandError(f"{path} is not a LoCoMo or LongMemEval file (give --format).")
-            items = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(items, list):
-                raise ValueError(f"{path.name}: a {fmt} file is a JSON list.")
-            items = peer.select_items(items, fmt, ids, samples, path.name)
-            loader = load_locomo if fmt == "locomo" else load_longmemeval
-            loaded = loader(items, prefix=prefix, name=path.name)
-        except OSError as exc:
-            raise CommandError(f"cannot read {path}: {exc.strerror}") from exc
-        except ValueError as exc:
-            raise CommandError(str(exc)) from exc
+        loaded = peer.load_file(path, fmt, ids, samples, prefix)
         questions = peer.distinct_questions(loaded.questions)
         if not questions:
             raise CommandError(f"{path} holds no question with evidence turns.")
