@@ -2,9 +2,10 @@
 say it beyond a bare value: the old value dropped after it is named ("PDF 就不要了", "Skip the PDF"), another
 person to send it to ("发给李娜就行,张伟休假了", "Send it to Kenji, Dana is on leave"), another file name or
 chat channel ("Call it report_v2.docx", "Post it in #design instead"), a product named by a common word ("不用
-Word 了"), a time for a bare instruction ("每周一早上九点发周报" → "改到周三下午吧"). In its session the new word is
-pinned and the earlier one set aside, naming it; in another chat neither is in force. Said of the world or of
-what happened, the same names change nothing (services/values.py, extraction.py, requirements.py)."""
+Word 了"), a variant of a language ("Use American spelling instead" after "British English"), a time for a
+bare instruction ("每周一早上九点发周报" → "改到周三下午吧"). In its session the new word is pinned and the
+earlier one set aside, naming it; in another chat neither is in force. Said of the world or of what happened,
+the same names change nothing (services/values.py, value_words.py, extraction.py, requirements.py)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ CHANGES = [
     ("en", "Send the summary to the #general channel.", "Post it in #design instead.", "Where does it go?"),
     ("en", "Name the output file report_final.docx.", "Call it report_v2.docx.", "Save the file."),
     ("en", "Email the invoice to Dana.", "Send it to Kenji, Dana is on leave.", "Send the invoice."),
+    ("en", "Write the changelog in British English.", "Use American spelling instead.", "Write it."),
+    ("zh", "发布说明用英式英语写。", "还是用美式英语吧,客户在美国。", "开始写吧。"),
 ]
 
 
@@ -51,6 +54,8 @@ KEPT = [
     ("en", "Name the output file report_final.docx.", "Word count matters more than the layout."),
     ("zh", "报告发给张伟。", "他昨天把报告发给李娜了。"),
     ("zh", "每周一早上九点发周报。", "周三我发烧了。"),
+    ("en", "Write the changelog in British English.", "My editor learned British spelling at school."),
+    ("zh", "发布说明用英式英语写。", "我们的客户大多在美国。"),
 ]
 
 
