@@ -217,7 +217,7 @@ _REQUEST_EN = re.compile(
     _ASK_EN + r"(export|save|send|deliver|output|write|render|convert|produce|give|make|use|format|answer|"
     r"reply|respond|translate|switch|set|put|draft|prepare|create|build|generate|keep|store|schedule|book|"
     r"move|host|deploy|publish|present|share|submit|print|attach|email|e-mail|forward|cc|assign|hand|post|"
-    r"name|call)\b",
+    r"name|call|indent)\b",
     re.I,
 )
 # "I need it in English", "the deck should be PPTX", "everything must be in UTC"
@@ -232,7 +232,7 @@ _NEEDS_EN = re.compile(
 # what is, not what to do.
 _VERB_ZH = (
     r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
-    r"发到|发给|发送|安排在|定在|放在|改到|挪到|发(?![现生展挥明烧表觉了过]))"
+    r"发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|发(?![现生展挥明烧表觉了过]))"
 )
 _REQUEST_ZH = re.compile(_VERB_ZH + r"(?![了过])")
 _NOT_A_REQUEST_ZH = re.compile(

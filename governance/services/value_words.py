@@ -144,4 +144,19 @@ WORDS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("saturday", "周六", "星期六", "礼拜六"),
         ("sunday", "周日", "周天", "星期日", "星期天", "礼拜天"),
     ),
+    "chart": (
+        ("bar chart", "bar graph", "bar charts", "柱状图", "条形图"),
+        ("line chart", "line graph", "line charts", "折线图"),
+        ("pie chart", "pie charts", "饼图"),
+        ("scatter plot", "scatter chart", "散点图"),
+    ),
+    "indentation": (
+        ("tabs", "tab", "制表符"),
+        ("spaces", "空格"),
+    ),
+    "environment": (
+        ("staging", "预发环境", "预发布环境"),
+        ("production", "prod", "生产环境"),
+        ("development environment", "dev environment", "开发环境"),
+    ),
 }

@@ -5,9 +5,9 @@ one subject are a change, two values of different sorts are not.
 
 Recognised by word lists and patterns, English and Chinese, because the sorts a user's requirements name
 are few and closed (formats, languages, versions, days, times, quantities, stores, tools, fonts, colours,
-currencies, time zones, who a thing is sent to, file names, chat channels) and a guess here decides what a
-correction replaces: a value not recognised leaves a correction unresolved (a person reads it in the review
-queue), never resolved against the wrong thing.
+currencies, time zones, who a thing is sent to, file names, chat channels, chart types, indentation,
+deployment environments) and a guess here decides what a correction replaces: a value not recognised leaves a
+correction unresolved (a person reads it in the review queue), never resolved against the wrong thing.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from governance.services.value_words import WORDS
 
 # Sorts whose words are everyday English too ("red tape", "a blue mood", "dollars" in a story): they count
 # only near a word of their sort ("font", "colour", "currency") or as the object of a requirement's verb.
-WEAK_SORTS = frozenset({"colour", "currency", "font"})
+WEAK_SORTS = frozenset({"colour", "currency", "font", "indentation", "environment"})
 # A word of a sort that is also a common word or an abbreviation of one stays out unless written as the
 # value (upper case, or after "as"/"in"/"to"): "doc", "md", "est", "email".
 _AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "oracle", "notion"})
@@ -112,6 +112,11 @@ _SORT_NOUNS = {
     "currency": re.compile(
         r"\bcurrenc|\bprice|\bamount|\bbudget|\bpaid|\bpay|货币|金额|价格|预算|币种", re.I
     ),
+    # tabs and spaces are the indentation's only where it is named, or both are ("Spaces, not tabs.")
+    "indentation": re.compile(
+        r"\bindent|缩进|\bspaces?\b.*\btabs?\b|\btabs?\b.*\bspaces?\b|空格.*tab|tab.*空格", re.I
+    ),
+    "environment": re.compile(r"\bdeploy|\bserver|\benvironment|\brelease|\bship|部署|环境|上线|发布", re.I),
 }
 
 

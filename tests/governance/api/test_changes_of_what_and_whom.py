@@ -2,7 +2,8 @@
 say it beyond a bare value: the old value dropped after it is named ("PDF 就不要了", "Skip the PDF"), another
 person to send it to ("发给李娜就行,张伟休假了", "Send it to Kenji, Dana is on leave"), another file name or
 chat channel ("Call it report_v2.docx", "Post it in #design instead"), a product named by a common word ("不用
-Word 了"), a variant of a language ("Use American spelling instead" after "British English"), a time for a
+Word 了"), a variant of a language ("Use American spelling instead" after "British English"), tabs or
+spaces, a chart's type, a deployment's environment ("Deploy straight to production instead of staging"), a time for a
 bare instruction ("每周一早上九点发周报" → "改到周三下午吧"). In its session the new word is pinned and the
 earlier one set aside, naming it; in another chat neither is in force. Said of the world or of what happened,
 the same names change nothing (services/values.py, value_words.py, extraction.py, requirements.py)."""
@@ -27,6 +28,22 @@ CHANGES = [
     ("en", "Email the invoice to Dana.", "Send it to Kenji, Dana is on leave.", "Send the invoice."),
     ("en", "Write the changelog in British English.", "Use American spelling instead.", "Write it."),
     ("zh", "发布说明用英式英语写。", "还是用美式英语吧,客户在美国。", "开始写吧。"),
+    ("zh", "代码缩进用 tab。", "用空格,不要用 tab。", "开始写吧。"),
+    ("zh", "销售数据用柱状图。", "换成折线图吧。", "画图吧。"),
+    ("zh", "先部署到预发环境。", "直接部署到生产环境吧。", "部署吧。"),
+    ("en", "Indent the code with tabs.", "Spaces, not tabs.", "Format it."),
+    (
+        "en",
+        "Deploy to the staging server first.",
+        "Deploy straight to production instead of staging.",
+        "Deploy it.",
+    ),
+    (
+        "en",
+        "Use a bar chart for the sales figures.",
+        "Make it a line chart rather than a bar chart.",
+        "Draw it.",
+    ),
 ]
 
 
@@ -56,6 +73,10 @@ KEPT = [
     ("zh", "每周一早上九点发周报。", "周三我发烧了。"),
     ("en", "Write the changelog in British English.", "My editor learned British spelling at school."),
     ("zh", "发布说明用英式英语写。", "我们的客户大多在美国。"),
+    ("en", "Indent the code with tabs.", "I have too many browser tabs open."),
+    ("en", "Deploy to the staging server first.", "The production team moved to Berlin last year."),
+    ("zh", "销售数据用柱状图。", "他昨天画了一个饼图。"),
+    ("zh", "代码缩进用 tab。", "这段日志里有很多空格。"),
 ]
 
 
