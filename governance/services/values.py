@@ -21,7 +21,10 @@ from governance.services.value_words import WORDS
 
 # Sorts whose words are everyday English too ("red tape", "a blue mood", "dollars" in a story): they count
 # only near a word of their sort ("font", "colour", "currency") or as the object of a requirement's verb.
-WEAK_SORTS = frozenset({"colour", "currency", "font", "indentation", "environment"})
+WEAK_SORTS = frozenset({"colour", "currency", "font", "environment"})
+# Sorts whose words are everyday words in Chinese too, and after "用" ("文件名里不要用空格" is no indentation):
+# they count only beside a word of their sort, however written.
+NOUN_ONLY_SORTS = frozenset({"indentation"})
 # A word of a sort that is also a common word or an abbreviation of one stays out unless written as the
 # value (upper case, or after "as"/"in"/"to"): "doc", "md", "est", "email".
 _AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "oracle", "notion"})
@@ -238,6 +241,8 @@ def _values_in(text: str) -> tuple[Value, ...]:
             and not re.match(r"\s*(?:格式|文档|文件|format|document|file)", text[end:], re.I)
         ):
             continue  # lower case, or capitalised only as a sentence's first word ("Word count matters.")
+        if sort in NOUN_ONLY_SORTS and not _SORT_NOUNS[sort].search(text):
+            continue
         if sort in WEAK_SORTS and not (
             _SORT_NOUNS[sort].search(text) or _as_value(text, start, end) or _CJK.search(spelling)
         ):

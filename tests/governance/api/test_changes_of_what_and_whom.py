@@ -77,6 +77,7 @@ KEPT = [
     ("en", "Deploy to the staging server first.", "The production team moved to Berlin last year."),
     ("zh", "销售数据用柱状图。", "他昨天画了一个饼图。"),
     ("zh", "代码缩进用 tab。", "这段日志里有很多空格。"),
+    ("zh", "先部署到预发环境。", "预发环境挂了。"),
 ]
 
 
@@ -90,3 +91,21 @@ def test_the_same_names_said_of_the_world_change_nothing(
     assert request_ in pinned(body), body["text"]
     assert set_aside(body) == []
     assert not Memory.objects.filter(text=remark).exclude(kind="episodic").exists()
+
+
+UNRELATED = [
+    ("zh", "代码缩进用空格。", "文件名里不要用空格。"),
+    ("en", "Indent the code with spaces.", "Don't put spaces in file names."),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "rule"), UNRELATED)
+def test_a_rule_about_another_thing_with_the_same_word_sets_nothing_aside(
+    client_for, agent, project_scope, lang, request_, rule
+):
+    """ "空格" in a file name is no indentation: the new rule may stand, the request stays in force."""
+    client = client_for(agent)
+    _relay(client, lang, [request_, rule])
+    body = ask(client, "?" if lang == "en" else "现在呢?", session="s1")
+    assert request_ in pinned(body), body["text"]
+    assert request_ not in set_aside(body)
