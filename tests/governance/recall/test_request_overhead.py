@@ -201,9 +201,9 @@ def test_the_api_starts_the_query_embedding_before_it_reads_the_callers_access(
     real_embed, real_access = packet_mod._embed_timed, context_api.scope_access
     seen: list[bool] = []
 
-    def embed(query, asker):
+    def embed(query, asker, threads):
         started.set()
-        return real_embed(query, asker)
+        return real_embed(query, asker, threads)
 
     def access(principal, path):
         seen.append(started.wait(10))
