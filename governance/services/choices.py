@@ -37,8 +37,8 @@ _CARRY_EN = re.compile(
     re.I,
 )
 _CARRY_ZH = re.compile(
-    r"算了|还是|等等|等一下|那就|就行|就好|就可以|好了|其实|最后|最终|给我|帮我|改成|换成|改用|直接|那个|这个|"
-    r"一下|版本|格式|[吧啊呢嗯哦好要用就的那请先版对]"
+    r"算了|还是|等等|等一下|那就|就行|就好|就可以|就够了|够了|好了|其实|最后|最终|给我|帮我|改成|换成|改用|直接|那个|这个|"
+    r"一下|版本|格式|以内|之内|以下|[吧啊呢嗯哦好要用就的那请先版对]"
 )
 # What a clause says of the world or of what was done, not which value is wanted.
 _DESCRIBES = re.compile(
@@ -52,8 +52,9 @@ _DESCRIBES = re.compile(
 # request is said otherwise ("actually", "on second thought", "算了", "还是"); "moved to" in a request
 # names a destination, not a change of mind.
 CHANGE = re.compile(
-    r"\b(actually|instead|rather|after all|on second thought|changed? my mind|wait|switch|change)\b"
-    r"|算了|还是|换|改|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实",
+    r"\b(actually|instead|rather|after all|on second thought|changed? my mind|wait|switch|change|raise|lower|"
+    r"increase|reduce|bump)\b"
+    r"|算了|还是|换|改|调|放宽|增加到|减少到|提高到|降低到|缩短到|延长到|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实",
     re.I,
 )
 _CLAUSE = re.compile(r"[,，;；:：]")

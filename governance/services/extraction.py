@@ -217,7 +217,8 @@ _REQUEST_EN = re.compile(
     _ASK_EN + r"(export|save|send|deliver|output|write|render|convert|produce|give|make|use|format|answer|"
     r"reply|respond|translate|switch|set|put|draft|prepare|create|build|generate|keep|store|schedule|book|"
     r"move|host|deploy|publish|present|share|submit|print|attach|email|e-mail|forward|cc|assign|hand|post|"
-    r"name|call|indent)\b",
+    r"name|call|indent|limit|cap|shorten|trim|sort|order|rank|group|arrange|code|implement|rewrite|draw|plot|increase|reduce|raise|"
+    r"lower|extend|expand|bump|relax|cut)\b",
     re.I,
 )
 # "I need it in English", "the deck should be PPTX", "everything must be in UTC"
@@ -232,7 +233,8 @@ _NEEDS_EN = re.compile(
 # what is, not what to do.
 _VERB_ZH = (
     r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
-    r"发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|(?<!预)发(?![现生展挥明烧表觉了过]))"
+    r"发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|控制在|限制在|限定在|压缩到|缩短到|排序|排列|"
+    r"分组|设成|设为|设置为|设置成|调成|定为|放宽到|增加到|减少到|缩减到|提高到|降低到|调到|调整到|调整为|扩大到|(?<!预)发(?![现生展挥明烧表觉了过]))"
 )
 _REQUEST_ZH = re.compile(_VERB_ZH + r"(?![了过])")
 _NOT_A_REQUEST_ZH = re.compile(

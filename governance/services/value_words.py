@@ -154,6 +154,33 @@ WORDS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("tabs", "tab", "制表符"),
         ("spaces", "空格"),
     ),
+    # A language the code is written in. The ones that are everyday words too ("go", "rust", "swift", "java",
+    # "ruby", "dart") count only capitalised inside a sentence (values._CAPITALISED).
+    "programming_language": (
+        ("python",),
+        ("go", "golang"),
+        ("java",),
+        ("javascript", "node.js", "nodejs"),
+        ("typescript",),
+        ("rust",),
+        ("ruby",),
+        ("php",),
+        ("kotlin",),
+        ("swift",),
+        ("scala",),
+        ("bash", "shell script", "shell 脚本"),
+        ("powershell",),
+        ("perl",),
+        ("lua",),
+        ("dart",),
+        ("haskell",),
+        ("elixir",),
+    ),
+    # A dark or light look for what is built (a dashboard, a page, an app).
+    "theme": (
+        ("dark theme", "dark mode", "深色主题", "深色模式", "暗色主题", "暗黑模式", "暗色模式", "夜间模式"),
+        ("light theme", "light mode", "浅色主题", "浅色模式", "亮色主题", "亮色模式", "日间模式"),
+    ),
     "environment": (
         ("staging", "预发环境", "预发布环境"),
         ("production", "prod", "生产环境"),

@@ -6,7 +6,7 @@ one subject are a change, two values of different sorts are not.
 Recognised by word lists and patterns, English and Chinese, because the sorts a user's requirements name
 are few and closed (formats, languages, versions, days, times, quantities, stores, tools, fonts, colours,
 currencies, time zones, who a thing is sent to, file names, chat channels, chart types, indentation,
-deployment environments) and a guess here decides what a correction replaces: a value not recognised leaves a
+deployment environments, programming languages, dark or light themes, what a list is sorted by) and a guess here decides what a correction replaces: a value not recognised leaves a
 correction unresolved (a person reads it in the review queue), never resolved against the wrong thing.
 """
 
@@ -30,7 +30,7 @@ NOUN_ONLY_SORTS = frozenset({"indentation"})
 _AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "oracle", "notion"})
 # A product named by a common word counts only capitalised inside a sentence ("Word 格式", "export to Word";
 # not "one word", nor "Word count matters.").
-_CAPITALISED = frozenset({"word"})
+_CAPITALISED = frozenset({"word", "go", "rust", "swift", "java", "ruby", "dart"})
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Patterns for the open sorts: versions, times, dates, quantities.
@@ -82,9 +82,43 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     (
         "quantity",
         re.compile(
-            r"(\d+(?:[.,]\d+)?)\s*(pages?|slides?|words?|characters?|lines?|minutes?|mins?|hours?|days?|weeks?|"
-            r"months?|years?|pt|px|points?|percent|%|mb|gb|kb|页|张|字|行|分钟|小时|天|周|个月|年|号|磅|像素)",
+            r"(\d+(?:[.,]\d+)?)\s*(pages?|slides?|words?|characters?|lines?|seconds?|secs?|ms|milliseconds?|"
+            r"minutes?|mins?|hours?|days?|weeks?|months?|years?|pt|px|points?|percent|%|mb|gb|kb|rows?|items?|"
+            r"毫秒|秒|页|张|字|行|条|分钟|小时|天|周|个月|年|号|磅|像素)",
             re.I,
+        ),
+    ),
+    # What a list or table is sorted or grouped by: an open sort, its value the key ("sort the table by date",
+    # "order them by price instead", "表格按日期排序", "按价格倒序排列").
+    (
+        "order",
+        re.compile(
+            r"\b(?:sort|order|rank|group|arrange)(?:s|ed|ing)?\b(?:\s+(?!by\b)[\w'-]+){0,4}?\s+by\s+"
+            r"(?:the\s+|their\s+|its\s+|each\s+)?((?!the\b|a\b|an\b)[A-Za-z][\w-]*)",
+            re.I,
+        ),
+    ),
+    # A setting's number, as a request sets it ("set the batch size to 64", "reduce it to 32", "设成 64"): a
+    # number with no unit, right after the words that set it.
+    (
+        "number",
+        re.compile(
+            r"\b(?:set|change|keep|raise|lower|increase|reduce|bump|cut|drop|make)\b(?:\s+[\w'-]+){0,4}?\s+(?:to|at)\s+"
+            r"(\d+(?:\.\d+)?)(?!\d|[.:]\d|\s*(?:am|pm|%|[A-Za-z]))",
+            re.I,
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"(?:设成|设为|设置为|设置成|改成|改为|调到|调成|调为|定为|放宽到|增加到|减少到|降到|提高到|降低到)\s*"
+            r"(\d+(?:\.\d+)?)(?!\d|[.:]\d|\s*(?!吧|就|了|呢|啊)[\u4e00-\u9fff%A-Za-z])"
+        ),
+    ),
+    (
+        "order",
+        re.compile(
+            r"按照?\s*([\u4e00-\u9fffA-Za-z]{1,6}?)\s*(?:从[^,，。；;]{1,8})?(?:倒序|升序|降序)?(?:排序|排列|排|分组)"
         ),
     ),
 )
@@ -107,6 +141,10 @@ _NEEDS = {
     _PATTERNS[12][1].pattern: ".",
     _PATTERNS[13][1].pattern: "#",
     _PATTERNS[14][1].pattern: "digit",
+    _PATTERNS[15][1].pattern: " by ",
+    _PATTERNS[16][1].pattern: "digit",
+    _PATTERNS[17][1].pattern: "digit",
+    _PATTERNS[18][1].pattern: "按",
 }
 
 _SORT_NOUNS = {
@@ -221,12 +259,15 @@ def _values_in(text: str) -> tuple[Value, ...]:
                 continue
             if sort == "time" and _A_LITTLE.match(match.group(0)):
                 continue  # "调小一点", "快一点": "a little", not one o'clock
-            if sort == "recipient":  # the name or role alone
+            if sort in ("recipient", "order", "number"):  # the name, role, key or number alone
                 name = match.group(1)
                 found.append(Value(sort, name.lower(), name, *match.span(1)))
                 taken.append(match.span(1))
                 continue
-            found.append(Value(sort, _pattern_norm(sort, match), match.group(0).strip(), *match.span()))
+            norm = _pattern_norm(sort, match)
+            if sort == "quantity":  # 200 words and 500 KB are not two values of one thing
+                sort = f"quantity:{_MEASURES.get(norm.split()[-1], norm.split()[-1])}"
+            found.append(Value(sort, norm, match.group(0).strip(), *match.span()))
             taken.append(match.span())
     lowered = text.lower()
     for spelling, start, end in _spelled(text, lowered):
@@ -274,6 +315,13 @@ def _zh_number(text: str) -> str:
 
 
 _UNITS = {
+    "秒": "second",
+    "secs": "second",
+    "sec": "second",
+    "毫秒": "ms",
+    "milliseconds": "ms",
+    "millisecond": "ms",
+    "条": "item",
     "页": "page",
     "张": "slide",
     "字": "word",
@@ -292,6 +340,15 @@ _UNITS = {
     "point": "pt",
     "像素": "px",
     "%": "percent",
+}
+
+
+# What a quantity's unit measures: a change of a length limit is a length, of a timeout a duration.
+_MEASURES = {
+    **dict.fromkeys(("page", "slide", "word", "character", "line", "item", "row"), "length"),
+    **dict.fromkeys(("ms", "second", "minute", "hour", "day", "week", "month", "year"), "duration"),
+    **dict.fromkeys(("kb", "mb", "gb"), "bytes"),
+    **dict.fromkeys(("pt", "px", "size"), "type size"),
 }
 
 
