@@ -218,7 +218,8 @@ _REQUEST_EN = re.compile(
     r"reply|respond|translate|switch|set|put|draft|prepare|create|build|generate|keep|store|schedule|book|"
     r"move|host|deploy|publish|present|share|submit|print|attach|email|e-mail|forward|cc|assign|hand|post|"
     r"name|call|indent|limit|cap|shorten|trim|sort|order|rank|group|arrange|code|implement|rewrite|draw|plot|increase|reduce|raise|"
-    r"lower|extend|expand|bump|relax|cut)\b",
+    r"lower|extend|expand|bump|relax|cut|return|show|display|list|include|add|label|title|highlight|align|"
+    r"encode|compile|run|target|chart|style|colou?r)\b",
     re.I,
 )
 # "I need it in English", "the deck should be PPTX", "everything must be in UTC"
@@ -234,11 +235,13 @@ _NEEDS_EN = re.compile(
 _VERB_ZH = (
     r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
     r"发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|控制在|限制在|限定在|压缩到|缩短到|排序|排列|"
-    r"分组|设成|设为|设置为|设置成|调成|定为|放宽到|增加到|减少到|缩减到|提高到|降低到|调到|调整到|调整为|扩大到|(?<!预)发(?![现生展挥明烧表觉了过]))"
+    r"分组|设成|设为|设置为|设置成|调成|定为|返回|显示|展示|列出|标成|标为|画成|放宽到|增加到|减少到|缩减到|提高到|降低到|调到|调整到|调整为|扩大到|(?<!预)发(?![现生展挥明烧表觉了过]))"
 )
 _REQUEST_ZH = re.compile(_VERB_ZH + r"(?![了过])")
 _NOT_A_REQUEST_ZH = re.compile(
     r"^\s*(我|我们|他|她|他们|她们|它们|大家都)(?!要求|需要你|希望你)|已经|已|曾经|了\s*$|过\s*$"
+    # what was so before ("旧接口以前返回 XML", "原来的列表按热度排序"); not a deadline ("周五之前发给客户")
+    r"|原来|原先|当时|上次|昨天|前天|去年|那时|(?<![\d一二三四五六七八九十日号天点月年底末周班会前后])(?:以前|之前)"
 )
 # A date the work is due by is a requirement, said as a fact ("The deadline is Friday", "截止日期是周五").
 _DUE = re.compile(r"\b(deadline|due date|due)\b|截止|期限|交付日期|交稿", re.I)

@@ -36,6 +36,16 @@ CHANGES = [
     ("zh", "超时设成 30 秒。", "调到 60 秒吧。", "配置吧。"),
     ("en", "Set the batch size to 64.", "Reduce it to 32, we run out of memory.", "Run it."),
     ("zh", "并发数设成 8。", "改成 4 吧。", "跑吧。"),
+    ("en", "Plot the revenue as a line chart.", "Bars would be clearer, use a bar chart.", "Plot it."),
+    ("zh", "接口返回 JSON。", "还是返回 XML 吧,老系统只认 XML。", "写接口吧。"),
+    ("en", "Return the results as JSON.", "Return XML instead.", "Write the endpoint."),
+    ("zh", "时间都用北京时间。", "改用 UTC。", "写吧。"),
+    ("en", "Group the expenses by month.", "Group them by category instead.", "Make the report."),
+    ("zh", "把图片压缩到 500KB 以内。", "1MB 就够了。", "压缩吧。"),
+    ("en", "Use TypeScript for the frontend.", "Plain JavaScript is fine.", "Start."),
+    ("zh", "代码用 Java 写。", "换成 Kotlin。", "写吧。"),
+    ("en", "Show the prices in euros.", "Actually, show them in dollars.", "Show me."),
+    ("zh", "列表按时间倒序排列。", "改成按热度排序。", "排吧。"),
 ]
 
 
@@ -63,6 +73,10 @@ KEPT = [
     ("en", "Limit the summary to 200 words.", "The article I read was 500 words long."),
     ("zh", "超时设成 30 秒。", "他把超时设成了 60 秒。"),
     ("en", "Set the batch size to 64.", "I stood by the window for 32 minutes."),
+    ("en", "Return the results as JSON.", "She returned the PDF to the library."),
+    ("zh", "接口返回 JSON。", "旧接口以前返回 XML。"),
+    ("zh", "列表按时间倒序排列。", "原来的列表按热度排序。"),
+    ("zh", "周五之前把报告发给张伟。", "原来的报告发给了李娜。"),
 ]
 
 
