@@ -80,6 +80,14 @@ CHANGES = [
     ("zh", "代码用 Java 写。", "换成 Kotlin。", "写吧。"),
     ("en", "Show the prices in euros.", "Actually, show them in dollars.", "Show me."),
     ("zh", "列表按时间倒序排列。", "改成按热度排序。", "排吧。"),
+    ("en", "Could you sort the leaderboard by points?", "Hmm, sort it by wins instead.", "Update it."),
+    ("zh", "排行榜按积分排序。", "算了,按胜场排吧。", "更新吧。"),
+    ("en", "Please write the CLI in Rust.", "On second thought, Go.", "Continue."),
+    ("zh", "命令行工具用 Rust 写。", "等等,还是 Go 吧。", "继续。"),
+    ("en", "Set the retry count to 3.", "Bump it to 5.", "Deploy."),
+    ("zh", "重试次数设为 3。", "改成 5 吧。", "部署吧。"),
+    ("en", "Use dark mode for the admin page.", "Light mode is better for printing, switch to it.", "Go on."),
+    ("zh", "每页显示 20 条。", "改成每页 50 条。", "继续。"),
 ]
 
 
