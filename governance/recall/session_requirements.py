@@ -67,7 +67,7 @@ def requirements_in_force(
         hit = state.hits.pop(earlier_id, None) or Hit(id=earlier_id, row=earlier, fused=KEYED_MATCH)
         hit.extra["set_aside"] = {
             "session": earlier["session"],
-            "why": f"the user replaced it in this session (turn {turn_of(later) or '?'}) with: "
+            "why": f"the user {_how(later)} it in this session (turn {turn_of(later) or '?'}){_WITH[_how(later)]}: "
             f"\"{' '.join(later['text'].split())}\"",
             "by": {
                 "memory_id": later["id"],
@@ -113,6 +113,15 @@ def _decided_after(state: RecallState, row: dict) -> bool:
 def _changes_value(said: str, rule: str) -> bool:
     """The rule names another value of a sort the requirement names, about the same subject."""
     return bool(values.changed(values.values_in(said), values.values_in(rule))) and shares_subject(said, rule)
+
+
+_WITH = {"replaced": " with", "withdrew": ""}
+
+
+def _how(later: dict) -> str:
+    """What the later requirement did to the earlier one: took it back (services/retraction.py) or replaced it."""
+    kind = ((later.get("meta") or {}).get("requirement") or {}).get("type")
+    return "withdrew" if kind == "withdrawal" else "replaced"
 
 
 def _newest(memory_id: int, replaced_by: dict[int, dict]) -> dict:

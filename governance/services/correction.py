@@ -235,8 +235,12 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
     earlier: list = []
     by_text = {e.text: e for e in found}
     for ref, sentence, turn_text in said:
-        if not subject.says_how_things_are(sentence) or subject.reports_an_event(sentence):
-            continue  # a question, "regardless of …" or a story of what someone did corrects nothing
+        if (
+            not subject.says_how_things_are(sentence)
+            or subject.reports_an_event(sentence)
+            or subject.tells_how_it_behaves(sentence)
+        ):
+            continue  # a question, "regardless of …", a story of what someone did or how a thing behaves
         existing = by_text.get(sentence)
         if existing is not None and (
             existing.key

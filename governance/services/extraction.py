@@ -21,9 +21,12 @@ from governance.services.orders import (
     ASKS_YOU,
     CJK,
     LIMITS,
+    MOTIVATION,
     QUESTION,
     addressed_to_the_agent,
 )
+from governance.services.retraction import withdrawal, withdrawn_words
+from governance.services.subject import tells_how_it_behaves
 from governance.services.values import Value, negated_values, values_in
 
 
@@ -52,7 +55,7 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
         Kind.CONVENTION,
         0.7,
         re.compile(
-            r"\b(from now on|going forward|in future|always|never)\b|从现在(开始|起)|以后(都|请|要)?|今后|始终|永远不要",
+            r"\b(from now on|going forward|in future|always|never(?!\s?mind))\b|从现在(开始|起)|以后(都|请|要)?|今后|始终|永远不要",
             re.I,
         ),
     ),
@@ -186,7 +189,7 @@ def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
         return False
     if rule == "standing_instruction":
         strong = re.search(r"\b(from now on|going forward|in future)\b", sentence, re.I)
-        return bool(strong) or not _SAID_OF_ONESELF.search(sentence)
+        return bool(strong) or not (_SAID_OF_ONESELF.search(sentence) or tells_how_it_behaves(sentence))
     for found in pattern.finditer(sentence):
         words = found.group(0).lower().replace("\u2019", "'")
         if words in ("do not", "don't", "dont"):
@@ -233,7 +236,7 @@ _NEEDS_EN = re.compile(
 # The same verb after a person ("我用MySQL", "他们用 Slack") or done already ("已经迁到", "导出了") tells
 # what is, not what to do.
 _VERB_ZH = (
-    r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|使用|用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
+    r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|(?<![不别])使用|(?<![不别])用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
     r"发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|控制在|限制在|限定在|压缩到|缩短到|排序|排列|"
     r"分组|设成|设为|设置为|设置成|调成|定为|返回|显示|展示|列出|标成|标为|画成|放宽到|增加到|减少到|缩减到|提高到|降低到|调到|调整到|调整为|扩大到|(?<!预)发(?![现生展挥明烧表觉了过]))"
 )
@@ -292,19 +295,11 @@ _WORK_ZH = re.compile(
     r"附件|抄送|文件夹|仓库|项目|任务|回复|回答|摘要|总结|翻译|字体|字号|标题|段落|引用|来源|链接|图片|设计|排版|模板|"
     r"风格|语气|重构|支付|密码|账号|订单|报价|价格|覆盖|删除|修改|编辑|输出|日志|需求|方案|流程|审批|财务|脚本|配置|驱动"
 )
-# Encouragement and advice about a person's life, in the words of an order.
-_MOTIVATION = re.compile(
-    r"\b(?:give up|quit|stop (?:dreaming|believing|trying)|worry|be (?:scared|afraid|shy|too hard)|"
-    r"hesitate|let (?:it|that|this|anything|anyone|them|the \w+(?: \w+)?) (?:get|bring|stop|hold) "
-    r"(?:you|me|us)|take (?:a )?breaks?|take care of yourself|be yourself|believe in yourself)\b"
-    r"|别(?:担心|放弃|灰心|难过|客气)|不要(?:担心|放弃|灰心|难过|客气)|加油",
-    re.I,
-)
 
 
 def about_the_work(sentence: str, values: list[Value] | None = None) -> bool:
     """Whether an order is about the work (a value, or a thing or act of it) rather than a person's life."""
-    if _MOTIVATION.search(sentence):
+    if MOTIVATION.search(sentence):
         return False
     if values is None:
         values = values_in(sentence)
@@ -377,10 +372,7 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
         kind = "stage_fact"
     else:
         return None
-    conversational = (
-        len(turn_text) <= CONVERSATIONAL_CHARS
-        and len(_SENTENCE.findall(turn_text)) <= CONVERSATIONAL_SENTENCES
-    )
+    conversational = _conversational(turn_text)
     return {
         "type": kind,
         "values": [_value_dict(v) for v in values if v not in negated],
@@ -393,6 +385,13 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
         and (kind == "standing" or bool(LIMITS.search(sentence))),
         "conversational": conversational,
     }
+
+
+def _conversational(turn_text: str) -> bool:
+    return (
+        len(turn_text) <= CONVERSATIONAL_CHARS
+        and len(_SENTENCE.findall(turn_text)) <= CONVERSATIONAL_SENTENCES
+    )
 
 
 def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
@@ -411,7 +410,12 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
 
 
 # The kind a requirement read by no other rule is stored as.
-REQUIREMENT_KINDS = {"request": Kind.CONVENTION, "stage_fact": Kind.STAGE_FACT, "choice": Kind.CONVENTION}
+REQUIREMENT_KINDS = {
+    "request": Kind.CONVENTION,
+    "stage_fact": Kind.STAGE_FACT,
+    "choice": Kind.CONVENTION,
+    "withdrawal": Kind.CONVENTION,
+}
 
 
 class RuleExtractor:
@@ -428,9 +432,11 @@ class RuleExtractor:
                 if len(sentence) < 4:
                     continue
                 meta = {"from_ref": turn.get("ref") or ""}
+                gone = withdrawn_words(sentence)  # what it takes back, if anything (services/retraction.py)
                 for rule, kind, confidence, pattern in RULES:
                     if pattern.search(sentence) and _is_rule(rule, pattern, sentence):
                         requirement = requirement_of(rule, sentence, content)
+                        requirement = withdrawal(requirement, sentence, _conversational(content), gone)
                         if requirement:
                             meta["requirement"] = requirement
                         out.append(
@@ -441,6 +447,7 @@ class RuleExtractor:
                     requirement = requirement_of(None, sentence, content) or choice_of(
                         sentence, content, negated_values
                     )
+                    requirement = withdrawal(requirement, sentence, _conversational(content), gone)
                     if requirement:
                         out.append(
                             Extracted(

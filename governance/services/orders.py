@@ -12,6 +12,15 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # rule when the request is the rule's own words ("Can you always answer in French?").
 ASKS_YOU = r"^\W*(please\s+)?(can|could|would|will)\s+you\b"
 ASKS_FOR_A_RULE = re.compile(ASKS_YOU + r"\s+(please\s+)?(always|never|make sure)\b", re.I)
+# Encouragement and advice about a person's life, in the words of an order ("Don't give up!", "别担心"): neither
+# a boundary of the work (services/extraction.py) nor a withdrawal of what was asked (services/retraction.py).
+MOTIVATION = re.compile(
+    r"\b(?:give up|quit|stop (?:dreaming|believing|trying)|worry|be (?:scared|afraid|shy|too hard)|"
+    r"hesitate|let (?:it|that|this|anything|anyone|them|the \w+(?: \w+)?) (?:get|bring|stop|hold) "
+    r"(?:you|me|us)|take (?:a )?breaks?|take care of yourself|be yourself|believe in yourself)\b"
+    r"|别(?:担心|放弃|灰心|难过|客气)|不要(?:担心|放弃|灰心|难过|客气)|加油",
+    re.I,
+)
 
 # Who a boundary or standing instruction is said to. One that lasts beyond its session (the review queue)
 # is an order to whoever serves the user: "Don't overwrite the original file.", "Please don't use title

@@ -32,7 +32,8 @@ from governance.models import Kind, Memory, Principal, Scope, SourceKind, Status
 from governance.services.choices import choice_of, refers_back, says_a_change
 from governance.services.conflict import conflict_queue
 from governance.services.extraction import Extracted
-from governance.services.values import values_in
+from governance.services.retraction import withdraws
+from governance.services.values import negated_values, values_in
 
 # Words of a requirement that say *that* something is asked or changed, not what about: never evidence that
 # two requirements are about the same subject.
@@ -67,6 +68,7 @@ class _Standing:
     origin: str  # "session" (this session's requirement) or "rule" (the scope's, confirmed by a person)
     scope_path: str
     extracted: Extracted | None = None
+    negated: frozenset = frozenset()  # (sort, norm) of the values it names to be avoided, or that it withdrew
 
     def describe(self) -> dict:
         out = {
@@ -116,10 +118,23 @@ def _session_standing(scope: Scope, session: str) -> list[_Standing]:
         if isinstance((meta.get("requirement") or {}).get("replaces"), dict)
     }
     return [
-        _Standing(pk, text, values_in(text), key, kind, "session", scope.path)
+        _Standing(
+            pk,
+            text,
+            values_in(text),
+            key,
+            kind,
+            "session",
+            scope.path,
+            negated=_negated_of(meta.get("requirement")),
+        )
         for pk, text, key, kind, meta in reversed(rows)
         if pk not in replaced
     ]
+
+
+def _negated_of(requirement: dict | None) -> frozenset:
+    return frozenset((v["sort"], v["norm"]) for v in (requirement or {}).get("negated") or ())
 
 
 def _rules_in_force(scope: Scope) -> list[_Standing]:
@@ -151,15 +166,24 @@ def _rules_in_force(scope: Scope) -> list[_Standing]:
     for pk, text, key, kind, path in [*narrowest.values(), *unkeyed]:
         values = values_in(text)
         if values:
-            out.append(_Standing(pk, text, values, key, kind, "rule", path))
+            negated = frozenset((v.sort, v.norm) for v in negated_values(text, values))
+            out.append(_Standing(pk, text, values, key, kind, "rule", path, negated=negated))
     return out
 
 
 def _fit(new: Extracted, new_values, new_negated, standing: _Standing) -> tuple[int, int] | None:
     """How well `new` replaces `standing`: (strength, shared subject terms), or None when it does not."""
-    old_norms = {(v.sort, v.norm) for v in standing.values}
+    old_norms = {(v.sort, v.norm) for v in standing.values} - standing.negated
     if any((v["sort"], v["norm"]) in old_norms for v in new_negated):
         return 3, 0  # "PPTX, not PDF": names what it replaces
+    if standing.negated and (
+        _elliptical(new) or _subject(new.text, new_values) & _subject(standing.text, standing.values)
+    ):
+        # "算了,还是导出 PDF 吧" after "PDF 不用导了": it asks again for what the standing one set aside
+        if any((v.sort, v.norm) in standing.negated for v in new_values):
+            return 3, 0
+        if {v.sort for v in new_values} & {sort for sort, _ in standing.negated}:
+            return 2, 0
     sorts = {v.sort for v in new_values} & {v.sort for v in standing.values}
     if not sorts:
         return None
@@ -237,13 +261,27 @@ def requirements_resolve(*, scope: Scope, session: str, found: list[Extracted], 
     if not todo:
         return
     _resolve(scope, session, todo, turns)
-    found[:] = [e for e in found if (e.meta.get("requirement") or {}).get("type") != "choice"]
+    for extracted in todo:
+        if not stands(extracted.meta["requirement"]) and extracted.rule not in ("choice", "withdrawal"):
+            del extracted.meta["requirement"]  # a rule's candidate still (a preference), but no requirement
+    found[:] = [e for e in found if e.rule not in ("choice", "withdrawal") or stands(e.meta["requirement"])]
 
 
 def _resolve(scope: Scope, session: str, todo: list[Extracted], turns: list[dict]) -> None:
-    session_items: list[_Standing] | None = None
-    rules: list[_Standing] | None = None
+    standing: dict[str, list[_Standing]] = {}  # this session's and the scope's rules, read when first needed
     earlier: list[_Standing] = []
+
+    def pool() -> list[_Standing]:
+        if not standing:
+            standing["session"] = _session_standing(scope, session) if session else []
+            standing["rules"] = _rules_in_force(scope)
+        return [*standing["session"], *earlier, *standing["rules"]]
+
+    def taken(item: _Standing) -> None:  # replaced: nothing later in the event replaces it again
+        for items in (standing.get("session"), earlier):
+            if items is not None and item in items:
+                items.remove(item)
+
     for extracted in todo:
         requirement = extracted.meta["requirement"]
         corrects = extracted.meta.get("corrects")  # a keyed fact matched by its words (correction.py)
@@ -253,37 +291,32 @@ def _resolve(scope: Scope, session: str, todo: list[Extracted], turns: list[dict
         negated_norms = {(v["sort"], v["norm"]) for v in requirement.get("negated") or ()}
         new_values = [v for v in new_values if (v.sort, v.norm) not in negated_norms]
         if not corrects and not requirement.get("replaces") and (new_values or negated_norms):
-            if session_items is None:
-                session_items = _session_standing(scope, session) if session else []
-                rules = _rules_in_force(scope)
-            pool = [*(session_items or []), *earlier, *(rules or [])]
-            fits = [
-                (fit, item)
-                for item in pool
-                if (fit := _fit(extracted, new_values, requirement.get("negated") or (), item)) is not None
-            ]
-            if fits:
-                best = max(fit for fit, _ in fits)
-                top = [item for fit, item in fits if fit == best]
-                if len(top) > 1:
-                    ref = extracted.meta.get("from_ref") or ""
-                    top = _conversation_about(top, _last_round(scope, session, turns, ref))
-                if len(top) == 1:
-                    _replace(extracted, requirement, top[0])
-                    if requirement.get("type") == "choice" or (
-                        requirement.get("type") == "request" and says_a_change(extracted.text)
-                    ):
-                        requirement["type"] = "correction"  # what it changes is now named
-                    pool_lists = (session_items, earlier)
-                    for items in pool_lists:
-                        if items is not None and top[0] in items:
-                            items.remove(top[0])
-                else:
-                    requirement["ambiguous"] = [item.describe() for item in top[:3]]
-                    if requirement.get("type") == "choice":
-                        requirement["type"] = "correction"  # of one of these: the packet says which could be
-        if requirement.get("type") == "choice":
-            continue  # a bare value that replaces nothing is no requirement: it is dropped below
+            negated = requirement.get("negated") or ()
+            fits = [(fit, item) for item in pool() if (fit := _fit(extracted, new_values, negated, item))]
+            top = _one_of(fits, extracted, scope, session, turns)
+            if len(top) == 1:
+                _replace(extracted, requirement, top[0])
+                if requirement.get("type") == "choice" or (
+                    requirement.get("type") == "request" and says_a_change(extracted.text)
+                ):
+                    requirement["type"] = "correction"  # what it changes is now named
+                taken(top[0])
+            elif top:
+                requirement["ambiguous"] = [item.describe() for item in top[:3]]
+                if requirement.get("type") == "choice":
+                    requirement["type"] = "correction"  # of one of these: the packet says which could be
+        words = frozenset(requirement.get("withdraws") or ())
+        if words and not requirement.get("replaces") and not requirement.get("ambiguous"):
+            # it takes back what it names, asking for nothing in its place (services/retraction.py)
+            fits = [(fit, item) for item in pool() if (fit := withdraws(words, item.text, item.values))]
+            top = _one_of(fits, extracted, scope, session, turns)
+            if len(top) == 1:
+                _withdraw(extracted, requirement, top[0])
+                taken(top[0])
+            elif top:
+                requirement["ambiguous"] = [item.describe() for item in top[:3]]
+        if not stands(requirement):
+            continue  # a bare value or a withdrawal that replaces nothing is no requirement: dropped below
         # A correction, or what replaces a person's rule, would outlast the session; a new request that
         # replaces the session's own earlier one ("now write the description in 110 characters" after "the
         # title in 60") is the next step of the work, in force in its session only.
@@ -302,8 +335,52 @@ def _resolve(scope: Scope, session: str, todo: list[Extracted], turns: list[dict
                 "session",
                 scope.path,
                 extracted,
+                negated=_negated_of(requirement),
             )
         )
+
+
+def _one_of(
+    fits: list, extracted: Extracted, scope: Scope, session: str, turns: list[dict]
+) -> list[_Standing]:
+    """Of the standing requirements that fit (fit, item), those that fit best: one, or several when the
+    conversation's last round does not tell them apart; none when nothing fits."""
+    if not fits:
+        return []
+    best = max(fit for fit, _ in fits)
+    top = [item for fit, item in fits if fit == best]
+    if len(top) > 1:
+        top = _conversation_about(
+            top, _last_round(scope, session, turns, extracted.meta.get("from_ref") or "")
+        )
+    return top
+
+
+def _withdraw(extracted: Extracted, requirement: dict, item: _Standing) -> None:
+    """`extracted` takes back `item`: it replaces it, and the values of it that it names are named negated."""
+    _replace(extracted, requirement, item)
+    if requirement.get("type") in ("choice", "request"):
+        requirement["type"] = "withdrawal"
+    # what it withdrew is what it names negated: asked for again later, that request replaces the withdrawal
+    withdrawn = [v for v in item.values if (v.sort, v.norm) not in item.negated]
+    norms = {(v.sort, v.norm) for v in withdrawn}
+    requirement["values"] = [
+        v for v in requirement.get("values") or () if (v["sort"], v["norm"]) not in norms
+    ]
+    negated = {(v["sort"], v["norm"]): v for v in requirement.get("negated") or ()}
+    for v in withdrawn:
+        negated.setdefault((v.sort, v.norm), {"sort": v.sort, "norm": v.norm, "text": v.text})
+    requirement["negated"] = list(negated.values())
+
+
+def stands(requirement: dict) -> bool:
+    """Whether a requirement is one at all: a bare choice or a withdrawal is one only against what it replaces
+    (or the requirements it could, when it cannot tell which)."""
+    if requirement.get("type") == "choice":
+        return False
+    if requirement.get("type") == "withdrawal":
+        return bool(requirement.get("replaces") or requirement.get("ambiguous"))
+    return True
 
 
 def _already_heard(scope: Scope, extracted: Extracted, requirement: dict) -> None:
@@ -387,4 +464,4 @@ def requirements_link(*, candidates: list[Memory], actor: Principal | None) -> N
             target.save(update_fields=["meta", "updated_at"])
 
 
-__all__ = ["requirement_status", "requirements_link", "requirements_resolve", "shares_subject"]
+__all__ = ["requirement_status", "requirements_link", "requirements_resolve", "shares_subject", "stands"]

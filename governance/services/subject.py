@@ -198,7 +198,7 @@ def same_subject(a: str, b: str, *, share: float = SHARE) -> bool:
 _HEDGES = re.compile(
     r"\b(?:not|n't) (?:sure|only|just|certain|quite|necessarily|exactly|really|always)\b|\bno matter\b|"
     r"\b(?:do|does|did)(?: not|n't) (?:know|think|mind|care|remember)\b|\bwhy not\b|\bno (?:idea|doubt)\b|"
-    r"\bnot (?:that|to mention)\b|\bwhether or not\b",
+    r"\bnot (?:that|to mention)\b|\bwhether or not\b|\bnever\s?mind\b",
     re.I,
 )
 
@@ -237,8 +237,23 @@ def reports_an_event(sentence: str) -> bool:
     return bool(_EVENT.search(sentence))
 
 
+# How a thing behaves, told as a fact ("The PDF export on my laptop never works.", "It always crashes on
+# Mondays"): a frequency and a verb of the third person, not an order ("Never deploy on Fridays") nor what the
+# user wants of it ("Make sure it never overwrites the original").
+_BEHAVES = re.compile(
+    r"\b(?:never|always|usually|often|sometimes|rarely|still)\s+(?:\w+ly\s+)?[a-z]+(?<!ss)(?<!\bi)s\b", re.I
+)
+_WANTS_IT = re.compile(r"\b(?:make sure|ensure|so that|should|must|need|want|has to|have to)\b", re.I)
+
+
+def tells_how_it_behaves(sentence: str) -> bool:
+    """Whether the sentence tells how something behaves (see _BEHAVES), rather than how it should."""
+    return bool(_BEHAVES.search(sentence)) and not _WANTS_IT.search(sentence)
+
+
 def negated(text: str) -> bool:
     """Whether the statement is said negated (a negation word of either language in it, hedges aside)."""
+    text = value_words.REMINDER.sub(" ", text)  # "don't forget the PDF" asks for it
     lowered = _HEDGES.sub(" ", text.lower().replace("’", "'"))
     if set(re.findall(r"[a-z']+", lowered)) & NEGATION:
         return True
@@ -263,6 +278,7 @@ __all__ = [
     "qualified_otherwise",
     "reports_an_event",
     "says_how_things_are",
+    "tells_how_it_behaves",
     "same_subject",
     "sequence",
 ]

@@ -387,6 +387,8 @@ def changed(earlier: list[Value], later: list[Value]) -> list[tuple[Value, Value
 
 
 # Words before a value that name it to be avoided or replaced ("not PDF", "instead of PDF", "别用 PDF").
+# A reminder is no negation: "Don't forget the PDF at the end.", "别忘了最后导出 PDF。" ask for the PDF.
+REMINDER = re.compile(r"\b(?:don'?t|do not|never) forget\b|别忘|不要忘|千万别忘", re.I)
 _NEGATES = re.compile(
     r"(\bnot|\bno|\bnever|\bdon'?t use|\bdo not use|\binstead of|\brather than|\bother than|\bno more|"
     r"\bno longer|\bskip|\bdrop|\bforget(?: about)?|\bwithout|\bno need for|\bdo(?:n'?t| not) (?:need|want)|"
@@ -405,13 +407,16 @@ _NEGATED_AFTER = re.compile(
 
 def negated_values(sentence: str, values: list[Value]) -> list[Value]:
     """The values of `sentence` it names to be avoided or replaced: "not PDF", "instead of PDF", "别用 PDF",
-    "skip the PDF", "PDF 就不要了"."""
+    "skip the PDF", "PDF 就不要了"; not one a reminder names ("don't forget the PDF", "别忘了导出 PDF")."""
     return [
         v
         for v in values
-        if _NEGATES.search(sentence[max(0, v.start - 24) : v.start])
+        if (
+            _NEGATES.search(before := sentence[max(0, v.start - 24) : v.start])
+            and not REMINDER.search(before)
+        )
         or _NEGATED_AFTER.match(sentence[v.end :])
     ]
 
 
-__all__ = ["Value", "changed", "negated_values", "sorts_of", "values_in"]
+__all__ = ["REMINDER", "Value", "changed", "negated_values", "sorts_of", "values_in"]

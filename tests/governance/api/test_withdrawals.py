@@ -1,0 +1,167 @@
+"""A user takes back what they asked for without asking for anything in its place, relayed by an agent alone
+between rounds of tool logs: "PDF 不用导了。", "Never mind the word limit.", "No need to sort it.", "预发就跳过吧。",
+"Don't send it to anyone yet.". The withdrawal names what it withdraws by a value of it, by the words of the
+request, or by the name of the setting ("字数", "word limit"). In its session the earlier request is set aside,
+saying the user withdrew it; in another chat neither is in force; a withdrawal of the session's own request
+waits for no reviewer, one of a rule a person confirmed does. Asked for again, the request replaces the
+withdrawal. A reminder, a remark of the world, thanks or a "never mind" that names nothing withdraw nothing
+(services/retraction.py, services/requirements.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from governance.models import Memory, Status
+from tests.governance.api.test_elliptical_choices import SLIDES_EN, SLIDES_ZH, _relay
+from tests.governance.api.test_session_overrides import _rule
+from tests.governance.api.test_session_requirements import ask, pinned, set_aside
+
+WITHDRAWALS = [
+    # by a value of the request
+    ("zh", SLIDES_ZH, "PDF 不用导了。", "导出吧。"),
+    ("en", SLIDES_EN, "Forget the PDF, I don't need an export at all.", "Export it."),
+    ("zh", SLIDES_ZH, "我不需要 PDF 了。", "导出吧。"),
+    ("en", "Deploy to the staging server first.", "Skip staging.", "Deploy it."),
+    ("zh", "先部署到预发环境。", "预发就跳过吧。", "部署吧。"),
+    (
+        "en",
+        "Use a dark theme for the dashboard.",
+        "Drop the dark theme, keep the default.",
+        "Build the dashboard.",
+    ),
+    ("zh", "仪表盘用深色主题。", "深色主题就算了。", "开始做仪表盘。"),
+    ("zh", "报告发给张伟。", "先别发给张伟了。", "报告发给谁?"),
+    # by the words of the request
+    ("zh", SLIDES_ZH, "不用导出了,我直接在线看。", "导出吧。"),
+    ("en", SLIDES_EN, "You don't need to export it, I'll present from your screen.", "Export it."),
+    ("en", "Sort the table by date.", "No need to sort it.", "Build the table."),
+    ("zh", "表格按日期排序。", "不用排序了。", "做表吧。"),
+    ("en", "Translate the release notes into French.", "Actually, no need to translate them.", "Finish."),
+    ("zh", "发布说明翻译成法语。", "不用翻译了。", "写完吧。"),
+    ("en", "Email the invoice to Dana.", "Don't send it to anyone yet.", "Send the invoice."),
+    ("en", "Post the summary in #design.", "Don't post it anywhere for now.", "Post it."),
+    ("zh", "总结发到 #design 频道。", "先不用发频道了。", "发吧。"),
+    ("en", "Schedule the review for Tuesday.", "Cancel the review, we'll skip it this week.", "Is it set?"),
+    ("zh", "把评审会安排在周二。", "评审会取消吧。", "评审会定好了吗?"),
+    ("en", "Write the tests in Java.", "Skip the tests for now.", "Go on."),
+    ("zh", "代码用 Java 写,再写单元测试。", "单元测试先不写了。", "继续。"),
+    # by the name of the setting
+    ("en", "Limit the summary to 200 words.", "Never mind the word limit.", "Write the summary."),
+    ("zh", "摘要控制在 200 字以内。", "字数不用限制了。", "写摘要吧。"),
+    ("en", "Set the batch size to 64.", "Forget about the batch size, use the default.", "Run it."),
+    ("zh", "并发数设成 8。", "并发数就不用设了,用默认的。", "跑吧。"),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "withdrawal", "question"), WITHDRAWALS)
+def test_a_withdrawal_sets_the_request_aside_in_its_session_only(
+    client_for, agent, project_scope, lang, request_, withdrawal, question
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, withdrawal])
+    body = ask(client, question, session="s1")
+    assert request_ not in pinned(body), body["text"]
+    assert request_ in set_aside(body)
+    aside = next(b for b in body["packet"]["negative"] if b["text"] == request_)
+    assert withdrawal in aside["reason"]
+    used = [b["text"] for slot in ("constraints", "evidence", "preferences") for b in body["packet"][slot]]
+    assert request_ not in used
+    other = ask(client, question, session="s2")
+    assert request_ not in pinned(other) and withdrawal not in pinned(other)
+
+
+def test_the_packet_says_the_user_withdrew_it_and_no_reviewer_is_asked(client_for, agent, project_scope):
+    client = client_for(agent)
+    _relay(client, "zh", [SLIDES_ZH, "PDF 不用导了。"])
+    body = ask(client, "导出吧。", session="s1")
+    aside = next(b for b in body["packet"]["negative"] if b["text"] == SLIDES_ZH)
+    assert "the user withdrew it in this session" in aside["reason"]
+    withdrawal = Memory.objects.exclude(kind="episodic").get(text="PDF 不用导了。")
+    requirement = withdrawal.meta["requirement"]
+    assert requirement["type"] == "withdrawal"
+    assert requirement["negated"] == [{"sort": "format", "norm": "pdf", "text": "PDF"}]
+    # the session's own request, taken back: nothing for a reviewer, nothing lasting
+    assert withdrawal.status == Status.CANDIDATE and not requirement["lasting"]
+    assert not Memory.objects.filter(status=Status.PROPOSED).exists()
+
+
+def test_a_withdrawal_of_a_persons_rule_is_in_force_in_its_session_and_waits_for_a_reviewer(
+    client_for, owner, agent, project_scope
+):
+    rule = _rule(client_for(owner), text="Export every deck as PDF.", key="export_format")
+    client = client_for(agent)
+    _relay(client, "en", ["Forget about the PDF export for this one."])
+    withdrawal = Memory.objects.exclude(kind="episodic").get(text="Forget about the PDF export for this one.")
+    assert withdrawal.status == Status.PROPOSED and withdrawal.key == "export_format"
+    here = ask(client, "Export the deck.", session="s1")
+    assert "Export every deck as PDF." not in pinned(here)
+    assert "Export every deck as PDF." in set_aside(here)
+    elsewhere = ask(client, "Export the deck.", session="s2")
+    assert "Export every deck as PDF." in pinned(elsewhere)
+    assert rule["id"] not in [b["memory_id"] for b in here["packet"]["constraints"]]
+
+
+ASKED_AGAIN = [
+    ("zh", SLIDES_ZH, "PDF 不用导了。", "算了,还是导出 PDF 吧。"),
+    ("en", SLIDES_EN, "Forget the PDF.", "Actually, export it as PDF after all."),
+    (
+        "en",
+        "Limit the summary to 200 words.",
+        "Never mind the word limit.",
+        "Actually, keep it under 150 words.",
+    ),
+    ("zh", "摘要控制在 200 字以内。", "字数不用限制了。", "还是控制在 300 字以内吧。"),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "withdrawal", "again"), ASKED_AGAIN)
+def test_asked_for_again_the_request_replaces_the_withdrawal(
+    client_for, agent, project_scope, lang, request_, withdrawal, again
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, withdrawal, again])
+    body = ask(client, "Go on.", session="s1")
+    assert again in pinned(body), body["text"]
+    assert request_ not in pinned(body) and withdrawal not in pinned(body)
+    assert withdrawal in set_aside(body)
+
+
+REMARKS = [
+    ("en", SLIDES_EN, "The PDF export on my laptop never works."),
+    ("zh", SLIDES_ZH, "PDF 不用压缩了。"),
+    ("en", "Sort the table by date.", "No need to thank me."),
+    ("zh", "表格按日期排序。", "排序不用太复杂。"),
+    ("zh", "先部署到预发环境。", "他们上次跳过了预发。"),
+    ("en", "Deploy to the staging server first.", "They skipped staging last time and it broke."),
+    ("en", "Limit the summary to 200 words.", "Never mind, I found the file."),
+    ("zh", "摘要控制在 200 字以内。", "算了,不说这个了。"),
+    ("en", "Email the invoice to Dana.", "Don't worry about the typo."),
+    ("zh", "报告发给张伟。", "不用谢,应该的。"),
+    ("en", "Translate the release notes into French.", "Is there no need to translate the appendix?"),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "remark"), REMARKS)
+def test_a_remark_that_withdraws_nothing_leaves_the_request_in_force(
+    client_for, agent, project_scope, lang, request_, remark
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, remark])
+    body = ask(client, "Go on.", session="s1")
+    assert request_ in pinned(body), body["text"]
+    assert set_aside(body) == []
+    assert remark not in pinned(body)
+
+
+@pytest.mark.parametrize(
+    ("lang", "request_", "reminder"),
+    [("en", SLIDES_EN, "Don't forget the PDF at the end."), ("zh", SLIDES_ZH, "别忘了最后导出 PDF。")],
+)
+def test_a_reminder_asks_for_the_request_again_and_sets_nothing_aside(
+    client_for, agent, project_scope, lang, request_, reminder
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, reminder])
+    body = ask(client, "Go on.", session="s1")
+    assert request_ in pinned(body), body["text"]
+    assert set_aside(body) == []
