@@ -23,13 +23,16 @@ from governance.services.values import REMINDER, negated_values, values_in
 # What says that something asked for is withdrawn. English: an imperative at a clause's start (or after the words
 # that soften one), or a need denied; Chinese: a need denied ending the clause (with 了/吧 or nothing after the
 # verb), or a word that drops what it follows.
-_SOFT_EN = r"(?:^|\b(?:please|just|ok(?:ay)?|so|then|actually|and|but|oh|hmm|also|wait|let'?s)\s+)"
+_SOFT_EN = (
+    r"(?:^|\b(?:please|just|ok(?:ay)?|so|then|actually|and|but|oh|hmm|also|wait|let'?s|(?:we|you) can)\s+)"
+)
 _WITHDRAW_EN = re.compile(
     rf"{_SOFT_EN}(?:never\s?mind|forget(?:\s+about)?|skip|drop|scrap|scratch|ditch|cancel|leave out|"
     r"hold off on|don'?t bother(?: with)?)\b"
     r"|\bno need (?:to|for)\b|\bthere'?s no need\b|\b(?:you|we) (?:don'?t|do not|won'?t|will not) (?:need|have) to\b"
     r"|\b(?:i|we) (?:don'?t|do not|won'?t|no longer) need\b"
-    r"|\b(?:is|are)(?:n'?t| not| no longer) (?:needed|necessary|required)\b|\bdoesn'?t matter\b"
+    r"|\b(?:is|are|will be)(?:n'?t| not| no longer) (?:needed|necessary|required)\b|\bwon'?t be (?:needed|necessary)\b"
+    r"|\b(?:doesn'?t|don'?t) matter\b|\blet'?s not\b|\bchanged? my mind about\b|^\s*no\s+(?=\w)"
     r"|\bdon'?t\s+\w+(?:\s+\S+){0,5}?\s+(?:after all|any ?more|yet|for now)\b",
     re.I,
 )
@@ -37,7 +40,7 @@ _WITHDRAW_ZH = re.compile(
     r"(?:不用|不要|不需要|无需|不必|用不着|没必要|别)(?![太很那么这么过于特别非常担心谢客气着急急忘])"
     r"[^,，。;；!！?？]{0,12}?(?:了|啦|吧)\s*$"
     r"|(?:就|也|先)?(?:算了|免了|跳过|略过|省了|省掉|不做了|不弄了|不搞了|无所谓了?|不重要了|不限了?|取消(?=吧|了|\s*$)|去掉吧)"
-    r"|^\s*(?:取消|去掉|不要|不用|别)"
+    r"|^\s*(?:取消|去掉|不要|不用|不需要|无需|不必|别)"
 )
 # Never a withdrawal: a reminder ("don't forget the PDF", subject.REMINDER), a question, what another person
 # did or what was so.
@@ -50,14 +53,15 @@ _CLAUSE = re.compile(r"[,，;；:：]")
 _CARRIES = frozenset(
     lexical.words(
         "never mind forget about skip drop scrap scratch ditch cancel leave out hold off bother need needed "
-        "necessary required matter don't do not won't will no longer there's is are isn't aren't you we i it them "
+        "necessary required matter doesn't don't do not won't will be no longer there's is are isn't aren't can let's "
+        "changed change my mind you we i it them "
         "this that these those anyone anything anywhere anybody everyone all any more anymore after yet for now please "
         "just ok okay "
         "so then actually and but oh hmm also wait let's one at "
         "不用 不要 不需要 无需 不必 用不着 没必要 别 了 啦 吧 就 也 先 算了 免了 跳过 略过 省了 省掉 不做 不弄 不搞 "
         "无所谓 不重要 取消 去掉 它 这个 那个 一下 现在 暂时 直接"
     )
-) | {"don", "t", "s", "ll"}
+) | {"don", "doesn", "won", "t", "s", "ll"}
 # The names of a setting, by the sort of the value that sets it (services/values.py): "字数不用限制了" names the
 # length that "200 字以内" sets.
 _SORT_NAMES = {

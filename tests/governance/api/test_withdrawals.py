@@ -14,7 +14,7 @@ import pytest
 from governance.models import Memory, Status
 from tests.governance.api.test_elliptical_choices import SLIDES_EN, SLIDES_ZH, _relay
 from tests.governance.api.test_session_overrides import _rule
-from tests.governance.api.test_session_requirements import ask, pinned, set_aside
+from tests.governance.api.test_session_requirements import LOG, LOG_ZH, Story, ask, pinned, play, set_aside
 
 WITHDRAWALS = [
     # by a value of the request
@@ -45,11 +45,25 @@ WITHDRAWALS = [
     ("zh", "把评审会安排在周二。", "评审会取消吧。", "评审会定好了吗?"),
     ("en", "Write the tests in Java.", "Skip the tests for now.", "Go on."),
     ("zh", "代码用 Java 写,再写单元测试。", "单元测试先不写了。", "继续。"),
+    ("en", SLIDES_EN, "Let's not do the PDF.", "Export it."),
+    ("en", SLIDES_EN, "No PDF then.", "Export it."),
+    ("en", SLIDES_EN, "The PDF won't be necessary.", "Export it."),
+    ("en", SLIDES_EN, "I changed my mind about the PDF, no export.", "Export it."),
+    ("zh", SLIDES_ZH, "不导出 PDF 了。", "导出吧。"),
+    ("zh", SLIDES_ZH, "PDF 先不要了。", "导出吧。"),
+    ("zh", SLIDES_ZH, "别导 PDF 了。", "导出吧。"),
+    ("zh", SLIDES_ZH, "取消导出。", "导出吧。"),
+    ("zh", "表格按日期排序。", "不需要排序。", "做表吧。"),
+    ("zh", "先部署到预发环境。", "预发环境就不用了,直接上线。", "部署吧。"),
+    ("en", "Email the invoice to Dana.", "Hold off on emailing Dana.", "Send the invoice."),
     # by the name of the setting
     ("en", "Limit the summary to 200 words.", "Never mind the word limit.", "Write the summary."),
     ("zh", "摘要控制在 200 字以内。", "字数不用限制了。", "写摘要吧。"),
     ("en", "Set the batch size to 64.", "Forget about the batch size, use the default.", "Run it."),
     ("zh", "并发数设成 8。", "并发数就不用设了,用默认的。", "跑吧。"),
+    ("en", "Limit the summary to 200 words.", "We can drop the word limit.", "Write the summary."),
+    ("en", "Limit the summary to 200 words.", "The word limit doesn't matter anymore.", "Write it."),
+    ("zh", "摘要控制在 200 字以内。", "字数无所谓了。", "写摘要吧。"),
 ]
 
 
@@ -68,6 +82,43 @@ def test_a_withdrawal_sets_the_request_aside_in_its_session_only(
     assert request_ not in used
     other = ask(client, question, session="s2")
     assert request_ not in pinned(other) and withdrawal not in pinned(other)
+
+
+# The seeds' story, the format withdrawn instead of changed: thirty rounds of layout requests and render logs.
+STORIES = [
+    Story(
+        said={
+            1: "帮我做一份演示文稿,最后导出 PDF。",
+            5: "PDF 不用导了,我直接放映。",
+            12: "别覆盖原文件。",
+            30: "现在可以导出了吗?",
+        },
+        filler="第{page}页的标题字号太大,帮我调小一点。",
+        log=LOG_ZH,
+        reply="好的。",
+        done="好的,已调整第{page}页的版式。",
+    ),
+    Story(
+        said={
+            1: "Please make a slide deck for me, and export it as PDF at the end.",
+            5: "Actually, skip the PDF export, I'll present it live.",
+            12: "Don't overwrite the original file.",
+            30: "Can we export it now?",
+        },
+        filler="The title on page {page} is too big, please make it smaller.",
+        log=LOG,
+        reply="Sure.",
+        done="Done, page {page} is adjusted.",
+    ),
+]
+
+
+@pytest.mark.parametrize("story", STORIES, ids=["zh", "en"])
+def test_round_30_of_the_story_does_not_export_the_withdrawn_pdf(client_for, agent, project_scope, story):
+    body = play(client_for(agent), story)
+    assert story.said[1] not in pinned(body), body["text"]
+    assert story.said[1] in set_aside(body)
+    assert story.said[5] in pinned(body) and story.said[12] in pinned(body)
 
 
 def test_the_packet_says_the_user_withdrew_it_and_no_reviewer_is_asked(client_for, agent, project_scope):
