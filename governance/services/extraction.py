@@ -409,13 +409,11 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
     return out
 
 
+# Every type a requirement may have (meta["requirement"]["type"]; "choice" only until it is resolved).
+REQUIREMENT_TYPES = ("request", "boundary", "correction", "standing", "stage_fact", "withdrawal")
 # The kind a requirement read by no other rule is stored as.
-REQUIREMENT_KINDS = {
-    "request": Kind.CONVENTION,
-    "stage_fact": Kind.STAGE_FACT,
-    "choice": Kind.CONVENTION,
-    "withdrawal": Kind.CONVENTION,
-}
+REQUIREMENT_KINDS = dict.fromkeys(("request", "choice", "withdrawal"), Kind.CONVENTION)
+REQUIREMENT_KINDS["stage_fact"] = Kind.STAGE_FACT
 
 
 class RuleExtractor:

@@ -2019,7 +2019,7 @@ export interface components {
             session: string;
             /** @description The ref of the user's turn it was read from. */
             turn: string;
-            type: components["schemas"]["Type9e6Enum"];
+            type: components["schemas"]["Type72aEnum"];
         };
         /**
          * @description * `agent` - agent
@@ -2213,7 +2213,7 @@ export interface components {
             told_by: components["schemas"]["ToldByEnum"];
             /** @description The ref of the user's turn. */
             turn: string;
-            type: (components["schemas"]["Type9e6Enum"] | components["schemas"]["NullEnum"]) | null;
+            type: (components["schemas"]["Type72aEnum"] | components["schemas"]["NullEnum"]) | null;
         };
         SetAsideOutput: {
             /** @description The correction in force for this session instead. */
@@ -2479,9 +2479,10 @@ export interface components {
          *     * `correction` - correction
          *     * `standing` - standing
          *     * `stage_fact` - stage_fact
+         *     * `withdrawal` - withdrawal
          * @enum {string}
          */
-        Type9e6Enum: "request" | "boundary" | "correction" | "standing" | "stage_fact";
+        Type72aEnum: "request" | "boundary" | "correction" | "standing" | "stage_fact" | "withdrawal";
         WebhookDeliveryOutput: {
             attempts: number;
             /** @description The event as sent (ids and hashes; never a memory's text). */

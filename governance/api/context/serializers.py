@@ -11,6 +11,7 @@ from governance.recall.handoff import INCLUDES
 from governance.recall.pack import DEFAULT_BUDGET_TOKENS
 from governance.recall.packet import MAX_BUDGET, MAX_K, MAX_QUERY_CHARS
 from governance.runtime.replica import PRIMARY, REPLICA
+from governance.services.extraction import REQUIREMENT_TYPES
 from governance.summaries.builder import NATURES, SECTIONS
 
 
@@ -155,9 +156,7 @@ class SessionRequirementOutput(serializers.Serializer):
     turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn.")
     told_by = serializers.ChoiceField(choices=["agent", "end_user"])
     since = serializers.DateTimeField(allow_null=True)
-    type = serializers.ChoiceField(
-        choices=["request", "boundary", "correction", "standing", "stage_fact"], allow_null=True
-    )
+    type = serializers.ChoiceField(choices=REQUIREMENT_TYPES, allow_null=True)
     status = serializers.CharField()
     awaiting = serializers.CharField(
         help_text="'a reviewer': it would last beyond the session and waits in the review queue; "

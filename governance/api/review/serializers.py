@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from governance.runtime import cursor as codec
+from governance.services.extraction import REQUIREMENT_TYPES
 
 
 class ReviewQueueInput(serializers.Serializer):
@@ -50,7 +51,7 @@ class ReviewRequirementOutput(serializers.Serializer):
     """A requirement the user stated in a conversation (docs/governance.md, "The session's requirements"):
     in force in its session while it waits here."""
 
-    type = serializers.ChoiceField(choices=["request", "boundary", "correction", "standing", "stage_fact"])
+    type = serializers.ChoiceField(choices=REQUIREMENT_TYPES)
     session = serializers.CharField(allow_blank=True)
     turn = serializers.CharField(allow_blank=True, help_text="The ref of the user's turn it was read from.")
     replaces = serializers.IntegerField(
