@@ -1,4 +1,4 @@
-"""`manage.py measure_requirements --file F --format locomo|longmemeval [--sample 50] [--seed 0]`: what the
+"""`manage.py measure_requirements --file F --format locomo|longmemeval [--sample 50] [--seed 0] [--show TYPE]`: what the
 requirement reading (services/extraction.py, services/requirements.py) makes of a real conversation file.
 
 Every distinct session of the file is recorded through `event_ingest`, as an agent relays it (the turns of a
@@ -41,6 +41,13 @@ class Command(BaseCommand):
         parser.add_argument("--sample", type=int, default=50, help="review items printed for reading")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", dest="json_out", default=None, help="write every review item here")
+        parser.add_argument(
+            "--show",
+            action="append",
+            default=[],
+            metavar="TYPE",
+            help="also print every requirement of this type (withdrawal, correction, …) with what it replaces",
+        )
 
     def handle(self, *args, **opts):
         path = Path(opts["file"])
@@ -102,18 +109,22 @@ class Command(BaseCommand):
                 "session", "source_ref", "text"
             )
         }
-        items = [
-            {
+        texts = {m["pk"]: m["text"] for m in found}
+
+        def item(m: dict) -> dict:
+            replaces = m["meta"]["requirement"].get("replaces") or {}
+            return {
                 "id": m["pk"],
                 "type": m["meta"]["requirement"]["type"],
                 "text": m["text"],
+                "status": m["status"],
                 "session": m["session"],
                 "turn": by_ref.get((m["session"], m["source_ref"]), ""),
-                "replaces": (m["meta"]["requirement"].get("replaces") or {}).get("text"),
+                "replaces": replaces.get("text") or texts.get(replaces.get("memory_id")),
             }
-            for m in found
-            if m["status"] == Status.PROPOSED
-        ]
+
+        every = [item(m) for m in found]
+        items = [i for i in every if i["status"] == Status.PROPOSED]
         return {
             "sessions": len(sessions),
             "turns": turns,
@@ -121,6 +132,7 @@ class Command(BaseCommand):
             "pinned": Counter(m["meta"]["requirement"]["type"] for m in found),
             "review": Counter(i["type"] for i in items),
             "items": items,
+            "every": every,
         }
 
     def _print(self, report: dict, opts: dict) -> None:
@@ -149,10 +161,20 @@ class Command(BaseCommand):
             if item["replaces"]:
                 out.write(f"     replaces: {item['replaces']}")
             out.write(f"     turn: {turn}")
+        for kind in opts["show"]:
+            shown = [i for i in report["every"] if i["type"] == kind]
+            out.write(f"\nEvery {kind} ({len(shown)}):")
+            for n, item in enumerate(shown, start=1):
+                out.write(f"{n:3}. [{item['status']}] {item['text']}")
+                out.write(f"     replaces: {item['replaces'] or '-'}")
         if opts["json_out"]:
             Path(opts["json_out"]).write_text(
                 json.dumps(
-                    {**report, "pinned": dict(report["pinned"]), "review": dict(report["review"])},
+                    {
+                        **{k: v for k, v in report.items() if k != "every"},
+                        "pinned": dict(report["pinned"]),
+                        "review": dict(report["review"]),
+                    },
                     ensure_ascii=False,
                     indent=1,
                 )
