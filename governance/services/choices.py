@@ -53,8 +53,9 @@ _DESCRIBES = re.compile(
 # names a destination, not a change of mind.
 CHANGE = re.compile(
     r"\b(actually|instead|rather|after all|on second thought|changed? my mind|wait|switch|change|raise|lower|"
-    r"increase|reduce|bump)\b"
-    r"|算了|还是|换|改|调|放宽|增加到|减少到|提高到|降低到|缩短到|延长到|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实",
+    r"increase|reduce|bump|move on to)\b"
+    r"|算了|还是|换|改|调|放宽|增加到|减少到|提高到|降低到|缩短到|延长到|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实"
+    r"|现在开始|接下来",
     re.I,
 )
 _CLAUSE = re.compile(r"[,，;；:：]")

@@ -26,7 +26,7 @@ from governance.services.orders import (
     addressed_to_the_agent,
 )
 from governance.services.retraction import withdrawal, withdrawn_words
-from governance.services.subject import tells_how_it_behaves
+from governance.services.subject import says_how_things_are, tells_how_it_behaves
 from governance.services.values import Value, negated_values, values_in
 
 
@@ -162,8 +162,8 @@ _ELLIPTICAL = re.compile(r"(make|turn|convert|switch|change) (it|that|this|them|
 def _is_rule(rule: str, pattern: re.Pattern, sentence: str) -> bool:
     """Whether a sentence that holds a rule's words (`pattern`, the rule's own) is a rule of that kind
     (English only: the Chinese patterns are left as they are)."""
-    if CJK.search(sentence):
-        return True
+    if CJK.search(sentence):  # an open question ("要不要重构?") orders nothing
+        return rule not in ("standing_instruction", "constraint") or says_how_things_are(sentence)
     if rule == "preference":  # "I want to make sure I get it right" is a plan, not a preference
         return any(
             not re.match(r"\s+to make sure\b", sentence[found.end() :], re.I)
@@ -237,7 +237,7 @@ _NEEDS_EN = re.compile(
 # what is, not what to do.
 _VERB_ZH = (
     r"(导出|输出|保存为|保存成|存成|存为|做成|生成|转成|转换成|转为|(?<![不别])使用|(?<![不别])用|采用|写成|翻译成|发成|交付|提交|回复|回答|"
-    r"发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|控制在|限制在|限定在|压缩到|缩短到|排序|排列|"
+    r"处理|发到|发给|发送|安排在|定在|放在|改到|挪到|部署到|部署在|发布到|上线到|控制在|限制在|限定在|压缩到|缩短到|排序|排列|"
     r"分组|设成|设为|设置为|设置成|调成|定为|返回|显示|展示|列出|标成|标为|画成|放宽到|增加到|减少到|缩减到|提高到|降低到|调到|调整到|调整为|扩大到|(?<!预)发(?![现生展挥明烧表觉了过]))"
 )
 _REQUEST_ZH = re.compile(_VERB_ZH + r"(?![了过])")

@@ -63,6 +63,9 @@ def _contradicts(a: str, b: str) -> bool:
     neg_b, terms_b = _polarity_and_words(b)
     if neg_a == neg_b or not terms_a or not terms_b:
         return False
+    # What they are about, without the words of a permission, a request or time: "Don't publish yet." / "You
+    # can publish it now." are both about publishing.
+    terms_a, terms_b = (terms_a - subject.FUNCTION) or terms_a, (terms_b - subject.FUNCTION) or terms_b
     if len(terms_a & terms_b) / min(len(terms_a), len(terms_b)) < OVERLAP:
         return False
     return not subject.qualified_otherwise(a, b)

@@ -47,6 +47,12 @@ _ASKS = re.compile(
     r"(?:do|does|did)(?!\s+not\b|n'?t\b))\b",
     re.I,
 )
+# A permission given to whoever does the work: "It's fine to send it to the client today.", "Feel free to publish."
+_PERMITS = re.compile(
+    r"^\W*(?:ok(?:ay)?\W+)?(?:it'?s|it is) (?:fine|ok(?:ay)?|alright|all right) (?:now )?to\b|\bfeel free to\b"
+    r"|\bgo ahead and\b",
+    re.I,
+)
 # A team's convention is how conventions are often stated: "We always deploy on Tuesdays."
 _TEAM_RULE = re.compile(r"^\W*we\s+(?:always|never|only|must|don'?t|do not)\b", re.I)
 _ZH_SAID_OF_ONESELF = re.compile(
@@ -79,7 +85,7 @@ def addressed_to_the_agent(sentence: str) -> bool:
         return not _ZH_SAID_OF_ONESELF.search(sentence.strip())
     if QUESTION.search(sentence) or _ASKS.search(sentence) or _ASKS_WITHIN.search(sentence):
         return bool(ASKS_FOR_A_RULE.search(sentence))
-    if _TO_YOU.search(sentence) or _TEAM_RULE.search(sentence):
+    if _TO_YOU.search(sentence) or _TEAM_RULE.search(sentence) or _PERMITS.search(sentence):
         return True
     return not _SAID_OF_ONESELF_START.search(sentence)
 

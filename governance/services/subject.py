@@ -28,7 +28,7 @@ _FUNCTION_TEXT = (
     "弃用 用 使用 改 换 "
     # requests, permissions, modals
     "please can could may might should would will shall must need needs let fine ok okay allowed allow "
-    "able go ahead sure just also only again first still even really very too quite "
+    "able go ahead sure just also only again first still even really very too quite yet feel free alright "
     "可以 能 能够 必须 需要 应该 请 允许 没问题 行 "
     # people and groups in general, pronouns
     "has have had been already just recently finally officially all the team we our us i my me mine you "
@@ -251,9 +251,13 @@ def tells_how_it_behaves(sentence: str) -> bool:
     return bool(_BEHAVES.search(sentence)) and not _WANTS_IT.search(sentence)
 
 
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")
+
+
 def negated(text: str) -> bool:
     """Whether the statement is said negated (a negation word of either language in it, hedges aside)."""
     text = value_words.REMINDER.sub(" ", text)  # "don't forget the PDF" asks for it
+    text = _A_NOT_A.sub(" ", text)  # "要不要重构" asks whether, it says no "不要"
     lowered = _HEDGES.sub(" ", text.lower().replace("’", "'"))
     if set(re.findall(r"[a-z']+", lowered)) & NEGATION:
         return True
