@@ -212,7 +212,8 @@ def render_requirement(block: dict) -> str:
     replaces = note.get("replaces")
     if replaces:
         turn = f" (turn {replaces['turn']})" if replaces.get("turn") else ""
-        parts.append(f"replaces the user's earlier requirement{turn}")
+        how = "withdraws" if note.get("type") == "withdrawal" else "replaces"
+        parts.append(f"{how} the user's earlier requirement{turn}")
     rejected = note.get("correction_rejected")
     if rejected:
         parts.append(f"a correction of it (memory {rejected.get('memory_id')}) was rejected by a reviewer")

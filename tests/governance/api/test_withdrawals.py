@@ -127,6 +127,10 @@ def test_the_packet_says_the_user_withdrew_it_and_no_reviewer_is_asked(client_fo
     body = ask(client, "导出吧。", session="s1")
     aside = next(b for b in body["packet"]["negative"] if b["text"] == SLIDES_ZH)
     assert "the user withdrew it in this session" in aside["reason"]
+    assert (
+        "PDF 不用导了。 [the user, turn s1-u1: in force for this session, this session only; withdraws"
+        in body["text"]
+    )
     withdrawal = Memory.objects.exclude(kind="episodic").get(text="PDF 不用导了。")
     requirement = withdrawal.meta["requirement"]
     assert requirement["type"] == "withdrawal"
