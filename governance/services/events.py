@@ -13,6 +13,7 @@ from django.utils import timezone
 from governance.errors import InvalidInput
 from governance.models import Kind, Memory, Principal, Relation, RelationKind, Scope, SourceKind
 from governance.permissions import may_write_candidates
+from governance.services.acceptance import accepted_offers
 from governance.services.correction import corrections_link, corrections_resolve, rules_corrected_by_meaning
 from governance.services.extraction import Extractor, get_extractor
 from governance.services.memory import MAX_TEXT_CHARS, MemoryInput, memory_record_batch
@@ -141,6 +142,8 @@ def event_ingest(
         # Under an agent write policy of 'episodes' the turns are recorded, nothing is extracted from them.
         extracting = may_write_candidates(actor, scope)
         found = extractor.extract(fresh) if extracting else []
+        if extracting:  # "好的。" to the assistant's "要不要改成 PPTX?": the user asked for PPTX
+            found += accepted_offers(scope=scope, session=session or "", turns=fresh)
         # A correction of a keyed fact takes its key, so confirming it supersedes (or overrides) the old value;
         # a sentence that says the opposite of a rule in force (or another value of it) corrects it.
         corrections_resolve(scope=scope, found=found)

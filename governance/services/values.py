@@ -65,7 +65,7 @@ _PATTERNS: tuple[tuple[str, str, re.Pattern], ...] = (
         "给",
         re.compile(
             r"(?:发给|发送给|交给|转给|寄给|提交给|抄送给?)\s*(?!我|你|他|她|它|大家)([\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)"
-            r"(?=就行|就好|就可以|吧|了|呢|看|过目|审|一份|一下|[,，。;；!！?？\s]|$)"
+            r"(?=就行|就好|就可以|可以吗|行吗|好吗|怎么样|吧|了|呢|看|过目|审|一份|一下|[,，。;；!！?？\s]|$)"
         ),
     ),
     (
@@ -405,6 +405,14 @@ _NEGATED_AFTER = re.compile(
 )
 
 
+# An A-not-A question ("要不要改成 PPTX", "用不用 PDF") asks whether: its 不 negates nothing.
+_A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")
+
+
+def _blank(match: re.Match) -> str:
+    return " " * len(match.group(0))
+
+
 def negated_values(sentence: str, values: list[Value]) -> list[Value]:
     """The values of `sentence` it names to be avoided or replaced: "not PDF", "instead of PDF", "别用 PDF",
     "skip the PDF", "PDF 就不要了"; not one a reminder names ("don't forget the PDF", "别忘了导出 PDF")."""
@@ -412,7 +420,7 @@ def negated_values(sentence: str, values: list[Value]) -> list[Value]:
         v
         for v in values
         if (
-            _NEGATES.search(before := sentence[max(0, v.start - 24) : v.start])
+            _NEGATES.search(before := _A_NOT_A.sub(_blank, sentence[max(0, v.start - 24) : v.start]))
             and not REMINDER.search(before)
         )
         or _NEGATED_AFTER.match(sentence[v.end :])

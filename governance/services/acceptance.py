@@ -1,0 +1,124 @@
+"""A user's yes to what the assistant proposed: "要不要改成 PPTX,方便你后面编辑?" — "好的。", "Should I export it as PPTX
+instead?" — "Yes please.". The user's turn names nothing, so no reading of it alone finds a requirement, and the
+assistant's proposal is never the user's word by itself (docs/governance.md, "What counts as the user's"). Said
+together, the proposal is what the user asked for: the user's turn becomes a choice of the values the proposal
+names, read against what stands in its session like any other (services/requirements.py: it replaces the
+earlier request of that sort, or it is dropped when nothing of the sort stands).
+
+Both must be plain: the user's whole turn is an acceptance and nothing else ("Yes please.", "Sure, go ahead.",
+"行,就这么办。"), and the assistant's turn just before it, in this event or the last one stored of the session,
+holds a sentence that offers (a question it asks, "I suggest …", "要不要 …", "建议 …") and names a value. A
+"no", an acceptance of an offer without a value ("Should I continue?" — "Yes."), or an assistant's statement
+("已经导出 PDF 了。" — "好的。") change nothing."""
+
+from __future__ import annotations
+
+import re
+
+from governance.models import Kind, Memory, SourceKind
+from governance.services.extraction import Extracted
+from governance.services.values import negated_values, values_in
+
+MAX_CHARS = 40  # an acceptance is a few words; a longer turn says something of its own
+_ACCEPTS = re.compile(
+    r"^\W*(?:(?:yes|yeah|yep|yup|sure|ok(?:ay)?|alright|all right|sounds good|good idea|great|perfect|fine|"
+    r"absolutely|of course|go ahead|please do|do it|do that|that works|let'?s do (?:it|that)|please)\b[\s,.!]*)+"
+    r"(?:thanks|thank you)?[\s.!]*$"
+    r"|^\s*(?:(?:好的?|好啊|好吧|行|可以|没问题|就这么办|就这样|嗯嗯?|对|是的|同意|听你的|按你说的|改吧|那就这样)[吧啊呀的,，。!！\s]*)+"
+    r"(?:谢谢)?[。!！\s]*$",
+    re.I,
+)
+# An offer, in a sentence of the assistant's: a question that proposes, or a suggestion.
+_OFFERS = re.compile(
+    r"\b(?:should i|shall i|do you want me to|would you like me to|want me to|how about|what about|"
+    r"i (?:could|can|suggest|'d suggest|would suggest|recommend|'d recommend)|may i|we could|maybe we should)\b"
+    r"|要不要|是否|需不需要|要我|我可以|我来|建议|不如|换成|改成|改用|(?:可以|好|行)吗",
+    re.I,
+)
+_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\w))+[.!?。！？]?")
+_CLAUSE = re.compile(r"(?<=[,，;；])")
+
+
+def accepts(text: str) -> bool:
+    """Whether a user's whole turn is an acceptance and nothing else."""
+    return len(text) <= MAX_CHARS and bool(_ACCEPTS.match(text.strip()))
+
+
+def offer_in(text: str) -> str | None:
+    """What the last offer of an assistant's turn offers: the clause of its sentence that offers something and
+    names a value ("我发给李娜可以吗?" of "张伟在休假,我发给李娜可以吗?": 张伟 is the reason, not the offer), or None."""
+    found = None
+    for match in _SENTENCE.finditer(text or ""):
+        for clause in _CLAUSE.split(match.group(0)):
+            if _OFFERS.search(clause) and values_in(clause):
+                found = clause.strip().rstrip(",，;；")
+    return found
+
+
+def accepted_offers(*, scope, session: str, turns: list[dict]) -> list[Extracted]:
+    """A choice for each user turn of `turns` that accepts the offer of the assistant's turn just before it (in
+    `turns`, or the session's last stored assistant turn when the user's turn opens the event)."""
+    out = []
+    before: dict | None = None
+    for turn in turns:
+        role = turn.get("role")
+        if role == "assistant":
+            before = turn
+        elif role == "user":
+            if accepts(turn.get("content") or ""):
+                offered = before["content"] if before is not None else _last_assistant(scope, session)
+                if (extracted := _choice(turn, offer_in(offered or ""))) is not None:
+                    out.append(extracted)
+            before = None  # the user spoke: an earlier offer is no longer the one answered
+    return out
+
+
+def _last_assistant(scope, session: str) -> str | None:
+    if not session:
+        return None
+    return (
+        Memory.objects.filter(
+            scope=scope,
+            session=session,
+            kind=Kind.EPISODIC,
+            source_kind=SourceKind.ASSISTANT,
+            purged_at__isnull=True,
+        )
+        .order_by("-occurred_at", "-id")
+        .values_list("text", flat=True)
+        .first()
+    )
+
+
+def _choice(turn: dict, offer: str | None) -> Extracted | None:
+    if offer is None:
+        return None
+    text = f"{turn['content'].strip()} ({offer})"
+    requirement = _as_choice(offer)  # the proposal's values ("要不要改成 PPTX" does not negate PPTX)
+    return Extracted(
+        kind=Kind.CONVENTION,
+        text=text,
+        rule="choice",
+        confidence=0.6,
+        meta={
+            "from_ref": turn.get("ref") or "",
+            "accepts": {"text": offer},
+            "requirement": {**requirement, "type": "choice"},
+        },
+    )
+
+
+def _as_choice(offer: str) -> dict:
+    values = values_in(offer)
+    negated = negated_values(offer, values)
+    return {
+        "type": "choice",
+        "values": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in values if v not in negated],
+        "negated": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in negated],
+        "stage": [],
+        "lasting": False,
+        "conversational": True,
+    }
+
+
+__all__ = ["accepted_offers", "accepts", "offer_in"]

@@ -1,0 +1,123 @@
+"""The user says yes to what the assistant offered, relayed by an agent alone: "要不要改成 PPTX,方便你后面编辑?" —
+"好的。", "Should I export it as PPTX instead?" — "Yes please.". The user's turn names nothing; with the offer
+just before it, it asks for what the offer names, and in its session the earlier request is set aside. A no,
+a yes to an offer of nothing, a yes to a statement, or an offer the user never answered change nothing
+(services/acceptance.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from governance.models import Memory, Status
+from governance.propagation import embed_memories
+from tests.governance.api.test_elliptical_choices import LOGS, SCOPE, SLIDES_EN, SLIDES_ZH
+from tests.governance.api.test_session_requirements import ask, pinned, set_aside
+
+
+def _relay(client, lang: str, rounds: list[tuple[str | None, str]], *, session: str = "s1") -> None:
+    """Each round: the assistant's turn (if any), then the user's, then a tool call and its long log; one event a
+    round, so the user's answer opens its event and the offer it answers was stored with the round before."""
+    for n, (assistant, user) in enumerate(rounds, start=1):
+        turns = []
+        if n > 1 and assistant:
+            # the assistant's offer ends the round before, in its own event
+            sent = client.post(
+                "/api/v1/events",
+                {
+                    "scope": SCOPE,
+                    "session": session,
+                    "turns": [{"role": "assistant", "content": assistant, "ref": f"{session}-q{n}"}],
+                },
+                format="json",
+            )
+            assert sent.status_code == 201, sent.json()
+        turns.append({"role": "user", "content": user, "ref": f"{session}-u{n}"})
+        turns += [
+            {
+                "role": "tool_call",
+                "content": f"build(step={n})",
+                "call_id": f"c{n}",
+                "ref": f"{session}-c{n}",
+            },
+            {
+                "role": "tool_result",
+                "content": LOGS[lang].format(n=n),
+                "call_id": f"c{n}",
+                "ref": f"{session}-r{n}",
+            },
+        ]
+        sent = client.post(
+            "/api/v1/events", {"scope": SCOPE, "session": session, "turns": turns}, format="json"
+        )
+        assert sent.status_code == 201, sent.json()
+    embed_memories(list(Memory.objects.filter(embedding__isnull=True).values_list("pk", flat=True)))
+
+
+ACCEPTED = [
+    ("zh", SLIDES_ZH, "要不要改成 PPTX,方便你后面编辑?", "好的。"),
+    ("zh", SLIDES_ZH, "要不要改成 PPTX,方便你后面编辑?", "行,就这么办。"),
+    ("zh", "摘要控制在 200 字以内。", "建议放宽到 300 字,内容比较多。", "可以。"),
+    ("zh", "报告发给张伟。", "张伟在休假,我发给李娜可以吗?", "好啊。"),
+    ("en", SLIDES_EN, "Should I export it as PPTX instead, so you can keep editing?", "Yes please."),
+    ("en", SLIDES_EN, "Would you like me to switch the export to PPTX?", "Sure, go ahead."),
+    ("en", "Limit the summary to 200 words.", "Should I cap it at 100 words instead?", "Sounds good."),
+    (
+        "en",
+        "Sort the table by date.",
+        "I suggest sorting it by price, it's easier to compare.",
+        "OK, do that.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "offer", "yes"), ACCEPTED)
+def test_a_yes_to_the_assistants_offer_replaces_the_request_in_its_session(
+    client_for, agent, project_scope, lang, request_, offer, yes
+):
+    client = client_for(agent)
+    _relay(client, lang, [(None, request_), (offer, yes)])
+    body = ask(client, "Go on.", session="s1")
+    assert request_ not in pinned(body), body["text"]
+    assert request_ in set_aside(body)
+    accepted = Memory.objects.exclude(kind="episodic").get(meta__has_key="accepts")
+    assert accepted.text.startswith(yes) and accepted.meta["accepts"]["text"] in offer
+    assert (
+        accepted.source_kind == "user" and accepted.status == Status.PROPOSED
+    )  # a correction: a person hears
+    assert accepted.text in pinned(body)
+    other = ask(client, "Go on.", session="s2")
+    assert accepted.text not in pinned(other) and request_ not in pinned(other)
+
+
+NOTHING = [
+    ("en", SLIDES_EN, "Should I export it as PPTX instead?", "No, keep the PDF."),
+    ("zh", SLIDES_ZH, "要不要改成 PPTX?", "不用了。"),
+    ("en", SLIDES_EN, "Should I continue with the next slide?", "Yes."),  # an offer of no value
+    ("zh", SLIDES_ZH, "已经导出 PPTX 的预览了。", "好的。"),  # a statement, not an offer
+    ("en", SLIDES_EN, "Should I export it as PPTX instead?", "Make the title bigger first."),  # not answered
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "offer", "answer"), NOTHING)
+def test_a_no_or_a_yes_to_nothing_changes_nothing(
+    client_for, agent, project_scope, lang, request_, offer, answer
+):
+    client = client_for(agent)
+    _relay(client, lang, [(None, request_), (offer, answer)])
+    body = ask(client, "Go on.", session="s1")
+    assert request_ in pinned(body), body["text"]
+    assert set_aside(body) == []
+    assert not Memory.objects.filter(meta__has_key="accepts").exists()
+
+
+def test_a_yes_in_another_session_accepts_nothing_offered_here(client_for, agent, project_scope):
+    client = client_for(agent)
+    _relay(
+        client,
+        "en",
+        [(None, SLIDES_EN), ("Should I export it as PPTX instead?", "Let me think.")],
+        session="s1",
+    )
+    _relay(client, "en", [(None, "Yes please.")], session="s2")
+    assert not Memory.objects.filter(meta__has_key="accepts").exists()
+    assert SLIDES_EN in pinned(ask(client, "Go on.", session="s1"))
