@@ -17,7 +17,7 @@ import re
 
 from governance.models import Kind, Memory, SourceKind
 from governance.services.extraction import Extracted
-from governance.services.values import negated_values, values_in
+from governance.services.values import bare_requirement, values_in
 
 MAX_CHARS = 40  # an acceptance is a few words; a longer turn says something of its own
 _ACCEPTS = re.compile(
@@ -94,7 +94,7 @@ def _choice(turn: dict, offer: str | None) -> Extracted | None:
     if offer is None:
         return None
     text = f"{turn['content'].strip()} ({offer})"
-    requirement = _as_choice(offer)  # the proposal's values ("要不要改成 PPTX" does not negate PPTX)
+    requirement = bare_requirement("choice", offer)  # its values ("要不要改成 PPTX" does not negate PPTX)
     return Extracted(
         kind=Kind.CONVENTION,
         text=text,
@@ -103,22 +103,9 @@ def _choice(turn: dict, offer: str | None) -> Extracted | None:
         meta={
             "from_ref": turn.get("ref") or "",
             "accepts": {"text": offer},
-            "requirement": {**requirement, "type": "choice"},
+            "requirement": requirement,
         },
     )
-
-
-def _as_choice(offer: str) -> dict:
-    values = values_in(offer)
-    negated = negated_values(offer, values)
-    return {
-        "type": "choice",
-        "values": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in values if v not in negated],
-        "negated": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in negated],
-        "stage": [],
-        "lasting": False,
-        "conversational": True,
-    }
 
 
 __all__ = ["accepted_offers", "accepts", "offer_in"]

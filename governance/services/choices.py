@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from governance.services.orders import QUESTION
-from governance.services.values import values_in
+from governance.services.values import named, values_in
 
 MAX_CHARS = 80
 MAX_TURN_CHARS = (
@@ -106,11 +106,9 @@ def choice_of(sentence: str, turn_text: str, negated_of) -> dict | None:
     ]
     if not any(_bare(part, found) for part, found in held):
         return None
-    negated = negated_of(sentence, values)
     return {
         "type": "choice",
-        "values": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in values if v not in negated],
-        "negated": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in negated],
+        **named(values, negated_of(sentence, values)),
         "stage": [],
         "lasting": False,
         "conversational": True,

@@ -27,7 +27,7 @@ from governance.services.orders import (
 )
 from governance.services.retraction import withdrawal, withdrawn_words
 from governance.services.subject import says_how_things_are, tells_how_it_behaves
-from governance.services.values import Value, negated_values, values_in
+from governance.services.values import Value, as_dict, named, negated_values, values_in
 
 
 @dataclass
@@ -306,10 +306,6 @@ def about_the_work(sentence: str, values: list[Value] | None = None) -> bool:
     return bool(values) or bool(_WORK_EN.search(sentence) or _WORK_ZH.search(sentence))
 
 
-def _value_dict(value: Value) -> dict:
-    return {"sort": value.sort, "norm": value.norm, "text": value.text}
-
-
 def _clauses(sentence: str) -> list[str]:
     return [c for c in re.split(r"[,，;；]", sentence) if c.strip()]
 
@@ -352,7 +348,7 @@ def _stage_facts(sentence: str, values: list[Value]) -> list[dict]:
         before, after = sentence[max(0, value.start - 40) : value.start], sentence[value.end : value.end + 40]
         settled = _STAGE_BEFORE.search(before) or _STAGE_AFTER.search(after)
         if settled:
-            facts.append({**_value_dict(value), "state": settled.group(0).strip()})
+            facts.append({**as_dict(value), "state": settled.group(0).strip()})
     return facts
 
 
@@ -375,8 +371,7 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
     conversational = _conversational(turn_text)
     return {
         "type": kind,
-        "values": [_value_dict(v) for v in values if v not in negated],
-        "negated": [_value_dict(v) for v in negated],
+        **named(values, negated),
         "stage": stage,
         # a correction lasts when it is resolved against what it corrects (services/requirements.py)
         "lasting": conversational

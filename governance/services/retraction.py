@@ -18,7 +18,7 @@ import re
 from governance.models import lexical
 from governance.services.orders import MOTIVATION, QUESTION
 from governance.services.subject import reports_an_event
-from governance.services.values import REMINDER, negated_values, values_in
+from governance.services.values import REMINDER, bare_requirement
 
 # What says that something asked for is withdrawn. English: an imperative at a clause's start (or after the words
 # that soften one), or a need denied; Chinese: a need denied ending the clause (with 了/吧 or nothing after the
@@ -116,16 +116,7 @@ def withdrawal(requirement: dict | None, sentence: str, conversational: bool, wo
     if not words:
         return requirement
     if requirement is None:
-        values = values_in(sentence)
-        negated = negated_values(sentence, values)
-        requirement = {
-            "type": "withdrawal",
-            "values": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in values if v not in negated],
-            "negated": [{"sort": v.sort, "norm": v.norm, "text": v.text} for v in negated],
-            "stage": [],
-            "lasting": False,
-            "conversational": conversational,
-        }
+        requirement = bare_requirement("withdrawal", sentence, conversational=conversational)
     return {**requirement, "withdraws": sorted(words)}
 
 

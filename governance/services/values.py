@@ -387,6 +387,32 @@ def changed(earlier: list[Value], later: list[Value]) -> list[tuple[Value, Value
 
 
 # Words before a value that name it to be avoided or replaced ("not PDF", "instead of PDF", "别用 PDF").
+def as_dict(value: Value) -> dict:
+    """A value as a requirement records it (meta["requirement"]: values, negated, stage)."""
+    return {"sort": value.sort, "norm": value.norm, "text": value.text}
+
+
+def named(values: list[Value], negated: list[Value]) -> dict:
+    """A requirement's `values` (those it names, the negated ones aside) and `negated`."""
+    return {
+        "values": [as_dict(v) for v in values if v not in negated],
+        "negated": [as_dict(v) for v in negated],
+    }
+
+
+def bare_requirement(kind: str, sentence: str, *, conversational: bool = True) -> dict:
+    """A requirement of `kind` read from the values of `sentence` alone: no stage, not lasting (a choice, a
+    withdrawal, an accepted offer: each is one only against what it replaces, services/requirements.py)."""
+    values = values_in(sentence)
+    return {
+        "type": kind,
+        **named(values, negated_values(sentence, values)),
+        "stage": [],
+        "lasting": False,
+        "conversational": conversational,
+    }
+
+
 # A reminder is no negation: "Don't forget the PDF at the end.", "别忘了最后导出 PDF。" ask for the PDF.
 REMINDER = re.compile(r"\b(?:don'?t|do not|never) forget\b|别忘|不要忘|千万别忘", re.I)
 _NEGATES = re.compile(
@@ -427,4 +453,14 @@ def negated_values(sentence: str, values: list[Value]) -> list[Value]:
     ]
 
 
-__all__ = ["REMINDER", "Value", "changed", "negated_values", "sorts_of", "values_in"]
+__all__ = [
+    "REMINDER",
+    "Value",
+    "as_dict",
+    "bare_requirement",
+    "changed",
+    "named",
+    "negated_values",
+    "sorts_of",
+    "values_in",
+]
