@@ -55,7 +55,7 @@ CHANGE = re.compile(
     r"\b(actually|instead|rather|after all|on second thought|changed? my mind|wait|switch|change|raise|lower|"
     r"increase|reduce|bump|move on to)\b"
     r"|算了|还是|换|改|调|放宽|增加到|减少到|提高到|降低到|缩短到|延长到|等等|等一下|不要.{0,16}了|不用.{0,16}了|其实"
-    r"|现在开始|接下来",
+    r"|现在开始|接下来|就行|就好|就可以了|也行|也可以",
     re.I,
 )
 _CLAUSE = re.compile(r"[,，;；:：]")

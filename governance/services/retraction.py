@@ -27,7 +27,7 @@ _SOFT_EN = (
     r"(?:^|\b(?:please|just|ok(?:ay)?|so|then|actually|and|but|oh|hmm|also|wait|let'?s|(?:we|you) can)\s+)"
 )
 _WITHDRAW_EN = re.compile(
-    rf"{_SOFT_EN}(?:never\s?mind|forget(?:\s+about)?|skip|drop|scrap|scratch|ditch|cancel|leave out|"
+    rf"{_SOFT_EN}(?:never\s?mind|forget(?:\s+about)?|skip|drop|scrap|scratch|ditch|cancel|leave out|stop(?= \w+ing)|"
     r"hold off on|don'?t bother(?: with)?)\b"
     r"|\bno need (?:to|for)\b|\bthere'?s no need\b|\b(?:you|we) (?:don'?t|do not|won'?t|will not) (?:need|have) to\b"
     r"|\b(?:i|we) (?:don'?t|do not|won'?t|no longer) need\b"
@@ -52,7 +52,7 @@ _CLAUSE = re.compile(r"[,，;；:：]")
 # Words a withdrawing clause holds that say nothing of what it withdraws: its own cue, pronouns, particles.
 _CARRIES = frozenset(
     lexical.words(
-        "never mind forget about skip drop scrap scratch ditch cancel leave out hold off bother need needed "
+        "never mind forget about skip drop scrap scratch ditch cancel leave out hold off bother need needed stop "
         "necessary required matter doesn't don't do not won't will be no longer there's is are isn't aren't can let's "
         "changed change my mind you we i it them "
         "this that these those anyone anything anywhere anybody everyone all any more anymore after yet for now please "
@@ -90,6 +90,18 @@ _SORT_NAMES = {
     "quantity:type size": "size font 字号 大小",
 }
 _NAMES = {sort: frozenset(lexical.words(words)) for sort, words in _SORT_NAMES.items()}
+# Verbs of one act: "Stop sending the weekly report." withdraws "Email the weekly report every Monday."
+_ACTS = [
+    frozenset(lexical.words(words))
+    for words in (
+        "send email e-mail mail forward post deliver share submit 发 发送 寄 邮件 发给",
+        "export save output convert render produce 导出 输出 保存 转换 生成",
+        "write draft compose 写 撰写 起草",
+        "sort order rank arrange 排序 排列 排",
+        "deploy release ship publish 部署 发布 上线",
+        "schedule book 安排 预约",
+    )
+]
 _CJK = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff]+$")
 
 
@@ -132,9 +144,13 @@ def withdraws(words: frozenset[str], text: str, values) -> int:
     for word in words:
         if word in value_words:
             by_value = True
-        elif not (word in own or word in names or _said_in(word, text, own)):
+        elif not (word in own or word in names or _said_in(word, text, own) or _same_act(word, own)):
             return 0
     return 3 if by_value else 2
+
+
+def _same_act(word: str, own: set[str]) -> bool:
+    return any(word in act and act & own for act in _ACTS)
 
 
 def _said_in(word: str, text: str, own: set[str]) -> bool:

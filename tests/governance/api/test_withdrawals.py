@@ -121,6 +121,38 @@ def test_round_30_of_the_story_does_not_export_the_withdrawn_pdf(client_for, age
     assert story.said[5] in pinned(body) and story.said[12] in pinned(body)
 
 
+# A change of mind said in more than one sentence, or with a new value beside the withdrawal: whichever sentence
+# does it, the earlier request is not in force.
+CHANGES_OF_MIND = [
+    ("zh", SLIDES_ZH, "PDF 不要了。给我 PPTX。"),
+    ("en", SLIDES_EN, "No PDF. Give me a PPTX."),
+    ("zh", "周五前把报告发给客户。", "下周一前发就行。"),
+    ("en", "Send the report to the client by Friday.", "Monday is fine too."),
+    ("zh", "用中文回答。", "英文也行,其实用英文更好。"),
+    ("en", "Answer in Chinese.", "English is better actually."),
+    ("zh", "图表用柱状图。", "饼图吧,别用柱状图了。"),
+    ("en", "Use Postgres for the prototype.", "SQLite is enough for now, skip Postgres."),
+    ("zh", "每周一早上九点发周报。", "周报不用发了,项目结束了。"),
+    (
+        "en",
+        "Email the weekly report every Monday at 9am.",
+        "Stop sending the weekly report, the project is over.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "change"), CHANGES_OF_MIND)
+def test_after_a_change_of_mind_the_earlier_request_is_not_in_force(
+    client_for, agent, project_scope, lang, request_, change
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, change])
+    body = ask(client, "Go on." if lang == "en" else "继续。", session="s1")
+    assert request_ not in pinned(body), body["text"]
+    assert request_ in set_aside(body)
+    assert request_ not in pinned(ask(client, "Go on.", session="s2"))
+
+
 def test_the_packet_says_the_user_withdrew_it_and_no_reviewer_is_asked(client_for, agent, project_scope):
     client = client_for(agent)
     _relay(client, "zh", [SLIDES_ZH, "PDF 不用导了。"])
