@@ -42,7 +42,7 @@ _WITHDRAW_ZH = re.compile(
     r"|(?:就|也|先)?(?:算了|免了|跳过|略过|省了|省掉|不做了|不弄了|不搞了|无所谓了?|不重要了|不限了?|取消(?=吧|了|\s*$)|去掉吧)"
     r"|^\s*(?:取消|去掉|不要|不用|不需要|无需|不必|别)"
 )
-# Never a withdrawal: a reminder ("don't forget the PDF", subject.REMINDER), a question, what another person
+# Never a withdrawal: a reminder ("don't forget the PDF", values.REMINDER), a question, what another person
 # did or what was so.
 _NOT_EN = re.compile(r"\b(?:he|she|they|it) (?:didn'?t|doesn'?t|don'?t)\b", re.I)
 _NOT_ZH = re.compile(
