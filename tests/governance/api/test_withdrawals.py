@@ -13,7 +13,7 @@ import pytest
 
 from governance.models import Memory, Status
 from tests.governance.api.test_elliptical_choices import SLIDES_EN, SLIDES_ZH, _relay
-from tests.governance.api.test_session_overrides import _rule
+from tests.governance.api.test_session_overrides import _rule, _scope_id
 from tests.governance.api.test_session_requirements import LOG, LOG_ZH, Story, ask, pinned, play, set_aside
 
 WITHDRAWALS = [
@@ -186,6 +186,21 @@ def test_a_withdrawal_of_a_persons_rule_is_in_force_in_its_session_and_waits_for
     elsewhere = ask(client, "Export the deck.", session="s2")
     assert "Export every deck as PDF." in pinned(elsewhere)
     assert rule["id"] not in [b["memory_id"] for b in here["packet"]["constraints"]]
+
+
+def test_a_withdrawal_does_not_set_a_binding_rule_aside(client_for, owner, agent, project_scope):
+    owner_client = client_for(owner)
+    rule = _rule(owner_client, text="Export every deck as PDF.", key="export_format")
+    changed = owner_client.patch(
+        f"/api/v1/scopes/{_scope_id(owner_client)}", {"binding_keys": ["export_format"]}, format="json"
+    )
+    assert changed.status_code == 200, changed.json()
+    client = client_for(agent)
+    _relay(client, "en", ["Forget about the PDF export for this one."])
+    body = ask(client, "Export the deck.", session="s1")
+    assert "Export every deck as PDF." in pinned(body), body["text"]
+    assert rule["id"] not in [b["memory_id"] for b in body["packet"]["negative"]]
+    assert "BINDING: the user asked in this session" in body["text"]
 
 
 ASKED_AGAIN = [
