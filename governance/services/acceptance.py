@@ -22,9 +22,10 @@ from governance.services.values import bare_requirement, values_in
 MAX_CHARS = 40  # an acceptance is a few words; a longer turn says something of its own
 _ACCEPTS = re.compile(
     r"^\W*(?:(?:yes|yeah|yep|yup|sure|ok(?:ay)?|alright|all right|sounds good|good idea|great|perfect|fine|"
-    r"absolutely|of course|go ahead|please do|do it|do that|that works|let'?s do (?:it|that)|please)\b[\s,.!]*)+"
+    r"absolutely|of course|go ahead|go for it|please do|do it|do that|that works|let'?s do (?:it|that)|please)\b[\s,.!]*)+"
     r"(?:thanks|thank you)?[\s.!]*$"
-    r"|^\s*(?:(?:好的?|好啊|好吧|行|可以|没问题|就这么办|就这样|嗯嗯?|对|是的|同意|听你的|按你说的|改吧|那就这样)[吧啊呀的,，。!！\s]*)+"
+    r"|^\s*(?:(?:好的?|好啊|好吧|行|可以|没问题|就这么办|就这样|嗯嗯?|对|是的|同意|听你的|按你说的|改吧|换吧|用吧|那就这样|"
+    r"需要|要|就它了|就用它|就这个|用这个)[吧啊呀的,，。!！\s]*)+"
     r"(?:谢谢)?[。!！\s]*$",
     re.I,
 )

@@ -54,6 +54,10 @@ def _relay(client, lang: str, rounds: list[tuple[str | None, str]], *, session: 
 
 
 ACCEPTED = [
+    ("zh", "摘要控制在 200 字以内。", "需要我把字数控制在 100 字以内吗?", "需要。"),
+    ("zh", "销售数据用柱状图。", "要不要换成折线图?", "换吧。"),
+    ("en", "Sort the table by date.", "How about sorting by price?", "Good idea."),
+    ("en", SLIDES_EN, "I can export it as PPTX instead if you prefer.", "Yep, go for it."),
     ("zh", SLIDES_ZH, "要不要改成 PPTX,方便你后面编辑?", "好的。"),
     ("zh", SLIDES_ZH, "要不要改成 PPTX,方便你后面编辑?", "行,就这么办。"),
     ("zh", "摘要控制在 200 字以内。", "建议放宽到 300 字,内容比较多。", "可以。"),
