@@ -198,7 +198,10 @@ def same_subject(a: str, b: str, *, share: float = SHARE) -> bool:
 _HEDGES = re.compile(
     r"\b(?:not|n't) (?:sure|only|just|certain|quite|necessarily|exactly|really|always)\b|\bno matter\b|"
     r"\b(?:do|does|did)(?: not|n't) (?:know|think|mind|care|remember)\b|\bwhy not\b|\bno (?:idea|doubt)\b|"
-    r"\bnot (?:that|to mention)\b|\bwhether or not\b|\bnever\s?mind\b",
+    r"\bnot (?:that|to mention)\b|\bwhether or not\b|\bnever\s?mind\b"
+    # a negation inside a relative clause says what the thing is, not that the statement is negated
+    # ("give me more examples that have not been provided yet")
+    r"|\b(?:that|which|who)\s+(?:have|has|had|is|are|was|were|do|does|did)(?:\s+not|n't)\b",
     re.I,
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from governance.services import subject
 from governance.services.retraction import withdrawn_words, withdraws
 from governance.services.values import values_in
 
@@ -54,3 +55,18 @@ def test_a_withdrawal_names_what_it_withdraws(said, request_, strength):
 )
 def test_no_clause_withdraws_anything(said):
     assert withdrawn_words(said) is None
+
+
+@pytest.mark.parametrize(
+    ("said", "negated"),
+    [
+        ("give me more examples that have not been provided yet", False),  # what the examples are
+        ("Make sure that you don't overwrite the original.", True),
+        ("Don't forget the PDF at the end.", False),  # a reminder
+        ("要不要重构支付模块?", False),  # an A-not-A question
+        ("Never mind the word limit.", False),
+        ("暂时不要重构。", True),
+    ],
+)
+def test_what_counts_as_negated(said, negated):
+    assert subject.negated(said) is negated
