@@ -65,9 +65,10 @@ def requirements_in_force(
         if later["id"] not in pinned_ids and later["id"] not in spoke and later["id"] not in held:
             continue  # set aside only by what is in force here itself
         hit = state.hits.pop(earlier_id, None) or Hit(id=earlier_id, row=earlier, fused=KEYED_MATCH)
+        how = _how(later)
         hit.extra["set_aside"] = {
             "session": earlier["session"],
-            "why": f"the user {_how(later)} it in this session (turn {turn_of(later) or '?'}){_WITH[_how(later)]}: "
+            "why": f"the user {how} it in this session (turn {turn_of(later) or '?'}){_WITH[how]}: "
             f"\"{' '.join(later['text'].split())}\"",
             "by": {
                 "memory_id": later["id"],

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from governance.models import Kind, Memory, SourceKind
-from governance.services.extraction import Extracted
+from governance.models import Kind, Memory, SourceKind, Status
+from governance.services.extraction import SENTENCE, Extracted
 from governance.services.values import bare_requirement, values_in
 
 MAX_CHARS = 40  # an acceptance is a few words; a longer turn says something of its own
@@ -36,7 +36,6 @@ _OFFERS = re.compile(
     r"|要不要|是否|需不需要|要我|我可以|我来|建议|不如|换成|改成|改用|(?:可以|好|行)吗",
     re.I,
 )
-_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\w))+[.!?。！？]?")
 _CLAUSE = re.compile(r"(?<=[,，;；])")
 
 
@@ -49,7 +48,7 @@ def offer_in(text: str) -> str | None:
     """What the last offer of an assistant's turn offers: the clause of its sentence that offers something and
     names a value ("我发给李娜可以吗?" of "张伟在休假,我发给李娜可以吗?": 张伟 is the reason, not the offer), or None."""
     found = None
-    for match in _SENTENCE.finditer(text or ""):
+    for match in SENTENCE.finditer(text or ""):
         for clause in _CLAUSE.split(match.group(0)):
             if _OFFERS.search(clause) and values_in(clause):
                 found = clause.strip().rstrip(",，;；")
@@ -83,6 +82,7 @@ def _last_assistant(scope, session: str) -> str | None:
             session=session,
             kind=Kind.EPISODIC,
             source_kind=SourceKind.ASSISTANT,
+            status=Status.ACTIVE,  # a forgotten turn offers nothing
             purged_at__isnull=True,
         )
         .order_by("-occurred_at", "-id")

@@ -48,7 +48,7 @@ class Extractor(Protocol):
 
 
 # A full stop inside a word ("report_final.docx", "v2.1", "3.5") ends no sentence.
-_SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\w))+[.!?。！？]?")
+SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\w))+[.!?。！？]?")
 RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
     (
         "standing_instruction",
@@ -385,7 +385,7 @@ def requirement_of(rule: str | None, sentence: str, turn_text: str) -> dict | No
 def _conversational(turn_text: str) -> bool:
     return (
         len(turn_text) <= CONVERSATIONAL_CHARS
-        and len(_SENTENCE.findall(turn_text)) <= CONVERSATIONAL_SENTENCES
+        and len(SENTENCE.findall(turn_text)) <= CONVERSATIONAL_SENTENCES
     )
 
 
@@ -397,7 +397,7 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
         content = turn.get("content") or ""
         if turn.get("role") != "user" or len(content) > CONVERSATIONAL_CHARS:
             continue
-        for match in _SENTENCE.finditer(content):
+        for match in SENTENCE.finditer(content):
             sentence = match.group(0).strip()
             if len(sentence) >= 4:
                 out.append((turn.get("ref") or "", sentence, content))
@@ -420,7 +420,7 @@ class RuleExtractor:
             if turn.get("role") != "user":
                 continue  # only what the user said becomes a candidate; replies and tools are evidence
             content = turn.get("content") or ""
-            for match in _SENTENCE.finditer(content):
+            for match in SENTENCE.finditer(content):
                 sentence = match.group(0).strip()
                 if len(sentence) < 4:
                     continue

@@ -33,7 +33,7 @@ from governance.services.choices import choice_of, refers_back, says_a_change
 from governance.services.conflict import conflict_queue
 from governance.services.extraction import Extracted
 from governance.services.retraction import withdraws
-from governance.services.values import negated_values, values_in
+from governance.services.values import as_dict, negated_values, values_in
 
 # Words of a requirement that say *that* something is asked or changed, not what about: never evidence that
 # two requirements are about the same subject.
@@ -238,7 +238,9 @@ def _last_round(scope: Scope, session: str, fresh: list[dict], ref: str) -> list
     said = [(t.get("role"), t["content"]) for t in reversed(before) if t.get("role") in ("user", "assistant")]
     if not any(role == "user" for role, _ in said) and session:
         stored = (
-            Memory.objects.filter(scope=scope, session=session, kind=Kind.EPISODIC, purged_at__isnull=True)
+            Memory.objects.filter(
+                scope=scope, session=session, kind=Kind.EPISODIC, status=Status.ACTIVE, purged_at__isnull=True
+            )
             .exclude(source_kind=SourceKind.TOOL_RESULT)
             .order_by("-occurred_at", "-id")
             .values_list("source_kind", "text")[:CONTEXT_TURNS]
@@ -369,7 +371,7 @@ def _withdraw(extracted: Extracted, requirement: dict, item: _Standing) -> None:
     ]
     negated = {(v["sort"], v["norm"]): v for v in requirement.get("negated") or ()}
     for v in withdrawn:
-        negated.setdefault((v.sort, v.norm), {"sort": v.sort, "norm": v.norm, "text": v.text})
+        negated.setdefault((v.sort, v.norm), as_dict(v))
     requirement["negated"] = list(negated.values())
 
 
@@ -464,4 +466,4 @@ def requirements_link(*, candidates: list[Memory], actor: Principal | None) -> N
             target.save(update_fields=["meta", "updated_at"])
 
 
-__all__ = ["requirement_status", "requirements_link", "requirements_resolve", "shares_subject", "stands"]
+__all__ = ["requirement_status", "requirements_link", "requirements_resolve", "shares_subject"]

@@ -254,13 +254,10 @@ def tells_how_it_behaves(sentence: str) -> bool:
     return bool(_BEHAVES.search(sentence)) and not _WANTS_IT.search(sentence)
 
 
-_A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")
-
-
 def negated(text: str) -> bool:
     """Whether the statement is said negated (a negation word of either language in it, hedges aside)."""
     text = value_words.REMINDER.sub(" ", text)  # "don't forget the PDF" asks for it
-    text = _A_NOT_A.sub(" ", text)  # "要不要重构" asks whether, it says no "不要"
+    text = value_words.A_NOT_A.sub(" ", text)  # "要不要重构" asks whether, it says no "不要"
     lowered = _HEDGES.sub(" ", text.lower().replace("’", "'"))
     if set(re.findall(r"[a-z']+", lowered)) & NEGATION:
         return True

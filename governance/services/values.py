@@ -432,7 +432,7 @@ _NEGATED_AFTER = re.compile(
 
 
 # An A-not-A question ("要不要改成 PPTX", "用不用 PDF") asks whether: its 不 negates nothing.
-_A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")
+A_NOT_A = re.compile(r"([\u4e00-\u9fff])不\1")
 
 
 def _blank(match: re.Match) -> str:
@@ -446,7 +446,7 @@ def negated_values(sentence: str, values: list[Value]) -> list[Value]:
         v
         for v in values
         if (
-            _NEGATES.search(before := _A_NOT_A.sub(_blank, sentence[max(0, v.start - 24) : v.start]))
+            _NEGATES.search(before := A_NOT_A.sub(_blank, sentence[max(0, v.start - 24) : v.start]))
             and not REMINDER.search(before)
         )
         or _NEGATED_AFTER.match(sentence[v.end :])
@@ -454,6 +454,7 @@ def negated_values(sentence: str, values: list[Value]) -> list[Value]:
 
 
 __all__ = [
+    "A_NOT_A",
     "REMINDER",
     "Value",
     "as_dict",

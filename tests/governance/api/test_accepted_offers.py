@@ -125,3 +125,32 @@ def test_a_yes_in_another_session_accepts_nothing_offered_here(client_for, agent
     _relay(client, "en", [(None, "Yes please.")], session="s2")
     assert not Memory.objects.filter(meta__has_key="accepts").exists()
     assert SLIDES_EN in pinned(ask(client, "Go on.", session="s1"))
+
+
+def test_a_yes_to_an_offer_a_person_forgot_accepts_nothing(client_for, owner, agent, project_scope):
+    """The offer's turn was forgotten before the user answered: the answer does not read the forgotten text."""
+    client = client_for(agent)
+    _relay(client, "zh", [(None, SLIDES_ZH)])
+    sent = client.post(
+        "/api/v1/events",
+        {
+            "scope": SCOPE,
+            "session": "s1",
+            "turns": [{"role": "assistant", "content": "要不要改成 PPTX?", "ref": "q"}],
+        },
+        format="json",
+    )
+    assert sent.status_code == 201, sent.json()
+    offer = Memory.objects.get(kind="episodic", source_ref="q")
+    forgot = client_for(owner).post(
+        f"/api/v1/memories/{offer.pk}/forget", {"reason": "wrong offer", "mode": "soft"}, format="json"
+    )
+    assert forgot.status_code == 202, forgot.content
+    said = client.post(
+        "/api/v1/events",
+        {"scope": SCOPE, "session": "s1", "turns": [{"role": "user", "content": "好的。", "ref": "u-yes"}]},
+        format="json",
+    )
+    assert said.status_code == 201, said.json()
+    assert not Memory.objects.filter(meta__has_key="accepts").exists()
+    assert SLIDES_ZH in pinned(ask(client, "继续。", session="s1"))
