@@ -63,17 +63,25 @@ _WORD = re.compile(r"[a-z][a-z'-]*", re.I)
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
-# How a choice is said with a verb ("CSV is fine", "Thursday works for me", "French would be better").
+# How a choice is said with a verb ("CSV is fine", "Thursday works for me", "French would be better", "I'd
+# rather have PPTX", "PPTX 更合适", "还是 PPTX 好一点"), removed before counting what is left.
 _CHOOSES = re.compile(
-    r"\b(is|are|'s|would be|will be|should be)\s+(fine|better|best|ok|okay|good|enough|perfect|great)\b"
-    r"|\bworks?(\s+(better|fine|best|for (me|us)))?\b",
+    r"\b(is|are|'s|would be|will be|should be|seems|sounds)\s+(much\s+|a lot\s+|a bit\s+)?"
+    r"(fine|better|best|ok|okay|good|enough|perfect|great|ideal)\b"
+    r"|\bworks?(\s+(better|fine|best|for (me|us)))?\b|\bmakes? more sense\b"
+    r"|\bi'?d (much\s+)?(rather|prefer)( have| get| go with| use| do)?\b|\bi (would )?prefer\b"
+    r"|^\s*我?(更|还是)?(倾向于?|偏向于?|宁愿|宁可|更想要|更喜欢)"
+    r"|(?<![不没])(更|比较|还是|会)?(合适|好一点|好些|好|方便|稳妥|省事)(一点|一些|些)?(?=\s*[吧啊呢。!！,，]|\s*$)",
     re.I,
 )
+# Why the user wants it, after the choice ("PPTX would be better since I need to edit it", "PPTX 吧,因为还要改"):
+# it says nothing of which value, so it is not counted as the clause's own words.
+_BECAUSE = re.compile(r"\b(since|because|cause|'cause|so that|so i can|so we can)\b.*$|因为.*$", re.I)
 
 
 def _bare(clause: str, values) -> bool:
     """Whether a clause holds a value and little else of its own."""
-    rest = _CHOOSES.sub(" ", clause)
+    rest = _CHOOSES.sub(" ", _BECAUSE.sub(" ", clause))
     if _DESCRIBES.search(rest):
         return False
     for value in sorted(values, key=lambda v: -len(v.text)):

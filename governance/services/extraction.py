@@ -429,6 +429,8 @@ class RuleExtractor:
                 for rule, kind, confidence, pattern in RULES:
                     if pattern.search(sentence) and _is_rule(rule, pattern, sentence):
                         requirement = requirement_of(rule, sentence, content)
+                        if requirement is None and rule == "preference":  # "I'd rather have PPTX"
+                            requirement = choice_of(sentence, content, negated_values)
                         requirement = withdrawal(requirement, sentence, _conversational(content), gone)
                         if requirement:
                             meta["requirement"] = requirement

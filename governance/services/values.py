@@ -419,14 +419,20 @@ _NEGATES = re.compile(
     r"(\bnot|\bno|\bnever|\bdon'?t use|\bdo not use|\binstead of|\brather than|\bother than|\bno more|"
     r"\bno longer|\bskip|\bdrop|\bforget(?: about)?|\bwithout|\bno need for|\bdo(?:n'?t| not) (?:need|want)|"
     r"不要用?|别用?|不用|不再用?|而不是|不是|取消)\s*(?:the\s+|a\s+|an\s+)?(?:\w+\s+)?$"
-    r"|(?:不要|别|不用|不再)[\u4e00-\u9fff]{1,2}(?:到|成|给)?\s*$",
+    r"|(?:不要|别|不用|不再)[\u4e00-\u9fff]{1,2}(?:到|成|给)?\s*$"
+    # a bare 不 before the verb of the work ("导出 PPTX,不导 PDF 了"); not 不同 / 不错 / 不少 (other words)
+    r"|不再?(?:导出?|输出|发|用|做|交|转|存|写|生成|给)(?:成|到|给)?\s*$",
     re.I,
 )
-# ... or after it: "PDF 就不要了", "PDF 算了", "the PDF isn't needed". A 不要 after the value that ends its
-# clause drops it; one that goes on to a verb is about what to do with it ("PDF 不要压缩": keep the PDF).
+# ... or after it: "PDF 就不要了", "PDF 算了", "PDF 不行", "the PDF isn't needed", "PDF won't work". A 不要
+# after the value that ends its clause drops it; one that goes on to a verb is about what to do with it
+# ("PDF 不要压缩": keep the PDF); so does a verdict that ends its clause ("PDF 不行,换 PPTX"), while one
+# that goes on says something else ("PDF 不行的话…", "PDF 不好打开").
 _NEGATED_AFTER = re.compile(
     r"^\s*(?:就|也|都|先|还是)?\s*(?:(?:不要|不用|不需要)了?\s*(?=[,，。;；!！?？]|$)|算了|免了|取消)"
-    r"|^\s*(?:is|are)?\s*(?:not|no longer) needed\b|^\s*is(?:n'?t| not) (?:needed|necessary)\b",
+    r"|^\s*(?:就|也|还是|肯定|恐怕)?\s*(?:不行|不太行|不好|不太好|不合适|不太合适|不好使|不方便)了?\s*(?=[,，。;；!！]|$)"
+    r"|^\s*(?:is|are)?\s*(?:not|no longer) needed\b|^\s*is(?:n'?t| not) (?:needed|necessary)\b"
+    r"|^\s*(?:won'?t|will not|wouldn'?t|would not) (?:work|do)\b|^\s*(?:is|'s) (?:no good|not ideal)\b",
     re.I,
 )
 

@@ -1,7 +1,8 @@
 """A user's correction said the way people say it, through the public API with an agent's token only: a bare
 value ("CSV 就行", "Let's go with Markdown then", "算了,周四吧", "Actually, Thursday."), a request in the words of
 a change ("格式换一下,用 PPTX"), a negated destination ("先别发群里,发我邮箱"), each between rounds of tool logs,
-in English and in Chinese. In its session the new value is pinned and the earlier request set aside naming
+in English and in Chinese; or as a preference or a verdict on the old value ("PPTX would be better since I need
+to edit it", "我倾向于 PPTX", "PDF 不行,换 PPTX", "导出 PPTX 不导 PDF 了"). In its session the new value is pinned and the earlier request set aside naming
 it; in another session the earlier request is not in force. Said of the world, of oneself or as a question,
 the same value changes nothing and no candidate is written for it (services/choices.py)."""
 
@@ -72,6 +73,30 @@ CHANGES = [
     ("en", SLIDES_EN, "Actually pptx, I'll keep editing.", "Export it."),
     ("en", SLIDES_EN, "No PDF please, I need an editable PPTX.", "Go."),
     ("en", SLIDES_EN, "On second thought, PPTX.", "Can we export now?"),
+    # said as a preference, or as a verdict on the old value (services/choices.py _CHOOSES, values.py)
+    ("zh", "报告用英文写。", "中文更合适吧,客户都是国内的。", "报告可以开始写了吗?"),
+    ("zh", "把评审会安排在周二。", "周四比较好。", "评审会定好了吗?"),
+    ("zh", "周报整理好以后导出成 Excel表格。", "Excel 不太行,CSV 吧。", "周报可以导出了吗?"),
+    ("zh", SLIDES_ZH, "PDF 不行,我得改,换 PPTX", "现在可以导出了吗?"),
+    ("zh", SLIDES_ZH, "改一下,导出 PPTX 不导 PDF 了。", "导出吧。"),
+    ("zh", SLIDES_ZH, "嗯…想了想,PPTX 更合适", "可以导出了吗?"),
+    ("zh", SLIDES_ZH, "我倾向于 PPTX,方便改。", "现在导出吗?"),
+    ("en", "Write the meeting notes up as HTML.", "I'd rather have Markdown.", "Are the notes done?"),
+    ("en", "Schedule the design review for Tuesday.", "Thursday makes more sense.", "Is the review booked?"),
+    (
+        "en",
+        "Translate the release notes into German.",
+        "I'd prefer French, since most readers are in Lyon.",
+        "Done?",
+    ),
+    ("en", SLIDES_EN, "On second thought, I'd rather have pptx.", "Can we export now?"),
+    ("en", SLIDES_EN, "PPTX would be better since I need to edit it.", "Export it."),
+    (
+        "en",
+        "Export the quarterly numbers as XLSX when you're done.",
+        "XLSX won't work for them, CSV please.",
+        "Ready?",
+    ),
 ]
 
 
@@ -104,6 +129,14 @@ KEPT = [
     ("en", SLIDES_EN, "PPTX is a pain to open on Linux."),
     ("en", SLIDES_EN, "Can Keynote even open PPTX?"),
     ("en", "Schedule the design review for Tuesday.", "She was out on Thursday."),
+    # a verdict that goes on, a verdict on a value nobody asked for, an opinion
+    ("zh", SLIDES_ZH, "PDF 不好打开。"),
+    ("zh", SLIDES_ZH, "PPTX 我不太熟。"),
+    ("zh", "把评审会安排在周二。", "周四不太行,那天我有课。"),
+    ("en", SLIDES_EN, "The PDF won't open on my phone."),
+    ("en", SLIDES_EN, "PPTX won't work for this."),
+    ("en", "Write the meeting notes up as HTML.", "Markdown is easier to read, I think."),
+    ("en", "Schedule the design review for Tuesday.", "Thursday won't work, I'm travelling."),
 ]
 
 
