@@ -112,6 +112,7 @@ BLOCK_EXTRAS = (
     "in_dispute",
     "session_requirement",
     "replaced_in_session",
+    "part_of",
 )
 
 
@@ -171,7 +172,11 @@ class Packer:
         return [
             (s, b)
             for s, b in unit
-            if s in REPEATING or b.get("memory_id") is None or b["memory_id"] not in self.placed
+            if s in REPEATING
+            or b.get("memory_id") is None
+            or b["memory_id"] not in self.placed
+            # a requirement partly replaced: the part in force is pinned, the part taken set aside
+            or b.get("part_of")
         ]
 
     def add(

@@ -10,7 +10,7 @@ from governance.permissions.sessions import SessionPolicy, override_refused
 from governance.recall.rank import KEYED_MATCH
 from governance.recall.session_rows import LIVE, not_own, said_by, since, turn_of, untangle, who
 from governance.recall.state import Hit, RecallState
-from governance.services import values
+from governance.services import parts, values
 from governance.services.opposite import contradicts
 from governance.services.requirements import shares_subject
 
@@ -32,6 +32,7 @@ def requirements_in_force(
         return 0
     by_id = {r["id"]: r for r in own}
     replaced_by: dict[int, dict] = {}  # an earlier requirement → the later one that replaced it
+    replacers: dict[int, list[str]] = {}  # ... and the texts of all that replaced it, oldest first
     rejected: dict[int, dict] = {}  # an earlier requirement → the rejected correction that had replaced it
     for row in own:
         target = _replaces(row)
@@ -41,6 +42,7 @@ def requirements_in_force(
             rejected[target] = row
         else:
             replaced_by[target] = row
+            replacers.setdefault(target, []).append(row["text"])
     held = {h.id for h in state.constraints}
     # A requirement a person confirmed is the scope's rule now (the keyed stage pinned it, for every session);
     # it still sets aside here what it replaced.
@@ -65,6 +67,16 @@ def requirements_in_force(
         if later["id"] not in pinned_ids and later["id"] not in spoke and later["id"] not in held:
             continue  # set aside only by what is in force here itself
         hit = state.hits.pop(earlier_id, None) or Hit(id=earlier_id, row=earlier, fused=KEYED_MATCH)
+        standing = parts.standing_after(earlier["text"], replacers[earlier_id])
+        if standing:  # the later ones replaced part of it: the rest stays pinned, the part taken is set aside
+            _pin_part(state, earlier, standing, by_id, rejected.get(earlier_id))
+            pinned_ids.add(earlier_id)
+            hit = Hit(
+                id=earlier_id,
+                row={**earlier, "text": parts.replaced_part(earlier["text"], standing)},
+                fused=KEYED_MATCH,
+                extra={"part_of": {"memory_id": earlier_id, "text": earlier["text"], "part": "set aside"}},
+            )
         how = _how(later)
         hit.extra["set_aside"] = {
             "session": earlier["session"],
@@ -82,6 +94,16 @@ def requirements_in_force(
     _untangle_requirements(state, by_id, replaced_by)
     _episodes_said(state, [*by_id.values()], set(replaced_by), pinned_ids)
     return len(pinned_ids)
+
+
+def _pin_part(state: RecallState, earlier: dict, standing: str, by_id: dict, rejected: dict | None) -> None:
+    """Pin the part of `earlier` that later requirements left standing, as its own block (same memory)."""
+    hit = Hit(id=earlier["id"], row={**earlier, "text": standing}, fused=KEYED_MATCH)
+    hit.paths.add("session")
+    hit.extra["session_requirement"] = _requirement_note(earlier, by_id, rejected)
+    hit.extra["part_of"] = {"memory_id": earlier["id"], "text": earlier["text"], "part": "in force"}
+    hit.extra["pinned_why"] = f"{_pinned_why(earlier)}; the part of it no later requirement replaced"
+    state.constraints.append(hit)
 
 
 def _decided_after(state: RecallState, row: dict) -> bool:

@@ -192,7 +192,19 @@ def render_override(block: dict) -> str:
 def render_set_aside(block: dict) -> str:
     set_aside = block["set_aside"]
     label = _label(block) if block.get("key") or not block.get("session") else _said_block(block)
-    return f"- NO LONGER IN FORCE for this session: {_one_line(block.get('text', ''))} [{label}] ({set_aside['why']})"
+    line = f"- NO LONGER IN FORCE for this session: {_one_line(block.get('text', ''))} [{label}] ({set_aside['why']})"
+    return line + _part_note(block)
+
+
+def _part_note(block: dict) -> str:
+    """A requirement a later one replaced in part (services/parts.py): which whole it is part of."""
+    part = block.get("part_of")
+    if not isinstance(part, dict):
+        return ""
+    # Not the whole text: the agent would read the part set aside among the constraints, and the reverse.
+    if part.get("part") == "set aside":
+        return " (part of one requirement: the rest of it stays in force, see Constraints in force)"
+    return " (part of one requirement: the rest of it was replaced, see No longer in force)"
 
 
 def _said_block(block: dict) -> str:
@@ -222,7 +234,7 @@ def render_requirement(block: dict) -> str:
     if len(ambiguous) > 1:
         options = " or ".join(f"\"{_one_line(a.get('text') or '')}\"" for a in ambiguous)
         line += f" (AMBIGUOUS: it could replace {options}; ask the user which one it changes)"
-    return line
+    return line + _part_note(block)
 
 
 def session_notes(block: dict) -> str:

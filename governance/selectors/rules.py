@@ -47,12 +47,13 @@ def rules_in_force(scope: Scope, kinds: tuple[str, ...]) -> list[tuple[int, str 
 # replace across conversations ("支付模块风险太高,暂时不要重构。" in one week's chat, "支付模块可以重构了,但必须
 # 先补测试。" in the next).
 USER_LIMIT = 100
+# A requirement a later one replaced in part stands as that part (meta.requirement.standing, services/parts.py).
 _USER_SQL = (
-    "SELECT m.id, m.key, m.kind, m.text, s.path FROM governance_memory m"
-    " JOIN governance_scope s ON s.id = m.scope_id"
+    "SELECT m.id, m.key, m.kind, COALESCE(m.meta->'requirement'->>'standing', m.text), s.path"
+    " FROM governance_memory m JOIN governance_scope s ON s.id = m.scope_id"
     " WHERE m.scope_id = %s AND m.source_kind = 'user' AND m.status IN ('candidate', 'proposed')"
     " AND m.kind <> 'episodic' AND m.purged_at IS NULL AND m.meta ? 'requirement'"
-    " AND NOT (m.meta->'requirement') ? 'replaced_by'"
+    " AND (NOT (m.meta->'requirement') ? 'replaced_by' OR (m.meta->'requirement') ? 'standing')"
     " ORDER BY m.id DESC LIMIT %s"
 )
 

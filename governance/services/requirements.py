@@ -32,6 +32,7 @@ from governance.models import Kind, Memory, Principal, Scope, SourceKind, Status
 from governance.services.choices import choice_of, refers_back, says_a_change
 from governance.services.conflict import conflict_queue
 from governance.services.extraction import Extracted
+from governance.services.parts import standing_part
 from governance.services.retraction import withdraws
 from governance.services.values import as_dict, negated_values, values_in
 
@@ -117,20 +118,17 @@ def _session_standing(scope: Scope, session: str) -> list[_Standing]:
         for *_, meta in rows
         if isinstance((meta.get("requirement") or {}).get("replaces"), dict)
     }
-    return [
-        _Standing(
-            pk,
-            text,
-            values_in(text),
-            key,
-            kind,
-            "session",
-            scope.path,
-            negated=_negated_of(meta.get("requirement")),
-        )
-        for pk, text, key, kind, meta in reversed(rows)
-        if pk not in replaced
-    ]
+    out = []
+    for pk, text, key, kind, meta in reversed(rows):
+        requirement = meta.get("requirement") or {}
+        if pk in replaced or requirement.get("replaced_by"):
+            # the part later requirements left standing ("别覆盖原文件" after "可以发布了"), if any (parts.py)
+            text = requirement.get("standing")
+            if not text:
+                continue
+        negated = _negated_of(requirement)
+        out.append(_Standing(pk, text, values_in(text), key, kind, "session", scope.path, negated=negated))
+    return out
 
 
 def _negated_of(requirement: dict | None) -> frozenset:
@@ -463,6 +461,13 @@ def requirements_link(*, candidates: list[Memory], actor: Principal | None) -> N
                 "session": memory.session,
                 "turn": memory.source_ref,
             }
+            # What of it this one leaves standing, for what is said next (services/parts.py; the packet
+            # reads the same from the requirements that replaced it, recall/session_requirements.py).
+            standing = standing_part(target.meta["requirement"].get("standing") or target.text, memory.text)
+            if standing:
+                target.meta["requirement"]["standing"] = standing
+            else:
+                target.meta["requirement"].pop("standing", None)
             target.save(update_fields=["meta", "updated_at"])
 
 

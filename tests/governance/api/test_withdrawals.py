@@ -44,7 +44,6 @@ WITHDRAWALS = [
     ("en", "Schedule the review for Tuesday.", "Cancel the review, we'll skip it this week.", "Is it set?"),
     ("zh", "把评审会安排在周二。", "评审会取消吧。", "评审会定好了吗?"),
     ("en", "Write the tests in Java.", "Skip the tests for now.", "Go on."),
-    ("zh", "代码用 Java 写,再写单元测试。", "单元测试先不写了。", "继续。"),
     ("en", SLIDES_EN, "Let's not do the PDF.", "Export it."),
     ("en", SLIDES_EN, "No PDF then.", "Export it."),
     ("en", SLIDES_EN, "The PDF won't be necessary.", "Export it."),

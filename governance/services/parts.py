@@ -1,0 +1,97 @@
+"""What of a requirement still stands when a later one replaces part of it.
+
+People say several requirements in one breath: "只处理我确认的 v3,别覆盖原文件,也先不要发布。", "Make a deck, export
+it as PDF, and use Source Han Sans.". A later turn usually changes one of them: "可以发布了。" lifts the last
+clause, "改成 PPTX。" changes the format. Read as a replacement of the whole sentence, the other clauses left
+the packet with it, and the agent was free to overwrite the original file. So a replacement takes the
+clauses it touches; the rest stays in force in the session, as the part of the earlier requirement a later
+one left standing (services/requirements.py reads it as standing; recall/session_requirements.py pins it).
+
+A clause is touched when the later requirement names a value of a sort the clause names ("PPTX" for "导出 PDF",
+"v4" for "只处理 v3"), says the opposite of it (services/opposite.py: "可以发布了" against "先不要发布"), or
+takes back what it names (services/retraction.py: "PDF 不用导了"). When it touches no clause by these, it is
+not known which part it replaces, and it replaces the whole (as a correction that names nothing did before);
+when it touches every clause that asks for something, nothing is left."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from governance.services.extraction import RuleExtractor
+from governance.services.opposite import contradicts
+from governance.services.retraction import withdrawn_words, withdraws
+from governance.services.values import values_in
+
+_CLAUSE = re.compile(r"[,，;；]")
+_END = re.compile(r"[.!?。！？]+\s*$")
+# What joins a clause to the one before it, left out when the clause opens what is left.
+_JOIN = re.compile(r"^\s*(?:and|also|but|plus|then|并且|而且|还有|同时|另外|但是?|也|再)\s*", re.I)
+_EXTRACTOR = RuleExtractor()
+
+
+def _clauses(text: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE.split(_END.sub("", text)) if c.strip()]
+
+
+def _asks(clause: str) -> bool:
+    """Whether the clause is a requirement by itself (the extractor reads one from it alone)."""
+    turn = {"role": "user", "content": clause, "ref": ""}
+    return any(e.meta.get("requirement") for e in _EXTRACTOR.extract([turn]))
+
+
+def _touches(clause: str, later: str) -> bool:
+    sorts = {v.sort for v in values_in(clause)}
+    if sorts & {v.sort for v in values_in(later)}:
+        return True
+    if contradicts(clause, later):
+        return True
+    words = withdrawn_words(later)
+    return bool(words) and withdraws(words, clause, values_in(clause)) > 0
+
+
+@lru_cache(maxsize=4096)
+def standing_part(earlier: str, later: str) -> str:
+    """The part of `earlier` that `later` leaves in force: its clauses `later` does not touch, joined again;
+    "" when `later` replaces all of it (one clause, every asking clause touched, or none told apart)."""
+    clauses = _clauses(earlier)
+    if len(clauses) < 2:
+        return ""
+    touched = [_touches(c, later) for c in clauses]
+    if not any(touched):
+        return ""
+    kept = [c for c, hit in zip(clauses, touched, strict=True) if not hit]
+    if not any(_asks(c) for c in kept):
+        return ""
+    chinese = bool(re.search(r"[\u3400-\u9fff]", earlier))
+    kept[0] = _JOIN.sub("", kept[0]) or kept[0]
+    if not chinese:
+        kept[0] = kept[0][:1].upper() + kept[0][1:]
+    end = _END.search(earlier)
+    return ("," if chinese else ", ").join(kept) + (end.group(0).strip() if end else "")
+
+
+def standing_after(earlier: str, laters: list[str]) -> str:
+    """What of `earlier` stands after each of `laters` (oldest first) replaced part of it; "" when nothing."""
+    text = earlier
+    for later in laters:
+        text = standing_part(text, later)
+        if not text:
+            return ""
+    return "" if text == earlier else text
+
+
+def replaced_part(earlier: str, standing: str) -> str:
+    """The clauses of `earlier` that are not in `standing` (what the later requirements took)."""
+    kept = {_JOIN.sub("", c).lower() for c in _clauses(standing)}
+    gone = [c for c in _clauses(earlier) if _JOIN.sub("", c).lower() not in kept]
+    chinese = bool(re.search(r"[\u3400-\u9fff]", earlier))
+    if gone:
+        gone[0] = _JOIN.sub("", gone[0]) or gone[0]
+        if not chinese:
+            gone[0] = gone[0][:1].upper() + gone[0][1:]
+    end = _END.search(earlier)
+    return ("," if chinese else ", ").join(gone) + (end.group(0).strip() if end else "")
+
+
+__all__ = ["replaced_part", "standing_after", "standing_part"]
