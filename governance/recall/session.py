@@ -32,6 +32,7 @@ index range: memory_session_requirements) and the linked corrections, capped."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from governance.models import RelationKind, Status, activation
@@ -52,6 +53,7 @@ from governance.recall.session_rows import (
 )
 from governance.recall.state import Hit, RecallState
 from governance.runtime.replica import read_connection
+from governance.services import parts
 
 # Corrections of pinned rules read per request, this session's first, newest first: a flood of fabricated
 # proposals against one rule costs a bounded read and a bounded packet.
@@ -294,11 +296,16 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
         },
     }
     hit.extra["pinned_why"] = f"in force for this session ({said_by(row)}), awaiting confirmation"
+    # A correction of one clause of the rule ("可以发布了" against "…,别覆盖原文件,也先不要发布"): the rule's
+    # other clauses stay in force beside it, and only the clause it touched is set aside (services/parts.py).
+    standing = parts.standing_part(rule.row["text"], row["text"])
     for slot in (state.constraints, state.preferences):
         for i, held in enumerate(slot):
             if held.id == rule.id:
-                slot[i] = hit
+                slot[i : i + 1] = [_part(rule, standing, "in force"), hit] if standing else [hit]
     state.hits.pop(rule.id, None)
+    if standing:
+        rule = _part(rule, parts.replaced_part(rule.row["text"], standing), "set aside")
     rule.extra["set_aside"] = {
         "session": row["session"],
         "why": f"{corrected}; the correction awaits confirmation, and this rule stays in force outside this "
@@ -313,6 +320,17 @@ def _override(state: RecallState, row: dict, rule: Hit) -> None:
     }
     state.negative.insert(0, rule)
     untangle(state, row["id"], rule.id)
+
+
+def _part(rule: Hit, text: str, part: str) -> Hit:
+    """The rule's block for one part of it: the part still in force, or the part the correction took."""
+    return dataclasses.replace(
+        rule,
+        row={**rule.row, "text": text},
+        extra={**rule.extra, "part_of": {"memory_id": rule.id, "text": rule.row["text"], "part": part}},
+        paths=set(rule.paths),
+        flags=list(rule.flags),
+    )
 
 
 __all__ = ["LOOKUP_LIMIT", "SESSION_LIMIT", "session_overrides"]

@@ -89,7 +89,7 @@ def _render_block(slot: str, block: dict) -> str:
         # A contradiction carries each side in a block of its own id: the line is "W (contradicts: L)".
         text = f"{text} (contradicts: {_one_line(block['contradicted'].get('text', ''))})"
     if slot == "constraints" and block.get("key"):
-        return f"- {text} [{block['key']} r{block.get('revision', 1)}]"
+        return f"- {text} [{block['key']} r{block.get('revision', 1)}]" + _part_note(block)
     if slot == "negative" and block.get("outdated"):
         return render_outdated(block)
     if slot == "negative":

@@ -332,6 +332,13 @@ def _requests_a_value(sentence: str, values: list[Value]) -> bool:
     return False
 
 
+def asks_for_work(clause: str) -> bool:
+    """Whether a clause asks for something to be done, with a value or without ("add a footer to each slide")."""
+    found = _REQUEST_ZH.search(clause)
+    zh = bool(found) and not _NOT_A_REQUEST_ZH.search(clause[: found.start()])
+    return not QUESTION.search(clause) and (zh or bool(_REQUEST_EN.search(clause)))
+
+
 def _clause_start(sentence: str, at: int) -> int:
     return max(sentence.rfind(c, 0, at + 1) for c in ",，;；:：") + 1
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from governance.services.extraction import RuleExtractor
+from governance.services.extraction import RuleExtractor, asks_for_work
 from governance.services.opposite import contradicts
 from governance.services.retraction import withdrawn_words, withdraws
 from governance.services.values import values_in
@@ -35,7 +35,10 @@ def _clauses(text: str) -> list[str]:
 
 
 def _asks(clause: str) -> bool:
-    """Whether the clause is a requirement by itself (the extractor reads one from it alone)."""
+    """Whether the clause is a requirement by itself (the extractor reads one from it alone), or asks for
+    something to be done without a value ("use Source Han Sans for every slide")."""
+    if asks_for_work(clause):
+        return True
     turn = {"role": "user", "content": clause, "ref": ""}
     return any(e.meta.get("requirement") for e in _EXTRACTOR.extract([turn]))
 

@@ -843,6 +843,8 @@ export interface components {
             memory_id: number | null;
             /** @description This session's correction was rejected: the rule again. */
             override_rejected?: components["schemas"]["SessionCorrectionOutput"];
+            /** @description A requirement or rule a later one replaced in part (docs/governance.md, 'Part of a requirement'): this block holds one part of it. */
+            part_of?: components["schemas"]["PartOfOutput"];
             /** @description Changes waiting for a reviewer. */
             pending_changes?: components["schemas"]["PendingChangeOutput"][];
             /** @description How many more wait. */
@@ -1415,6 +1417,8 @@ export interface components {
             nature: components["schemas"]["NatureEnum"] | components["schemas"]["BlankEnum"];
             /** @description This session's correction was rejected: the rule again. */
             override_rejected?: components["schemas"]["SessionCorrectionOutput"];
+            /** @description A requirement or rule a later one replaced in part (docs/governance.md, 'Part of a requirement'): this block holds one part of it. */
+            part_of?: components["schemas"]["PartOfOutput"];
             /** @description Changes waiting for a reviewer. */
             pending_changes?: components["schemas"]["PendingChangeOutput"][];
             /** @description How many more wait. */
@@ -1719,6 +1723,24 @@ export interface components {
             relations: components["schemas"]["BlockOutput"][];
             skipped: components["schemas"]["SkippedOutput"][];
             task: components["schemas"]["BlockOutput"][];
+        };
+        /**
+         * @description * `in force` - in force
+         *     * `set aside` - set aside
+         * @enum {string}
+         */
+        PartEnum: "in force" | "set aside";
+        PartOfOutput: {
+            memory_id: number;
+            /**
+             * @description In force: the clauses no later requirement replaced (constraints); set aside: those one did (negative context). The same memory gives one block of each.
+             *
+             *     * `in force` - in force
+             *     * `set aside` - set aside
+             */
+            part: components["schemas"]["PartEnum"];
+            /** @description The whole requirement or rule this block is part of. */
+            text: string;
         };
         PatchedScopePatchInputRequest: {
             agent_write?: components["schemas"]["AgentWriteEnum"];
@@ -2237,6 +2259,8 @@ export interface components {
             memory_id: number | null;
             /** @description This session's correction was rejected: the rule again. */
             override_rejected?: components["schemas"]["SessionCorrectionOutput"];
+            /** @description A requirement or rule a later one replaced in part (docs/governance.md, 'Part of a requirement'): this block holds one part of it. */
+            part_of?: components["schemas"]["PartOfOutput"];
             /** @description Changes waiting for a reviewer. */
             pending_changes?: components["schemas"]["PendingChangeOutput"][];
             /** @description How many more wait. */

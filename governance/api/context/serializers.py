@@ -198,6 +198,16 @@ class InDisputeOutput(serializers.Serializer):
 InDisputeOutput._declared_fields["with"] = InDisputeOutput._declared_fields.pop("with_")
 
 
+class PartOfOutput(serializers.Serializer):
+    memory_id = serializers.IntegerField()
+    text = serializers.CharField(help_text="The whole requirement or rule this block is part of.")
+    part = serializers.ChoiceField(
+        choices=["in force", "set aside"],
+        help_text="In force: the clauses no later requirement replaced (constraints); set aside: those one did "
+        "(negative context). The same memory gives one block of each.",
+    )
+
+
 class BlockOutput(serializers.Serializer):
     memory_id = serializers.IntegerField(allow_null=True)
     kind = serializers.CharField()
@@ -259,6 +269,11 @@ class BlockOutput(serializers.Serializer):
         child=serializers.IntegerField(),
         required=False,
         help_text="A recent turn whose requirements the user replaced later in this session (their ids).",
+    )
+    part_of = PartOfOutput(
+        required=False,
+        help_text="A requirement or rule a later one replaced in part (docs/governance.md, 'Part of a "
+        "requirement'): this block holds one part of it.",
     )
 
 

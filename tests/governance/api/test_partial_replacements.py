@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.governance.api.test_elliptical_choices import _relay
+from tests.governance.api.test_session_overrides import _rule
 from tests.governance.api.test_session_requirements import ask, pinned, section, set_aside
 
 BOUNDARY_ZH = "只处理我确认的 v3,别覆盖原文件,也先不要发布。"
@@ -117,3 +118,33 @@ def test_a_change_that_names_no_clause_of_its_own_replaces_the_whole_or_nothing(
     body = ask(client, "Go on." if lang == "en" else "继续。", session="s1")
     assert not any(b.get("part_of") for slot in ("constraints", "negative") for b in body["packet"][slot])
     assert (said in pinned(body)) != (said in set_aside(body))
+
+
+RULES = [
+    ("zh", BOUNDARY_ZH, "可以发布了。", "只处理我确认的 v3,别覆盖原文件。", "先不要发布。"),
+    (
+        "en",
+        "Export the deck as PDF, and use Source Han Sans for every slide.",
+        "Change it to PPTX.",
+        "Use Source Han Sans for every slide.",
+        "Export the deck as PDF.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lang", "rule", "change", "standing", "taken"), RULES)
+def test_a_correction_of_one_clause_of_a_confirmed_rule_sets_only_that_clause_aside_in_its_session(
+    client_for, owner, agent, project_scope, lang, rule, change, standing, taken
+):
+    made = _rule(client_for(owner), text=rule, key="house_rules")
+    client = client_for(agent)
+    _relay(client, lang, [change])
+    body = ask(client, "Go on." if lang == "en" else "继续。", session="s1")
+    assert standing in pinned(body) and change in pinned(body), body["text"]
+    assert rule not in pinned(body) and taken in set_aside(body)
+    block = next(b for b in body["packet"]["constraints"] if b["text"] == standing)
+    assert block["memory_id"] == made["id"] and block["part_of"]["part"] == "in force"
+    assert taken not in section(body["text"], "Constraints in force")
+    # Outside the session the rule holds whole until a reviewer decides.
+    other = ask(client, "Go on." if lang == "en" else "继续。", session="s2")
+    assert rule in pinned(other) and change not in pinned(other)
