@@ -7,8 +7,11 @@ In English and in Chinese, for the seeds' slide deck and for a report."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from governance.models import Memory
 from tests.governance.api.test_elliptical_choices import _relay
 from tests.governance.api.test_session_overrides import _rule
 from tests.governance.api.test_session_requirements import ask, pinned, section, set_aside
@@ -148,3 +151,24 @@ def test_a_correction_of_one_clause_of_a_confirmed_rule_sets_only_that_clause_as
     # Outside the session the rule holds whole until a reviewer decides.
     other = ask(client, "Go on." if lang == "en" else "继续。", session="s2")
     assert rule in pinned(other) and change not in pinned(other)
+
+
+def test_the_parts_of_a_requirement_a_person_forgot_are_masked_in_the_stored_turn_and_gone_from_the_packet(
+    client_for, owner, agent, project_scope
+):
+    client = client_for(agent)
+    _relay(client, "zh", [BOUNDARY_ZH, "可以发布了。"])
+    body = ask(client, "继续。", session="s1")
+    standing, taken = "只处理我确认的 v3,别覆盖原文件。", "先不要发布。"
+    assert standing in pinned(body) and taken in set_aside(body)
+    earlier = Memory.objects.exclude(kind="episodic").get(text=BOUNDARY_ZH)
+    forgot = client_for(owner).post(
+        f"/api/v1/memories/{earlier.pk}/forget", {"reason": "said by mistake", "mode": "soft"}, format="json"
+    )
+    assert forgot.status_code == 202, forgot.content
+    stored = client.get(f"/api/v1/turns/{body['turn_id']}")
+    assert stored.status_code == 200
+    for words in (BOUNDARY_ZH, standing, taken.rstrip("。")):
+        assert words not in json.dumps(stored.json()["packet"], ensure_ascii=False)
+    again = ask(client, "继续。", session="s1")
+    assert standing not in pinned(again) and taken not in set_aside(again)
