@@ -263,9 +263,8 @@ _STAGE_AFTER = re.compile(
     r"|^\s*(?:已经|已)?(?:确认|定稿|敲定|定了|是最终版|是定稿)",
     re.I,
 )
-# Text pasted as material (a document, a prompt to work on) holds the words of requirements without being
-# one the user states to whoever serves them: a requirement read from a turn this long, or of this many
-# sentences, is pinned for its session like any other but is not sent to review as lasting.
+# Pasted material (a document, a prompt) holds a requirement's words without the user stating one: read from a
+# turn this long, or of this many sentences, it is pinned for its session but not sent to review as lasting.
 CONVERSATIONAL_CHARS = 600
 CONVERSATIONAL_SENTENCES = 6
 # A boundary or standing instruction counts when it is about the work: it names a value (a format, a
