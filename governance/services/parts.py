@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from governance.services.extraction import RuleExtractor, asks_for_work
 from governance.services.opposite import contradicts
+from governance.services.orders import CJK
 from governance.services.retraction import withdrawn_words, withdraws
 from governance.services.values import values_in
 
@@ -66,12 +67,19 @@ def standing_part(earlier: str, later: str) -> str:
     kept = [c for c, hit in zip(clauses, touched, strict=True) if not hit]
     if not any(_asks(c) for c in kept):
         return ""
-    chinese = bool(re.search(r"[\u3400-\u9fff]", earlier))
-    kept[0] = _JOIN.sub("", kept[0]) or kept[0]
+    return _joined(kept, earlier)
+
+
+def _joined(clauses: list[str], like: str) -> str:
+    """`clauses` as one sentence in the manner of `like`: its comma, its end, and no joining word first."""
+    if not clauses:
+        return ""
+    chinese = bool(CJK.search(like))
+    first = _JOIN.sub("", clauses[0]) or clauses[0]
     if not chinese:
-        kept[0] = kept[0][:1].upper() + kept[0][1:]
-    end = _END.search(earlier)
-    return ("," if chinese else ", ").join(kept) + (end.group(0).strip() if end else "")
+        first = first[:1].upper() + first[1:]
+    end = _END.search(like)
+    return ("," if chinese else ", ").join([first, *clauses[1:]]) + (end.group(0).strip() if end else "")
 
 
 def standing_after(earlier: str, laters: list[str]) -> str:
@@ -81,20 +89,14 @@ def standing_after(earlier: str, laters: list[str]) -> str:
         text = standing_part(text, later)
         if not text:
             return ""
-    return "" if text == earlier else text
+    return text
 
 
 def replaced_part(earlier: str, standing: str) -> str:
     """The clauses of `earlier` that are not in `standing` (what the later requirements took)."""
     kept = {_JOIN.sub("", c).lower() for c in _clauses(standing)}
     gone = [c for c in _clauses(earlier) if _JOIN.sub("", c).lower() not in kept]
-    chinese = bool(re.search(r"[\u3400-\u9fff]", earlier))
-    if gone:
-        gone[0] = _JOIN.sub("", gone[0]) or gone[0]
-        if not chinese:
-            gone[0] = gone[0][:1].upper() + gone[0][1:]
-    end = _END.search(earlier)
-    return ("," if chinese else ", ").join(gone) + (end.group(0).strip() if end else "")
+    return _joined(gone, earlier)
 
 
 __all__ = ["replaced_part", "standing_after", "standing_part"]
