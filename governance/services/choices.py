@@ -32,7 +32,8 @@ MAX_OWN_CHARS = 2
 _CARRY_EN = re.compile(
     r"\b(on second thought|after all|at the end|in the end|let'?s|let us|go with|give me|i'?d like|i would like|"
     r"i need|i want|we need|we want|actually|wait|ok|okay|so|then|well|hmm|rather|instead|please|just|make it|"
-    r"use|the|a|an|one|for|me|us|it|at|as|in|to|end|final|finally|now|maybe|better|better yet|no|not|"
+    r"use|the|a|an|one|for|me|us|it|at|as|in|to|with|into|replace|swap|switch|change|convert|end|final|finally|"
+    r"now|maybe|better|better yet|no|not|"
     r"thanks|thank you)\b",
     re.I,
 )

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from governance.services.swaps import swapped
 from governance.services.value_words import WORDS
 
 # Sorts whose words are everyday English too ("red tape", "a blue mood", "dollars" in a story): they count
@@ -447,7 +448,9 @@ def _blank(match: re.Match) -> str:
 
 def negated_values(sentence: str, values: list[Value]) -> list[Value]:
     """The values of `sentence` it names to be avoided or replaced: "not PDF", "instead of PDF", "别用 PDF",
-    "skip the PDF", "PDF 就不要了"; not one a reminder names ("don't forget the PDF", "别忘了导出 PDF")."""
+    "skip the PDF", "PDF 就不要了", "PDF 改 PPTX" (services/swaps.py); not one a reminder names ("don't forget the
+    PDF", "别忘了导出 PDF")."""
+    moved = swapped(sentence, values) if len(values) > 1 else ()
     return [
         v
         for v in values
@@ -456,6 +459,7 @@ def negated_values(sentence: str, values: list[Value]) -> list[Value]:
             and not REMINDER.search(before)
         )
         or _NEGATED_AFTER.match(sentence[v.end :])
+        or v in moved
     ]
 
 
