@@ -69,6 +69,8 @@ class ReviewItem:
     proposer_reason: str = ""  # the proposer's reason (audit), or what the extractor said
     origin_turn_id: int | None = None  # the stored turn of the session just before it was written
     edited_from: Memory | None = None  # the proposal a reviewer edited into this one
+    # What confirming it puts in force when it corrects part of a keyed rule (services.review.with_revisions).
+    revision: str = ""
     session_override: dict | None = (
         None  # in force in its own session meanwhile (selectors.session_overrides)
     )

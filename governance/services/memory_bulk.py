@@ -16,6 +16,7 @@ from django.db import transaction
 from governance.errors import DomainError, InvalidInput
 from governance.models import Principal, Status
 from governance.services import memory as memory_services
+from governance.services.review import proposal_confirm
 
 BULK_ACTIONS = {"retire": "Retire", "forget": "Forget (soft)", "confirm": "Confirm"}
 # Memories one bulk action may touch: each is a row lock, an audit event and an outbox row in one
@@ -69,7 +70,7 @@ def _apply(memory_id: int, action: str, reason: str, actor: Principal | None):
         return memory_services.memory_retire(memory_id=memory_id, actor=actor, reason=reason)
     if action == "forget":
         return memory_services.memory_forget(memory_id=memory_id, actor=actor, reason=reason)
-    return memory_services.memory_confirm(memory_id=memory_id, actor=actor, reason=reason)
+    return proposal_confirm(memory_id=memory_id, actor=actor, reason=reason)
 
 
 def _outcome(memory_id: int, action: str, status: str) -> BulkOutcome:

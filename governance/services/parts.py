@@ -28,6 +28,11 @@ _CLAUSE = re.compile(r"[,，;；]")
 _END = re.compile(r"[.!?。！？]+\s*$")
 # What joins a clause to the one before it, left out when the clause opens what is left.
 _JOIN = re.compile(r"^\s*(?:and|also|but|plus|then|并且|而且|还有|同时|另外|但是?|也|再)\s*", re.I)
+# A clause that only leads into a change of mind ("Actually, …", "算了,…"), left out when it joins a rule.
+_LEAD = re.compile(
+    r"^\s*(?:actually|ok(?:ay)?|wait|well|so|then|hmm|on second thought|算了|其实|那就|好吧|嗯|等等)\s*$",
+    re.I,
+)
 _EXTRACTOR = RuleExtractor()
 
 
@@ -92,6 +97,17 @@ def standing_after(earlier: str, laters: list[str]) -> str:
     return text
 
 
+def revised(rule: str, correction: str) -> str:
+    """What a rule reads once a correction of part of it is confirmed: the clauses the correction leaves
+    standing, then the correction's own ("只处理我确认的 v3,别覆盖原文件,可以发布了。"); "" when it replaces the whole."""
+    standing = standing_part(rule, correction)
+    if not standing:
+        return ""
+    said = [c for c in _clauses(correction) if not _LEAD.match(c)]
+    own = [c if CJK.search(c) or c[1:2].isupper() else c[:1].lower() + c[1:] for c in said]
+    return _joined([*_clauses(standing), *own], rule)
+
+
 def replaced_part(earlier: str, standing: str) -> str:
     """The clauses of `earlier` that are not in `standing` (what the later requirements took)."""
     kept = {_JOIN.sub("", c).lower() for c in _clauses(standing)}
@@ -99,4 +115,4 @@ def replaced_part(earlier: str, standing: str) -> str:
     return _joined(gone, earlier)
 
 
-__all__ = ["replaced_part", "standing_after", "standing_part"]
+__all__ = ["replaced_part", "revised", "standing_after", "standing_part"]

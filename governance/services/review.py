@@ -11,7 +11,11 @@ person only (its author), so approvals the original gathered do not carry over, 
 rulebook asks for two reviewers (`confirm_approvals_needed`) the editor's confirmation is approval 1 of
 2 and the edited version waits in the queue for a second, different reviewer. Where one reviewer
 decides, the editor could have written the text `active` directly (`puts_in_force`), so confirming it
-at once gives them no right they did not have."""
+at once gives them no right they did not have.
+
+Confirming the user's correction of part of a keyed rule ("可以发布了。" for "只处理我确认的 v3,别覆盖原文件,也先不要
+发布。") takes the same shape (`proposal_confirm`): the rule's next revision is the rule as the correction leaves it
+(services/parts.revised), not the correction's words alone, which would drop the clauses it never touched."""
 
 from __future__ import annotations
 
@@ -38,10 +42,74 @@ from governance.services.memory import (
     validate_input,
 )
 from governance.services.outbox import outbox_emit
+from governance.services.parts import revised
 
 EDIT_REASON_REQUIRED = "Say why you edited the proposal: the reason is kept in the audit log."
 EDIT_NOT_PROPOSAL = "Only a candidate or a proposal can be edited before confirming; this one is {status}."
 EDITED_INTO = "Edited by the reviewer into memory {new_id}: {reason}"
+REVISED = "confirmed as the rule it corrects in part reads now (revision {revision} with this correction)"
+
+
+def merged_revision(memory: Memory, rule: Memory | None = None) -> tuple[str, Memory | None]:
+    """The text confirming `memory` puts in force as its key's next revision when it is a user's correction
+    of part of the keyed rule it corrects (the rule's clauses it leaves standing, then its own: parts.revised),
+    and that rule's active revision; ("", None) when it is no such correction or replaces the whole rule.
+    `rule`: the active revision, when the caller holds it (the review queue); else it is read (the key in
+    the corrected rule's scope)."""
+    meta = memory.meta or {}
+    corrects = meta.get("corrects")
+    if (
+        not memory.key
+        or not isinstance(meta.get("requirement"), dict)
+        or not isinstance(corrects, dict)
+        or memory.status not in (Status.CANDIDATE, Status.PROPOSED)
+    ):
+        return "", None
+    if rule is None:
+        scope_of = Memory.objects.filter(pk=corrects.get("memory_id")).values("scope_id")[:1]
+        rule = Memory.objects.filter(
+            scope_id__in=scope_of, key=memory.key, status=Status.ACTIVE, purged_at__isnull=True
+        ).first()
+    if rule is None or rule.key != memory.key or rule.status != Status.ACTIVE or rule.pk == memory.pk:
+        return "", None
+    text = revised(rule.text, memory.text)
+    return (text, rule) if text else ("", None)
+
+
+def with_revisions(items: list) -> list:
+    """Review items (selectors.review.ReviewItem), each with `revision` set to the text confirming it puts in
+    force when it is a user's correction of part of the keyed rule it conflicts with (merged_revision); read
+    from the rules the queue holds already, no query."""
+    for item in items:
+        rule = next(
+            (c for c in item.conflicting_all if c.key == item.memory.key and c.status == Status.ACTIVE), None
+        )
+        if rule is not None:
+            item.revision = merged_revision(item.memory, rule)[0]
+    return items
+
+
+def proposal_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
+    """Confirm a candidate or proposal (memory_confirm). A user's correction of part of a keyed rule is
+    confirmed as the rule it leaves (merged_revision): an edit of it into that text, confirmed (one approval
+    of two where four-eyes applies), derived from the rule as well. Returns the memory confirmed (the new one
+    when merged)."""
+    memory = Memory.objects.filter(pk=memory_id).first()
+    text, rule = merged_revision(memory) if memory is not None else ("", None)
+    if not text:
+        return memory_confirm(memory_id=memory_id, actor=actor, reason=reason)
+    why = REVISED.format(revision=rule.revision) + (f": {reason.strip()}" if (reason or "").strip() else "")
+    with transaction.atomic():
+        confirmed = proposal_edit_confirm(
+            memory_id=memory_id, text=text, key=memory.key, kind=memory.kind, reason=why, actor=actor
+        )
+        Relation.objects.get_or_create(
+            source=confirmed,
+            target=rule,
+            kind=RelationKind.DERIVED_FROM,
+            defaults={"actor": actor, "reason": "the part of it the correction left standing"},
+        )
+    return confirmed
 
 
 def proposal_edit_confirm(
@@ -244,6 +312,9 @@ __all__ = [
     "EDIT_REASON_REQUIRED",
     "REPROPOSED_FROM",
     "REPROPOSE_NOT_REJECTED",
+    "merged_revision",
     "memory_repropose",
+    "proposal_confirm",
     "proposal_edit_confirm",
+    "with_revisions",
 ]

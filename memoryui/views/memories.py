@@ -20,6 +20,7 @@ from governance.services import memory as memory_services
 from governance.services.memory.promotion import PROMOTABLE_KINDS, episodes_suggested
 from governance.services.memory_bulk import BULK_ACTIONS, BULK_CAP, memory_bulk_act
 from governance.services.relation import HAND_KINDS
+from governance.services.review import proposal_confirm
 from memoryui.forms.focus import FocusForm
 from memoryui.forms.memories import (
     FILTERS_INVALID,
@@ -362,7 +363,7 @@ def apply_action(request, memory_id: int, data: dict):
     """The service of MemoryActForm's action (one the page offers, ticked when it cannot be undone)."""
     name, reason, actor = data["action"], data["reason"], request.principal
     if name == "confirm":
-        return memory_services.memory_confirm(memory_id=memory_id, actor=actor, reason=reason)
+        return proposal_confirm(memory_id=memory_id, actor=actor, reason=reason)
     if name == "reject":
         return memory_services.memory_reject(memory_id=memory_id, actor=actor, reason=reason)
     if name == "supersede":

@@ -29,8 +29,13 @@ from governance.selectors.review import (
     queue_queryset,
     review_queue,
 )
-from governance.services.memory import memory_confirm, memory_reject
-from governance.services.review import memory_repropose, proposal_edit_confirm
+from governance.services.memory import memory_reject
+from governance.services.review import (
+    memory_repropose,
+    proposal_confirm,
+    proposal_edit_confirm,
+    with_revisions,
+)
 from memoryui.forms.focus import FocusForm
 from memoryui.forms.review import (  # noqa: F401  (the messages tests reuse, where they were)
     BAD_DECISION,
@@ -68,7 +73,7 @@ def render_queue(request, error: DomainError | None = None, status: int = 200):
         principal=request.principal, scope=request.scope, limit=QUEUE_PAGE + 1, filters=filters
     )
     more = len(items) > QUEUE_PAGE
-    items = items[:QUEUE_PAGE]
+    items = with_revisions(items[:QUEUE_PAGE])
     waiting = queue_queryset(principal=request.principal, scope=request.scope, filters=filters).count()
     params = {k: query[k] for k in FILTER_PARAMS if query.get(k)}
     # The disputes page on their own cursor: each list's links keep the other list's page.
@@ -147,7 +152,7 @@ def review_act(request):
     try:
         data = cleaned(ReviewActForm(request.POST))
         decision, reason, ids = data["decision"], data["reason"], data["memory"]
-        service = memory_confirm if decision == "confirm" else memory_reject
+        service = proposal_confirm if decision == "confirm" else memory_reject
         results = []
         with transaction.atomic():
             for memory_id in ids:
@@ -179,7 +184,7 @@ def review_decide(request, memory_id: int):
         data = cleaned(ReviewDecideForm(request.POST))
         decision, reason = data["decision"], data["reason"]
         if decision == "confirm":
-            result = memory_confirm(memory_id=memory_id, actor=request.principal, reason=reason)
+            result = proposal_confirm(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "reject":
             result = memory_reject(memory_id=memory_id, actor=request.principal, reason=reason)
         elif decision == "repropose":
@@ -245,12 +250,18 @@ def counts_after(request: HttpRequest) -> dict:
     }
 
 
+APPROVAL_NEEDED = ": approval recorded, a second, different reviewer must confirm it."
+
+
 def _outcome(memory_id: int, decision: str, result: Memory) -> str:
     label = f"#{memory_id}"
     if decision == "reject":
         return f"Rejected {label}: it will not be used."
     if decision == "repropose":
         return f"Proposed {label} again as #{result.pk}: it waits in the queue for a reviewer."
+    if decision == "confirm" and result.pk != memory_id:  # merged with the rule it corrects in part
+        head = f"Confirmed {label} as #{result.pk}, the rule as this correction leaves it"
+        return head + (": it is in force now." if result.status == Status.ACTIVE else APPROVAL_NEEDED)
     edited = f"Edited {label} into #{result.pk}; " if result.pk != memory_id else ""
     if result.status == Status.ACTIVE:
         return f"{edited}Confirmed{'' if edited else ' ' + label}: it is in force now."

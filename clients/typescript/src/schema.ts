@@ -2038,6 +2038,8 @@ export interface components {
             ambiguous: number[];
             /** @description The memory it would replace (shown as `conflicting`). */
             replaces: number | null;
+            /** @description When it corrects part of a keyed rule: what confirming it puts in force as the rule's next revision (the rule's clauses it leaves standing, then its own words). */
+            revision: string | null;
             session: string;
             /** @description The ref of the user's turn it was read from. */
             turn: string;

@@ -20,7 +20,7 @@ from governance.models import Outbox
 from governance.selectors.memory import memory_get, memory_list, scope_visible
 from governance.services import memory as memory_services
 from governance.services.memory import MemoryInput, memory_record, memory_supersede
-from governance.services.review import memory_repropose
+from governance.services.review import memory_repropose, proposal_confirm
 
 
 class MemoriesView(APIView):
@@ -119,7 +119,7 @@ class MemoryConfirmView(APIView):
     @extend_schema(request=s.ReasonInput, responses=s.MemoryStateOutput)
     def post(self, request: Request, memory_id: int) -> Response:
         data = valid(s.ReasonInput, request.data)
-        memory = memory_services.memory_confirm(
+        memory = proposal_confirm(
             memory_id=memory_id, actor=request_principal(request), reason=data["reason"]
         )
         return Response(s.MemoryStateOutput(memory).data)

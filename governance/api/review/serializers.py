@@ -60,6 +60,11 @@ class ReviewRequirementOutput(serializers.Serializer):
     ambiguous = serializers.ListField(
         child=serializers.IntegerField(), help_text="Memories an elliptical correction could replace."
     )
+    revision = serializers.CharField(
+        allow_null=True,
+        help_text="When it corrects part of a keyed rule: what confirming it puts in force as the rule's next "
+        "revision (the rule's clauses it leaves standing, then its own words).",
+    )
 
 
 class ReviewItemOutput(serializers.Serializer):

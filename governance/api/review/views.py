@@ -15,9 +15,10 @@ from governance.api.validation import valid
 from governance.permissions import scope_by_path
 from governance.redaction.masking import masked_text
 from governance.selectors.review import QueueFilter, encode_cursor, review_queue
+from governance.services.review import with_revisions
 
 
-def requirement_brief(memory) -> dict | None:
+def requirement_brief(memory, revision: str = "") -> dict | None:
     """What a reviewer reads of a requirement the user stated in a conversation, or None."""
     requirement = (memory.meta or {}).get("requirement")
     if not isinstance(requirement, dict) or requirement.get("type") is None:
@@ -29,6 +30,7 @@ def requirement_brief(memory) -> dict | None:
         "turn": memory.source_ref,
         "replaces": replaces.get("memory_id") if isinstance(replaces, dict) else None,
         "ambiguous": [a["memory_id"] for a in requirement.get("ambiguous") or () if a.get("memory_id")],
+        "revision": masked_text(memory.status, revision) if revision else None,
     }
 
 
@@ -63,7 +65,7 @@ def review_item(item) -> dict:
         "edited_from": item.edited_from.pk if item.edited_from else None,
         "near_duplicate": brief(item.near_duplicate) if item.near_duplicate else None,
         "merged": item.merged,
-        "requirement": requirement_brief(item.memory),
+        "requirement": requirement_brief(item.memory, item.revision),
         "created_at": item.memory.created_at,
         "cursor": encode_cursor(item.memory),
     }
@@ -79,5 +81,8 @@ class ReviewQueueView(APIView):
         scope = scope_by_path(principal, query["scope"]) if query.get("scope") else None
         filters = QueueFilter.parse(query)
         return Response(
-            [review_item(i) for i in review_queue(principal=principal, scope=scope, filters=filters)]
+            [
+                review_item(i)
+                for i in with_revisions(review_queue(principal=principal, scope=scope, filters=filters))
+            ]
         )
