@@ -38,7 +38,7 @@ _CARRY_EN = re.compile(
     re.I,
 )
 _CARRY_ZH = re.compile(
-    r"算了|还是|等等|等一下|那就|就行|就好|就可以|就够了|够了|好了|其实|最后|最终|给我|帮我|改成|换成|改用|直接|那个|这个|"
+    r"我要的是|我说的是|我说了|不是|算了|还是|等等|等一下|那就|就行|就好|就可以|就够了|够了|好了|其实|最后|最终|给我|帮我|改成|换成|改用|直接|那个|这个|"
     r"一下|版本|格式|以内|之内|以下|[吧啊呢嗯哦好要用就的那请先版对]"
 )
 # What a clause says of the world or of what was done, not which value is wanted.
@@ -59,7 +59,7 @@ CHANGE = re.compile(
     r"|现在开始|接下来|就行|就好|就可以了|也行|也可以",
     re.I,
 )
-_CLAUSE = re.compile(r"[,，;；:：]")
+_CLAUSE = re.compile(r"[,，;；:：]|\s[-–—]\s")
 _WORD = re.compile(r"[a-z][a-z'-]*", re.I)
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 

@@ -23,7 +23,9 @@ from governance.services.orders import (
     LIMITS,
     MOTIVATION,
     QUESTION,
+    SENTENCE,
     addressed_to_the_agent,
+    clauses_marked,
 )
 from governance.services.retraction import withdrawal, withdrawn_words
 from governance.services.subject import says_how_things_are, tells_how_it_behaves
@@ -47,8 +49,6 @@ class Extractor(Protocol):
         """Candidates from one interaction's turns ({role, content, ref, ...})."""
 
 
-# A full stop inside a word ("report_final.docx", "v2.1", "3.5") ends no sentence.
-SENTENCE = re.compile(r"(?:[^.!?。！？\n]|\.(?=\w))+[.!?。！？]?")
 RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
     (
         "standing_instruction",
@@ -427,7 +427,7 @@ class RuleExtractor:
                 continue  # only what the user said becomes a candidate; replies and tools are evidence
             content = turn.get("content") or ""
             for match in SENTENCE.finditer(content):
-                sentence = match.group(0).strip()
+                sentence = clauses_marked(text := match.group(0).strip())  # read; `text` is what is kept
                 if len(sentence) < 4:
                     continue
                 meta = {"from_ref": turn.get("ref") or ""}
@@ -441,7 +441,7 @@ class RuleExtractor:
                         if requirement:
                             meta["requirement"] = requirement
                         out.append(
-                            Extracted(kind=kind, text=sentence, rule=rule, confidence=confidence, meta=meta)
+                            Extracted(kind=kind, text=text, rule=rule, confidence=confidence, meta=meta)
                         )
                         break
                 else:
@@ -453,7 +453,7 @@ class RuleExtractor:
                         out.append(
                             Extracted(
                                 kind=REQUIREMENT_KINDS[requirement["type"]],
-                                text=sentence,
+                                text=text,
                                 rule=requirement["type"],
                                 confidence=0.6,
                                 meta={**meta, "requirement": requirement},

@@ -7,6 +7,21 @@ from __future__ import annotations
 import re
 
 QUESTION = re.compile(r"\?\s*$")
+# A sentence. A full stop inside a word ("report_final.docx", "v2.1", "3.5") ends none; a question asked after
+# a comma is a sentence of its own ("Make it PPTX instead, can you export now?": the request is not a question).
+SENTENCE = re.compile(
+    r"(?:[^.!?。！？\n,]|,(?!\s*(?:can|could|would|will|shall|do) (?:you|we|i)\b|\s*(?:is|are) (?:it|that|we)\b)|\.(?=\w))+"
+    r"(?:[.!?。！？]|(?=,))?",
+    re.I,
+)
+# Chinese typed without punctuation parts its clauses by spaces ("pdf 别导了 导pptx"): read as commas, same length.
+_CJK_SPACE = re.compile(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])")
+
+
+def clauses_marked(sentence: str) -> str:
+    return _CJK_SPACE.sub(lambda m: "，" + m.group(0)[1:], sentence)
+
+
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # A request in the form of a question asks for what it names ("Can you make it PPTX instead?"), and for a
 # rule when the request is the rule's own words ("Can you always answer in French?").
@@ -90,4 +105,13 @@ def addressed_to_the_agent(sentence: str) -> bool:
     return not _SAID_OF_ONESELF_START.search(sentence)
 
 
-__all__ = ["ASKS_FOR_A_RULE", "ASKS_YOU", "CJK", "LIMITS", "QUESTION", "addressed_to_the_agent"]
+__all__ = [
+    "ASKS_FOR_A_RULE",
+    "ASKS_YOU",
+    "CJK",
+    "LIMITS",
+    "QUESTION",
+    "SENTENCE",
+    "addressed_to_the_agent",
+    "clauses_marked",
+]

@@ -67,6 +67,31 @@ def test_a_change_naming_the_old_value_and_the_new_replaces_the_request(
     assert request_ not in pinned(other) and change not in pinned(other)
 
 
+# Said as people type in a chat: a request with a question after it, Chinese clauses parted by spaces, a
+# correction after a pasted error log, a complaint before the value.
+PASTED_ZH = "渲染报错如下:\n" + LOG_ZH.format(page=3) + "\n"
+CASUAL = [
+    ("en", SLIDES_EN, "Make it PPTX instead, can you export now?", "Make it PPTX instead"),
+    ("en", SLIDES_EN, "Use PPTX, could you send it today?", "Use PPTX"),
+    ("zh", SLIDES_ZH, "pdf 别导了 导pptx", "pdf 别导了 导pptx"),
+    ("zh", "报告用英文写。", "英文不行 用中文写", "英文不行 用中文写"),
+    ("zh", SLIDES_ZH, "我要的是 PPTX 不是 PDF", "我要的是 PPTX 不是 PDF"),
+    ("en", SLIDES_EN, "Wrong format - I need PPTX.", "Wrong format - I need PPTX."),
+    ("zh", SLIDES_ZH, PASTED_ZH + "另外,改成 PPTX 吧。", "另外,改成 PPTX 吧。"),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "said", "read"), CASUAL)
+def test_a_change_typed_as_people_chat_replaces_the_request(
+    client_for, agent, project_scope, lang, request_, said, read
+):
+    client = client_for(agent)
+    _relay(client, lang, [request_, said])
+    body = ask(client, "可以继续了吗?" if lang == "zh" else "Can we go on?", session="s1")
+    assert read in pinned(body), body["text"]
+    assert request_ not in pinned(body) and request_ in set_aside_in_part_or_whole(body)
+
+
 KEPT = [
     ("zh", SLIDES_ZH, "PDF 不行的话用 PPTX。"),  # a fallback
     ("zh", SLIDES_ZH, "PDF 和 PPTX 都要。"),  # both
