@@ -37,6 +37,31 @@ _OFFERS = re.compile(
     re.I,
 )
 _CLAUSE = re.compile(r"(?<=[,，;；])")
+# A pick of one of the values the assistant's question offers as alternatives ("导出 PDF 还是 PPTX?" — "后者。",
+# "Should it be PDF or PPTX?" — "The second one."): the first or the last of them.
+_PICKS = re.compile(
+    r"^\W*(?:(?:the\s+)?(?P<first>former|first(?: one)?)|(?:the\s+)?(?:latter|second(?: one)?|last one))"
+    r"(?:,?\s*(?:please|thanks|thank you))?[\s.!]*$"
+    r"|^\s*(?:(?:就|要|用)?(?P<zh_first>前者|第一个|第一种|前面那个)|(?:就|要|用)?(?:后者|第二个|第二种|后面那个|后一个))"
+    r"(?:吧|啊|呀|就行|就好)?(?:[,，]?\s*谢谢)?[。!！\s]*$",
+    re.I,
+)
+_ALTERNATIVES = re.compile(r"还是|或者|或是|\bor\b", re.I)
+
+
+def picked(text: str, offered: str | None) -> str | None:
+    """The value a user's whole turn picks from the alternatives the assistant's last question offers (of
+    one sort, two or more, joined by "or" / "还是"), or None."""
+    found = _PICKS.match((text or "").strip()) if len(text or "") <= MAX_CHARS else None
+    if found is None or not offered:
+        return None
+    asked = [m.group(0) for m in SENTENCE.finditer(offered) if "?" in m.group(0) or "？" in m.group(0)]
+    if not asked or not _ALTERNATIVES.search(asked[-1]):
+        return None
+    values = values_in(asked[-1])
+    if len(values) < 2 or len({v.sort for v in values}) != 1:
+        return None
+    return (values[0] if found.group("first") or found.group("zh_first") else values[-1]).text
 
 
 def accepts(text: str) -> bool:
@@ -65,9 +90,11 @@ def accepted_offers(*, scope, session: str, turns: list[dict]) -> list[Extracted
         if role == "assistant":
             before = turn
         elif role == "user":
-            if accepts(turn.get("content") or ""):
+            content = turn.get("content") or ""
+            if accepts(content) or _PICKS.match(content.strip()):
                 offered = before["content"] if before is not None else _last_assistant(scope, session)
-                if (extracted := _choice(turn, offer_in(offered or ""))) is not None:
+                offer = picked(content, offered) if not accepts(content) else offer_in(offered or "")
+                if (extracted := _choice(turn, offer)) is not None:
                     out.append(extracted)
             before = None  # the user spoke: an earlier offer is no longer the one answered
     return out
@@ -109,4 +136,4 @@ def _choice(turn: dict, offer: str | None) -> Extracted | None:
     )
 
 
-__all__ = ["accepted_offers", "accepts", "offer_in"]
+__all__ = ["accepted_offers", "accepts", "offer_in", "picked"]

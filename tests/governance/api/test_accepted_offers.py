@@ -154,3 +154,50 @@ def test_a_yes_to_an_offer_a_person_forgot_accepts_nothing(client_for, owner, ag
     assert said.status_code == 201, said.json()
     assert not Memory.objects.filter(meta__has_key="accepts").exists()
     assert SLIDES_ZH in pinned(ask(client, "继续。", session="s1"))
+
+
+# A pick of one of the alternatives the assistant's question offers: the first or the last of them.
+PICKS = [
+    ("zh", SLIDES_ZH, "最后导出 PDF 还是 PPTX?", "后者。", "PPTX"),
+    ("zh", SLIDES_ZH, "导出成 PPTX 还是 PDF?", "前者吧", "PPTX"),
+    ("zh", "报告用英文写。", "报告用英文还是中文写?", "第二个", "中文"),
+    ("en", SLIDES_EN, "Should the export be PDF or PPTX?", "The latter, please.", "PPTX"),
+    (
+        "en",
+        "Schedule the review for Tuesday.",
+        "Would Thursday or Friday work better?",
+        "The first one.",
+        "Thursday",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "question", "pick", "value"), PICKS)
+def test_a_pick_of_the_assistants_alternatives_replaces_the_request(
+    client_for, agent, project_scope, lang, request_, question, pick, value
+):
+    client = client_for(agent)
+    _relay(client, lang, [(None, request_), (question, pick)])
+    body = ask(client, "Go on.", session="s1")
+    assert request_ not in pinned(body) and request_ in set_aside(body), body["text"]
+    accepted = Memory.objects.exclude(kind="episodic").get(meta__has_key="accepts")
+    assert accepted.text == f"{pick} ({value})" and accepted.text in pinned(body)
+
+
+NO_PICK = [
+    ("zh", SLIDES_ZH, "要我把标题改大吗?", "后者。"),  # no alternatives
+    ("en", SLIDES_EN, "PDF or PPTX are both fine for the client.", "The latter."),  # not a question
+    ("en", SLIDES_EN, "Should I send it to Dana or export it as PPTX?", "The second one."),  # of two sorts
+    ("zh", SLIDES_ZH, "最后导出 PDF 还是 PPTX?", "后者的字体有问题,先看看。"),  # says something of its own
+]
+
+
+@pytest.mark.parametrize(("lang", "request_", "question", "answer"), NO_PICK)
+def test_a_pick_of_no_alternatives_changes_nothing(
+    client_for, agent, project_scope, lang, request_, question, answer
+):
+    client = client_for(agent)
+    _relay(client, lang, [(None, request_), (question, answer)])
+    body = ask(client, "Go on.", session="s1")
+    assert request_ in pinned(body), body["text"]
+    assert not Memory.objects.filter(meta__has_key="accepts").exists()
