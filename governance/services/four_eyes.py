@@ -47,6 +47,22 @@ def _contradicted_by_text(memory: Memory, scope_ids: list[int]) -> list[Memory]:
     return [other for other in others if opposes(other.text, memory.text)]
 
 
+def replaced_rule_id(memory: Memory) -> int | None:
+    """The unkeyed rule of its own scope that putting `memory` in force ends: the one a user's correction
+    replaces (meta.requirement.replaces, a rule), or the one a merged revision revises (meta.revises: the rule
+    as the correction leaves it, services/review.proposal_confirm). A keyed one is ended by its key."""
+    meta = memory.meta or {}
+    revises = meta.get("revises")
+    if isinstance(revises, dict):
+        return revises.get("memory_id")
+    replaces = (
+        (meta.get("requirement") or {}).get("replaces") if isinstance(meta.get("requirement"), dict) else None
+    )
+    if isinstance(replaces, dict) and replaces.get("origin") == "rule" and not replaces.get("key"):
+        return replaces.get("memory_id")
+    return None
+
+
 def commitments_at_stake(memory: Memory, *, exclude: tuple[int, ...] = ()) -> list[Memory]:
     """The active memories that putting `memory` in force would end or set aside: the same key in its scope
     (superseded) or above it (overridden there), any it `contradicts` (a link either way, or by its text),
@@ -60,6 +76,8 @@ def commitments_at_stake(memory: Memory, *, exclude: tuple[int, ...] = ()) -> li
             .values_list("source_id", "target_id")
         )
         others = {i for pair in linked for i in pair} - {memory.pk}
+        if (replaced := replaced_rule_id(memory)) is not None:
+            others.add(replaced)
         for other in Memory.objects.filter(pk__in=others, status=Status.ACTIVE).select_related("scope"):
             at_stake[other.pk] = other
     if memory.key:

@@ -28,7 +28,7 @@ from governance.models import Memory, Principal, Relation, RelationKind, SourceK
 from governance.permissions import Action, require, require_writable
 from governance.services.audit import AuditEntry, audit_record
 from governance.services.conflict import conflict_detect
-from governance.services.four_eyes import fix_at_proposal
+from governance.services.four_eyes import fix_at_proposal, replaced_rule_id
 from governance.services.memory import (
     REASON_REQUIRED,
     MemoryInput,
@@ -51,26 +51,28 @@ REVISED = "confirmed as the rule it corrects in part reads now (revision {revisi
 
 
 def merged_revision(memory: Memory, rule: Memory | None = None) -> tuple[str, Memory | None]:
-    """The text confirming `memory` puts in force as its key's next revision when it is a user's correction
-    of part of the keyed rule it corrects (the rule's clauses it leaves standing, then its own: parts.revised),
-    and that rule's active revision; ("", None) when it is no such correction or replaces the whole rule.
-    `rule`: the active revision, when the caller holds it (the review queue); else it is read (the key in
-    the corrected rule's scope)."""
+    """The text confirming `memory` puts in force when it is a user's correction of part of the rule it
+    corrects (the rule's clauses it leaves standing, then its own: parts.revised), and that rule; ("", None)
+    when it is no such correction or replaces the whole rule. The rule: the active revision of its key in the
+    corrected rule's scope, or the unkeyed rule of its own scope it replaces (four_eyes.replaced_rule_id).
+    `rule`: that rule, when the caller holds it (the review queue)."""
     meta = memory.meta or {}
-    corrects = meta.get("corrects")
-    if (
-        not memory.key
-        or not isinstance(meta.get("requirement"), dict)
-        or not isinstance(corrects, dict)
-        or memory.status not in (Status.CANDIDATE, Status.PROPOSED)
+    if not isinstance(meta.get("requirement"), dict) or memory.status not in (
+        Status.CANDIDATE,
+        Status.PROPOSED,
     ):
         return "", None
-    if rule is None:
+    corrects = meta.get("corrects") if memory.key else None
+    if rule is None and isinstance(corrects, dict):
         scope_of = Memory.objects.filter(pk=corrects.get("memory_id")).values("scope_id")[:1]
         rule = Memory.objects.filter(
             scope_id__in=scope_of, key=memory.key, status=Status.ACTIVE, purged_at__isnull=True
         ).first()
-    if rule is None or rule.key != memory.key or rule.status != Status.ACTIVE or rule.pk == memory.pk:
+    elif rule is None and not memory.key and (replaced := replaced_rule_id(memory)) is not None:
+        rule = Memory.objects.filter(pk=replaced, status=Status.ACTIVE, purged_at__isnull=True).first()
+    if rule is None or rule.status != Status.ACTIVE or rule.pk == memory.pk:
+        return "", None
+    if rule.key != memory.key or (rule.key is None and rule.scope_id != memory.scope_id):
         return "", None
     text = revised(rule.text, memory.text)
     return (text, rule) if text else ("", None)
@@ -78,30 +80,43 @@ def merged_revision(memory: Memory, rule: Memory | None = None) -> tuple[str, Me
 
 def with_revisions(items: list) -> list:
     """Review items (selectors.review.ReviewItem), each with `revision` set to the text confirming it puts in
-    force when it is a user's correction of part of the keyed rule it conflicts with (merged_revision); read
-    from the rules the queue holds already, no query."""
+    force when it is a user's correction of part of the rule it conflicts with (merged_revision); read from
+    the rules the queue holds already, no query."""
     for item in items:
+        memory, replaced = item.memory, replaced_rule_id(item.memory)
         rule = next(
-            (c for c in item.conflicting_all if c.key == item.memory.key and c.status == Status.ACTIVE), None
+            (
+                c
+                for c in item.conflicting_all
+                if c.status == Status.ACTIVE and (c.key == memory.key if memory.key else c.pk == replaced)
+            ),
+            None,
         )
         if rule is not None:
-            item.revision = merged_revision(item.memory, rule)[0]
+            item.revision = merged_revision(memory, rule)[0]
     return items
 
 
 def proposal_confirm(*, memory_id: int, actor: Principal | None, reason: str = "") -> Memory:
-    """Confirm a candidate or proposal (memory_confirm). A user's correction of part of a keyed rule is
-    confirmed as the rule it leaves (merged_revision): an edit of it into that text, confirmed (one approval
-    of two where four-eyes applies), derived from the rule as well. Returns the memory confirmed (the new one
-    when merged)."""
+    """Confirm a candidate or proposal (memory_confirm). A user's correction of part of a rule is confirmed
+    as the rule it leaves (merged_revision): an edit of it into that text, confirmed (one approval of two
+    where four-eyes applies), derived from the rule as well, which it supersedes once in force (by its key,
+    or as the rule it revises). Returns the memory confirmed (the new one when merged)."""
     memory = Memory.objects.filter(pk=memory_id).first()
     text, rule = merged_revision(memory) if memory is not None else ("", None)
     if not text:
         return memory_confirm(memory_id=memory_id, actor=actor, reason=reason)
     why = REVISED.format(revision=rule.revision) + (f": {reason.strip()}" if (reason or "").strip() else "")
+    revises = {} if rule.key else {"revises": {"memory_id": rule.pk}}
     with transaction.atomic():
         confirmed = proposal_edit_confirm(
-            memory_id=memory_id, text=text, key=memory.key, kind=memory.kind, reason=why, actor=actor
+            memory_id=memory_id,
+            text=text,
+            key=memory.key,
+            kind=memory.kind,
+            reason=why,
+            actor=actor,
+            meta=revises,
         )
         Relation.objects.get_or_create(
             source=confirmed,
@@ -120,6 +135,7 @@ def proposal_edit_confirm(
     kind: str,
     reason: str,
     actor: Principal | None,
+    meta: dict | None = None,
 ) -> Memory:
     """Replace a proposal by the reviewer's edit of it and confirm the edit (one approval of two where
     four-eyes applies). Returns the new memory: `active`, or `proposed` with the editor's approval."""
@@ -149,7 +165,7 @@ def proposal_edit_confirm(
             session=original.session,
             valid_from=original.valid_from,
             valid_until=original.valid_until,
-            meta=_edited_meta(original),
+            meta={**_edited_meta(original), **(meta or {})},
         )
         validate_input(item)  # before anything is written: a bad edit leaves the proposal as it was
         edited = memory_record(item=item, actor=actor)

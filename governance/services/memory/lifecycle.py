@@ -34,7 +34,7 @@ from governance.permissions import (
 )
 from governance.services import near_duplicate
 from governance.services.audit import AuditEntry, audit_record, audit_record_many
-from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal
+from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal, replaced_rule_id
 from governance.services.memory.promotion import promotion_check_support
 from governance.services.memory.record import (
     FOUR_EYES_SAME_PERSON,
@@ -152,6 +152,8 @@ def memory_confirm(*, memory_id: int, actor: Principal | None, reason: str = "")
             return memory
         if memory.key:
             _supersede_active_for_key(memory, actor, reason)
+        else:
+            _supersede_replaced(memory, actor, reason)
         # In force from now on, confirmed by this person (or the system); the pinning reads confirmed_at.
         memory.confirmed_by, memory.confirmed_at = actor, timezone.now()
         memory = transition(
@@ -190,6 +192,36 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
         return
     if current.revision > memory.revision:
         raise StaleRevision(current_revision=current.revision)
+    transition(
+        current,
+        Status.SUPERSEDED,
+        actor=actor,
+        action="memory.superseded",
+        reason=reason,
+        data={"by": memory.pk},
+    )
+    Relation.objects.get_or_create(
+        source=memory,
+        target=current,
+        kind=RelationKind.SUPERSEDES,
+        defaults={"reason": reason, "actor": actor},
+    )
+
+
+def _supersede_replaced(memory: Memory, actor: Principal | None, reason: str) -> None:
+    """The unkeyed rule of the same scope that `memory` replaces (four_eyes.replaced_rule_id), superseded by
+    it: the user's correction a person confirms ends the rule it corrects, as a keyed one does by its key."""
+    replaced = replaced_rule_id(memory)
+    if replaced is None:
+        return
+    current = (
+        Memory.objects.select_for_update(no_key=True)
+        .filter(pk=replaced, scope=memory.scope, key__isnull=True, status=Status.ACTIVE)
+        .exclude(pk=memory.pk)
+        .first()
+    )
+    if current is None:
+        return  # ended meanwhile, or a rule of a scope above (it holds there: not this scope's to end)
     transition(
         current,
         Status.SUPERSEDED,

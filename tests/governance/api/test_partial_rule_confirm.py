@@ -181,3 +181,71 @@ def test_the_dashboards_bulk_confirm_merges_too(client_for, owner, agent, projec
     assert done.status_code == 302
     new = Memory.objects.get(key="house_rules", status=Status.ACTIVE)
     assert new.text == "只处理我确认的 v3,别覆盖原文件,可以发布了。"
+
+
+def _unkeyed_rule(client, text: str, scope: str = "acme/slides") -> dict:
+    made = client.post(
+        "/api/v1/memories",
+        {
+            "scope": scope,
+            "kind": "convention",
+            "text": text,
+            "status": "active",
+            "source": {"kind": "user", "ref": "k"},
+        },
+        format="json",
+    )
+    assert made.status_code == 201, made.json()
+    return made.json()
+
+
+UNKEYED = [
+    ("zh", BOUNDARY_ZH, "可以发布了。", "只处理我确认的 v3,别覆盖原文件,可以发布了。"),
+    (
+        "en",
+        BOUNDARY_EN,
+        "You can publish it now.",
+        "Only work on the v3 I confirmed, don't overwrite the original file, you can publish it now.",
+    ),
+    ("zh", "先不要发布。", "可以发布了。", None),  # the whole rule: confirmed as said
+    ("en", "Don't publish yet.", "You can publish it now.", None),
+]
+
+
+@pytest.mark.parametrize(("lang", "rule", "change", "revision"), UNKEYED)
+def test_confirming_a_correction_of_an_unkeyed_rule_ends_the_rule_and_keeps_what_it_left(
+    client_for, owner, reviewer, agent, project_scope, lang, rule, change, revision
+):
+    made = _unkeyed_rule(client_for(owner), rule)
+    agent_client = client_for(agent)
+    _relay(agent_client, lang, [change])
+    proposal = _proposal(change)
+    assert _queue_item(client_for(reviewer), proposal.pk)["requirement"]["revision"] == revision
+    body = client_for(reviewer).post(
+        f"/api/v1/memories/{proposal.pk}/confirm", {"reason": "ok"}, format="json"
+    )
+    assert body.status_code == 200, body.json()
+    new = Memory.objects.get(pk=body.json()["id"])
+    assert new.status == Status.ACTIVE and new.key is None
+    assert new.text == (revision or change) and (new.pk == proposal.pk) == (revision is None)
+    assert Memory.objects.get(pk=made["id"]).status == Status.SUPERSEDED
+    assert Relation.objects.filter(source=new, target_id=made["id"], kind=RelationKind.SUPERSEDES).exists()
+    other = ask(agent_client, "继续。" if lang == "zh" else "Go on.", session="s9")
+    assert new.text in pinned(other) and rule not in pinned(other), other["text"]
+
+
+def test_a_rule_of_the_scope_above_is_not_ended_by_a_confirmation_in_a_project(
+    client_for, owner, reviewer, agent, project_scope
+):
+    made = _unkeyed_rule(client_for(owner), BOUNDARY_ZH, scope="acme")
+    _relay(client_for(agent), "zh", ["可以发布了。"])
+    proposal = Memory.objects.filter(text="可以发布了。").exclude(kind="episodic").first()
+    if proposal is None or proposal.status != Status.PROPOSED:
+        pytest.fail(
+            f"the correction of the workspace's rule waits for review: {proposal and proposal.status}"
+        )
+    assert _queue_item(client_for(owner), proposal.pk)["requirement"]["revision"] is None
+    client_for(owner).post(f"/api/v1/memories/{proposal.pk}/confirm", {"reason": "ok"}, format="json")
+    assert (
+        Memory.objects.get(pk=made["id"]).status == Status.ACTIVE
+    )  # it holds in the workspace's other projects
