@@ -59,7 +59,7 @@ CHANGE = re.compile(
     r"|现在开始|接下来|就行|就好|就可以了|也行|也可以",
     re.I,
 )
-_CLAUSE = re.compile(r"[,，;；:：]|\s[-–—]\s")
+_CLAUSE = re.compile(r"[,，;；:：]")
 _WORD = re.compile(r"[a-z][a-z'-]*", re.I)
 _CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 

@@ -210,8 +210,8 @@ def _replaces_users_word(earlier: str, sentence: str) -> bool:
     agent about the work, not of oneself, against an earlier word about the work."""
     if _OF_ONESELF.search(sentence) or not (addressed_to_the_agent(sentence) and about_the_work(sentence)):
         return False  # "I'll be moving to Berkeley …", "So good.": of the user's life, not to the work
-    if not about_the_work(earlier):
-        return False
+    if not about_the_work(earlier) or len(set(lexical.terms(sentence))) < 2:
+        return False  # a lead-in of one word ("For example", split from its question) says nothing of it
     reason = opposes(earlier, sentence)
     return reason == REASON_NEGATION or (reason is not None and bool(CHANGE_CUES.search(sentence)))
 

@@ -76,7 +76,7 @@ CASUAL = [
     ("zh", SLIDES_ZH, "pdf 别导了 导pptx", "pdf 别导了 导pptx"),
     ("zh", "报告用英文写。", "英文不行 用中文写", "英文不行 用中文写"),
     ("zh", SLIDES_ZH, "我要的是 PPTX 不是 PDF", "我要的是 PPTX 不是 PDF"),
-    ("en", SLIDES_EN, "Wrong format - I need PPTX.", "Wrong format - I need PPTX."),
+    ("en", SLIDES_EN, "Wrong format, I need PPTX.", "Wrong format, I need PPTX."),
     ("zh", SLIDES_ZH, PASTED_ZH + "另外,改成 PPTX 吧。", "另外,改成 PPTX 吧。"),
 ]
 
@@ -99,6 +99,12 @@ KEPT = [
     ("en", SLIDES_EN, "If the PDF doesn't work, use PPTX."),
     ("en", SLIDES_EN, "PDF is hard to edit."),
     ("en", "Schedule the review for Monday.", "Book the room from Monday to Friday."),  # a range
+    # a lead-in split from its question says nothing of its own
+    (
+        "en",
+        "Write a brand summary no longer than 200 words for an example business.",
+        "For example, do you have any specific goals for the summary?",
+    ),
 ]
 
 
