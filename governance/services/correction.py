@@ -30,7 +30,13 @@ from governance.services.conflict import (
     conflict_queue,
     opposes,
 )
-from governance.services.extraction import Extracted, about_the_work, requirement_of, user_sentences
+from governance.services.extraction import (
+    Extracted,
+    about_the_work,
+    asks_for_work,
+    requirement_of,
+    user_sentences,
+)
 from governance.services.orders import addressed_to_the_agent
 
 # Extractor rules whose sentences can restate a keyed fact with a new value.
@@ -213,7 +219,25 @@ def _replaces_users_word(earlier: str, sentence: str) -> bool:
     if not about_the_work(earlier) or len(set(lexical.terms(sentence))) < 2:
         return False  # a lead-in of one word ("For example", split from its question) says nothing of it
     reason = opposes(earlier, sentence)
-    return reason == REASON_NEGATION or (reason is not None and bool(CHANGE_CUES.search(sentence)))
+    if reason == REASON_NEGATION:
+        # the negating side says it; the opposite of a "don't" is a permission or a request, not a mention
+        # ("Here's an example:" for "Never use the text in the 'Answer example'")
+        return bool(
+            _NEGATES.search(sentence)
+            or _PERMITS.search(sentence)
+            or CHANGE_CUES.search(sentence)
+            or asks_for_work(sentence)
+        )
+    return reason is not None and bool(CHANGE_CUES.search(sentence))
+
+
+_NEGATES = re.compile(
+    r"\b(?:not|no|never|don'?t|doesn'?t|won'?t|can'?t|cannot|skip|stop)\b|不|没|别|勿|禁止|无需", re.I
+)
+_PERMITS = re.compile(
+    r"\b(?:can|may|could|allowed|fine|ok(?:ay)?|go ahead|feel free|free to|is open)\b|可以|能|行了|允许|没问题|放开",
+    re.I,
+)
 
 
 # The user speaking of themselves ("I'd say I'm willing to invest …", "Since I'll be moving …").

@@ -24,6 +24,9 @@ KEEPS = [
     ("Send the report as PDF.", "I think I'll print my boarding pass as PDF instead."),
     ("周报不要用 Excel 做。", "我现在可以用 Excel 记家里的开销了。"),
     ("Don't book the offsite venue yet.", "So good."),
+    # a mention of the subject, split from its question or leading into a quote
+    ("Never use the text in the 'Answer example' to rate the answer.", "Here's an example:"),
+    ("Write a summary no longer than 200 words for an example business.", "For example"),
 ]
 
 
