@@ -214,16 +214,20 @@ def _replaces_users_word(earlier: str, sentence: str) -> bool:
     own words, most of them about their day, and another value alone ("I think I'll go with the Snake Plant",
     a name by a name) set aside 25 earlier ones in ten LongMemEval haystacks, none rightly. So: said to the
     agent about the work, not of oneself, against an earlier word about the work."""
-    if _OF_ONESELF.search(sentence) or not (addressed_to_the_agent(sentence) and about_the_work(sentence)):
-        return False  # "I'll be moving to Berkeley …", "So good.": of the user's life, not to the work
+    if _OF_ONESELF.search(sentence) or not addressed_to_the_agent(sentence):
+        return False  # "I'll be moving to Berkeley …": of the user's life, not to the work
     if not about_the_work(earlier) or len(set(lexical.terms(sentence))) < 2:
         return False  # a lead-in of one word ("For example", split from its question) says nothing of it
     reason = opposes(earlier, sentence)
+    if not about_the_work(sentence) and reason != REASON_NEGATION:
+        return (
+            False  # "So good.": nothing of the work; the opposite of its act is ("可以发了" for "先别发布")
+        )
     if reason == REASON_NEGATION:
         # the negating side says it; the opposite of a "don't" is a permission or a request, not a mention
         # ("Here's an example:" for "Never use the text in the 'Answer example'")
         return bool(
-            _NEGATES.search(sentence)
+            subject.negated(sentence)
             or _PERMITS.search(sentence)
             or CHANGE_CUES.search(sentence)
             or asks_for_work(sentence)
@@ -231,17 +235,19 @@ def _replaces_users_word(earlier: str, sentence: str) -> bool:
     return reason is not None and bool(CHANGE_CUES.search(sentence))
 
 
-_NEGATES = re.compile(
-    r"\b(?:not|no|never|don'?t|doesn'?t|won'?t|can'?t|cannot|skip|stop)\b|不|没|别|勿|禁止|无需", re.I
-)
 _PERMITS = re.compile(
-    r"\b(?:can|may|could|allowed|fine|ok(?:ay)?|go ahead|feel free|free to|is open)\b|可以|能|行了|允许|没问题|放开",
+    r"\b(?:can|may|could|allowed|fine|ok(?:ay)?|go ahead|feel free|free to|is open|clear(?:ed)? to|good to go)\b|可以|能|行了|允许|没问题|没关系|也行|无妨|放开",
     re.I,
 )
 
 
 # The user speaking of themselves ("I'd say I'm willing to invest …", "Since I'll be moving …").
 _OF_ONESELF = re.compile(r"\bI(?:'m|'ll|'d|'ve|\s)|^\s*我(?!们)", re.I)
+
+
+def _withdraws_a_value(extracted: Extracted) -> bool:
+    requirement = extracted.meta.get("requirement") or {}
+    return requirement.get("type") == "withdrawal" and bool(requirement.get("negated"))
 
 
 def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: list[dict]) -> None:
@@ -270,8 +276,9 @@ def rules_corrected_by_meaning(*, scope: Scope, found: list[Extracted], turns: l
             existing.key
             or existing.meta.get("corrects")
             or (existing.meta.get("requirement") or {}).get("replaces")
+            or _withdraws_a_value(existing)
         ):
-            continue  # resolved by its words already
+            continue  # resolved by its words already, or by the value it takes back ("PDF 不用导了")
         if rules is None:
             rules = rules_in_force(scope, CHECKED_KINDS)
             own = {r[3] for r in rules}

@@ -80,9 +80,10 @@ RULES: tuple[tuple[str, str, float, re.Pattern], ...] = (
         re.compile(
             r"\b(must|must not|mustn'?t|do not|don'?t|make sure|required?|only use|no more than|at most|"
             r"at least|deadline)\b|必须|不要|不能|务必|一定要|不得|最多|至少|截止|禁止|不准|不许|"
-            # "别" and "只" give an order at the start of a clause ("别覆盖原文件", "只处理 v3"); elsewhere
-            # they are other words (别人, 特别, 只是)
-            r"(^|[,，;；:：]|也|就|先|都|千万|可|请)\s*(别|只(?=处理|用|改|发|做|保留|要|看|修改|动|导出|使用|交))|仅限",
+            # "别" and "只" give an order at the start of a clause ("别覆盖原文件", "只处理 v3") or, "别", before
+            # a short verb that ends it ("原文件别动"); elsewhere they are other words (别人, 特别, 只是)
+            r"(^|[,，;；:：]|也|就|先|都|千万|可|请)\s*(别|只(?=处理|用|改|发|做|保留|要|看|修改|动|导出|使用|交))|仅限"
+            r"|(?<![特区分告级性类派识离个道差鉴])别(?![人的处])(?=[\u4e00-\u9fff]{1,3}了?\s*[。!！]?\s*$)",
             re.I,
         ),
     ),
@@ -305,10 +306,6 @@ def about_the_work(sentence: str, values: list[Value] | None = None) -> bool:
     return bool(values) or bool(_WORK_EN.search(sentence) or _WORK_ZH.search(sentence))
 
 
-def _clauses(sentence: str) -> list[str]:
-    return [c for c in re.split(r"[,，;；]", sentence) if c.strip()]
-
-
 def _requests_a_value(sentence: str, values: list[Value]) -> bool:
     """Whether the sentence asks for something and names the value it asks for after the asking words."""
     if not values or (QUESTION.search(sentence) and not _ASKS_FOR_A_CORRECTION.search(sentence)):
@@ -405,7 +402,7 @@ def user_sentences(turns: list[dict]) -> list[tuple[str, str, str]]:
             continue
         for match in SENTENCE.finditer(content):
             sentence = match.group(0).strip()
-            if len(sentence) >= 4:
+            if len(sentence) + len(CJK.findall(sentence)) >= 4:
                 out.append((turn.get("ref") or "", sentence, content))
     return out
 
@@ -428,7 +425,7 @@ class RuleExtractor:
             content = turn.get("content") or ""
             for match in SENTENCE.finditer(content):
                 sentence = clauses_marked(text := match.group(0).strip())  # read; `text` is what is kept
-                if len(sentence) < 4:
+                if len(sentence) + len(CJK.findall(sentence)) < 4:  # "发布吧" is an order
                     continue
                 meta = {"from_ref": turn.get("ref") or ""}
                 gone = withdrawn_words(sentence)  # what it takes back, if anything (services/retraction.py)

@@ -58,6 +58,17 @@ def _clauses(text: str) -> list[str]:
     return [p for p in parts if len(_polarity_and_words(p)[1] - subject.FUNCTION) >= 2]
 
 
+def _said_short(terms: set[str], other: set[str]) -> set[str]:
+    """`terms` with a Chinese verb said short read as the other's word it begins ("可以发了" for "先别发布")."""
+    return {
+        next((o for o in other if len(o) == 2 and o[0] == t and _CJK.match(o)), t) if len(t) == 1 else t
+        for t in terms
+    }
+
+
+_CJK = re.compile(r"^[\u4e00-\u9fff]+$")
+
+
 def _contradicts(a: str, b: str) -> bool:
     neg_a, terms_a = _polarity_and_words(a)
     neg_b, terms_b = _polarity_and_words(b)
@@ -66,6 +77,7 @@ def _contradicts(a: str, b: str) -> bool:
     # What they are about, without the words of a permission, a request or time: "Don't publish yet." / "You
     # can publish it now." are both about publishing.
     terms_a, terms_b = (terms_a - subject.FUNCTION) or terms_a, (terms_b - subject.FUNCTION) or terms_b
+    terms_a, terms_b = _said_short(terms_a, terms_b), _said_short(terms_b, terms_a)
     if len(terms_a & terms_b) / min(len(terms_a), len(terms_b)) < OVERLAP:
         return False
     return not subject.qualified_otherwise(a, b)

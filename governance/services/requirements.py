@@ -172,6 +172,8 @@ def _rules_in_force(scope: Scope) -> list[_Standing]:
 def _fit(new: Extracted, new_values, new_negated, standing: _Standing) -> tuple[int, int] | None:
     """How well `new` replaces `standing`: (strength, shared subject terms), or None when it does not."""
     old_norms = {(v.sort, v.norm) for v in standing.values} - standing.negated
+    # a bare number names a quantity of the same number ("200 is too short" for "under 200 words")
+    old_norms |= {("number", norm.split()[0]) for sort, norm in old_norms if sort.startswith("quantity")}
     if any((v["sort"], v["norm"]) in old_norms for v in new_negated):
         return 3, 0  # "PPTX, not PDF": names what it replaces
     if standing.negated and (
@@ -295,7 +297,9 @@ def _resolve(scope: Scope, session: str, todo: list[Extracted], turns: list[dict
             fits = [(fit, item) for item in pool() if (fit := _fit(extracted, new_values, negated, item))]
             top = _one_of(fits, extracted, scope, session, turns)
             if len(top) == 1:
-                _replace(extracted, requirement, top[0])
+                # naming only what it takes back, in a withdrawal's words ("PDF 不用导了"), it withdraws it
+                withdraws_it = requirement.get("withdraws") and not new_values
+                (_withdraw if withdraws_it else _replace)(extracted, requirement, top[0])
                 if requirement.get("type") == "choice" or (
                     requirement.get("type") == "request" and says_a_change(extracted.text)
                 ):

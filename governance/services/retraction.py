@@ -27,7 +27,7 @@ _SOFT_EN = (
     r"(?:^|\b(?:please|just|ok(?:ay)?|so|then|actually|and|but|oh|hmm|also|wait|let'?s|(?:we|you) can)\s+)"
 )
 _WITHDRAW_EN = re.compile(
-    rf"{_SOFT_EN}(?:never\s?mind|forget(?:\s+about)?|skip|drop|scrap|scratch|ditch|cancel|leave out|stop(?= \w+ing)|"
+    rf"{_SOFT_EN}(?:never\s?mind|nvm|forget(?:\s+about)?|skip|drop|scrap|scratch|ditch|cancel|leave out|stop(?= \w+ing)|"
     r"hold off on|don'?t bother(?: with)?)\b"
     r"|\bno need (?:to|for)\b|\bthere'?s no need\b|\b(?:you|we) (?:don'?t|do not|won'?t|will not) (?:need|have) to\b"
     r"|\b(?:i|we) (?:don'?t|do not|won'?t|no longer) need\b"
@@ -39,7 +39,7 @@ _WITHDRAW_EN = re.compile(
 _WITHDRAW_ZH = re.compile(
     r"(?:不用|不要|不需要|无需|不必|用不着|没必要|别)(?![太很那么这么过于特别非常担心谢客气着急急忘])"
     r"[^,，。;；!！?？]{0,12}?(?:了|啦|吧)\s*$"
-    r"|(?:就|也|先)?(?:算了|免了|跳过|略过|省了|省掉|不做了|不弄了|不搞了|无所谓了?|不重要了|不限了?|取消(?=吧|了|\s*$)|去掉吧)"
+    r"|(?:就|也|先)?(?:算了|免了|跳过|略过|省了|省掉|不做了|不弄了|不搞了|不导了|不发了|不写了|无所谓了?|不重要了|不限了?|取消(?=吧|了|\s*$)|去掉吧)"
     r"|^\s*(?:取消|去掉|不要|不用|不需要|无需|不必|别)"
 )
 # Never a withdrawal: a reminder ("don't forget the PDF", values.REMINDER), a question, what another person
@@ -52,13 +52,13 @@ _CLAUSE = re.compile(r"[,，;；:：]")
 # Words a withdrawing clause holds that say nothing of what it withdraws: its own cue, pronouns, particles.
 _CARRIES = frozenset(
     lexical.words(
-        "never mind forget about skip drop scrap scratch ditch cancel leave out hold off bother need needed stop "
+        "never mind nvm forget about skip drop scrap scratch ditch cancel leave out hold off bother need needed stop "
         "necessary required matter doesn't don't do not won't will be no longer there's is are isn't aren't can let's "
         "changed change my mind you we i it them "
         "this that these those anyone anything anywhere anybody everyone all any more anymore after yet for now please "
         "just ok okay "
         "so then actually and but oh hmm also wait let's one at "
-        "不用 不要 不需要 无需 不必 用不着 没必要 别 了 啦 吧 就 也 先 算了 免了 跳过 略过 省了 省掉 不做 不弄 不搞 "
+        "不用 不要 不需要 无需 不必 用不着 没必要 别 了 啦 吧 就 也 先 算了 免了 跳过 略过 省了 省掉 不做 不弄 不搞 不 不导 不发 不写 就算 "
         "无所谓 不重要 取消 去掉 它 这个 那个 一下 现在 暂时 直接"
     )
 ) | {"don", "doesn", "won", "t", "s", "ll"}

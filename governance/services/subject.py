@@ -28,7 +28,7 @@ _FUNCTION_TEXT = (
     "弃用 用 使用 改 换 "
     # requests, permissions, modals
     "please can could may might should would will shall must need needs let fine ok okay allowed allow "
-    "able go ahead sure just also only again first still even really very too quite yet feel free alright "
+    "able go ahead sure just also only again first still even really very too quite yet feel free alright clear "
     "可以 能 能够 必须 需要 应该 请 允许 没问题 行 "
     # people and groups in general, pronouns
     "has have had been already just recently finally officially all the team we our us i my me mine you "
@@ -204,6 +204,8 @@ _HEDGES = re.compile(
     r"|\b(?:that|which|who)\s+(?:have|has|had|is|are|was|were|do|does|did)(?:\s+not|n't)\b",
     re.I,
 )
+# Idioms of assent ("发吧,没问题了", "覆盖掉也没关系"): they negate nothing.
+_ASSENT_ZH = re.compile(r"没问题|没关系|不客气|不错|不用谢")
 
 
 # What asks, wonders or leaves open rather than says how things are: a question ("Should we refactor the
@@ -258,6 +260,7 @@ def negated(text: str) -> bool:
     """Whether the statement is said negated (a negation word of either language in it, hedges aside)."""
     text = value_words.REMINDER.sub(" ", text)  # "don't forget the PDF" asks for it
     text = value_words.A_NOT_A.sub(" ", text)  # "要不要重构" asks whether, it says no "不要"
+    text = _ASSENT_ZH.sub(" ", text)
     lowered = _HEDGES.sub(" ", text.lower().replace("’", "'"))
     if set(re.findall(r"[a-z']+", lowered)) & NEGATION:
         return True

@@ -32,7 +32,7 @@ _INSTEAD = re.compile(
 # The old value judged as unfit for the work, beside a new one ("PDF 不方便编辑", "PDF is a pain to edit").
 _UNFIT = re.compile(
     r"^\s*(?:就|也|还是|太|真的|实在|根本|完全)?\s*(?:不方便|不好|不太好|不行|不太行|不合适|不适合|没法|没办法|不能|不支持|不好用|"
-    r"太难|很难|难以|太[\u4e00-\u9fff]|[\u4e00-\u9fff]{1,2}不了)"
+    r"太难|很难|难以|太[\u4e00-\u9fff]|来不及|赶不上|[\u4e00-\u9fff]{1,2}不了)"
     r"|^\s*(?:is|are|'s)?\s*(?:just\s+|too\s+|really\s+|kind of\s+|a bit\s+|so\s+)?(?:too\s+\w+|hard|difficult|impossible|"
     r"a pain|annoying|awkward|clunky|useless|no good|not editable|not great|not ideal)\b"
     r"|^\s*(?:doesn'?t|does not|won'?t|will not|can'?t|cannot|isn'?t|is not)\s+(?:work|do|be edited|editable|"
@@ -43,6 +43,11 @@ _UNFIT = re.compile(
 _IF = re.compile(r"如果|要是|假如|万一|的话|\bif\b|\bin case\b|\bunless\b|\bwhen\b", re.I)
 
 
+def _one_sort(a, b) -> bool:
+    """Of one sort, or a bare number beside a quantity ("200 字太少了,放宽到 500": the number is in its unit)."""
+    return a.sort == b.sort or {a.sort.split(":")[0], b.sort.split(":")[0]} == {"quantity", "number"}
+
+
 def swapped(sentence: str, values) -> list:
     """The values of `sentence` it moves away from, each to another value of its sort that it names."""
     out = []
@@ -50,7 +55,7 @@ def swapped(sentence: str, values) -> list:
         return out
     for old in values:
         for new in values:
-            if new is old or new.sort != old.sort or new.norm == old.norm:
+            if new is old or not _one_sort(old, new) or new.norm == old.norm:
                 continue
             if old.end <= new.start:
                 between = sentence[old.end : new.start]

@@ -431,7 +431,7 @@ _NEGATES = re.compile(
 # that goes on says something else ("PDF 不行的话…", "PDF 不好打开").
 _NEGATED_AFTER = re.compile(
     r"^\s*(?:就|也|都|先|还是)?\s*(?:(?:不要|不用|不需要)了?\s*(?=[,，。;；!！?？]|$)|算了|免了|取消"
-    r"|(?:别|不要|不用|不再)(?:导出?|输出|发|做|生成|交|给|用)了)"
+    r"|(?:别|不要|不用|不再|不)(?:导出?|输出|发|做|生成|交|给|用)了)"
     r"|^\s*(?:就|也|还是|肯定|恐怕)?\s*(?:不行|不太行|不好|不太好|不合适|不太合适|不好使|不方便)了?\s*(?=[,，。;；!！]|$)"
     r"|^\s*(?:is|are)?\s*(?:not|no longer) needed\b|^\s*is(?:n'?t| not) (?:needed|necessary)\b"
     r"|^\s*(?:won'?t|will not|wouldn'?t|would not) (?:work|do)\b|^\s*(?:is|'s) (?:no good|not ideal)\b",
