@@ -219,10 +219,8 @@ def _replaces_users_word(earlier: str, sentence: str) -> bool:
     if not about_the_work(earlier) or len(set(lexical.terms(sentence))) < 2:
         return False  # a lead-in of one word ("For example", split from its question) says nothing of it
     reason = opposes(earlier, sentence)
-    if not about_the_work(sentence) and reason != REASON_NEGATION:
-        return (
-            False  # "So good.": nothing of the work; the opposite of its act is ("可以发了" for "先别发布")
-        )
+    if not about_the_work(sentence) and not (reason == REASON_NEGATION and _SHORT_ZH.match(sentence)):
+        return False  # nothing of the work; a short Chinese reply leaves its object out ("可以发了" for "先别发布")
     if reason == REASON_NEGATION:
         # the negating side says it; the opposite of a "don't" is a permission or a request, not a mention
         # ("Here's an example:" for "Never use the text in the 'Answer example'")
@@ -235,6 +233,7 @@ def _replaces_users_word(earlier: str, sentence: str) -> bool:
     return reason is not None and bool(CHANGE_CUES.search(sentence))
 
 
+_SHORT_ZH = re.compile(r"^[^a-zA-Z]{2,12}$")
 _PERMITS = re.compile(
     r"\b(?:can|may|could|allowed|fine|ok(?:ay)?|go ahead|feel free|free to|is open|clear(?:ed)? to|good to go)\b|可以|能|行了|允许|没问题|没关系|也行|无妨|放开",
     re.I,

@@ -27,7 +27,20 @@ KEEPS = [
     # a mention of the subject, split from its question or leading into a quote
     ("Never use the text in the 'Answer example' to rate the answer.", "Here's an example:"),
     ("Write a summary no longer than 200 words for an example business.", "For example"),
+    # a reply of the user's life or thanks, not of the work, said with a "no"
+    (
+        "I will provide some information about a web app, and it will be your job to come up with an "
+        "architecture and code for it.",
+        "No, that's all good.",
+    ),
 ]
+# A short Chinese reply leaves its object out: the opposite of the earlier word's act is about the same work.
+REPLIES_ZH = [("先别发布。", "可以发了"), ("先别发布。", "发吧,没问题了")]
+
+
+@pytest.mark.parametrize(("earlier", "later"), REPLIES_ZH)
+def test_a_short_chinese_reply_that_lifts_the_act_replaces_it(earlier, later):
+    assert _replaces_users_word(earlier, later)
 
 
 @pytest.mark.parametrize(("earlier", "later"), REPLACES)
