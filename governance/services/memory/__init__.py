@@ -9,7 +9,6 @@ from governance.services.memory.lifecycle import (  # reinforcement
     memory_confirm,
     memory_forget,
     memory_propose,
-    memory_reinforce,
     memory_reject,
     memory_retire,
     memory_supersede,
@@ -39,6 +38,7 @@ from governance.services.memory.record import (
     memory_record_batch,
     validate_input,
 )
+from governance.services.memory.reinforcement import memory_reinforce
 
 __all__ = [
     "FOUR_EYES_ACTIVE_WRITE",

@@ -3,9 +3,6 @@ retire, forget) with the four-eyes rules of each, and reinforcement."""
 
 from __future__ import annotations
 
-import math
-from datetime import datetime
-
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -33,7 +30,7 @@ from governance.permissions import (
     require,
 )
 from governance.services import near_duplicate
-from governance.services.audit import AuditEntry, audit_record, audit_record_many
+from governance.services.audit import AuditEntry, audit_record
 from governance.services.four_eyes import approvals_to_put_in_force, fix_at_proposal, replaced_rule_id
 from governance.services.memory.promotion import promotion_check_support
 from governance.services.memory.record import (
@@ -192,20 +189,7 @@ def _supersede_active_for_key(memory: Memory, actor: Principal | None, reason: s
         return
     if current.revision > memory.revision:
         raise StaleRevision(current_revision=current.revision)
-    transition(
-        current,
-        Status.SUPERSEDED,
-        actor=actor,
-        action="memory.superseded",
-        reason=reason,
-        data={"by": memory.pk},
-    )
-    Relation.objects.get_or_create(
-        source=memory,
-        target=current,
-        kind=RelationKind.SUPERSEDES,
-        defaults={"reason": reason, "actor": actor},
-    )
+    _superseded_by(memory, current, actor, reason)
 
 
 def _supersede_replaced(memory: Memory, actor: Principal | None, reason: str) -> None:
@@ -220,8 +204,11 @@ def _supersede_replaced(memory: Memory, actor: Principal | None, reason: str) ->
         .exclude(pk=memory.pk)
         .first()
     )
-    if current is None:
-        return  # ended meanwhile, or a rule of a scope above (it holds there: not this scope's to end)
+    if current is not None:  # else ended meanwhile, or a rule of a scope above (not this scope's to end)
+        _superseded_by(memory, current, actor, reason)
+
+
+def _superseded_by(memory: Memory, current: Memory, actor: Principal | None, reason: str) -> None:
     transition(
         current,
         Status.SUPERSEDED,
@@ -471,49 +458,3 @@ def _merged(places: list[dict]) -> list[dict]:
         else:
             out.setdefault(key, dict(place))
     return list(out.values())
-
-
-# --- Reinforcement: a use or a reviewer's boost raises a memory's activation -------------------------
-
-
-def memory_reinforce(
-    *,
-    memory_ids: list[int],
-    weight: float,
-    reason: str,
-    actor: Principal | None,
-    at: datetime | None = None,
-    turn_id: int | None = None,
-) -> int:
-    """Add wᵢ·e^(−λ(t−tᵢ)) to the memories' activation and log each reinforcement. Returns how many."""
-    if not (weight > 0 and math.isfinite(weight)):
-        raise InvalidInput("weight is a positive number.", field="weight")
-    with transaction.atomic():
-        rows = list(
-            Memory.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("scope")
-            .filter(pk__in=memory_ids)
-            .exclude(status=Status.FORGOTTEN)
-            .order_by("pk")
-        )
-        if reason == ReinforcementEvent.Reason.REVIEW:
-            for memory in rows:
-                require(actor, memory.scope, Action.CONFIRM)
-            audit_record_many(
-                actor=actor,
-                entries=[
-                    AuditEntry(
-                        "memory.boost",
-                        "memory",
-                        str(m.pk),
-                        m.scope.path,
-                        m.status,
-                        m.status,
-                        "",
-                        {"weight": weight},
-                    )
-                    for m in rows
-                ],
-            )
-        reinforce_rows(rows, weight=weight, reason=reason, actor=actor, at=at, turn_id=turn_id)
-        return len(rows)

@@ -4,13 +4,17 @@ repeat makes instead of a row of its own (governance/services/near_duplicate.py 
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 
+from django.db import transaction
 from django.utils import timezone
 
-from governance.models import NEAR_DUPLICATES, Memory, Principal, ReinforcementEvent, activation
+from governance.errors import InvalidInput
+from governance.models import NEAR_DUPLICATES, Memory, Principal, ReinforcementEvent, Status, activation
+from governance.permissions import Action, require
 from governance.services import near_duplicate
-from governance.services.audit import AuditEntry, audit_record
+from governance.services.audit import AuditEntry, audit_record, audit_record_many
 
 
 def reinforce_rows(
@@ -87,3 +91,49 @@ def near_duplicate_merge(
     )
     kept.near_duplicate = {"decision": "reinforced", "memory_id": kept.pk, "share": round(share, 3)}
     return kept
+
+
+# --- Reinforcement: a use or a reviewer's boost raises a memory's activation -------------------------
+
+
+def memory_reinforce(
+    *,
+    memory_ids: list[int],
+    weight: float,
+    reason: str,
+    actor: Principal | None,
+    at: datetime | None = None,
+    turn_id: int | None = None,
+) -> int:
+    """Add wᵢ·e^(−λ(t−tᵢ)) to the memories' activation and log each reinforcement. Returns how many."""
+    if not (weight > 0 and math.isfinite(weight)):
+        raise InvalidInput("weight is a positive number.", field="weight")
+    with transaction.atomic():
+        rows = list(
+            Memory.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("scope")
+            .filter(pk__in=memory_ids)
+            .exclude(status=Status.FORGOTTEN)
+            .order_by("pk")
+        )
+        if reason == ReinforcementEvent.Reason.REVIEW:
+            for memory in rows:
+                require(actor, memory.scope, Action.CONFIRM)
+            audit_record_many(
+                actor=actor,
+                entries=[
+                    AuditEntry(
+                        "memory.boost",
+                        "memory",
+                        str(m.pk),
+                        m.scope.path,
+                        m.status,
+                        m.status,
+                        "",
+                        {"weight": weight},
+                    )
+                    for m in rows
+                ],
+            )
+        reinforce_rows(rows, weight=weight, reason=reason, actor=actor, at=at, turn_id=turn_id)
+        return len(rows)
